@@ -1,0 +1,66 @@
+//! Algorithms: free functions over `(&Model, &mut Data, ...)`. None allocates.
+//!
+//! | function | algorithm | book |
+//! | --- | --- | --- |
+//! | [`forward_kinematics`] | placements, velocities, accelerations | RBDA §4 |
+//! | [`inverse_dynamics`] (rnea) | recursive Newton–Euler | RBDA Table 5.1 |
+//! | [`mass_matrix`] (crba) | composite rigid body | RBDA Table 6.2 |
+//! | [`forward_dynamics`] (aba) | articulated body | RBDA Table 7.1 |
+//! | [`joint_jacobian`], [`frame_jacobian`] | Jacobians | RBDA §4.1.4 |
+
+mod aba;
+mod com;
+mod configuration;
+mod crba;
+mod energy;
+mod jacobian;
+mod kinematics;
+pub mod ltdl;
+mod rnea;
+
+pub use aba::{forward_dynamics, forward_dynamics_with_forces};
+pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
+pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
+pub use crba::mass_matrix;
+pub use energy::{kinetic_energy, potential_energy};
+pub use jacobian::{
+    frame_jacobian, joint_jacobian, joint_jacobian_dot, joint_jacobian_time_variation, joint_jacobians,
+    ReferenceFrame,
+};
+pub use kinematics::{
+    forward_kinematics, forward_kinematics_acceleration, forward_kinematics_velocity, frame_placement, frame_velocity,
+    update_frame_placements,
+};
+pub use ltdl::mass_matrix_inverse;
+pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
+
+use crate::model::Model;
+use crate::spatial::{Force, Motion};
+use nalgebra::DVector;
+
+/// `S_i x_i`: the joint motion of joint `i` for the dof values `x` (velocity or acceleration).
+#[inline]
+pub(crate) fn joint_motion(model: &Model, i: usize, x: &[f64]) -> Motion {
+    let iv = model.idx_v[i];
+    let mut m = Motion::zero();
+    for k in iv..iv + model.nvs[i] {
+        m += model.motion_subspace[k] * x[k];
+    }
+    m
+}
+
+/// `Sᵢᵀ f` written into `out[idx_v..idx_v + nv]`.
+#[inline]
+pub(crate) fn project_force(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
+    let iv = model.idx_v[i];
+    for k in iv..iv + model.nvs[i] {
+        out[k] = model.motion_subspace[k].dot(f);
+    }
+}
+
+/// Checks vector sizes once at the API boundary.
+#[track_caller]
+#[inline]
+pub(crate) fn check_len(what: &str, v: &DVector<f64>, n: usize) {
+    assert!(v.len() == n, "{what} has {} entries, the model needs {n}", v.len());
+}

@@ -1,0 +1,122 @@
+//! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
+//! own frame as Pinocchio's LOCAL convention.
+
+use super::{check_len, joint_motion, project_force};
+use crate::data::{Data, Stage};
+use crate::model::Model;
+use crate::spatial::{Force, Motion};
+use nalgebra::DVector;
+
+/// τ = M(q) q̈ + C(q, q̇) q̇ + g(q): the joint forces that produce acceleration `a`.
+#[doc(alias = "rnea")]
+pub fn inverse_dynamics<'a>(
+    model: &Model,
+    data: &'a mut Data,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    a: &DVector<f64>,
+) -> &'a DVector<f64> {
+    rnea_impl(model, data, q, v, Some(a), None)
+}
+
+/// Inverse dynamics with external forces `f_ext` acting on each body, expressed in the body's
+/// joint frame (`njoints` entries; the universe's is ignored).
+pub fn inverse_dynamics_with_forces<'a>(
+    model: &Model,
+    data: &'a mut Data,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    a: &DVector<f64>,
+    f_ext: &[Force],
+) -> &'a DVector<f64> {
+    assert_eq!(f_ext.len(), model.njoints, "f_ext needs one force per joint (njoints)");
+    rnea_impl(model, data, q, v, Some(a), Some(f_ext))
+}
+
+/// C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity terms (RNEA with q̈ = 0).
+pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>, v: &DVector<f64>) -> &'a DVector<f64> {
+    rnea_impl(model, data, q, v, None, None)
+}
+
+/// g(q): the generalised gravity (RNEA with q̇ = q̈ = 0).
+pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DVector<f64> {
+    check_len("q", q, model.nq);
+    // forward pass: placements only; f_i = I_i a_i with a_0 = -g
+    for i in 1..model.njoints {
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        let x_j = model.joint_types[i].transform(&q.as_slice()[iq..iq + nq]);
+        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        let p = model.parents[i];
+        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+        data.v[i] = Motion::zero();
+        data.a[i] = Motion::zero();
+    }
+    data.stage = Stage::Accelerations; // v = a = 0 is what they hold
+    let g = -model.gravity;
+    data.a_gf[0] = g;
+    for i in 1..model.njoints {
+        let p = model.parents[i];
+        data.a_gf[i] = data.li_m_i[i].inv_act_motion(&data.a_gf[p]);
+        data.f[i] = model.inertias[i].mul_motion(&data.a_gf[i]);
+    }
+    backward_pass(model, data);
+    &data.tau
+}
+
+fn rnea_impl<'a>(
+    model: &Model,
+    data: &'a mut Data,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    a: Option<&DVector<f64>>,
+    f_ext: Option<&[Force]>,
+) -> &'a DVector<f64> {
+    check_len("q", q, model.nq);
+    check_len("v", v, model.nv);
+    if let Some(a) = a {
+        check_len("a", a, model.nv);
+    }
+    data.a_gf[0] = -model.gravity;
+    data.v[0] = Motion::zero();
+    data.a[0] = Motion::zero();
+    let (qs, vs) = (q.as_slice(), v.as_slice());
+    // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
+    for i in 1..model.njoints {
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        let x_j = model.joint_types[i].transform(&qs[iq..iq + nq]);
+        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        let p = model.parents[i];
+        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+        let v_j = joint_motion(model, i, vs);
+        let x = data.li_m_i[i];
+        data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
+        // joint bias S_i q̈_i + v_i × S_i q̇_i, shared by a_i and a_i - g
+        let mut bias = data.v[i].cross(&v_j);
+        if let Some(a) = a {
+            bias += joint_motion(model, i, a.as_slice());
+        }
+        data.a[i] = x.inv_act_motion(&data.a[p]) + bias;
+        data.a_gf[i] = x.inv_act_motion(&data.a_gf[p]) + bias;
+        let inertia = &model.inertias[i];
+        let h = inertia.mul_motion(&data.v[i]);
+        data.f[i] = inertia.mul_motion(&data.a_gf[i]) + data.v[i].cross_force(&h);
+        if let Some(fe) = f_ext {
+            data.f[i] -= fe[i];
+        }
+    }
+    data.stage = Stage::Accelerations;
+    backward_pass(model, data);
+    &data.tau
+}
+
+/// Backward pass: τ_i = S_iᵀ f_i, f_λ(i) += X_iᵀ f_i.
+fn backward_pass(model: &Model, data: &mut Data) {
+    for i in (1..model.njoints).rev() {
+        project_force(model, i, &data.f[i], data.tau.as_mut_slice());
+        let p = model.parents[i];
+        if p > 0 {
+            let fp = data.li_m_i[i].act_force(&data.f[i]);
+            data.f[p] += fp;
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Model loaders.
+
+pub mod urdf;

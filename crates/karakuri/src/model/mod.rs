@@ -1,0 +1,165 @@
+//! The kinematic tree: [`ModelBuilder`] assembles it, [`Model`] is the immutable result.
+//!
+//! Joint `i` moves body `i`; joint 0 is the universe (the world body). Every joint's parent
+//! precedes it, so a forward loop over `1..njoints` visits parents first.
+
+mod builder;
+mod joint;
+
+pub use builder::ModelBuilder;
+pub use joint::{Axis, JointType};
+
+use crate::spatial::{Inertia, Motion, Se3, Vec3};
+
+/// Index of a joint (and of the body it moves). `JointId(0)` is the universe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JointId(pub usize);
+
+/// Index of a frame in [`Model::frames`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(pub usize);
+
+impl JointId {
+    /// The universe (world) joint.
+    pub const UNIVERSE: JointId = JointId(0);
+}
+
+/// What a frame marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// The frame of a joint (placement identity on it).
+    Joint,
+    /// A fixed joint merged into its parent body.
+    FixedJoint,
+    /// A body (URDF link).
+    Body,
+    /// A user-defined operational frame.
+    Operational,
+}
+
+/// A frame attached to a joint: `placement` is joint_from_frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// Unique name.
+    pub name: String,
+    /// The joint that moves it.
+    pub parent_joint: JointId,
+    /// Its placement in the joint frame.
+    pub placement: Se3,
+    /// What it marks.
+    pub kind: FrameKind,
+}
+
+/// A mimic relation recorded from URDF (`q = multiplier * q_leader + offset`); for now the
+/// mimic joint is an independent degree of freedom.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mimic {
+    /// The joint it copies.
+    pub joint: String,
+    /// Multiplier.
+    pub multiplier: f64,
+    /// Offset.
+    pub offset: f64,
+}
+
+/// The immutable description of a kinematic tree. Per-joint arrays have `njoints` entries,
+/// index 0 being the universe; per-dof arrays have `nv`, per-configuration arrays `nq`.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Name of the model (URDF robot name).
+    pub name: String,
+    /// Size of the configuration vector.
+    pub nq: usize,
+    /// Number of degrees of freedom (size of velocity vectors).
+    pub nv: usize,
+    /// Number of joints, the universe included.
+    pub njoints: usize,
+    /// Joint names `(njoints)`; `"universe"` first.
+    pub joint_names: Vec<String>,
+    /// Body (link) names `(njoints)`: the body each joint moves.
+    pub body_names: Vec<String>,
+    /// Joint kinds `(njoints)`.
+    pub joint_types: Vec<JointType>,
+    /// Parent joint `(njoints)`; the universe is its own parent.
+    pub parents: Vec<usize>,
+    /// Children of each joint `(njoints)`.
+    pub children: Vec<Vec<usize>>,
+    /// Joint frame in the parent joint frame at q = 0 `(njoints)`.
+    pub joint_placements: Vec<Se3>,
+    /// Body inertias in their joint frames `(njoints)` (fixed children merged in).
+    pub inertias: Vec<Inertia>,
+    /// First configuration index of each joint `(njoints)`.
+    pub idx_q: Vec<usize>,
+    /// First velocity index of each joint `(njoints)`.
+    pub idx_v: Vec<usize>,
+    /// Configuration size of each joint `(njoints)`.
+    pub nqs: Vec<usize>,
+    /// Velocity size of each joint `(njoints)`.
+    pub nvs: Vec<usize>,
+    /// The joint each degree of freedom belongs to `(nv)`.
+    pub dof_joint: Vec<usize>,
+    /// Branch-induced parent of each degree of freedom `(nv)`: the previous dof on the path to
+    /// the root, `usize::MAX` at a root (Featherstone's λ for dofs, RBDA §6.5).
+    pub dof_parent: Vec<usize>,
+    /// Motion subspace column of each degree of freedom `(nv)`, in its joint's child frame.
+    pub motion_subspace: Vec<Motion>,
+    /// Last dof of the subtree of each joint, exclusive `(njoints)`: dofs `idx_v[i]..subtree_end_v[i]`.
+    pub subtree_end_v: Vec<usize>,
+    /// Lower position limits `(nq)` (`-inf` where none).
+    pub lower_position_limit: Vec<f64>,
+    /// Upper position limits `(nq)` (`+inf` where none).
+    pub upper_position_limit: Vec<f64>,
+    /// Velocity limits `(nv)` (`+inf` where none).
+    pub velocity_limit: Vec<f64>,
+    /// Effort limits `(nv)` (`+inf` where none).
+    pub effort_limit: Vec<f64>,
+    /// Viscous damping `(nv)` (N·m·s/rad or N·s/m), kept for the simulator.
+    pub damping: Vec<f64>,
+    /// Coulomb friction `(nv)` (N·m or N), kept for the simulator.
+    pub friction: Vec<f64>,
+    /// Mimic relations recorded per joint `(njoints)`.
+    pub mimic: Vec<Option<Mimic>>,
+    /// Frames: joints, bodies, merged fixed joints, operational frames.
+    pub frames: Vec<Frame>,
+    /// Gravity as a spatial acceleration in the world frame (linear part (0, 0, -9.81)).
+    pub gravity: Motion,
+}
+
+impl Model {
+    /// Looks a joint up by name.
+    pub fn joint_id(&self, name: &str) -> Option<JointId> {
+        self.joint_names.iter().position(|n| n == name).map(JointId)
+    }
+    /// Looks up the joint that moves the body of this name.
+    pub fn body_id(&self, name: &str) -> Option<JointId> {
+        self.body_names.iter().position(|n| n == name).map(JointId)
+    }
+    /// Looks a frame up by name.
+    pub fn frame_id(&self, name: &str) -> Option<FrameId> {
+        self.frames.iter().position(|f| f.name == name).map(FrameId)
+    }
+    /// The frame with this id.
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        &self.frames[id.0]
+    }
+    /// Total mass of the moving bodies.
+    pub fn total_mass(&self) -> f64 {
+        self.inertias[1..].iter().map(|i| i.mass).sum()
+    }
+    /// Gravity's linear part.
+    pub fn gravity_vector(&self) -> Vec3 {
+        self.gravity.linear
+    }
+    /// Is joint `ancestor` on the path from the root to `joint` (inclusive)?
+    pub fn is_ancestor(&self, ancestor: usize, mut joint: usize) -> bool {
+        loop {
+            if joint == ancestor {
+                return true;
+            }
+            if joint == 0 {
+                return false;
+            }
+            joint = self.parents[joint];
+        }
+    }
+}

@@ -1,0 +1,97 @@
+use super::{skew, Force, Mat3, Mat6, Motion, Se3, Vec3};
+
+/// Spatial inertia of a rigid body: mass, centre of mass `com` (in the body frame) and the
+/// rotational inertia `inertia_com` about the centre of mass, in body-frame axes (symmetric).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inertia {
+    /// Mass (kg).
+    pub mass: f64,
+    /// Centre of mass in the body frame (m).
+    pub com: Vec3,
+    /// Rotational inertia about the centre of mass, body-frame axes (kg m²).
+    pub inertia_com: Mat3,
+}
+
+impl Default for Inertia {
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+impl Inertia {
+    /// A massless inertia.
+    pub fn zero() -> Self {
+        Self { mass: 0.0, com: Vec3::zeros(), inertia_com: Mat3::zeros() }
+    }
+    /// An inertia from mass, centre of mass and rotational inertia about the centre of mass.
+    pub fn new(mass: f64, com: Vec3, inertia_com: Mat3) -> Self {
+        Self { mass, com, inertia_com }
+    }
+    /// The rotational inertia about the frame origin (parallel-axis theorem).
+    #[inline]
+    pub fn inertia_origin(&self) -> Mat3 {
+        let c = skew(&self.com);
+        self.inertia_com - self.mass * c * c
+    }
+    /// `I v`: the momentum of a body moving with spatial velocity `v` (same frame).
+    #[inline]
+    pub fn mul_motion(&self, v: &Motion) -> Force {
+        let linear = self.mass * (v.linear - self.com.cross(&v.angular));
+        Force { linear, angular: self.inertia_com * v.angular + self.com.cross(&linear) }
+    }
+    /// Expresses in the parent frame an inertia given in the child frame of `x` (parent_from_child).
+    #[inline]
+    pub fn transformed(&self, x: &Se3) -> Inertia {
+        Inertia {
+            mass: self.mass,
+            com: x.transform_point(&self.com),
+            inertia_com: x.rotation * self.inertia_com * x.rotation.transpose(),
+        }
+    }
+    /// Expresses in the child frame of `x` an inertia given in its parent frame.
+    #[inline]
+    pub fn inv_transformed(&self, x: &Se3) -> Inertia {
+        let rt = x.rotation.transpose();
+        Inertia {
+            mass: self.mass,
+            com: rt * (self.com - x.translation),
+            inertia_com: rt * self.inertia_com * x.rotation,
+        }
+    }
+    /// The inertia of two bodies rigidly joined (both expressed in the same frame).
+    pub fn combined(&self, o: &Inertia) -> Inertia {
+        let mass = self.mass + o.mass;
+        if mass <= 0.0 {
+            return Inertia::zero();
+        }
+        let com = (self.mass * self.com + o.mass * o.com) / mass;
+        let d1 = skew(&(self.com - com));
+        let d2 = skew(&(o.com - com));
+        let inertia_com =
+            self.inertia_com - self.mass * d1 * d1 + o.inertia_com - o.mass * d2 * d2;
+        Inertia { mass, com, inertia_com }
+    }
+    /// The 6x6 matrix acting on `[linear; angular]` motions.
+    pub fn to_matrix(&self) -> Mat6 {
+        let c = skew(&self.com);
+        let mc = self.mass * c;
+        let mut m = Mat6::zeros();
+        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Mat3::identity() * self.mass));
+        m.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-mc));
+        m.fixed_view_mut::<3, 3>(3, 0).copy_from(&mc);
+        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&(self.inertia_com - mc * c));
+        m
+    }
+    /// Kinetic energy `½ vᵀ I v` of the body moving with `v`.
+    #[inline]
+    pub fn kinetic_energy(&self, v: &Motion) -> f64 {
+        0.5 * v.dot(&self.mul_motion(v))
+    }
+}
+
+impl std::ops::Add for Inertia {
+    type Output = Inertia;
+    fn add(self, o: Inertia) -> Inertia {
+        self.combined(&o)
+    }
+}
