@@ -13,6 +13,7 @@ mod com;
 mod configuration;
 mod crba;
 mod energy;
+pub mod hybrid;
 mod jacobian;
 mod kinematics;
 pub mod ltdl;

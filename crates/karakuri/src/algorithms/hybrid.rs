@@ -1,0 +1,1 @@
+//! Hybrid dynamics (being written).

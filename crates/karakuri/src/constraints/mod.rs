@@ -1,0 +1,1 @@
+//! Constrained dynamics (being written).
