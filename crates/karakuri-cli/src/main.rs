@@ -1,0 +1,53 @@
+//! The `karakuri` command: inspect models, verify them against Pinocchio exports, benchmark,
+//! simulate.
+
+mod inspect;
+mod verify;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "karakuri", version, about = "Rigid-body dynamics and simulation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a model's tree: joints with their q/v indices, bodies and masses.
+    Inspect {
+        /// URDF file.
+        model: PathBuf,
+        /// Add a free-flyer root joint (floating base).
+        #[arg(long)]
+        floating: bool,
+    },
+    /// Recompute every quantity of a Pinocchio reference file and compare.
+    Verify {
+        /// URDF file.
+        model: PathBuf,
+        /// Reference JSON (format karakuri-pinocchio-reference/1).
+        reference: PathBuf,
+        /// Only these keys of the reference samples, comma-separated (e.g. `rnea,M,aba`).
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<String>>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect { model, floating } => inspect::run(&model, floating),
+        Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
