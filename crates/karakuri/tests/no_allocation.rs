@@ -1,0 +1,67 @@
+//! The hot-path algorithms allocate nothing once `Data` exists (a counting global allocator).
+#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
+
+use karakuri::algorithms::*;
+use karakuri::io::urdf::{self, Root};
+use karakuri::{Data, JointId};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The only test in this binary, so no other thread allocates while it counts.
+#[test]
+fn hot_paths_allocate_nothing() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/talos_reduced.urdf");
+    let model = urdf::load(path, Root::FreeFlyer).unwrap();
+    let mut data = Data::new(&model);
+    let mut rng = SplitMix64::new(1);
+    let q = random_configuration(&model, &mut rng);
+    let (v, a) = (rng.vector(model.nv), rng.vector(model.nv));
+    let mut j = nalgebra::DMatrix::zeros(6, model.nv);
+    let mut x = v.clone();
+    let mut run = |data: &mut Data| {
+        forward_kinematics(&model, data, &q);
+        forward_kinematics_velocity(&model, data, &q, &v);
+        forward_kinematics_acceleration(&model, data, &q, &v, &a);
+        update_frame_placements(&model, data);
+        inverse_dynamics(&model, data, &q, &v, &a);
+        nonlinear_effects(&model, data, &q, &v);
+        gravity_torques(&model, data, &q);
+        mass_matrix(&model, data, &q);
+        ltdl::factorize(&model, data);
+        ltdl::solve_in_place(&model, data, x.as_mut_slice());
+        forward_dynamics(&model, data, &q, &v, &a);
+        mass_matrix_inverse(&model, data, &q);
+        joint_jacobians(&model, data, &q);
+        joint_jacobian(&model, data, JointId(model.njoints - 1), ReferenceFrame::LocalWorldAligned, &mut j);
+        joint_jacobian_time_variation(&model, data, &q, &v);
+        center_of_mass(&model, data, &q);
+        center_of_mass_jacobian(&model, data, &q);
+        kinetic_energy(&model, data, &q, &v);
+        potential_energy(&model, data, &q);
+    };
+    run(&mut data);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    run(&mut data);
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "hot-path algorithms allocated {} times", after - before);
+}
