@@ -1,8 +1,7 @@
 //! The `karakuri` command: inspect models, verify them against Pinocchio exports, benchmark,
 //! simulate.
 
-mod inspect;
-mod verify;
+use karakuri_cli::{bench, inspect, verify};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -35,6 +34,23 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
     },
+    /// Time every algorithm on a model (ns per call, thread CPU time, median over ~5 ms batches).
+    Bench {
+        /// URDF file.
+        model: PathBuf,
+        /// Add a free-flyer root joint (floating base).
+        #[arg(long)]
+        floating: bool,
+        /// CPU seconds per algorithm (at least 21 batches).
+        #[arg(long, default_value_t = 0.5)]
+        time: f64,
+        /// Only these algorithms, comma-separated (e.g. `rnea,aba`).
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<String>>,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -42,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
+        Command::Bench { model, floating, time, only, json } => bench::run(&model, floating, time, only.as_deref(), json),
     };
     match result {
         Ok(code) => code,

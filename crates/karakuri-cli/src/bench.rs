@@ -1,0 +1,196 @@
+//! `karakuri bench`: nanoseconds per call of every algorithm, timed as Pinocchio's anchor
+//! (`../shared/anchors/pinocchio-bench`) times itself, so the two tables line up: 1000 random
+//! samples cycled, ~5 ms batches, thread CPU time (`CLOCK_THREAD_CPUTIME_ID`), median over
+//! batches, plus min, p90 and the wall-clock median.
+
+use anyhow::{bail, Result};
+use karakuri::algorithms::*;
+use karakuri::io::urdf::{self, Root};
+use karakuri::{Data, Model};
+use nalgebra::DVector;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Timing of one algorithm.
+#[derive(Clone, Debug)]
+pub struct Stat {
+    /// Median over batches of ns per call (thread CPU time).
+    pub median_ns: f64,
+    /// Fastest batch.
+    pub min_ns: f64,
+    /// 90th percentile batch.
+    pub p90_ns: f64,
+    /// Median by wall clock.
+    pub wall_median_ns: f64,
+    /// Calls timed.
+    pub calls: u64,
+    /// Batches timed.
+    pub batches: usize,
+}
+
+/// This thread's CPU time in seconds.
+#[allow(unsafe_code)] // clock_gettime is the only way to read the thread CPU clock
+pub fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec; CLOCK_THREAD_CPUTIME_ID is supported on Linux
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Times `f(sample_index)` cycling over `nsamples`, as the Pinocchio anchor does.
+pub fn time_algo(mut f: impl FnMut(usize), nsamples: usize, target_s: f64) -> Stat {
+    let mut idx = 0;
+    let mut run = |n: u64, f: &mut dyn FnMut(usize)| {
+        for _ in 0..n {
+            f(idx);
+            idx += 1;
+            if idx == nsamples {
+                idx = 0;
+            }
+        }
+    };
+    // warm-up and calibration: grow until a run lasts 2 ms, then batches of ~5 ms
+    let mut n = 1u64;
+    loop {
+        let c0 = thread_cpu_seconds();
+        run(n, &mut f);
+        if thread_cpu_seconds() - c0 >= 2e-3 || n >= 1 << 30 {
+            break;
+        }
+        n *= 2;
+    }
+    let mut per_call = f64::INFINITY;
+    for _ in 0..3 {
+        let c0 = thread_cpu_seconds();
+        run(n, &mut f);
+        per_call = per_call.min((thread_cpu_seconds() - c0) / n as f64);
+    }
+    let batch = ((5e-3 / per_call.max(1e-12)) as u64).max(1);
+    let (mut cpu_ns, mut wall_ns) = (vec![], vec![]);
+    let (mut total, mut calls) = (0.0, 0);
+    while (total < target_s || cpu_ns.len() < 21) && cpu_ns.len() < 100_000 {
+        let t0 = Instant::now();
+        let c0 = thread_cpu_seconds();
+        run(batch, &mut f);
+        let dc = thread_cpu_seconds() - c0;
+        let dt = t0.elapsed().as_secs_f64();
+        total += dc;
+        calls += batch;
+        cpu_ns.push(dc * 1e9 / batch as f64);
+        wall_ns.push(dt * 1e9 / batch as f64);
+    }
+    cpu_ns.sort_by(f64::total_cmp);
+    wall_ns.sort_by(f64::total_cmp);
+    let pct = |x: &[f64], p: f64| x[((p * (x.len() - 1) as f64) + 0.5).floor() as usize];
+    Stat {
+        median_ns: median(&cpu_ns),
+        min_ns: cpu_ns[0],
+        p90_ns: pct(&cpu_ns, 0.9),
+        wall_median_ns: median(&wall_ns),
+        calls,
+        batches: cpu_ns.len(),
+    }
+}
+
+fn median(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n % 2 == 1 {
+        x[n / 2]
+    } else {
+        0.5 * (x[n / 2 - 1] + x[n / 2])
+    }
+}
+
+/// Random states: q within limits (unbounded translations in [-1, 1], uniform quaternions),
+/// v, a, τ uniform in [-1, 1].
+pub struct Samples {
+    /// Configurations.
+    pub q: Vec<DVector<f64>>,
+    /// Velocities.
+    pub v: Vec<DVector<f64>>,
+    /// Accelerations.
+    pub a: Vec<DVector<f64>>,
+    /// Torques.
+    pub tau: Vec<DVector<f64>>,
+}
+
+impl Samples {
+    /// `n` samples from `seed`.
+    pub fn new(model: &Model, n: usize, seed: u64) -> Samples {
+        let mut rng = SplitMix64::new(seed);
+        let mut s = Samples { q: vec![], v: vec![], a: vec![], tau: vec![] };
+        for _ in 0..n {
+            s.q.push(random_configuration(model, &mut rng));
+            s.v.push(rng.vector(model.nv));
+            s.a.push(rng.vector(model.nv));
+            s.tau.push(rng.vector(model.nv));
+        }
+        s
+    }
+}
+
+/// The algorithm keys, in Pinocchio's column names where they exist.
+pub const ALGORITHMS: &[&str] = &["fk_q", "fk_qv", "fk_qva", "rnea", "nle", "gravity", "crba", "aba", "minverse", "jacobians"];
+
+/// Times the algorithms named in `only` (all by default) on `model`.
+pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>) -> Result<Vec<(String, Stat)>> {
+    if let Some(keys) = only {
+        for k in keys {
+            if !ALGORITHMS.contains(&k.as_str()) {
+                bail!("unknown algorithm '{k}' (known: {})", ALGORITHMS.join(","));
+            }
+        }
+    }
+    let s = Samples::new(model, 1000, 0);
+    let n = s.q.len();
+    let mut data = Data::new(model);
+    let mut out = vec![];
+    for &key in ALGORITHMS {
+        if only.is_some_and(|o| !o.iter().any(|k| k == key)) {
+            continue;
+        }
+        let d = &mut data;
+        let stat = match key {
+            "fk_q" => time_algo(|i| forward_kinematics(model, d, &s.q[i]), n, target_s),
+            "fk_qv" => time_algo(|i| forward_kinematics_velocity(model, d, &s.q[i], &s.v[i]), n, target_s),
+            "fk_qva" => time_algo(|i| forward_kinematics_acceleration(model, d, &s.q[i], &s.v[i], &s.a[i]), n, target_s),
+            "rnea" => time_algo(|i| { black_box(inverse_dynamics(model, d, &s.q[i], &s.v[i], &s.a[i])); }, n, target_s),
+            "nle" => time_algo(|i| { black_box(nonlinear_effects(model, d, &s.q[i], &s.v[i])); }, n, target_s),
+            "gravity" => time_algo(|i| { black_box(gravity_torques(model, d, &s.q[i])); }, n, target_s),
+            "crba" => time_algo(|i| { black_box(mass_matrix(model, d, &s.q[i])); }, n, target_s),
+            "aba" => time_algo(|i| { black_box(forward_dynamics(model, d, &s.q[i], &s.v[i], &s.tau[i])); }, n, target_s),
+            "minverse" => time_algo(|i| { black_box(mass_matrix_inverse(model, d, &s.q[i])); }, n, target_s),
+            "jacobians" => time_algo(|i| { black_box(joint_jacobians(model, d, &s.q[i])); }, n, target_s),
+            _ => unreachable!(),
+        };
+        black_box(&data);
+        out.push((key.to_string(), stat));
+    }
+    Ok(out)
+}
+
+/// `karakuri bench`.
+pub fn run(path: &Path, floating: bool, target_s: f64, only: Option<&[String]>, json: bool) -> Result<ExitCode> {
+    let model = urdf::load(path, if floating { Root::FreeFlyer } else { Root::Fixed })?;
+    let stats = bench_model(&model, target_s, only)?;
+    if json {
+        let algorithms: serde_json::Map<String, serde_json::Value> = stats
+            .iter()
+            .map(|(k, s)| {
+                (k.clone(), serde_json::json!({"median_ns": s.median_ns, "min_ns": s.min_ns, "p90_ns": s.p90_ns,
+                    "wall_median_ns": s.wall_median_ns, "calls": s.calls, "batches": s.batches}))
+            })
+            .collect();
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        println!("{}", serde_json::json!({"model": name, "nq": model.nq, "nv": model.nv, "algorithms": algorithms}));
+    } else {
+        println!("{} (nq = {}, nv = {}): ns per call, thread CPU time, median over ~5 ms batches", model.name, model.nq, model.nv);
+        println!("{:<12} {:>10} {:>10} {:>10} {:>10}", "algorithm", "median", "min", "p90", "wall");
+        for (k, s) in &stats {
+            println!("{:<12} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", k, s.median_ns, s.min_ns, s.p90_ns, s.wall_median_ns);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
