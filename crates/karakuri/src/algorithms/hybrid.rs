@@ -1,1 +1,612 @@
-//! Hybrid dynamics (being written).
+//! Hybrid dynamics: each joint is either *forward* (its torque is known, its acceleration is
+//! sought) or *inverse* (its acceleration is known, its torque is sought). Both routes solve
+//! the same equations `M(q) q̈ + C(q, q̇) q̇ + g(q) = τ`, partitioned by joint:
+//!
+//! ```text
+//! [H11 H12] [q̈1]   [C'1]   [τ1]      1: forward dofs (τ1 known, q̈1 sought)
+//! [H21 H22] [ 0 ] + [C'2] = [τ2]      2: inverse dofs (q̈2 known, τ2 sought)
+//! ```
+//!
+//! with `C' = RNEA(q, q̇, q̈ with q̈1 = 0)`, so `H11 q̈1 = τ1 - C'1` and `τ2 = C'2 + H21 q̈1`.
+//!
+//! * [`HybridMethod::ArticulatedBody`] ([`hybrid_dynamics_aba`]), O(n): the articulated-body
+//!   algorithm in which inverse joints pass their prescribed acceleration instead of being
+//!   articulated (RBDA §9.2). Written in *acceleration-offset* form: a first RNEA-like pass
+//!   computes every body's acceleration `a⁰` and force `f⁰` with the forward joints'
+//!   accelerations set to zero; the true accelerations are `a = a⁰ + δa`, where `δa` is
+//!   produced by the forward joints alone. Bodies with no forward joint above them have
+//!   `δa = 0`: their torques are plain RNEA. Below a forward joint, a subtree with only
+//!   inverse joints moves rigidly with `δa`, so its articulated inertia is its composite
+//!   rigid-body inertia (10 numbers, as in CRBA); the 6x6 articulated inertia is only formed
+//!   for joints that have forward joints both above (or at) and below (or at) them. For a
+//!   floating robot whose free-flyer is the only forward joint, this is one RNEA plus a
+//!   composite-inertia sweep and one 6x6 solve.
+//! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
+//!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
+//!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
+//!   (its pattern is the tree contracted to the forward dofs: no fill-in, see
+//!   [`ltdl::factorize_with_parents`](super::ltdl::factorize_with_parents)), then
+//!   `τ2 = C'2 + H21 q̈1`.
+//!
+//! Both write the full `q̈` and `τ` into a [`HybridWorkspace`] (allocated once per model; the
+//! calls allocate nothing) and leave placements and velocities in `Data`
+//! (stage [`Stage::Velocities`]).
+//!
+//! ```
+//! use karakuri::algorithms::{hybrid::*, *};
+//! use karakuri::{io::urdf, Data};
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/ur5.urdf");
+//! let model = urdf::load(path, urdf::Root::Fixed).unwrap();
+//! let mut data = Data::new(&model);
+//! let mut ws = HybridWorkspace::new(&model);
+//! let q = neutral(&model);
+//! let v = nalgebra::DVector::zeros(model.nv);
+//! // the first joint is driven by a zero torque, the others follow zero accelerations
+//! let mut is_forward = vec![false; model.njoints];
+//! is_forward[1] = true;
+//! let known = nalgebra::DVector::zeros(model.nv);
+//! let (qdd, tau) = hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &is_forward,
+//!                                  HybridMethod::ArticulatedBody);
+//! assert_eq!(tau[0], 0.0);
+//! assert!(qdd.iter().skip(1).all(|&a| a == 0.0));
+//! ```
+
+// index loops over dofs and joints read like the book's sums
+#![allow(clippy::needless_range_loop)]
+
+use super::aba::transform_inertia_matrix;
+use super::{check_len, joint_motion, ltdl};
+use crate::data::{Data, Stage};
+use crate::model::Model;
+use crate::spatial::{Force, Inertia, Mat3, Mat6, Motion, Se3, Vec3, Vec6};
+use nalgebra::{DMatrix, DVector};
+
+const NONE: usize = usize::MAX;
+
+/// Which algorithm [`hybrid_dynamics`] uses. Both give the same result (to rounding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HybridMethod {
+    /// O(n) articulated-body route (RBDA §9.2): the default and the fastest.
+    #[default]
+    ArticulatedBody,
+    /// Mass-matrix route: hybrid CRBA for the blocks H11, H21, LᵀDL solve on H11.
+    Crba,
+}
+
+/// Rigid-body inertia about the frame origin in the form that adds and moves cheaply:
+/// mass `m`, first moment `h = m c` and rotational inertia `I_O` about the origin. Composite
+/// inertias of inverse-only subtrees are accumulated in this form.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OriginInertia {
+    mass: f64,
+    h: Vec3,
+    i_o: Mat3,
+}
+
+impl OriginInertia {
+    const ZERO: OriginInertia = OriginInertia { mass: 0.0, h: Vec3::new(0.0, 0.0, 0.0), i_o: Mat3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) };
+
+    #[inline]
+    fn from_inertia(y: &Inertia) -> Self {
+        let c = y.com;
+        // I_O = I_c + m ([c]ₓᵀ[c]ₓ) = I_c + m (|c|² 1 - c cᵀ)
+        let mut i_o = y.inertia_com - y.mass * c * c.transpose();
+        let d = y.mass * c.norm_squared();
+        i_o[(0, 0)] += d;
+        i_o[(1, 1)] += d;
+        i_o[(2, 2)] += d;
+        OriginInertia { mass: y.mass, h: y.mass * c, i_o }
+    }
+
+    /// Adds `self`, given in the child frame of `x` (parent_from_child), to `acc` in the
+    /// parent frame: rotate, then move the origin by p (parallel axes):
+    /// I' = R I Rᵀ - p hᵀ - h pᵀ - m p pᵀ + (2 h·p + m |p|²) 1, h' = R h + m p.
+    #[inline]
+    fn add_to_parent(&self, x: &Se3, acc: &mut OriginInertia) {
+        let r = &x.rotation;
+        let p = &x.translation;
+        let h = r * self.h;
+        let ri = r * self.i_o;
+        let mp = self.mass * p;
+        let mut i = ri * r.transpose() - p * h.transpose() - (h + mp) * p.transpose();
+        let d = 2.0 * h.dot(p) + mp.dot(p);
+        i[(0, 0)] += d;
+        i[(1, 1)] += d;
+        i[(2, 2)] += d;
+        acc.mass += self.mass;
+        acc.h += h + mp;
+        acc.i_o += i;
+    }
+
+    /// `I v`.
+    #[inline]
+    fn mul_motion(&self, v: &Motion) -> Force {
+        Force {
+            linear: self.mass * v.linear - self.h.cross(&v.angular),
+            angular: self.i_o * v.angular + self.h.cross(&v.linear),
+        }
+    }
+
+    /// The 6x6 matrix acting on `[linear; angular]`.
+    fn to_matrix(self) -> Mat6 {
+        let hx = crate::spatial::skew(&self.h);
+        let mut m = Mat6::zeros();
+        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Mat3::identity() * self.mass));
+        m.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-hx));
+        m.fixed_view_mut::<3, 3>(3, 0).copy_from(&hx);
+        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.i_o);
+        m
+    }
+}
+
+/// Buffers of [`hybrid_dynamics`], allocated once per model by [`HybridWorkspace::new`]; the
+/// results of the last call are [`HybridWorkspace::qdd`] and [`HybridWorkspace::tau`].
+#[derive(Clone, Debug)]
+pub struct HybridWorkspace {
+    /// Joint accelerations of the last call `(nv)`: the known ones on inverse joints.
+    qdd: DVector<f64>,
+    /// Joint forces of the last call `(nv)`: the known ones on forward joints.
+    tau: DVector<f64>,
+    /// Joint `i` is forward or has a forward ancestor: `δa_i` may be nonzero `(njoints)`.
+    moved_by_forward: Vec<bool>,
+    /// Joint `i` is forward or has a forward descendant: its subtree is articulated `(njoints)`.
+    supports_forward: Vec<bool>,
+    /// a⁰: body accelerations (gravity folded in) with forward accelerations zero `(njoints)`.
+    a0: Vec<Motion>,
+    /// δa = a - a⁰ `(njoints)`.
+    da: Vec<Motion>,
+    /// pA: bias force of each subtree, f⁰ accumulated plus the forward joints' share `(njoints)`.
+    pa: Vec<Force>,
+    /// Composite inertia of the inverse-only part below each joint `(njoints)`.
+    ic: Vec<OriginInertia>,
+    /// 6x6 articulated inertia of articulated children, then the full IA `(njoints)`.
+    ia: Vec<Mat6>,
+    /// U = IA S per dof `(nv)`.
+    u_cols: Vec<Vec6>,
+    /// u = τ - Sᵀ pA per dof `(nv)`.
+    u: Vec<f64>,
+    /// D⁻¹ = (Sᵀ U)⁻¹ per joint `(njoints)`.
+    d_inv: Vec<Mat6>,
+    // --- mass-matrix route ---
+    /// The needed entries of M (columns and rows of forward dofs) `(nv x nv)`.
+    m: DMatrix<f64>,
+    /// H11 and then its LᵀDL factors, leading `n1 x n1` block `(nv x nv)`.
+    h11: DMatrix<f64>,
+    /// The forward dofs in increasing order, first `n1` entries `(nv)`.
+    forward_dofs: Vec<usize>,
+    /// Branch-induced parent of each forward dof within the forward dofs `(nv)`.
+    forward_parent: Vec<usize>,
+    /// Index of each dof among the forward dofs, or NONE `(nv)`.
+    forward_index: Vec<usize>,
+    /// Nearest forward dof on the path to the root (self included), or NONE `(nv)`.
+    nearest_forward: Vec<usize>,
+    /// Right-hand side and solution of the H11 solve `(nv)`.
+    rhs: Vec<f64>,
+}
+
+impl HybridWorkspace {
+    /// Allocates every buffer for `model`.
+    pub fn new(model: &Model) -> Self {
+        let (nj, nv) = (model.njoints, model.nv);
+        HybridWorkspace {
+            qdd: DVector::zeros(nv),
+            tau: DVector::zeros(nv),
+            moved_by_forward: vec![false; nj],
+            supports_forward: vec![false; nj],
+            a0: vec![Motion::zero(); nj],
+            da: vec![Motion::zero(); nj],
+            pa: vec![Force::zero(); nj],
+            ic: vec![OriginInertia::ZERO; nj],
+            ia: vec![Mat6::zeros(); nj],
+            u_cols: vec![Vec6::zeros(); nv],
+            u: vec![0.0; nv],
+            d_inv: vec![Mat6::zeros(); nj],
+            m: DMatrix::zeros(nv, nv),
+            h11: DMatrix::zeros(nv, nv),
+            forward_dofs: vec![0; nv],
+            forward_parent: vec![NONE; nv],
+            forward_index: vec![NONE; nv],
+            nearest_forward: vec![NONE; nv],
+            rhs: vec![0.0; nv],
+        }
+    }
+    /// Joint accelerations of the last call `(nv)`.
+    pub fn qdd(&self) -> &DVector<f64> {
+        &self.qdd
+    }
+    /// Joint forces of the last call `(nv)`.
+    pub fn tau(&self) -> &DVector<f64> {
+        &self.tau
+    }
+}
+
+/// Hybrid dynamics: for joints with `is_forward[j]` the torque is known and the acceleration
+/// sought; for the others the acceleration is known and the torque sought.
+///
+/// * `known` `(nv)`: τ on the dofs of forward joints, q̈ on the dofs of inverse joints.
+/// * `is_forward` `(njoints)`: one flag per joint, index 0 (the universe) ignored.
+///
+/// Returns `(q̈, τ)`, both full `(nv)`, satisfying `M q̈ + C q̇ + g = τ`; they stay in `ws`.
+/// With every joint forward this is [`forward_dynamics`](super::forward_dynamics), with every
+/// joint inverse [`inverse_dynamics`](super::inverse_dynamics). Placements and velocities are
+/// left in `data` ([`Stage::Velocities`]). See the [module documentation](self) for the two
+/// methods.
+#[allow(clippy::too_many_arguments)]
+pub fn hybrid_dynamics<'a>(
+    model: &Model,
+    data: &mut Data,
+    ws: &'a mut HybridWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    known: &DVector<f64>,
+    is_forward: &[bool],
+    method: HybridMethod,
+) -> (&'a DVector<f64>, &'a DVector<f64>) {
+    match method {
+        HybridMethod::ArticulatedBody => hybrid_dynamics_aba(model, data, ws, q, v, known, is_forward),
+        HybridMethod::Crba => hybrid_dynamics_crba(model, data, ws, q, v, known, is_forward),
+    }
+}
+
+/// [`hybrid_dynamics`] by the O(n) articulated-body route (RBDA §9.2).
+pub fn hybrid_dynamics_aba<'a>(
+    model: &Model,
+    data: &mut Data,
+    ws: &'a mut HybridWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    known: &DVector<f64>,
+    is_forward: &[bool],
+) -> (&'a DVector<f64>, &'a DVector<f64>) {
+    check_inputs(model, ws, q, v, known, is_forward);
+    classify_joints(model, ws, is_forward);
+    bias_pass(model, data, ws, q, v, known, is_forward);
+    articulated_backward_pass(model, data, ws, known, is_forward);
+    articulated_forward_pass(model, data, ws, known, is_forward);
+    (&ws.qdd, &ws.tau)
+}
+
+/// [`hybrid_dynamics`] by the mass-matrix route (metapod's hybrid CRBA).
+pub fn hybrid_dynamics_crba<'a>(
+    model: &Model,
+    data: &mut Data,
+    ws: &'a mut HybridWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    known: &DVector<f64>,
+    is_forward: &[bool],
+) -> (&'a DVector<f64>, &'a DVector<f64>) {
+    check_inputs(model, ws, q, v, known, is_forward);
+    classify_joints(model, ws, is_forward);
+    bias_pass(model, data, ws, q, v, known, is_forward);
+    // C' = RNEA with q̈1 = 0: the backward pass of RNEA over f⁰, into τ for now
+    for i in (1..model.njoints).rev() {
+        let p = model.parents[i];
+        project(model, i, &ws.pa[i], ws.tau.as_mut_slice());
+        if p > 0 {
+            let fp = data.li_m_i[i].act_force(&ws.pa[i]);
+            ws.pa[p] += fp;
+        }
+    }
+    hybrid_crba(model, data, ws, is_forward);
+    let n1 = forward_dof_pattern(model, ws, is_forward);
+    // H11 (lower triangle along the contracted branches), then q̈1 = H11⁻¹ (τ1 - C'1)
+    for a in 0..n1 {
+        let ka = ws.forward_dofs[a];
+        ws.h11[(a, a)] = ws.m[(ka, ka)];
+        let mut b = ws.forward_parent[a];
+        while b != NONE {
+            ws.h11[(a, b)] = ws.m[(ka, ws.forward_dofs[b])];
+            b = ws.forward_parent[b];
+        }
+        ws.rhs[a] = known[ka] - ws.tau[ka];
+    }
+    ltdl::factorize_with_parents(&mut ws.h11, &ws.forward_parent[..n1]);
+    ltdl::solve_with_parents(&ws.h11, &ws.forward_parent[..n1], &mut ws.rhs[..n1]);
+    // outputs: forward dofs get q̈1 and their known τ; inverse dofs their known q̈ and
+    // τ2 = C'2 + H21 q̈1, H21 nonzero only on ancestors and descendants of each forward dof
+    for k in 0..model.nv {
+        if ws.forward_index[k] == NONE {
+            ws.qdd[k] = known[k];
+        }
+    }
+    for a in 0..n1 {
+        let kb = ws.forward_dofs[a];
+        let x = ws.rhs[a];
+        ws.qdd[kb] = x;
+        ws.tau[kb] = known[kb];
+        let mut r = model.dof_parent[kb];
+        while r != NONE {
+            if ws.forward_index[r] == NONE {
+                ws.tau[r] += ws.m[(r, kb)] * x;
+            }
+            r = model.dof_parent[r];
+        }
+        let j = model.dof_joint[kb];
+        for r in model.idx_v[j] + model.nvs[j]..model.subtree_end_v[j] {
+            if ws.forward_index[r] == NONE {
+                ws.tau[r] += ws.m[(r, kb)] * x;
+            }
+        }
+    }
+    (&ws.qdd, &ws.tau)
+}
+
+#[track_caller]
+fn check_inputs(model: &Model, ws: &HybridWorkspace, q: &DVector<f64>, v: &DVector<f64>, known: &DVector<f64>, is_forward: &[bool]) {
+    check_len("q", q, model.nq);
+    check_len("v", v, model.nv);
+    check_len("known", known, model.nv);
+    assert_eq!(is_forward.len(), model.njoints, "is_forward needs one flag per joint (njoints, the universe's ignored)");
+    assert_eq!(ws.qdd.len(), model.nv, "HybridWorkspace was made for another model");
+    assert_eq!(ws.moved_by_forward.len(), model.njoints, "HybridWorkspace was made for another model");
+}
+
+/// `moved_by_forward` (forward or below a forward joint) and `supports_forward` (forward or
+/// above one), O(n).
+fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool]) {
+    ws.moved_by_forward[0] = false;
+    ws.supports_forward[0] = false;
+    for i in 1..model.njoints {
+        ws.moved_by_forward[i] = is_forward[i] || ws.moved_by_forward[model.parents[i]];
+        ws.supports_forward[i] = is_forward[i];
+    }
+    for i in (1..model.njoints).rev() {
+        if ws.supports_forward[i] {
+            ws.supports_forward[model.parents[i]] = true;
+        }
+    }
+}
+
+/// `Sᵢᵀ f` into `out[idx_v..idx_v + nv]`.
+#[inline]
+fn project(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
+    let iv = model.idx_v[i];
+    for k in iv..iv + model.nvs[i] {
+        out[k] = model.motion_subspace[k].dot(f);
+    }
+}
+
+/// Forward pass shared by both routes (RBDA Table 5.1 with q̈1 = 0): placements, velocities,
+/// a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on inverse joints, zero on forward
+/// ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into `ws.pa`. Also starts the inertia
+/// accumulators of the articulated-body route.
+fn bias_pass(
+    model: &Model,
+    data: &mut Data,
+    ws: &mut HybridWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    known: &DVector<f64>,
+    is_forward: &[bool],
+) {
+    let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
+    ws.a0[0] = -model.gravity;
+    data.v[0] = Motion::zero();
+    for i in 1..model.njoints {
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        let x_j = model.joint_types[i].transform(&qs[iq..iq + nq]);
+        let x = model.joint_placements[i].compose(&x_j);
+        data.li_m_i[i] = x;
+        let p = model.parents[i];
+        data.o_m_i[i] = data.o_m_i[p].compose(&x);
+        let v_j = joint_motion(model, i, vs);
+        let vi = x.inv_act_motion(&data.v[p]) + v_j;
+        data.v[i] = vi;
+        let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
+        if !is_forward[i] {
+            a0 += joint_motion(model, i, ks);
+        }
+        ws.a0[i] = a0;
+        let inertia = &model.inertias[i];
+        ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
+    }
+    data.stage = Stage::Velocities;
+}
+
+/// Backward pass of the articulated-body route (RBDA Table 9.? / §9.2, Table 7.1 for the
+/// forward joints), in offset form: the force a subtree needs is f_i = IA_i δa_i + pA_i.
+///
+/// * inverse-only subtree below a forward joint: IA_i = I^c_i (composite, `ws.ic`);
+/// * forward joint: U = IA S, D = Sᵀ U, u = τ - Sᵀ pA, and the parent receives
+///   Ia = IA - U D⁻¹ Uᵀ, pa = pA + U D⁻¹ u (no c term: velocity products are in a⁰);
+/// * inverse joint with forward joints below: passes IA and pA unchanged.
+fn articulated_backward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspace, known: &DVector<f64>, is_forward: &[bool]) {
+    // the inertias start with the bodies' own
+    for i in 1..model.njoints {
+        if ws.moved_by_forward[i] {
+            ws.ic[i] = OriginInertia::from_inertia(&model.inertias[i]);
+            if ws.supports_forward[i] {
+                ws.ia[i] = Mat6::zeros();
+            }
+        }
+    }
+    for i in (1..model.njoints).rev() {
+        let p = model.parents[i];
+        let x = data.li_m_i[i];
+        if !ws.moved_by_forward[i] || !ws.supports_forward[i] {
+            // RNEA-like: the bias force goes up as is; the composite inertia too if needed
+            if p > 0 {
+                let fp = x.act_force(&ws.pa[i]);
+                ws.pa[p] += fp;
+                if ws.moved_by_forward[i] {
+                    // the parent is moved too (i is not forward); an articulated parent adds
+                    // its `ic` to its 6x6 IA when it is processed
+                    let ic = ws.ic[i];
+                    ic.add_to_parent(&x, &mut ws.ic[p]);
+                }
+            }
+            continue;
+        }
+        // articulated: IA_i = (articulated children) + (body and inverse-only children)
+        let ia_i = ws.ia[i] + ws.ic[i].to_matrix();
+        ws.ia[i] = ia_i;
+        let mut pa = ws.pa[i].to_vec6();
+        let mut ia_up = ia_i;
+        if is_forward[i] {
+            let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+            for k in 0..nv {
+                let s = model.motion_subspace[iv + k].to_vec6();
+                ws.u_cols[iv + k] = ia_i * s;
+                ws.u[iv + k] = known[iv + k] - s.dot(&pa);
+            }
+            ws.d_inv[i] = invert_d(model, &ws.u_cols, i);
+            let d_inv = &ws.d_inv[i];
+            for r in 0..nv {
+                // (U D⁻¹)_r, and (D⁻¹ u)_r
+                let mut ud_r = Vec6::zeros();
+                let mut du_r = 0.0;
+                for k in 0..nv {
+                    ud_r += ws.u_cols[iv + k] * d_inv[(k, r)];
+                    du_r += d_inv[(r, k)] * ws.u[iv + k];
+                }
+                ia_up -= ud_r * ws.u_cols[iv + r].transpose();
+                pa += ws.u_cols[iv + r] * du_r;
+            }
+        }
+        if p > 0 {
+            ws.pa[p] += x.act_force(&Force::from_vec6(&pa));
+            if ws.moved_by_forward[p] {
+                ws.ia[p] += transform_inertia_matrix(&x, &ia_up);
+            }
+        }
+    }
+}
+
+/// Forward pass of the articulated-body route: δa_i = X_i δa_λ(i) (+ S_i q̈_i on forward
+/// joints, q̈_i = D⁻¹ (u_i - Uᵀ X_i δa_λ(i))); on inverse joints τ_i = S_iᵀ (IA_i δa_i + pA_i).
+fn articulated_forward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspace, known: &DVector<f64>, is_forward: &[bool]) {
+    ws.da[0] = Motion::zero();
+    for i in 1..model.njoints {
+        let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+        if !ws.moved_by_forward[i] {
+            // no forward joint above: δa_i = 0, plain RNEA
+            ws.da[i] = Motion::zero();
+            project(model, i, &ws.pa[i], ws.tau.as_mut_slice());
+            ws.qdd.as_mut_slice()[iv..iv + nv].copy_from_slice(&known.as_slice()[iv..iv + nv]);
+            continue;
+        }
+        let p = model.parents[i];
+        let mut da = data.li_m_i[i].inv_act_motion(&ws.da[p]);
+        if is_forward[i] {
+            let da6 = da.to_vec6();
+            let mut rhs = [0.0; 6];
+            for k in 0..nv {
+                rhs[k] = ws.u[iv + k] - ws.u_cols[iv + k].dot(&da6);
+            }
+            for r in 0..nv {
+                let mut s = 0.0;
+                for k in 0..nv {
+                    s += ws.d_inv[i][(r, k)] * rhs[k];
+                }
+                ws.qdd[iv + r] = s;
+                ws.tau[iv + r] = known[iv + r];
+                da += model.motion_subspace[iv + r] * s;
+            }
+        } else {
+            let f = if ws.supports_forward[i] {
+                Force::from_vec6(&(ws.ia[i] * da.to_vec6())) + ws.pa[i]
+            } else {
+                ws.ic[i].mul_motion(&da) + ws.pa[i]
+            };
+            project(model, i, &f, ws.tau.as_mut_slice());
+            ws.qdd.as_mut_slice()[iv..iv + nv].copy_from_slice(&known.as_slice()[iv..iv + nv]);
+        }
+        ws.da[i] = da;
+    }
+}
+
+/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv).
+fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
+    let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+    let mut d = Mat6::zeros();
+    for r in 0..nv {
+        let s = model.motion_subspace[iv + r].to_vec6();
+        for k in 0..nv {
+            d[(r, k)] = s.dot(&u_cols[iv + k]);
+        }
+    }
+    let mut out = Mat6::zeros();
+    match nv {
+        1 => out[(0, 0)] = 1.0 / d[(0, 0)],
+        3 => {
+            let d3: Mat3 = d.fixed_view::<3, 3>(0, 0).into();
+            let inv = d3.try_inverse().unwrap_or_else(|| Mat3::from_element(f64::NAN));
+            out.fixed_view_mut::<3, 3>(0, 0).copy_from(&inv);
+        }
+        6 => out = d.cholesky().map(|c| c.inverse()).unwrap_or_else(|| Mat6::from_element(f64::NAN)),
+        _ => unreachable!("joints have 1, 3 or 6 degrees of freedom"),
+    }
+    out
+}
+
+/// Hybrid CRBA (RBDA Table 6.2 restricted): composite inertias only for joints moved by a
+/// forward joint, and the entries M[j, i] of ancestor pairs (j ancestor-or-self of i) with
+/// i or j forward, into `ws.m` (both triangles).
+fn hybrid_crba(model: &Model, data: &Data, ws: &mut HybridWorkspace, is_forward: &[bool]) {
+    for i in 1..model.njoints {
+        if ws.moved_by_forward[i] {
+            ws.ic[i] = OriginInertia::from_inertia(&model.inertias[i]);
+        }
+    }
+    let mut f_cols = [Force::zero(); 6];
+    for i in (1..model.njoints).rev() {
+        if !ws.moved_by_forward[i] {
+            continue;
+        }
+        let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+        // F = I^c_i S_i, carried up to each ancestor j: M[j, i] = S_jᵀ F
+        for k in 0..nv {
+            f_cols[k] = ws.ic[i].mul_motion(&model.motion_subspace[iv + k]);
+        }
+        let mut j = i;
+        loop {
+            if is_forward[i] || is_forward[j] {
+                let (jv, jn) = (model.idx_v[j], model.nvs[j]);
+                for k in 0..nv {
+                    for r in 0..jn {
+                        let m = model.motion_subspace[jv + r].dot(&f_cols[k]);
+                        ws.m[(jv + r, iv + k)] = m;
+                        ws.m[(iv + k, jv + r)] = m;
+                    }
+                }
+            }
+            let p = model.parents[j];
+            // above the topmost forward ancestor no entry is needed
+            if p == 0 || !ws.moved_by_forward[p] && !is_forward[i] {
+                break;
+            }
+            for f in f_cols.iter_mut().take(nv) {
+                *f = data.li_m_i[j].act_force(f);
+            }
+            j = p;
+        }
+        let p = model.parents[i];
+        if p > 0 && ws.moved_by_forward[p] {
+            let ic = ws.ic[i];
+            ic.add_to_parent(&data.li_m_i[i], &mut ws.ic[p]);
+        }
+    }
+}
+
+/// The forward dofs, their branch-induced parents among themselves (the tree contracted to
+/// the forward dofs, so H11 factorises without fill-in), and the reverse index. Returns n1.
+fn forward_dof_pattern(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool]) -> usize {
+    let mut n1 = 0;
+    for k in 0..model.nv {
+        let fwd = is_forward[model.dof_joint[k]];
+        let lambda = model.dof_parent[k];
+        let nearest_above = if lambda == NONE { NONE } else { ws.nearest_forward[lambda] };
+        if fwd {
+            ws.forward_dofs[n1] = k;
+            ws.forward_index[k] = n1;
+            ws.forward_parent[n1] = if nearest_above == NONE { NONE } else { ws.forward_index[nearest_above] };
+            ws.nearest_forward[k] = k;
+            n1 += 1;
+        } else {
+            ws.forward_index[k] = NONE;
+            ws.nearest_forward[k] = nearest_above;
+        }
+    }
+    n1
+}

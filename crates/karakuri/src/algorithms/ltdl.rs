@@ -128,3 +128,147 @@ pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f6
     }
     &data.mass_matrix_inverse
 }
+
+// ---------------------------------------------------------------------------------------------
+// Products with the factors, many right-hand sides, and the same kernels for any tree pattern.
+//
+// With M = Lᵀ D L (L unit lower triangular, branch-induced), M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ, so for a
+// constraint Jacobian G (m x nv) the Delassus operator is
+// G M⁻¹ Gᵀ = (G L⁻¹ D^-1/2)(G L⁻¹ D^-1/2)ᵀ = Yᵀ Y with Y = D^-1/2 L⁻ᵀ Gᵀ
+// ([`half_solve_columns_in_place`] on the columns of Gᵀ).
+// ---------------------------------------------------------------------------------------------
+
+/// x ← L x (L from [`factorize`], unit lower triangular; touches only ancestor pairs).
+pub fn mul_l_in_place(model: &Model, data: &Data, x: &mut [f64]) {
+    let lambda = &model.dof_parent;
+    // row k of L x reads x at k and its ancestors (all < k): go from the last row up
+    for k in (0..model.nv).rev() {
+        let mut s = x[k];
+        let mut i = lambda[k];
+        while i != NONE {
+            s += data.ltdl[(k, i)] * x[i];
+            i = lambda[i];
+        }
+        x[k] = s;
+    }
+}
+
+/// x ← Lᵀ x.
+pub fn mul_lt_in_place(model: &Model, data: &Data, x: &mut [f64]) {
+    let lambda = &model.dof_parent;
+    // (Lᵀ x)_i = x_i + Σ_{k descendant of i} L[k, i] x_k: scatter each x_k to its ancestors,
+    // first rows first, so every x_k read is still the input
+    for k in 0..model.nv {
+        let xk = x[k];
+        let mut i = lambda[k];
+        while i != NONE {
+            x[i] += data.ltdl[(k, i)] * xk;
+            i = lambda[i];
+        }
+    }
+}
+
+/// x ← D x.
+pub fn mul_d_in_place(data: &Data, x: &mut [f64]) {
+    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
+        *xk *= dk;
+    }
+}
+
+/// x ← D^½ x (D > 0 for a positive definite M).
+pub fn mul_sqrt_d_in_place(data: &Data, x: &mut [f64]) {
+    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
+        *xk *= dk.sqrt();
+    }
+}
+
+/// x ← D^-½ x.
+pub fn mul_inv_sqrt_d_in_place(data: &Data, x: &mut [f64]) {
+    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
+        *xk /= dk.sqrt();
+    }
+}
+
+/// x ← M x = Lᵀ D L x through the factors (for checks; [`mass_matrix`] holds M densely).
+pub fn mul_mass_matrix_in_place(model: &Model, data: &Data, x: &mut [f64]) {
+    mul_l_in_place(model, data, x);
+    mul_d_in_place(data, x);
+    mul_lt_in_place(model, data, x);
+}
+
+/// Solves M X = B for every column of `b` in place (`b` is `nv x m`, X overwrites B).
+pub fn solve_columns_in_place(model: &Model, data: &Data, b: &mut DMatrix<f64>) {
+    assert_eq!(b.nrows(), model.nv, "right-hand sides need nv rows");
+    if model.nv == 0 {
+        return;
+    }
+    for col in b.as_mut_slice().chunks_exact_mut(model.nv) {
+        solve_in_place(model, data, col);
+    }
+}
+
+/// B ← D^-½ L⁻ᵀ B for every column of `b` (`nv x m`): with B = Gᵀ on entry, the result Y
+/// gives the Delassus operator G M⁻¹ Gᵀ = Yᵀ Y, and M⁻¹ Gᵀ = L⁻¹ D^-½ Y.
+pub fn half_solve_columns_in_place(model: &Model, data: &Data, b: &mut DMatrix<f64>) {
+    assert_eq!(b.nrows(), model.nv, "right-hand sides need nv rows");
+    if model.nv == 0 {
+        return;
+    }
+    for col in b.as_mut_slice().chunks_exact_mut(model.nv) {
+        solve_lt_in_place(model, data, col);
+        mul_inv_sqrt_d_in_place(data, col);
+    }
+}
+
+/// The branch-induced LᵀDL of any matrix whose pattern is a tree given by `parent`
+/// (`parent[k] < k`, [`usize::MAX`] at a root): the leading `n x n` block of `h`, n =
+/// `parent.len()`, is overwritten with L below the diagonal and D on it. Only the lower
+/// triangle along ancestor chains is read. Used for sub-blocks of M, e.g. the block of the
+/// forward dofs in hybrid dynamics, whose pattern is the tree contracted to those dofs.
+pub fn factorize_with_parents(h: &mut DMatrix<f64>, parent: &[usize]) {
+    let n = parent.len();
+    debug_assert!(h.nrows() >= n && h.ncols() >= n);
+    // RBDA Table 6.3
+    for k in (0..n).rev() {
+        let hkk = h[(k, k)];
+        let mut i = parent[k];
+        while i != NONE {
+            let a = h[(k, i)] / hkk;
+            let mut j = i;
+            while j != NONE {
+                let hkj = h[(k, j)];
+                h[(i, j)] -= a * hkj;
+                j = parent[j];
+            }
+            h[(k, i)] = a;
+            i = parent[i];
+        }
+    }
+}
+
+/// Solves H x = b in place with the factors of [`factorize_with_parents`] (same `parent`).
+pub fn solve_with_parents(h: &DMatrix<f64>, parent: &[usize], x: &mut [f64]) {
+    let n = parent.len();
+    // x ← L⁻ᵀ x
+    for k in (0..n).rev() {
+        let xk = x[k];
+        let mut i = parent[k];
+        while i != NONE {
+            x[i] -= h[(k, i)] * xk;
+            i = parent[i];
+        }
+    }
+    for k in 0..n {
+        x[k] /= h[(k, k)];
+    }
+    // x ← L⁻¹ x
+    for k in 0..n {
+        let mut s = x[k];
+        let mut i = parent[k];
+        while i != NONE {
+            s -= h[(k, i)] * x[i];
+            i = parent[i];
+        }
+        x[k] = s;
+    }
+}

@@ -24,6 +24,7 @@ pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
 pub use crba::mass_matrix;
 pub use energy::{kinetic_energy, potential_energy};
+pub use hybrid::{hybrid_dynamics, hybrid_dynamics_aba, hybrid_dynamics_crba, HybridMethod, HybridWorkspace};
 pub use jacobian::{
     frame_jacobian, joint_jacobian, joint_jacobian_dot, joint_jacobian_time_variation, joint_jacobians,
     ReferenceFrame,

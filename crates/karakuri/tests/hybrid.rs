@@ -1,0 +1,279 @@
+//! Hybrid dynamics (both methods) against ABA, RNEA and a dense partitioned solve on random
+//! trees and on the reference robots; the branch-induced LᵀDL helpers against dense algebra.
+
+mod common;
+
+use common::{random_state, random_tree};
+use karakuri::algorithms::hybrid::{hybrid_dynamics, HybridMethod, HybridWorkspace};
+use karakuri::algorithms::*;
+use karakuri::{Data, Model};
+use nalgebra::{DMatrix, DVector};
+use std::cell::Cell;
+
+// ---- a counting allocator, per thread (tests run in parallel) ------------------------------
+
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+#[allow(unsafe_code)]
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        std::alloc::System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        std::alloc::System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        std::alloc::System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(|c| c.get())
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+const METHODS: [HybridMethod; 2] = [HybridMethod::ArticulatedBody, HybridMethod::Crba];
+
+fn models() -> Vec<Model> {
+    let mut v = vec![];
+    for seed in 0..8 {
+        v.push(random_tree(seed, 12, seed % 2 == 0));
+    }
+    v.push(random_tree(100, 30, true));
+    v.push(random_tree(101, 40, false));
+    v
+}
+
+fn rel_err(a: &DVector<f64>, b: &DVector<f64>) -> f64 {
+    (a - b).amax() / (1.0 + b.amax())
+}
+
+/// The dense reference: M qdd + nle = tau partitioned by dof, solved with a dense Cholesky.
+fn dense_hybrid(model: &Model, q: &DVector<f64>, v: &DVector<f64>, known: &DVector<f64>, is_forward: &[bool]) -> (DVector<f64>, DVector<f64>) {
+    let mut data = Data::new(model);
+    let m = mass_matrix(model, &mut data, q).clone();
+    let nle = nonlinear_effects(model, &mut data, q, v).clone();
+    let fwd: Vec<usize> = (0..model.nv).filter(|&k| is_forward[model.dof_joint[k]]).collect();
+    let inv: Vec<usize> = (0..model.nv).filter(|&k| !is_forward[model.dof_joint[k]]).collect();
+    let mut qdd = known.clone();
+    for &k in &fwd {
+        qdd[k] = 0.0;
+    }
+    if !fwd.is_empty() {
+        // H11 qdd1 = tau1 - nle1 - H12 qdd2
+        let h11 = DMatrix::from_fn(fwd.len(), fwd.len(), |r, c| m[(fwd[r], fwd[c])]);
+        let rhs = DVector::from_fn(fwd.len(), |r, _| {
+            known[fwd[r]] - nle[fwd[r]] - inv.iter().map(|&c| m[(fwd[r], c)] * known[c]).sum::<f64>()
+        });
+        let x = h11.cholesky().expect("H11 positive definite").solve(&rhs);
+        for (r, &k) in fwd.iter().enumerate() {
+            qdd[k] = x[r];
+        }
+    }
+    let mut tau = &m * &qdd + &nle;
+    for &k in &fwd {
+        tau[k] = known[k];
+    }
+    (qdd, tau)
+}
+
+fn random_mask(model: &Model, seed: u64) -> Vec<bool> {
+    let mut rng = SplitMix64::new(seed);
+    let mut mask: Vec<bool> = (0..model.njoints).map(|_| rng.uniform() < 0.5).collect();
+    mask[0] = false;
+    mask
+}
+
+// ---- random trees ---------------------------------------------------------------------------
+
+#[test]
+fn all_forward_is_forward_dynamics() {
+    for model in models() {
+        let mut data = Data::new(&model);
+        let mut ws = HybridWorkspace::new(&model);
+        let mask = vec![true; model.njoints];
+        for s in 0..3 {
+            let (q, v, tau) = random_state(&model, s);
+            let aba = forward_dynamics(&model, &mut data, &q, &v, &tau).clone();
+            for method in METHODS {
+                let (qdd, t) = hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &tau, &mask, method);
+                let e = rel_err(qdd, &aba);
+                assert!(e < 1e-9, "{} {method:?}: qdd - ABA = {e:e}", model.name);
+                assert_eq!(t, &tau);
+            }
+        }
+    }
+}
+
+#[test]
+fn all_inverse_is_inverse_dynamics() {
+    for model in models() {
+        let mut data = Data::new(&model);
+        let mut ws = HybridWorkspace::new(&model);
+        let mask = vec![false; model.njoints];
+        for s in 0..3 {
+            let (q, v, a) = random_state(&model, s);
+            let rnea = inverse_dynamics(&model, &mut data, &q, &v, &a).clone();
+            for method in METHODS {
+                let (qdd, tau) = hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &a, &mask, method);
+                let e = rel_err(tau, &rnea);
+                assert!(e < 1e-12, "{} {method:?}: tau - RNEA = {e:e}", model.name);
+                assert_eq!(qdd, &a);
+            }
+        }
+    }
+}
+
+#[test]
+fn random_masks_match_dense_partitioned_solve() {
+    let mut worst = [0.0f64; 3];
+    for model in models() {
+        let mut data = Data::new(&model);
+        let mut ws = HybridWorkspace::new(&model);
+        for s in 0..6 {
+            let (q, v, known) = random_state(&model, 10 + s);
+            let mut mask = random_mask(&model, 1000 * s + model.njoints as u64);
+            if s == 0 {
+                // only the root forward: the fast path of floating robots
+                mask.iter_mut().for_each(|f| *f = false);
+                mask[1] = true;
+            }
+            let (qdd_ref, tau_ref) = dense_hybrid(&model, &q, &v, &known, &mask);
+            let mut results = vec![];
+            for (m, method) in METHODS.into_iter().enumerate() {
+                let (qdd, tau) = hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &mask, method);
+                let (eq, et) = (rel_err(qdd, &qdd_ref), rel_err(tau, &tau_ref));
+                worst[m] = worst[m].max(eq).max(et);
+                assert!(eq < 1e-9 && et < 1e-9, "{} {method:?} mask {mask:?}: qdd {eq:e}, tau {et:e}", model.name);
+                results.push((qdd.clone(), tau.clone()));
+            }
+            let e = rel_err(&results[0].0, &results[1].0).max(rel_err(&results[0].1, &results[1].1));
+            worst[2] = worst[2].max(e);
+            assert!(e < 1e-9, "{}: ABA route vs CRBA route {e:e}", model.name);
+        }
+    }
+    println!("max rel error vs dense: articulated-body {:.2e}, crba {:.2e}; between methods {:.2e}", worst[0], worst[1], worst[2]);
+}
+
+#[test]
+fn hybrid_dynamics_does_not_allocate() {
+    let model = random_tree(7, 20, true);
+    let mut data = Data::new(&model);
+    let mut ws = HybridWorkspace::new(&model);
+    let (q, v, known) = random_state(&model, 1);
+    let mask = random_mask(&model, 3);
+    let before = allocations();
+    std::hint::black_box(vec![0u8; 16]);
+    assert!(allocations() > before, "the counting allocator counts");
+    for method in METHODS {
+        hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &mask, method);
+        let before = allocations();
+        hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &mask, method);
+        assert_eq!(allocations(), before, "{method:?} allocated");
+    }
+}
+
+// ---- branch-induced LᵀDL helpers ------------------------------------------------------------
+
+#[test]
+fn ltdl_factor_products_and_many_rhs() {
+    for model in models() {
+        let n = model.nv;
+        let mut data = Data::new(&model);
+        let (q, _, _) = random_state(&model, 21);
+        let m = mass_matrix(&model, &mut data, &q).clone();
+        ltdl::factorize(&model, &mut data);
+        // dense L (unit lower) and D from the factors
+        let l = DMatrix::from_fn(n, n, |r, c| if r == c { 1.0 } else if r > c { data.ltdl[(r, c)] } else { 0.0 });
+        let d = DMatrix::from_diagonal(&data.ltdl_d);
+        assert!((l.transpose() * &d * &l - &m).amax() < 1e-10 * (1.0 + m.amax()));
+        let mut rng = SplitMix64::new(5);
+        let x = rng.vector(n);
+        let check = |f: &dyn Fn(&mut [f64]), dense: DVector<f64>, what: &str| {
+            let mut y = x.clone();
+            f(y.as_mut_slice());
+            let e = rel_err(&y, &dense);
+            assert!(e < 1e-11, "{}: {what} {e:e}", model.name);
+        };
+        check(&|y| ltdl::mul_l_in_place(&model, &data, y), &l * &x, "L x");
+        check(&|y| ltdl::mul_lt_in_place(&model, &data, y), l.transpose() * &x, "Lᵀ x");
+        check(&|y| ltdl::mul_d_in_place(&data, y), &d * &x, "D x");
+        check(&|y| ltdl::mul_sqrt_d_in_place(&data, y), d.map(f64::sqrt) * &x, "D^½ x");
+        check(
+            &|y| ltdl::mul_inv_sqrt_d_in_place(&data, y),
+            DVector::from_fn(n, |k, _| x[k] / data.ltdl_d[k].sqrt()),
+            "D^-½ x",
+        );
+        check(&|y| ltdl::mul_mass_matrix_in_place(&model, &data, y), &m * &x, "M x");
+        // many right-hand sides: M X = B and the Delassus factor of a random G (3 x nv)
+        let chol = m.clone().cholesky().unwrap();
+        let b = DMatrix::from_fn(n, 4, |_, _| rng.range(-1.0, 1.0));
+        let mut xs = b.clone();
+        ltdl::solve_columns_in_place(&model, &data, &mut xs);
+        assert!((&xs - chol.solve(&b)).amax() < 1e-9 * (1.0 + xs.amax()));
+        let g = DMatrix::from_fn(3, n, |_, _| rng.range(-1.0, 1.0));
+        let mut y = g.transpose();
+        ltdl::half_solve_columns_in_place(&model, &data, &mut y);
+        let delassus = y.transpose() * &y;
+        let dense = &g * chol.solve(&g.transpose());
+        assert!((&delassus - &dense).amax() < 1e-9 * (1.0 + dense.amax()), "{}: Delassus", model.name);
+    }
+}
+
+/// The pattern-generic kernels on the block of the forward dofs: no fill-in off the
+/// contracted tree, and the solve equals the dense one.
+#[test]
+fn ltdl_with_parents_on_a_sub_block() {
+    for model in models() {
+        let mut data = Data::new(&model);
+        let (q, _, _) = random_state(&model, 22);
+        let m = mass_matrix(&model, &mut data, &q).clone();
+        let mask = random_mask(&model, 77);
+        let dofs: Vec<usize> = (0..model.nv).filter(|&k| mask[model.dof_joint[k]]).collect();
+        let n1 = dofs.len();
+        // contracted parents: the nearest selected dof up the chain
+        let parent: Vec<usize> = dofs
+            .iter()
+            .map(|&k| {
+                let mut j = model.dof_parent[k];
+                while j != usize::MAX && !mask[model.dof_joint[j]] {
+                    j = model.dof_parent[j];
+                }
+                if j == usize::MAX { usize::MAX } else { dofs.iter().position(|&d| d == j).unwrap() }
+            })
+            .collect();
+        let h = DMatrix::from_fn(n1, n1, |r, c| m[(dofs[r], dofs[c])]);
+        let mut f = h.clone();
+        ltdl::factorize_with_parents(&mut f, &parent);
+        for r in 0..n1 {
+            for c in 0..r {
+                let mut j = parent[r];
+                while j != usize::MAX && j != c {
+                    j = parent[j];
+                }
+                if j != c {
+                    assert_eq!(h[(r, c)], 0.0, "H11 nonzero off the contracted pattern");
+                    assert_eq!(f[(r, c)], 0.0, "fill-in at ({r}, {c})");
+                }
+            }
+        }
+        let mut rng = SplitMix64::new(9);
+        let b = rng.vector(n1);
+        let mut x = b.clone();
+        ltdl::solve_with_parents(&f, &parent, x.as_mut_slice());
+        if n1 > 0 {
+            let dense = h.cholesky().unwrap().solve(&b);
+            assert!(rel_err(&x, &dense) < 1e-10);
+        }
+    }
+}
