@@ -277,3 +277,78 @@ fn ltdl_with_parents_on_a_sub_block() {
         }
     }
 }
+
+// ---- reference robots (Pinocchio 4.1 exports) -----------------------------------------------
+
+/// Every `tests/data/*.json` sample's `hybrid` entry: joints mapped by name, both methods.
+#[test]
+fn reference_robots_match_pinocchio() {
+    use karakuri::io::urdf;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no reference files in {}", dir.display());
+    let as_vec = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|y| y.as_f64().unwrap()).collect() };
+    for path in paths {
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let root = match json["source"]["root_joint"].as_str().unwrap() {
+            "free_flyer" => urdf::Root::FreeFlyer,
+            _ => urdf::Root::Fixed,
+        };
+        let model = urdf::load(path.with_extension("urdf"), root).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        // (our joint, idx_q_plain, idx_v in the reference)
+        let joints: Vec<(usize, usize, usize)> = json["model"]["joints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let jname = j["name"].as_str().unwrap();
+                let id = model.joint_id(jname).unwrap_or_else(|| panic!("{name}: no joint {jname}")).0;
+                assert_eq!(model.nqs[id], j["nq_plain"].as_u64().unwrap() as usize, "{name} {jname}: nq");
+                assert_eq!(model.nvs[id], j["nv"].as_u64().unwrap() as usize, "{name} {jname}: nv");
+                (id, j["idx_q_plain"].as_u64().unwrap() as usize, j["idx_v"].as_u64().unwrap() as usize)
+            })
+            .collect();
+        assert_eq!(joints.len() + 1, model.njoints, "{name}: joint count");
+        let mut data = Data::new(&model);
+        let mut ws = HybridWorkspace::new(&model);
+        let mut worst = [0.0f64; 2];
+        for sample in json["samples"].as_array().unwrap() {
+            let q_plain = as_vec(&sample["q_plain"]);
+            let h = &sample["hybrid"];
+            let (known_ref, qdd_ref, tau_ref) = (as_vec(&h["known"]), as_vec(&h["qdd"]), as_vec(&h["tau"]));
+            let v_ref = as_vec(&sample["v"]);
+            let mut q = DVector::zeros(model.nq);
+            let (mut v, mut known, mut qdd_exp, mut tau_exp) =
+                (DVector::zeros(model.nv), DVector::zeros(model.nv), DVector::zeros(model.nv), DVector::zeros(model.nv));
+            for &(id, iq_ref, iv_ref) in &joints {
+                let (iq, iv) = (model.idx_q[id], model.idx_v[id]);
+                for k in 0..model.nqs[id] {
+                    q[iq + k] = q_plain[iq_ref + k];
+                }
+                for k in 0..model.nvs[id] {
+                    v[iv + k] = v_ref[iv_ref + k];
+                    known[iv + k] = known_ref[iv_ref + k];
+                    qdd_exp[iv + k] = qdd_ref[iv_ref + k];
+                    tau_exp[iv + k] = tau_ref[iv_ref + k];
+                }
+            }
+            let mut is_forward = vec![false; model.njoints];
+            for jn in h["forward_joints"].as_array().unwrap() {
+                is_forward[model.joint_id(jn.as_str().unwrap()).unwrap().0] = true;
+            }
+            for (m, method) in METHODS.into_iter().enumerate() {
+                let (qdd, tau) = hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &is_forward, method);
+                let (eq, et) = (rel_err(qdd, &qdd_exp), rel_err(tau, &tau_exp));
+                worst[m] = worst[m].max(eq).max(et);
+                assert!(eq < 1e-7 && et < 1e-7, "{name} {method:?}: qdd {eq:e}, tau {et:e}");
+            }
+        }
+        println!("{name}: max rel error vs Pinocchio: articulated-body {:.2e}, crba {:.2e}", worst[0], worst[1]);
+    }
+}
