@@ -1,0 +1,189 @@
+//! What `karakuri simulate` runs: [`simulate`] with [`SimulateArgs`].
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use karakuri::spatial::quat_to_xyzw;
+
+use crate::scene::Scene;
+use crate::world::World;
+use crate::SimError;
+
+/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`.
+pub const DEMO_SCENE: &str = include_str!("../scenes/demo.yaml");
+
+/// Arguments of `karakuri simulate`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimulateArgs {
+    /// Scene file (JSON or YAML); `None` runs the bundled demo.
+    pub scene: Option<PathBuf>,
+    /// Simulated time (s); default: the scene's `world.duration`.
+    pub duration: Option<f64>,
+    /// Time step (s); default: the scene's `world.dt`.
+    pub dt: Option<f64>,
+    /// Trajectory CSV: `step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz`, one row per moving
+    /// body per step, the initial state as step 0.
+    pub out: Option<PathBuf>,
+    /// Step CSV: `step,t,contacts,wall_ns`.
+    pub steps: Option<PathBuf>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Scene name.
+    pub scene: String,
+    /// Steps taken.
+    pub steps: u64,
+    /// Simulated time (s).
+    pub simulated_time: f64,
+    /// Wall time of the steps (s).
+    pub wall_time: f64,
+    /// Steps per wall-clock second.
+    pub steps_per_second: f64,
+    /// Mean wall time per step (µs).
+    pub us_per_step: f64,
+    /// Contacts in the last step.
+    pub contacts_final: usize,
+    /// Largest number of contacts in a step.
+    pub contacts_max: usize,
+    /// Mean number of contacts per step.
+    pub contacts_mean: f64,
+    /// Mechanical energy at the start and at the end (J).
+    pub energy: (f64, f64),
+    /// `(E_end - E_start) / max(|E_start|, 1 J)`.
+    pub energy_drift: f64,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "scene            {}", self.scene)?;
+        writeln!(f, "steps            {} ({:.3} s simulated)", self.steps, self.simulated_time)?;
+        writeln!(f, "speed            {:.0} steps/s ({:.2} µs/step, {:.1}x real time)", self.steps_per_second, self.us_per_step,
+            if self.wall_time > 0.0 { self.simulated_time / self.wall_time } else { f64::INFINITY })?;
+        writeln!(f, "contacts         {} at the end, {} max, {:.2} mean", self.contacts_final, self.contacts_max, self.contacts_mean)?;
+        write!(f, "energy           {:.6} J -> {:.6} J (drift {:+.3e})", self.energy.0, self.energy.1, self.energy_drift)
+    }
+}
+
+/// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
+/// fraction done (0..=1) about a hundred times.
+pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
+    let mut scene = match &args.scene {
+        Some(p) => Scene::from_file(p)?,
+        None => demo_scene()?,
+    };
+    if let Some(dt) = args.dt {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(SimError::Input(format!("--dt must be positive (got {dt})")));
+        }
+        scene.world.dt = dt;
+    }
+    let duration = args.duration.unwrap_or(scene.world.duration);
+    if !(duration >= 0.0 && duration.is_finite()) {
+        return Err(SimError::Input(format!("--duration must be non-negative (got {duration})")));
+    }
+    let name = scene.name.clone();
+    let mut world = World::new(scene)?;
+    let n = (duration / world.engine().dt()).round() as u64;
+    let mut traj = args.out.as_ref().map(|p| CsvOut::create(p, "step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz")).transpose()?;
+    let mut steps_out = args.steps.as_ref().map(|p| CsvOut::create(p, "step,t,contacts,wall_ns")).transpose()?;
+    let moving: Vec<usize> = (0..world.bodies().len()).filter(|&i| !world.bodies()[i].is_static).collect();
+    let e0 = world.energy();
+    if let Some(t) = traj.as_mut() {
+        write_rows(t, &world, &moving, 0)?;
+    }
+    if let Some(s) = steps_out.as_mut() {
+        s.line(format_args!("0,0,{},0", world.contacts().len()))?;
+    }
+    let (mut cmax, mut csum) = (0usize, 0usize);
+    let mut wall = 0.0f64;
+    let every = (n / 100).max(1);
+    for k in 1..=n {
+        let t0 = Instant::now();
+        world.step()?;
+        let ns = t0.elapsed().as_nanos();
+        wall += ns as f64 * 1e-9;
+        let nc = world.contacts().len();
+        cmax = cmax.max(nc);
+        csum += nc;
+        if let Some(t) = traj.as_mut() {
+            write_rows(t, &world, &moving, k)?;
+        }
+        if let Some(s) = steps_out.as_mut() {
+            s.line(format_args!("{k},{},{nc},{ns}", world.time()))?;
+        }
+        if k % every == 0 {
+            progress(k as f64 / n as f64);
+        }
+    }
+    if let Some(t) = traj {
+        t.finish()?;
+    }
+    if let Some(s) = steps_out {
+        s.finish()?;
+    }
+    progress(1.0);
+    let e1 = world.energy();
+    Ok(Summary {
+        scene: name,
+        steps: n,
+        simulated_time: world.time(),
+        wall_time: wall,
+        steps_per_second: if wall > 0.0 { n as f64 / wall } else { 0.0 },
+        us_per_step: if n > 0 { wall * 1e6 / n as f64 } else { 0.0 },
+        contacts_final: world.contacts().len(),
+        contacts_max: cmax,
+        contacts_mean: if n > 0 { csum as f64 / n as f64 } else { 0.0 },
+        energy: (e0, e1),
+        energy_drift: (e1 - e0) / e0.abs().max(1.0),
+    })
+}
+
+/// The bundled demo scene; its URDF is found next to the repository's `tests/data`.
+pub fn demo_scene() -> Result<Scene, SimError> {
+    let mut scene = Scene::from_str(DEMO_SCENE, "demo.yaml")?;
+    // the demo's URDF paths are relative to the crate's `scenes/` directory
+    scene.source = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join("demo.yaml"));
+    Ok(scene)
+}
+
+struct CsvOut {
+    path: PathBuf,
+    w: std::io::BufWriter<std::fs::File>,
+    buf: String,
+}
+
+impl CsvOut {
+    fn create(path: &Path, header: &str) -> Result<CsvOut, SimError> {
+        let f = std::fs::File::create(path).map_err(|e| SimError::Output(format!("{}: cannot create: {e}", path.display())))?;
+        let mut out = CsvOut { path: path.to_path_buf(), w: std::io::BufWriter::new(f), buf: String::new() };
+        out.line(format_args!("{header}"))?;
+        Ok(out)
+    }
+    fn line(&mut self, args: std::fmt::Arguments) -> Result<(), SimError> {
+        self.buf.clear();
+        let _ = self.buf.write_fmt(args);
+        self.buf.push('\n');
+        self.w.write_all(self.buf.as_bytes()).map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+    }
+    fn finish(mut self) -> Result<(), SimError> {
+        self.w.flush().map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+    }
+}
+
+fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> Result<(), SimError> {
+    let t = world.time();
+    for &i in moving {
+        let s = &world.states()[i];
+        let q = quat_to_xyzw(&s.pose.rotation);
+        let p = s.pose.translation;
+        out.line(format_args!(
+            "{step},{t},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            world.bodies()[i].name, p.x, p.y, p.z, q[0], q[1], q[2], q[3], s.linear.x, s.linear.y, s.linear.z, s.angular.x, s.angular.y, s.angular.z
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! The [`World`] facade: a scene, an engine and the bodies' states.
+
+use std::path::Path;
+
+use karakuri::spatial::Vec3;
+
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+use crate::native::NativeEngine;
+use crate::scene::Scene;
+use crate::SimError;
+
+/// A simulated world.
+///
+/// ```no_run
+/// let mut world = karakuri_sim::World::from_file("scene.yaml")?;
+/// world.run(1.0)?;
+/// println!("{} contacts", world.contacts().len());
+/// # Ok::<(), karakuri_sim::SimError>(())
+/// ```
+pub struct World {
+    scene: Scene,
+    engine: Box<dyn Engine>,
+    bodies: Vec<BodyInfo>,
+    states: Vec<BodyState>,
+    times: StageTimes,
+}
+
+impl World {
+    /// Reads a scene file and builds the world with the native engine.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<World, SimError> {
+        World::new(Scene::from_file(path)?)
+    }
+
+    /// Builds the world of a scene with the engine it names (`engine.type`).
+    pub fn new(scene: Scene) -> Result<World, SimError> {
+        let engine: Box<dyn Engine> = match scene.engine.kind.as_str() {
+            "native" => Box::new(NativeEngine::new()),
+            other => return Err(SimError::Input(format!("unknown engine '{other}'"))),
+        };
+        World::with_engine(scene, engine)
+    }
+
+    /// Builds the world of a scene with a given engine.
+    pub fn with_engine(scene: Scene, mut engine: Box<dyn Engine>) -> Result<World, SimError> {
+        let bodies = engine.load(&scene)?;
+        let mut states = vec![BodyState::default(); bodies.len()];
+        engine.write_states(&mut states);
+        Ok(World { scene, engine, bodies, states, times: StageTimes::default() })
+    }
+
+    /// Advances one time step.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        self.engine.step()?;
+        self.engine.write_states(&mut self.states);
+        self.times.add(&self.engine.stage_times());
+        Ok(())
+    }
+
+    /// Advances by `duration` seconds (rounded to whole steps).
+    pub fn run(&mut self, duration: f64) -> Result<(), SimError> {
+        let n = (duration / self.engine.dt()).round() as u64;
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// The scene.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &dyn Engine {
+        &*self.engine
+    }
+
+    /// The engine, mutable (e.g. to set joint torques).
+    pub fn engine_mut(&mut self) -> &mut dyn Engine {
+        &mut *self.engine
+    }
+
+    /// The bodies, in the order of [`World::states`].
+    pub fn bodies(&self) -> &[BodyInfo] {
+        &self.bodies
+    }
+
+    /// Index of a body by name.
+    pub fn body_index(&self, name: &str) -> Option<usize> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+
+    /// Current state of every body.
+    pub fn states(&self) -> &[BodyState] {
+        &self.states
+    }
+
+    /// Current state of a body by name.
+    pub fn state(&self, name: &str) -> Option<&BodyState> {
+        self.body_index(name).map(|i| &self.states[i])
+    }
+
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.engine.time()
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        self.engine.steps()
+    }
+
+    /// Contacts of the last step, with their forces.
+    pub fn contacts(&self) -> &[ContactInfo] {
+        self.engine.contacts()
+    }
+
+    /// Net contact wrench on each body over the last step: (force, torque about the body-frame
+    /// origin), world axes.
+    pub fn contact_wrenches(&self) -> Vec<(Vec3, Vec3)> {
+        let mut out = vec![(Vec3::zeros(), Vec3::zeros()); self.bodies.len()];
+        for c in self.engine.contacts() {
+            for (b, f) in [(c.body_b, c.force), (c.body_a, -c.force)] {
+                let o = self.states[b].pose.translation;
+                out[b].0 += f;
+                out[b].1 += (c.point - o).cross(&f);
+            }
+        }
+        out
+    }
+
+    /// Total mechanical energy (J).
+    pub fn energy(&self) -> f64 {
+        self.engine.energy()
+    }
+
+    /// Stage times accumulated over every step so far.
+    pub fn stage_times(&self) -> StageTimes {
+        self.times
+    }
+}
