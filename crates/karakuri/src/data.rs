@@ -1,7 +1,7 @@
 //! [`Data`]: every buffer an algorithm needs, allocated once per [`Model`].
 
 use crate::model::Model;
-use crate::spatial::{Force, Inertia, Mat6, Motion, Se3, Vec3, Vec6};
+use crate::spatial::{Force, Mat6, Motion, OriginInertia, Se3, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 /// How far the kinematic quantities in a [`Data`] have been computed, for the configuration
@@ -48,8 +48,9 @@ pub struct Data {
     pub mass_matrix: DMatrix<f64>,
     /// Its inverse `(nv x nv)`.
     pub mass_matrix_inverse: DMatrix<f64>,
-    /// Composite rigid-body inertia of each subtree, in its joint frame `(njoints)`.
-    pub ycrb: Vec<Inertia>,
+    /// Composite rigid-body inertia of each subtree, about its joint origin in its joint
+    /// frame `(njoints)`, filled by `mass_matrix`.
+    pub ycrb: Vec<OriginInertia>,
     /// Articulated-body inertia `IA` `(njoints)`.
     pub ia: Vec<Mat6>,
     /// Articulated bias force `pA` `(njoints)`.
@@ -110,7 +111,7 @@ impl Data {
             ddq: DVector::zeros(nv),
             mass_matrix: DMatrix::zeros(nv, nv),
             mass_matrix_inverse: DMatrix::zeros(nv, nv),
-            ycrb: vec![Inertia::zero(); nj],
+            ycrb: vec![OriginInertia::zero(); nj],
             ia: vec![Mat6::zeros(); nj],
             pa: vec![Force::zero(); nj],
             c: vec![Motion::zero(); nj],

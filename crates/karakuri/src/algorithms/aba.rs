@@ -46,8 +46,7 @@ fn aba_impl<'a>(
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
     for i in 1..model.njoints {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let x_j = model.joint_types[i].transform(&qs[iq..iq + nq]);
-        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
         let p = model.parents[i];
         data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
         let v_j = joint_motion(model, i, vs);

@@ -12,8 +12,7 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
     for i in 1..model.njoints {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
         // X_J(q): the joint transform; li_m_i = X_T X_J (placement then joint motion)
-        let x_j = model.joint_types[i].transform(&q.as_slice()[iq..iq + nq]);
-        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q.as_slice()[iq..iq + nq]);
         let p = model.parents[i];
         data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
     }

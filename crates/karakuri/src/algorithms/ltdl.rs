@@ -83,47 +83,42 @@ pub fn solve_l_in_place(model: &Model, data: &Data, x: &mut [f64]) {
 }
 
 /// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric), through the branch-induced
-/// factorisation: M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ.
+/// factorisation: M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = Σ_k x_k x_kᵀ / D_k, where x_k = L⁻¹ e_k is nonzero only on
+/// the dofs of the subtree of k — a contiguous range in depth-first order — so each term is a
+/// dense rank-one update of one diagonal block.
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     mass_matrix(model, data, q);
     factorize(model, data);
     let n = model.nv;
-    // Y = L⁻ᵀ is unit upper triangular with Y[k, j] ≠ 0 only for k an ancestor of j: store its
-    // strict upper part in the (unused) upper triangle of `data.ltdl`
-    for j in 0..n {
-        let mut k = model.dof_parent[j];
-        while k != NONE {
-            data.ltdl[(k, j)] = 0.0;
-            k = model.dof_parent[k];
-        }
-        // column j of Y solves Lᵀ y = e_j: y_i -= L[k, i] y_k for k on the chain, i its ancestors
-        let mut k = j;
-        while k != NONE {
-            let yk = if k == j { 1.0 } else { data.ltdl[(k, j)] };
-            let mut i = model.dof_parent[k];
-            while i != NONE {
-                let l_ki = data.ltdl[(k, i)];
-                data.ltdl[(i, j)] -= l_ki * yk;
+    let minv = data.mass_matrix_inverse.as_mut_slice();
+    minv.fill(0.0);
+    let x = data.tmp_v.as_mut_slice();
+    for k in 0..n {
+        let end = model.subtree_end_v[model.dof_joint[k]];
+        // x = L⁻¹ e_k on [k, end): x_j = −Σ L[j, i] x_i over ancestors i ≥ k of j
+        x[k] = 1.0;
+        for j in k + 1..end {
+            let mut s = 0.0;
+            let mut i = model.dof_parent[j];
+            while i != NONE && i >= k {
+                s -= data.ltdl[(j, i)] * x[i];
                 i = model.dof_parent[i];
             }
-            k = model.dof_parent[k];
+            x[j] = s;
+        }
+        // upper triangle of the block [k, end)²: M⁻¹[a, b] += x_a x_b / D_k
+        let d_inv = 1.0 / data.ltdl_d[k];
+        for b in k..end {
+            let xb = x[b] * d_inv;
+            let col = &mut minv[b * n + k..b * n + b + 1];
+            for (m, xa) in col.iter_mut().zip(&x[k..=b]) {
+                *m += xa * xb;
+            }
         }
     }
-    // M⁻¹ = Yᵀ D⁻¹ Y: M⁻¹[a, b] = Σ_k Y[k, a] Y[k, b] / D[k] over common ancestors-or-self k
-    let y = |data: &Data, k: usize, j: usize| if k == j { 1.0 } else { data.ltdl[(k, j)] };
     for b in 0..n {
-        for a in 0..=b {
-            let mut s = 0.0;
-            let mut k = a;
-            while k != NONE {
-                let ykb = y(data, k, b);
-                if ykb != 0.0 {
-                    s += y(data, k, a) * ykb / data.ltdl_d[k];
-                }
-                k = model.dof_parent[k];
-            }
-            data.mass_matrix_inverse[(a, b)] = s;
-            data.mass_matrix_inverse[(b, a)] = s;
+        for a in 0..b {
+            minv[a * n + b] = minv[b * n + a];
         }
     }
     &data.mass_matrix_inverse

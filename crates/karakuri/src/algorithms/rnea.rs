@@ -44,8 +44,7 @@ pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) 
     // forward pass: placements only; f_i = I_i a_i with a_0 = -g
     for i in 1..model.njoints {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let x_j = model.joint_types[i].transform(&q.as_slice()[iq..iq + nq]);
-        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q.as_slice()[iq..iq + nq]);
         let p = model.parents[i];
         data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
         data.v[i] = Motion::zero();
@@ -83,8 +82,7 @@ fn rnea_impl<'a>(
     // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
     for i in 1..model.njoints {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let x_j = model.joint_types[i].transform(&qs[iq..iq + nq]);
-        data.li_m_i[i] = model.joint_placements[i].compose(&x_j);
+        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
         let p = model.parents[i];
         data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
         let v_j = joint_motion(model, i, vs);

@@ -1,5 +1,5 @@
 use super::{Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
-use crate::spatial::{Inertia, Motion, Se3};
+use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
 use crate::ModelError;
 
 /// Assembles a [`Model`] joint by joint; parents must be added before their children.
@@ -42,6 +42,8 @@ impl ModelBuilder {
             dof_joint: vec![],
             dof_parent: vec![],
             motion_subspace: vec![],
+            dof_axis: vec![],
+            origin_inertias: vec![],
             subtree_end_v: vec![0],
             lower_position_limit: vec![],
             upper_position_limit: vec![],
@@ -257,6 +259,17 @@ impl ModelBuilder {
             }
         }
         m.subtree_end_v = end;
+        m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
+        m.dof_axis = m
+            .motion_subspace
+            .iter()
+            .map(|s| {
+                let v = s.to_vec6();
+                let ones: Vec<usize> = (0..6).filter(|&c| v[c] == 1.0).collect();
+                let zeros = (0..6).filter(|&c| v[c] == 0.0).count();
+                (ones.len() == 1 && zeros == 5).then(|| ones[0])
+            })
+            .collect();
         // composite inertia of each subtree at q = 0: a dof that moves no inertia would make
         // the mass matrix singular
         let mut composite = m.inertias.clone();

@@ -150,6 +150,34 @@ impl JointType {
         }
     }
 
+    /// `placement ∘ X_J(q)`: the joint's child frame in the parent joint frame, with closed
+    /// forms for aligned revolute and prismatic joints (no 3x3 product).
+    #[inline]
+    pub fn placement_after(&self, placement: &Se3, q: &[f64]) -> Se3 {
+        match self {
+            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => {
+                let r = &placement.rotation;
+                let (s, c) = q[0].sin_cos();
+                let (c0, c1, c2) = (r.column(0), r.column(1), r.column(2));
+                let rotation = match axis {
+                    // R · Rx(θ): columns (c0, c c1 + s c2, −s c1 + c c2)
+                    Axis::X => Mat3::from_columns(&[c0.into(), c * c1 + s * c2, c * c2 - s * c1]),
+                    // R · Ry(θ): columns (c c0 − s c2, c1, s c0 + c c2)
+                    Axis::Y => Mat3::from_columns(&[c * c0 - s * c2, c1.into(), s * c0 + c * c2]),
+                    // R · Rz(θ): columns (c c0 + s c1, −s c0 + c c1, c2)
+                    Axis::Z => Mat3::from_columns(&[c * c0 + s * c1, c * c1 - s * c0, c2.into()]),
+                    Axis::Unaligned(_) => r * axis_rotation(axis, q[0]),
+                };
+                Se3::new(rotation, placement.translation)
+            }
+            JointType::Prismatic { axis } => Se3::new(
+                placement.rotation,
+                placement.translation + placement.rotation * (axis.vector() * q[0]),
+            ),
+            _ => placement.compose(&self.transform(q)),
+        }
+    }
+
     /// Writes the neutral configuration (zero angles, identity quaternions).
     pub fn neutral(&self, q: &mut [f64]) {
         q.fill(0.0);
@@ -268,4 +296,28 @@ fn se2_v_coeffs(th: f64) -> (f64, f64) {
 fn se2_exp_translation(vx: f64, vy: f64, w: f64) -> (f64, f64) {
     let (a, b) = se2_v_coeffs(w);
     (a * vx - b * vy, b * vx + a * vy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_after_equals_compose_with_the_joint_transform() {
+        let placement = Se3::new(exp3(&Vec3::new(0.3, -0.7, 1.1)), Vec3::new(0.1, 0.2, -0.3));
+        let kinds = [
+            JointType::Revolute { axis: Axis::X },
+            JointType::Revolute { axis: Axis::Y },
+            JointType::RevoluteUnbounded { axis: Axis::Z },
+            JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.0, -1.0, 0.0)) },
+            JointType::Prismatic { axis: Axis::Y },
+            JointType::Prismatic { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, 0.8)) },
+        ];
+        for kind in kinds {
+            let q = [0.83];
+            let fast = kind.placement_after(&placement, &q);
+            let slow = placement.compose(&kind.transform(&q));
+            assert!(fast.max_abs_diff(&slow) < 1e-15, "{kind:?}");
+        }
+    }
 }

@@ -9,7 +9,7 @@ mod joint;
 pub use builder::ModelBuilder;
 pub use joint::{Axis, JointType};
 
-use crate::spatial::{Inertia, Motion, Se3, Vec3};
+use crate::spatial::{Force, Inertia, Motion, OriginInertia, Se3, Vec3};
 
 /// Index of a joint (and of the body it moves). `JointId(0)` is the universe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -103,6 +103,11 @@ pub struct Model {
     pub dof_parent: Vec<usize>,
     /// Motion subspace column of each degree of freedom `(nv)`, in its joint's child frame.
     pub motion_subspace: Vec<Motion>,
+    /// Where `motion_subspace[k]` is a unit basis vector, its index in the flattened
+    /// `[linear; angular]` 6-vector, so `Sᵀ f` reads one component (fast path) `(nv)`.
+    pub dof_axis: Vec<Option<usize>>,
+    /// Body inertias about their joint origins (from `inertias`, for composite sums) `(njoints)`.
+    pub origin_inertias: Vec<OriginInertia>,
     /// Last dof of the subtree of each joint, exclusive `(njoints)`: dofs `idx_v[i]..subtree_end_v[i]`.
     pub subtree_end_v: Vec<usize>,
     /// Lower position limits `(nq)` (`-inf` where none).
@@ -126,6 +131,20 @@ pub struct Model {
 }
 
 impl Model {
+    /// `S_kᵀ f` for dof k: one component read where S is a basis vector.
+    #[inline(always)]
+    pub fn dof_dot(&self, k: usize, f: &Force) -> f64 {
+        match self.dof_axis[k] {
+            Some(0) => f.linear.x,
+            Some(1) => f.linear.y,
+            Some(2) => f.linear.z,
+            Some(3) => f.angular.x,
+            Some(4) => f.angular.y,
+            Some(5) => f.angular.z,
+            _ => self.motion_subspace[k].dot(f),
+        }
+    }
+
     /// Looks a joint up by name.
     pub fn joint_id(&self, name: &str) -> Option<JointId> {
         self.joint_names.iter().position(|n| n == name).map(JointId)

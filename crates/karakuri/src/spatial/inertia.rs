@@ -95,3 +95,78 @@ impl std::ops::Add for Inertia {
         self.combined(&o)
     }
 }
+
+/// A rigid-body inertia about the frame origin, in the form that adds and moves cheaply:
+/// mass `m`, first moment `h = m c` and rotational inertia `i_o` about the origin (symmetric).
+/// Composite inertias (CRBA, hybrid dynamics) accumulate in this form: a sum is a plain sum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OriginInertia {
+    /// Mass.
+    pub mass: f64,
+    /// First moment of mass `m c`.
+    pub h: Vec3,
+    /// Rotational inertia about the origin.
+    pub i_o: Mat3,
+}
+
+impl Default for OriginInertia {
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+impl From<&Inertia> for OriginInertia {
+    fn from(i: &Inertia) -> Self {
+        OriginInertia { mass: i.mass, h: i.mass * i.com, i_o: i.inertia_origin() }
+    }
+}
+
+impl OriginInertia {
+    /// The massless inertia.
+    #[inline]
+    pub fn zero() -> Self {
+        OriginInertia { mass: 0.0, h: Vec3::zeros(), i_o: Mat3::zeros() }
+    }
+    /// `I v`: momentum of a body moving with `v`.
+    #[inline]
+    pub fn mul_motion(&self, v: &Motion) -> Force {
+        Force {
+            linear: self.mass * v.linear - self.h.cross(&v.angular),
+            angular: self.i_o * v.angular + self.h.cross(&v.linear),
+        }
+    }
+    /// Adds an inertia expressed in the same frame.
+    #[inline]
+    pub fn add(&mut self, o: &OriginInertia) {
+        self.mass += o.mass;
+        self.h += o.h;
+        self.i_o += o.i_o;
+    }
+    /// Expresses in the parent frame an inertia given in the child frame of `x`
+    /// (parallel-axis theorem written with outer products: no skew-matrix products).
+    #[inline]
+    pub fn transformed(&self, x: &Se3) -> OriginInertia {
+        let r = &x.rotation;
+        let p = &x.translation;
+        let h_r = r * self.h; // first moment about the child origin, parent axes
+        let i_r = r * self.i_o * r.transpose();
+        // I_P = I_R − [h]ₓ[p]ₓ − [p]ₓ[h]ₓ − m [p]ₓ², with [a]ₓ[b]ₓ = b aᵀ − (a·b) 1
+        let hp = h_r.dot(p);
+        let pp = p.dot(p);
+        let mut i_p = i_r - (p * h_r.transpose() + h_r * p.transpose()) - self.mass * (p * p.transpose());
+        let diag = 2.0 * hp + self.mass * pp;
+        i_p[(0, 0)] += diag;
+        i_p[(1, 1)] += diag;
+        i_p[(2, 2)] += diag;
+        OriginInertia { mass: self.mass, h: h_r + self.mass * p, i_o: i_p }
+    }
+    /// Back to (mass, centre of mass, inertia about the centre of mass).
+    pub fn to_inertia(&self) -> Inertia {
+        if self.mass <= 0.0 {
+            return Inertia::new(0.0, Vec3::zeros(), self.i_o);
+        }
+        let c = self.h / self.mass;
+        let cx = skew(&c);
+        Inertia::new(self.mass, c, self.i_o + self.mass * cx * cx)
+    }
+}

@@ -12,7 +12,7 @@ mod motion;
 mod se3;
 
 pub use force::Force;
-pub use inertia::Inertia;
+pub use inertia::{Inertia, OriginInertia};
 pub use lie::{exp3, exp6, log3, log6, quat_from_xyzw, quat_to_xyzw, rotation_about, skew};
 pub use motion::Motion;
 pub use se3::Se3;
