@@ -39,7 +39,6 @@ impl ConstraintSet {
         self.check_bound(model);
         check_len("q", q_init, model.nq);
         let s = self.sqrt_weights(model, weights);
-        let nv = model.nv;
         let mut q = q_init.clone();
         let mut err = self.position_error_norm(model, data, &q);
         for it in 0..max_iterations {
@@ -48,28 +47,14 @@ impl ConstraintSet {
             }
             // G and ϕ at q are fresh from position_error_norm
             let d = difference(model, q_init, &q);
-            // with y = W^½ Δ, Ã = G W^-½: min |W^½ d + y| s.t. Ã y = -ϕ, i.e. y = -W^½ d + z with
-            // z the minimal-norm solution of Ã z = -ϕ + G d
-            for r in 0..self.nrows {
-                let mut c = -self.position_error[r];
-                for k in 0..nv {
-                    c += self.g[(r, k)] * d[k];
-                }
-                self.ws.rhs_c[r] = c;
-            }
-            range_part(&mut self.ws, &self.g, Some(&s));
-            let step = DVector::from_fn(nv, |k, _| -d[k] + self.ws.x[k] / s[k]);
-            // backtrack while the error grows (far from the solution)
-            let mut alpha = 1.0;
-            let mut trial = integrate(model, &q, &step);
-            let mut e_trial = self.position_error_norm(model, data, &trial);
-            for _ in 0..8 {
-                if e_trial <= err || e_trial <= tolerance {
-                    break;
-                }
-                alpha *= 0.5;
-                trial = integrate(model, &q, &(&step * alpha));
-                e_trial = self.position_error_norm(model, data, &trial);
+            let sqp = self.assembly_step(&s, Some(&d));
+            let (mut trial, mut e_trial) = self.line_search(model, data, &q, &sqp, err, tolerance);
+            if e_trial > err {
+                // far from the solution the pull towards q_init can fight the constraints:
+                // take a plain minimal-norm Newton step on ϕ instead
+                self.position_error_norm(model, data, &q);
+                let newton = self.assembly_step(&s, None);
+                (trial, e_trial) = self.line_search(model, data, &q, &newton, err, tolerance);
             }
             q = trial;
             err = e_trial;
@@ -81,6 +66,48 @@ impl ConstraintSet {
             return Ok(q);
         }
         Err(ConstraintError::AssemblyFailed { iterations: max_iterations, residual: err })
+    }
+
+    /// The SQP step (with `d = q ⊖ q_init`) or, without `d`, the minimal-norm Newton step,
+    /// from G and ϕ held in the set. With y = W^½ Δ, Ã = G W^-½: min |W^½ d + y| subject to
+    /// Ã y = -ϕ, i.e. y = -W^½ d + z with z the minimal-norm solution of Ã z = -ϕ + G d.
+    fn assembly_step(&mut self, s: &DVector<f64>, d: Option<&DVector<f64>>) -> DVector<f64> {
+        let nv = s.len();
+        for r in 0..self.nrows {
+            let mut c = -self.position_error[r];
+            if let Some(d) = d {
+                for k in 0..nv {
+                    c += self.g[(r, k)] * d[k];
+                }
+            }
+            self.ws.rhs_c[r] = c;
+        }
+        range_part(&mut self.ws, &self.g, Some(s));
+        DVector::from_fn(nv, |k, _| d.map_or(0.0, |d| -d[k]) + self.ws.x[k] / s[k])
+    }
+
+    /// Halves `step` (up to 8 times) while the position error grows.
+    fn line_search(
+        &mut self,
+        model: &Model,
+        data: &mut Data,
+        q: &DVector<f64>,
+        step: &DVector<f64>,
+        err: f64,
+        tolerance: f64,
+    ) -> (DVector<f64>, f64) {
+        let mut alpha = 1.0;
+        let mut trial = integrate(model, q, step);
+        let mut e_trial = self.position_error_norm(model, data, &trial);
+        for _ in 0..8 {
+            if e_trial <= err || e_trial <= tolerance {
+                break;
+            }
+            alpha *= 0.5;
+            trial = integrate(model, q, &(step * alpha));
+            e_trial = self.position_error_norm(model, data, &trial);
+        }
+        (trial, e_trial)
     }
 
     /// Largest |ϕ| at q (leaves G and ϕ at q in the set).

@@ -2,6 +2,7 @@
 //! decompositions allocate their results, which the constrained-dynamics hot path must not).
 //! Every routine acts on the leading block of a larger buffer so one allocation serves every
 //! size up to the bound one.
+#![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)] // index loops read like the algebra; `!(x > tol)` also rejects NaN
 
 use nalgebra::DMatrix;
 

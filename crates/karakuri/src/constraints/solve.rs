@@ -1,5 +1,6 @@
 //! The solvers of `H x = b + Gᵀ λ, G x = c` (forward dynamics: b = τ - C, c = γ; impulses:
 //! b = H q̇⁻, c = v⁺), all exact, all on preallocated buffers.
+#![allow(clippy::needless_range_loop)] // index loops read like the algebra
 
 use super::dense::{cholesky_in_place, cholesky_solve, form_q, lu_in_place, lu_solve, qr_pivoted};
 use super::{ConstraintError, SolveReport, Workspace};
