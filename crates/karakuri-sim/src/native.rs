@@ -91,6 +91,8 @@ pub struct NativeEngine {
     rows: Rows,
     warm: BTreeMap<WarmKey, [f64; 3]>,
     warm_other: Vec<f64>,
+    loop_rows: Rows,
+    loop_err: Vec<f64>,
     other_row_start: usize,
     time: f64,
     steps: u64,
@@ -129,6 +131,8 @@ impl Default for NativeEngine {
             rows: Rows::default(),
             warm: BTreeMap::new(),
             warm_other: vec![],
+            loop_rows: Rows::default(),
+            loop_err: vec![],
             other_row_start: 0,
             time: 0.0,
             steps: 0,
@@ -620,32 +624,13 @@ impl NativeEngine {
         self.other_row_start = self.rows.len();
         let mut other = 0usize;
         let beta = self.params.loop_correction_rate;
-        for l in &self.loops {
-            let (xa, xb) = (self.data.o_m_i[l.ja], self.data.o_m_i[l.jb]);
-            let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
-            let err = pb - pa;
-            for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
-                let w = self.warm_other.get(other).copied().unwrap_or(0.0);
-                other += 1;
-                let r = self.rows.push(RowKind::Bilateral, -beta * err.dot(&dir) / dt, w);
-                let row = self.rows.j_row_mut(r);
-                Self::add_point_row(&self.model, &self.data, l.jb, &pb, &dir, 1.0, row);
-                Self::add_point_row(&self.model, &self.data, l.ja, &pa, &dir, -1.0, row);
-            }
-            if l.revolute {
-                let aa = xa.rotation * l.axis_a;
-                let ab = xb.rotation * l.axis_b;
-                let rot_err = ab.cross(&aa); // rotating B about this aligns its axis with A's
-                let (u1, u2) = tangents(&aa);
-                for dir in [u1, u2] {
-                    let w = self.warm_other.get(other).copied().unwrap_or(0.0);
-                    other += 1;
-                    let r = self.rows.push(RowKind::Bilateral, beta * rot_err.dot(&dir) / dt, w);
-                    let row = self.rows.j_row_mut(r);
-                    Self::add_angular_row(&self.model, &self.data, l.jb, &dir, 1.0, row);
-                    Self::add_angular_row(&self.model, &self.data, l.ja, &dir, -1.0, row);
-                }
-            }
+        Self::loop_rows_into(&self.model, &self.data, &self.loops, &mut self.loop_rows, &mut self.loop_err);
+        for (k, &c) in self.loop_err.iter().enumerate() {
+            let w = self.warm_other.get(other).copied().unwrap_or(0.0);
+            other += 1;
+            let r = self.rows.push(RowKind::Bilateral, -beta * c / dt, w);
+            let src = self.loop_rows.j_row(k).to_vec();
+            self.rows.j_row_mut(r).copy_from_slice(&src);
         }
         // joint limits (speculative: active when the step could reach them)
         for lim in &self.limits {
@@ -709,47 +694,81 @@ impl NativeEngine {
     /// rotate by `exp(dt ω)`, and their body-frame linear velocity is re-expressed in the new
     /// orientation; other joints use the joint's own integration.
     pub fn stage_integrate(&mut self) {
-        integrate_world(&self.model, &mut self.q, &mut self.v, self.dt);
         if self.params.loop_projection && !self.loops.is_empty() {
-            self.project_loops();
+            self.shake_loops();
         }
+        integrate_world(&self.model, &mut self.q, &mut self.v, self.dt);
         self.time = (self.steps + 1) as f64 * self.dt;
         self.steps += 1;
     }
 
-    /// Moves `q` back onto the loop constraints (two Gauss–Newton steps, mass-weighted).
-    fn project_loops(&mut self) {
-        let nv = self.model.nv;
-        for _ in 0..2 {
-            algorithms::joint_jacobians(&self.model, &mut self.data, &self.q);
-            let mut rows = Rows::default();
-            rows.clear(nv);
-            let mut maxerr: f64 = 0.0;
-            for l in &self.loops {
-                let (xa, xb) = (self.data.o_m_i[l.ja], self.data.o_m_i[l.jb]);
-                let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
-                let err = pb - pa;
-                maxerr = maxerr.max(err.amax());
-                for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
-                    let r = rows.push(RowKind::Bilateral, -err.dot(&dir), 0.0);
+    /// Rows of the loop constraints at the kinematics in `data` (world Jacobian columns
+    /// needed) into `rows` (bilateral, targets zero) and their position errors `C` into `err`,
+    /// one per row: the three components of `p_b - p_a`, and for revolute loops the
+    /// misalignment of the two hinge axes about two directions normal to A's axis.
+    fn loop_rows_into(model: &Model, data: &Data, loops: &[LoopSpec], rows: &mut Rows, err: &mut Vec<f64>) {
+        rows.clear(model.nv);
+        err.clear();
+        for l in loops {
+            let (xa, xb) = (data.o_m_i[l.ja], data.o_m_i[l.jb]);
+            let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
+            let e = pb - pa;
+            for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
+                let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
+                let row = rows.j_row_mut(r);
+                Self::add_point_row(model, data, l.jb, &pb, &dir, 1.0, row);
+                Self::add_point_row(model, data, l.ja, &pa, &dir, -1.0, row);
+                err.push(e.dot(&dir));
+            }
+            if l.revolute {
+                let aa = xa.rotation * l.axis_a;
+                let ab = xb.rotation * l.axis_b;
+                let rot_err = ab.cross(&aa); // rotating B about this aligns its axis with A's
+                let (u1, u2) = tangents(&aa);
+                for dir in [u1, u2] {
+                    let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
                     let row = rows.j_row_mut(r);
-                    Self::add_point_row(&self.model, &self.data, l.jb, &pb, &dir, 1.0, row);
-                    Self::add_point_row(&self.model, &self.data, l.ja, &pa, &dir, -1.0, row);
+                    Self::add_angular_row(model, data, l.jb, &dir, 1.0, row);
+                    Self::add_angular_row(model, data, l.ja, &dir, -1.0, row);
+                    err.push(-rot_err.dot(&dir));
                 }
             }
-            if maxerr < 1e-12 {
-                break;
-            }
+        }
+    }
+
+    /// SHAKE: adds loop impulses along the step's loop rows `J(q_n)` until the configuration
+    /// reached by the step satisfies the loop constraints, `C(q_n ⊕ dt v⁺) = 0` (Newton with
+    /// the step's Delassus matrix). A first-order scheme whose velocity constraint is imposed
+    /// at the end of the step keeps the energy of closed loops instead of dissipating it.
+    fn shake_loops(&mut self) {
+        let nv = self.model.nv;
+        // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
+        let mut rows = self.loop_rows.clone();
+        {
             let (model, data) = (&self.model, &self.data);
             rows.prepare(|x| ltdl::solve_in_place(model, data, x));
-            let zero = vec![0.0; nv];
-            let mut dq = vec![0.0; nv];
-            if solve_direct(&mut rows, &zero, &mut dq).is_none() {
+        }
+        let zero = vec![0.0; nv];
+        let mut dv = vec![0.0; nv];
+        let (q0, mut err, mut scratch) = (self.q.clone(), Vec::new(), Rows::default());
+        let mut data = self.data.clone();
+        for _ in 0..4 {
+            let (mut q, mut v) = (q0.clone(), self.v.clone());
+            integrate_world(&self.model, &mut q, &mut v, self.dt);
+            algorithms::joint_jacobians(&self.model, &mut data, &q);
+            Self::loop_rows_into(&self.model, &data, &self.loops, &mut scratch, &mut err);
+            if err.iter().all(|e| e.abs() < 1e-12) {
                 break;
             }
-            let dqv = DVector::from_vec(dq);
-            let q = algorithms::integrate(&self.model, &self.q, &dqv);
-            self.q = q;
+            for (k, e) in err.iter().enumerate() {
+                rows.b[k] = -e / self.dt;
+            }
+            if solve_direct(&mut rows, &zero, &mut dv).is_none() {
+                break;
+            }
+            for k in 0..nv {
+                self.v[k] += dv[k];
+            }
         }
     }
 
