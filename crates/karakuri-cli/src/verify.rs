@@ -5,6 +5,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use karakuri::algorithms::*;
 use karakuri::io::urdf::{self, Root};
+use karakuri::constraints::{ConstraintSet, Method};
+use karakuri::spatial::{Se3, Vec3};
 use karakuri::{Data, JointId, Model};
 use nalgebra::{DMatrix, DVector};
 use serde_json::Value;
@@ -286,7 +288,70 @@ fn compare(
                 }
             }
         }
+        "hybrid" => {
+            let forward = expected["forward_joints"].as_array().ok_or_else(|| anyhow!("hybrid.forward_joints missing"))?;
+            let mut is_forward = vec![false; model.njoints];
+            for name in forward {
+                let name = name.as_str().unwrap_or("?");
+                let j = model.joint_id(name).ok_or_else(|| anyhow!("forward joint '{name}' is not in the model"))?;
+                is_forward[j.0] = true;
+            }
+            let known = map.to_ours(&vector(&expected["known"])?);
+            let mut ws = HybridWorkspace::new(model);
+            for method in [HybridMethod::ArticulatedBody, HybridMethod::Crba] {
+                let (qdd, tau) = hybrid_dynamics(model, data, &mut ws, q, v, &known, &is_forward, method);
+                let (qdd, tau) = (qdd.clone(), tau.clone());
+                for (k, r) in vector(&expected["qdd"])?.iter().enumerate() {
+                    row.add(qdd[map.dofs[k]], *r);
+                }
+                for (k, r) in vector(&expected["tau"])?.iter().enumerate() {
+                    row.add(tau[map.dofs[k]], *r);
+                }
+            }
+        }
+        "constrained" | "impulse" => {
+            for set in expected.as_array().ok_or_else(|| anyhow!("{key} is not a list of contact sets"))? {
+                let mut cs = contact_set(model, &set["contacts"])?;
+                let methods: &[Method] = if key == "constrained" {
+                    &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace, Method::Kokkevis]
+                } else {
+                    &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace]
+                };
+                for &method in methods {
+                    let (x, x_key, l, l_key) = if key == "constrained" {
+                        cs.forward_dynamics(model, data, q, v, tau, method)?;
+                        (&cs.qdd, "qdd", &cs.lambda, "lambda")
+                    } else {
+                        cs.compute_impulses(model, data, q, v, method)?;
+                        (&cs.v_plus, "v_plus", &cs.impulses, "Lambda")
+                    };
+                    for (k, r) in vector(&set[x_key])?.iter().enumerate() {
+                        row.add(x[map.dofs[k]], *r);
+                    }
+                    for (k, r) in vector(&set[l_key])?.iter().enumerate() {
+                        row.add(l[k], *r);
+                    }
+                }
+            }
+        }
         _ => row.unsupported = Some("not implemented yet".into()),
     }
     Ok(())
+}
+
+/// A bound constraint set from the reference's `[{joint, kind: "3d" | "6d"}]`: point contacts at
+/// joint origins (world axes) and welded joint frames (local axes).
+fn contact_set(model: &Model, contacts: &Value) -> Result<ConstraintSet> {
+    let mut cs = ConstraintSet::new();
+    for c in contacts.as_array().ok_or_else(|| anyhow!("contacts is not a list"))? {
+        let name = c["joint"].as_str().unwrap_or("?");
+        let j = model.joint_id(name).ok_or_else(|| anyhow!("contact joint '{name}' is not in the model"))?;
+        match c["kind"].as_str() {
+            Some("3d") => cs.add_point_contact_3d(j, Vec3::zeros(), Some(name)),
+            Some("6d") => cs.add_frame_contact_6d(j, Se3::identity(), Some(name)),
+            other => bail!("unknown contact kind {other:?}"),
+        };
+    }
+    cs.bind(model)?;
+    Ok(cs)
 }
