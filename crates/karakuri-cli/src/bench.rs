@@ -6,6 +6,8 @@
 use anyhow::{bail, Result};
 use karakuri::algorithms::*;
 use karakuri::io::urdf::{self, Root};
+use karakuri::constraints::{ConstraintSet, Method};
+use karakuri::spatial::Vec3;
 use karakuri::{Data, Model};
 use nalgebra::DVector;
 use std::hint::black_box;
@@ -132,10 +134,17 @@ impl Samples {
 }
 
 /// The algorithm keys, in Pinocchio's column names where they exist.
-pub const ALGORITHMS: &[&str] = &["fk_q", "fk_qv", "fk_qva", "rnea", "nle", "gravity", "crba", "aba", "minverse", "jacobians"];
+pub const ALGORITHMS: &[&str] = &[
+    "fk_q", "fk_qv", "fk_qva", "rnea", "nle", "gravity", "crba", "aba", "minverse", "jacobians", "hybrid",
+    "hybrid_crba", "cd_contacts3d", "cd_contacts3d_direct", "cd_contacts3d_nullspace", "cd_contacts3d_kokkevis",
+];
 
-/// Times the algorithms named in `only` (all by default) on `model`.
-pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>) -> Result<Vec<(String, Stat)>> {
+/// Times the algorithms named in `only` (all by default) on `model`. `hybrid` makes the root
+/// joint forward (the free flyer of a floating robot) and every other joint inverse;
+/// `cd_contacts3d*` put a 3-D point contact at the origin of each joint of `contacts` (constrained
+/// forward dynamics by range-space sparse, the default, and by each other method); they are
+/// skipped when `contacts` is empty.
+pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contacts: &[String]) -> Result<Vec<(String, Stat)>> {
     if let Some(keys) = only {
         for k in keys {
             if !ALGORITHMS.contains(&k.as_str()) {
@@ -147,10 +156,27 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>) -> Res
     let n = s.q.len();
     let mut data = Data::new(model);
     let mut out = vec![];
+    let mut hybrid_ws = HybridWorkspace::new(model);
+    let mut is_forward = vec![false; model.njoints];
+    if model.njoints > 1 {
+        is_forward[model.children[0][0]] = true;
+    }
+    let mut cs = ConstraintSet::new();
+    for name in contacts {
+        let j = model.joint_id(name).ok_or_else(|| anyhow::anyhow!("contact joint '{name}' is not in the model"))?;
+        cs.add_point_contact_3d(j, Vec3::zeros(), Some(name));
+    }
+    cs.bind(model)?;
     for &key in ALGORITHMS {
         if only.is_some_and(|o| !o.iter().any(|k| k == key)) {
             continue;
         }
+        if key.starts_with("cd_") && contacts.is_empty() {
+            continue;
+        }
+        let cd = |method: Method, cs: &mut ConstraintSet, d: &mut Data, i: usize| {
+            black_box(cs.forward_dynamics(model, d, &s.q[i], &s.v[i], &s.tau[i], method).ok());
+        };
         let d = &mut data;
         let stat = match key {
             "fk_q" => time_algo(|i| forward_kinematics(model, d, &s.q[i]), n, target_s),
@@ -163,6 +189,27 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>) -> Res
             "aba" => time_algo(|i| { black_box(forward_dynamics(model, d, &s.q[i], &s.v[i], &s.tau[i])); }, n, target_s),
             "minverse" => time_algo(|i| { black_box(mass_matrix_inverse(model, d, &s.q[i])); }, n, target_s),
             "jacobians" => time_algo(|i| { black_box(joint_jacobians(model, d, &s.q[i])); }, n, target_s),
+            "hybrid" | "hybrid_crba" => {
+                let method = if key == "hybrid" { HybridMethod::ArticulatedBody } else { HybridMethod::Crba };
+                // known = τ on the forward root, the sample's a elsewhere
+                let known: Vec<DVector<f64>> = (0..n)
+                    .map(|i| {
+                        let mut k = s.a[i].clone();
+                        let r = model.children[0][0];
+                        for dof in model.idx_v[r]..model.idx_v[r] + model.nvs[r] {
+                            k[dof] = s.tau[i][dof];
+                        }
+                        k
+                    })
+                    .collect();
+                let ws = &mut hybrid_ws;
+                let fw = &is_forward;
+                time_algo(|i| { black_box(hybrid_dynamics(model, d, ws, &s.q[i], &s.v[i], &known[i], fw, method)); }, n, target_s)
+            }
+            "cd_contacts3d" => time_algo(|i| cd(Method::RangeSpaceSparse, &mut cs, d, i), n, target_s),
+            "cd_contacts3d_direct" => time_algo(|i| cd(Method::Direct, &mut cs, d, i), n, target_s),
+            "cd_contacts3d_nullspace" => time_algo(|i| cd(Method::NullSpace, &mut cs, d, i), n, target_s),
+            "cd_contacts3d_kokkevis" => time_algo(|i| cd(Method::Kokkevis, &mut cs, d, i), n, target_s),
             _ => unreachable!(),
         };
         black_box(&data);
@@ -172,9 +219,9 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>) -> Res
 }
 
 /// `karakuri bench`.
-pub fn run(path: &Path, floating: bool, target_s: f64, only: Option<&[String]>, json: bool) -> Result<ExitCode> {
+pub fn run(path: &Path, floating: bool, target_s: f64, only: Option<&[String]>, contacts: &[String], json: bool) -> Result<ExitCode> {
     let model = urdf::load(path, if floating { Root::FreeFlyer } else { Root::Fixed })?;
-    let stats = bench_model(&model, target_s, only)?;
+    let stats = bench_model(&model, target_s, only, contacts)?;
     if json {
         let algorithms: serde_json::Map<String, serde_json::Value> = stats
             .iter()
@@ -187,9 +234,13 @@ pub fn run(path: &Path, floating: bool, target_s: f64, only: Option<&[String]>, 
         println!("{}", serde_json::json!({"model": name, "nq": model.nq, "nv": model.nv, "algorithms": algorithms}));
     } else {
         println!("{} (nq = {}, nv = {}): ns per call, thread CPU time, median over ~5 ms batches", model.name, model.nq, model.nv);
-        println!("{:<12} {:>10} {:>10} {:>10} {:>10}", "algorithm", "median", "min", "p90", "wall");
+        println!("{:<24} {:>10} {:>10} {:>10} {:>10}", "algorithm", "median", "min", "p90", "wall");
         for (k, s) in &stats {
-            println!("{:<12} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", k, s.median_ns, s.min_ns, s.p90_ns, s.wall_median_ns);
+            println!("{:<24} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", k, s.median_ns, s.min_ns, s.p90_ns, s.wall_median_ns);
+        }
+        let get = |key: &str| stats.iter().find(|(k, _)| k == key).map(|(_, s)| s.median_ns);
+        if let (Some(h), Some(r)) = (get("hybrid"), get("rnea")) {
+            println!("hybrid / rnea = {:.2}", h / r);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -47,6 +47,9 @@ enum Command {
         /// Only these algorithms, comma-separated (e.g. `rnea,aba`).
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
+        /// Joints carrying a 3-D point contact for the constrained-dynamics timings (`cd_*`).
+        #[arg(long, value_delimiter = ',')]
+        contacts: Vec<String>,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -58,7 +61,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Bench { model, floating, time, only, json } => bench::run(&model, floating, time, only.as_deref(), json),
+        Command::Bench { model, floating, time, only, contacts, json } => {
+            bench::run(&model, floating, time, only.as_deref(), &contacts, json)
+        }
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Ratio table karakuri/Pinocchio from one run of scripts/bench-vs-pinocchio.
+
+Usage: compare_bench.py PINOCCHIO_results.json KARAKURI_results.jsonl [--write-doc docs/PERFORMANCE.md]
+Pinocchio's column for each karakuri key is its fastest variant (native or lib build; LOCAL or
+WORLD convention), so a ratio below 1 beats Pinocchio's best.
+"""
+import argparse
+import json
+import platform
+
+# karakuri key -> Pinocchio columns (the fastest of them is the reference)
+COLUMNS = {
+    "fk_q": ["fk_q"], "fk_qv": ["fk_qv"], "fk_qva": ["fk_qva"], "rnea": ["rnea"], "nle": ["nle"],
+    "gravity": ["gravity"], "crba": ["crba_local", "crba_world"], "aba": ["aba_local", "aba_world"],
+    "minverse": ["minverse"], "jacobians": ["jacobians"], "cd_contacts3d": ["cd_contacts3d"],
+}
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pinocchio")
+    ap.add_argument("karakuri")
+    ap.add_argument("--write-doc")
+    args = ap.parse_args()
+    pin = json.load(open(args.pinocchio))
+    kar = [json.loads(l) for l in open(args.karakuri) if l.strip()]
+    pin_models = {}
+    for variant in pin["variants"].values():
+        for m in variant["models"]:
+            pin_models.setdefault(m["name"], []).append(m.get("timings", {}))
+    names = [k["model"] for k in kar]
+    keys = [k for k in COLUMNS if any(k in m["algorithms"] for m in kar)] + \
+        [k for k in ("hybrid",) if any(k in m["algorithms"] for m in kar)]
+    lines = []
+    lines.append("| algorithm | " + " | ".join(f"{n} ({m['nq']}/{m['nv']})" for n, m in zip(names, kar)) + " |")
+    lines.append("| --- |" + " ---: |" * len(names))
+    worst = 0.0
+    above = []
+    for key in keys:
+        cells = []
+        for m in kar:
+            t = m["algorithms"].get(key)
+            if t is None:
+                cells.append("-")
+                continue
+            if key == "hybrid":
+                r = m["algorithms"].get("rnea")
+                cells.append(f"{t['median_ns']:.0f} ns = {t['median_ns'] / r['median_ns']:.2f} RNEA" if r else f"{t['median_ns']:.0f}")
+                continue
+            best = None
+            for timings in pin_models.get(m["model"], []):
+                for col in COLUMNS[key]:
+                    if col in timings and timings[col].get("median_ns"):
+                        v = timings[col]["median_ns"]
+                        best = v if best is None else min(best, v)
+            if best is None:
+                cells.append(f"{t['median_ns']:.0f} / -")
+                continue
+            ratio = t["median_ns"] / best
+            worst = max(worst, ratio)
+            if ratio >= 1.0:
+                above.append(f"{m['model']}:{key}")
+            cells.append(f"{t['median_ns']:.0f} / {best:.0f} = **{ratio:.2f}**")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print(table)
+    print(f"\nworst ratio {worst:.2f}; at or above 1: {', '.join(above) if above else 'none'}")
+    if args.write_doc:
+        doc = open(args.write_doc).read() if False else None
+        header = f"""# Performance: karakuri against Pinocchio
+
+Cells: karakuri ns / Pinocchio ns = **ratio** (median ns per call, thread CPU time, ~5 ms batches,
+1000 random samples cycled; below 1 = karakuri faster). Pinocchio's figure is its fastest build
+(header-only `-O3 -march=native`, or the pip wheel's library) and, for CRBA and ABA, its faster
+convention (LOCAL or WORLD). `hybrid` (free flyer forward, all other joints inverse) is given as a
+multiple of karakuri's own RNEA.
+
+Machine: {cpu_model()}, 2 cores shared with other work; measured with
+`scripts/bench-vs-pinocchio --time 0.5 --write-doc` (both sides in the same run).
+
+"""
+        open(args.write_doc, "w").write(header + table + f"\n\nWorst ratio: {worst:.2f}; at or above 1: {', '.join(above) if above else 'none'}.\n")
+
+
+if __name__ == "__main__":
+    main()
