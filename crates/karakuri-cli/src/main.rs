@@ -34,6 +34,23 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
     },
+    /// Run a scene (JSON or YAML); without one, a bundled demo: a quadruped dropped among boxes.
+    Simulate {
+        /// Scene file.
+        scene: Option<PathBuf>,
+        /// Simulated time in seconds (default: the scene's).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Time step in seconds (default: the scene's).
+        #[arg(long)]
+        dt: Option<f64>,
+        /// Trajectory CSV: step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz (world frame).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Per-step CSV: step,t,contacts,wall_ns.
+        #[arg(long)]
+        steps: Option<PathBuf>,
+    },
     /// Time every algorithm on a model (ns per call, thread CPU time, median over ~5 ms batches).
     Bench {
         /// URDF file.
@@ -61,6 +78,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
+        Command::Simulate { scene, duration, dt, out, steps } => simulate(scene, duration, dt, out, steps),
         Command::Bench { model, floating, time, only, contacts, json } => {
             bench::run(&model, floating, time, only.as_deref(), &contacts, json)
         }
@@ -72,4 +90,29 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn simulate(
+    scene: Option<PathBuf>,
+    duration: Option<f64>,
+    dt: Option<f64>,
+    out: Option<PathBuf>,
+    steps: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let args = karakuri_sim::cli::SimulateArgs { scene, duration, dt, out, steps };
+    // a progress bar on stderr, drawn only on a terminal and only for runs longer than a moment
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% (eta {eta})")
+            .expect("valid template"),
+    );
+    let started = std::time::Instant::now();
+    let summary = karakuri_sim::cli::simulate(&args, &mut |fraction| {
+        if started.elapsed().as_secs_f64() > 0.5 {
+            bar.set_position((fraction * 1000.0) as u64);
+        }
+    });
+    bar.finish_and_clear();
+    println!("{}", summary?);
+    Ok(ExitCode::SUCCESS)
 }
