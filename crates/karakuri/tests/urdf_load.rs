@@ -430,3 +430,18 @@ fn negative_axis_is_unaligned_and_planar_is_supported() {
     );
     assert_eq!((model.nq, model.nv), (7 + 3 + 1, 6 + 3 + 1));
 }
+
+/// Regression: icub's `l_ankle_2` has a numerically zero inertia whose eigenvalues come out as
+/// ±1e-20; Pinocchio loads it, and so must we.
+#[test]
+fn numerically_zero_inertia_loads() {
+    let xml = r#"<robot name="r">
+      <link name="base"/>
+      <link name="a"><inertial><mass value="0.1"/><inertia ixx="0" ixy="1.355e-20" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+      <link name="b"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+      <joint name="j2" type="fixed"><parent link="a"/><child link="b"/></joint>
+    </robot>"#;
+    let (model, _) = urdf::parse_str(xml, "tiny.urdf", &LoadOptions::default()).expect("loads");
+    assert_eq!(model.nv, 1);
+}

@@ -312,7 +312,7 @@ fn check_inertia(body: &str, i: &Inertia) -> Result<(), ModelError> {
         return bad("rotational inertia is not symmetric".into());
     }
     let eig = a.symmetric_eigenvalues();
-    let tol = 1e-12 * scale;
+    let tol = 1e-12 * scale + 1e-15; // absolute floor: numerically zero inertias are fine
     if eig.iter().any(|&e| e < -tol) {
         return bad(format!(
             "rotational inertia is not positive semi-definite (eigenvalues {:.3e}, {:.3e}, {:.3e})",

@@ -340,7 +340,8 @@ impl<'a> Loader<'a> {
         };
         let a = &i.inertia.inertia_com;
         let eig = a.symmetric_eigenvalues();
-        let tol = 1e-12 * a.amax();
+        // relative tolerance, with an absolute floor for links whose inertia is numerically zero (icub)
+        let tol = 1e-12 * a.amax() + 1e-15;
         if eig.iter().any(|&e| e < -tol) {
             return Err(error(self.file, i.line, "inertia", format!(
                 "link '{}': the rotational inertia is not positive semi-definite (eigenvalues {:.3e}, {:.3e}, {:.3e}); fix ixx..izz: ixx, iyy, izz ≥ 0 and products of inertia small enough for a physical body",
