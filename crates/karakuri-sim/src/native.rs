@@ -533,6 +533,32 @@ impl NativeEngine {
         }
     }
 
+    /// The dof range of the kinematic tree that moves `joint` (empty for the universe).
+    fn tree_range(model: &Model, joint: usize) -> (usize, usize) {
+        if joint == 0 {
+            return (0, 0);
+        }
+        let mut root = joint;
+        while model.parents[root] != 0 {
+            root = model.parents[root];
+        }
+        (model.idx_v[root], model.subtree_end_v[root])
+    }
+
+    /// The dof ranges of the trees of two joints, sorted and disjoint.
+    fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
+        let (a, b) = (Self::tree_range(model, ja), Self::tree_range(model, jb));
+        if a == b || b.0 == b.1 {
+            [a, (0, 0)]
+        } else if a.0 == a.1 {
+            [b, (0, 0)]
+        } else if a.0 < b.0 {
+            [a, b]
+        } else {
+            [b, a]
+        }
+    }
+
     fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
         row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
     }
@@ -608,11 +634,12 @@ impl NativeEngine {
             let friction = if mu > 0.0 { 2 } else { 0 };
             let key = (c.shape_a, c.shape_b, c.features.0, c.features.1);
             let w = if self.params.warm_start { self.warm.get(&key).copied().unwrap_or([0.0; 3]) } else { [0.0; 3] };
-            let r0 = self.rows.push(RowKind::Normal { friction, mu }, b, w[0]);
+            let ranges = Self::pair_ranges(&self.model, ja, jb);
+            let r0 = self.rows.push_ranged(RowKind::Normal { friction, mu }, b, w[0], ranges);
             self.rows.j_row_mut(r0).copy_from_slice(&scratch);
             if friction == 2 {
                 for (k, t) in [t1, t2].iter().enumerate() {
-                    let r = self.rows.push(RowKind::Tangent, 0.0, w[1 + k]);
+                    let r = self.rows.push_ranged(RowKind::Tangent, 0.0, w[1 + k], ranges);
                     let row = self.rows.j_row_mut(r);
                     Self::add_point_row(&self.model, &self.data, jb, &c.point, t, 1.0, row);
                     Self::add_point_row(&self.model, &self.data, ja, &c.point, t, -1.0, row);
@@ -645,7 +672,8 @@ impl NativeEngine {
                     continue;
                 }
                 let b = if dist < 0.0 { -cp.error_correction_rate * dist / dt } else { -dist / dt };
-                let r = self.rows.push(RowKind::Unilateral, b, w);
+                let ranges = [Self::tree_range(&self.model, self.model.dof_joint[lim.dof]), (0, 0)];
+                let r = self.rows.push_ranged(RowKind::Unilateral, b, w, ranges);
                 self.rows.j_row_mut(r)[lim.dof] = sign;
             }
         }

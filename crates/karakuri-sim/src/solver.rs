@@ -53,6 +53,9 @@ pub struct Rows {
     pub diag: Vec<f64>,
     /// Impulses (warm start on entry, solution on exit) `(m)`.
     pub lambda: Vec<f64>,
+    /// The (at most two) contiguous dof ranges outside which the row's `J` and `M⁻¹ Jᵀ` are
+    /// zero: the kinematic trees it touches (M is block-diagonal per tree) `(m)`.
+    pub ranges: Vec<[(usize, usize); 2]>,
 }
 
 impl Rows {
@@ -65,6 +68,7 @@ impl Rows {
         self.kind.clear();
         self.diag.clear();
         self.lambda.clear();
+        self.ranges.clear();
     }
     /// Number of rows.
     pub fn len(&self) -> usize {
@@ -76,6 +80,12 @@ impl Rows {
     }
     /// Appends a row with a zero Jacobian to fill; returns its index.
     pub fn push(&mut self, kind: RowKind, b: f64, warm: f64) -> usize {
+        let nv = self.nv;
+        self.push_ranged(kind, b, warm, [(0, nv), (0, 0)])
+    }
+    /// [`Rows::push`] for a row touching only the dofs in `ranges` (sorted, disjoint).
+    pub fn push_ranged(&mut self, kind: RowKind, b: f64, warm: f64, ranges: [(usize, usize); 2]) -> usize {
+        self.ranges.push(ranges);
         self.j.extend(std::iter::repeat(0.0).take(self.nv));
         self.b.push(b);
         self.kind.push(kind);
@@ -170,20 +180,44 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
     }
     let u = |rows: &Rows, dv: &[f64], i: usize| -> f64 {
         let j = &rows.j[i * nv..(i + 1) * nv];
-        j.iter().zip(v_free).zip(dv).map(|((a, b), c)| a * (b + c)).sum()
+        let mut s = 0.0;
+        for &(a, b) in &rows.ranges[i] {
+            for k in a..b {
+                s += j[k] * (v_free[k] + dv[k]);
+            }
+        }
+        s
     };
+    let axpy_r = |dv: &mut [f64], a: f64, rows: &Rows, i: usize| {
+        if a != 0.0 {
+            let x = &rows.minv_jt[i * nv..(i + 1) * nv];
+            for &(lo, hi) in &rows.ranges[i] {
+                for k in lo..hi {
+                    dv[k] += a * x[k];
+                }
+            }
+        }
+    };
+    // blocks: a normal with its tangents, or a single row
+    let mut blocks = Vec::with_capacity(m);
+    let mut i = 0;
+    while i < m {
+        blocks.push(i);
+        i += match rows.kind[i] {
+            RowKind::Normal { friction, .. } => 1 + friction,
+            _ => 1,
+        };
+    }
     let mut stats = SolveStats::default();
     for it in 0..max_iterations {
         let mut change: f64 = 0.0;
-        let mut i = 0;
-        while i < m {
+        // symmetric Gauss–Seidel: alternate the sweep direction (a stack passes its weight
+        // down in one backward sweep and up in one forward sweep)
+        for bi in 0..blocks.len() {
+            let i = if it % 2 == 0 { blocks[bi] } else { blocks[blocks.len() - 1 - bi] };
             let kind = rows.kind[i];
             let d = rows.diag[i];
             if d <= tiny {
-                i += match kind {
-                    RowKind::Normal { friction, .. } => 1 + friction,
-                    _ => 1,
-                };
                 continue;
             }
             match kind {
@@ -195,7 +229,7 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
                         new = new.max(0.0);
                     }
                     rows.lambda[i] = new;
-                    axpy(dv, new - old, &rows.minv_jt[i * nv..(i + 1) * nv]);
+                    axpy_r(dv, new - old, rows, i);
                     change = change.max(((new - old) * d).abs());
                     if let RowKind::Normal { friction: 2, mu } = kind {
                         let lim = mu * new;
@@ -212,19 +246,17 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
                         }
                         rows.lambda[i1] = n1;
                         rows.lambda[i2] = n2;
-                        axpy(dv, n1 - o1, &rows.minv_jt[i1 * nv..(i1 + 1) * nv]);
-                        axpy(dv, n2 - o2, &rows.minv_jt[i2 * nv..(i2 + 1) * nv]);
+                        axpy_r(dv, n1 - o1, rows, i1);
+                        axpy_r(dv, n2 - o2, rows, i2);
                         change = change.max(((n1 - o1) * d1).abs()).max(((n2 - o2) * d2).abs());
-                        i += 3;
-                    } else {
-                        i += 1;
                     }
                 }
-                RowKind::Tangent => i += 1,
+                RowKind::Tangent => {}
             }
         }
         stats.iterations = it + 1;
         stats.residual = change;
+
         if change <= tolerance {
             break;
         }
