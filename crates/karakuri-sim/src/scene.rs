@@ -598,6 +598,10 @@ impl<'a> Reader<'a> {
         if (n - 1.0).abs() > 1e-6 {
             return self.err(format!("quaternion [x, y, z, w] must be unit (norm {n:.9})"));
         }
+        // normalise, but keep an already unit quaternion bit for bit (save/reload is exact)
+        if (n * n - 1.0).abs() < 1e-14 {
+            return Ok(q);
+        }
         Ok([q[0] / n, q[1] / n, q[2] / n, q[3] / n])
     }
     fn pose(&self) -> Result<Pose, SimError> {

@@ -1,0 +1,260 @@
+//! World behaviour: determinism, resting bodies, stacks, contact modes, store/restore, joint
+//! limits, the divergence guard and clear errors for bad scenes.
+
+use std::path::PathBuf;
+
+use karakuri::spatial::Vec3;
+use karakuri_sim::{Scene, SimError, World};
+
+fn scene_path(name: &str) -> PathBuf {
+    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/validation/scenes")).join(name);
+    if shared.exists() {
+        return shared;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes")).join(name)
+}
+
+fn yaml(text: &str) -> Scene {
+    Scene::from_str(text, "test.yaml").unwrap()
+}
+
+const BOX: &str = r#"
+    mass: 1.0
+    inertia: [[0.006667, 0, 0], [0, 0.006667, 0], [0, 0, 0.006667]]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1], material: m}]"#;
+
+fn ground_and(bodies: &str) -> String {
+    format!(
+        r#"
+name: t
+world: {{gravity: [0, 0, -9.81], dt: 0.001, duration: 1.0}}
+materials:
+  m: {{static_friction: 0.5, dynamic_friction: 0.5, restitution: 0.0}}
+bodies:
+  - name: ground
+    shapes: [{{type: plane, material: m}}]
+{bodies}"#
+    )
+}
+
+fn trajectory_bits(world: &mut World, steps: usize) -> Vec<u64> {
+    let mut out = vec![];
+    for _ in 0..steps {
+        world.step().unwrap();
+        for s in world.states() {
+            out.extend(s.pose.translation.iter().chain(s.pose.rotation.iter()).chain(s.linear.iter()).map(|x| x.to_bits()));
+        }
+    }
+    out
+}
+
+#[test]
+fn same_scene_gives_a_bit_identical_trajectory() {
+    for name in ["05a_stack5.json", "09b_newton_cradle_gap.json"] {
+        let scene = Scene::from_file(scene_path(name)).unwrap();
+        let a = trajectory_bits(&mut World::new(scene.clone()).unwrap(), 600);
+        let b = trajectory_bits(&mut World::new(scene).unwrap(), 600);
+        assert!(a == b, "{name}: two runs differ");
+    }
+}
+
+#[test]
+fn a_box_resting_on_the_ground_for_10_s_drifts_less_than_0_1_mm() {
+    let mut scene = yaml(&ground_and(&format!(
+        "  - name: box\n    joints: [{{type: free, q0: {{position: [0.3, -0.2, 0.1]}}}}]{BOX}"
+    )));
+    scene.world.duration = 10.0;
+    let mut world = World::new(scene).unwrap();
+    let p0 = world.state("box").unwrap().pose.translation;
+    world.run(10.0).unwrap();
+    let s = world.state("box").unwrap();
+    let drift = (s.pose.translation - p0).norm();
+    assert!(drift < 1e-4, "drift {drift} m");
+    // the contact forces carry the weight
+    let w = world.contact_wrenches()[world.body_index("box").unwrap()];
+    assert!((w.0.z - 9.81).abs() < 1e-3 && w.0.xy().norm() < 1e-6, "contact force {:?}", w.0);
+    assert_eq!(world.contacts().len(), 4, "a box on a plane touches at its four corners");
+}
+
+#[test]
+fn a_stack_of_10_boxes_stands_for_10_s() {
+    let mut bodies = String::new();
+    for i in 0..10 {
+        bodies += &format!("  - name: box{i}\n    joints: [{{type: free, q0: {{position: [0, 0, {}]}}}}]{BOX}\n", 0.1 + 0.2 * i as f64);
+    }
+    let mut world = World::new(yaml(&ground_and(&bodies))).unwrap();
+    let p0: Vec<Vec3> = world.states().iter().map(|s| s.pose.translation).collect();
+    let (mut drift, mut tilt): (f64, f64) = (0.0, 0.0);
+    for _ in 0..10_000 {
+        world.step().unwrap();
+        for (s, p) in world.states().iter().zip(&p0).skip(1) {
+            drift = drift.max((s.pose.translation - p).xy().norm());
+            tilt = tilt.max(s.pose.rotation[(2, 2)].clamp(-1.0, 1.0).acos().to_degrees());
+        }
+    }
+    let sink = p0[10].z - world.states()[10].pose.translation.z;
+    assert!(drift < 1e-3 && tilt < 1.0 && sink.abs() < 0.015, "drift {drift} m, tilt {tilt} deg, top sink {sink} m");
+}
+
+#[test]
+fn a_saved_scene_reloads_to_the_same_simulation() {
+    let dir = std::env::temp_dir().join(format!("karakuri-sim-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["05a_stack5.json", "08_fourbar.json", "09b_newton_cradle_gap.json"] {
+        let scene = Scene::from_file(scene_path(name)).unwrap();
+        for ext in ["json", "yaml"] {
+            let path = dir.join(format!("{name}.{ext}"));
+            scene.save(&path).unwrap();
+            let mut back = Scene::from_file(&path).unwrap();
+            back.source = scene.source.clone();
+            assert_eq!(back, scene, "{name} through {ext}");
+            let a = trajectory_bits(&mut World::new(scene.clone()).unwrap(), 200);
+            let b = trajectory_bits(&mut World::new(back).unwrap(), 200);
+            assert!(a == b, "{name} through {ext}: the reloaded scene simulates differently");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn contact_modes_none_and_penalty() {
+    let ball = r#"
+    mass: 1.0
+    inertia: [[0.004, 0, 0], [0, 0.004, 0], [0, 0, 0.004]]
+    shapes: [{type: sphere, radius: 0.1, material: m}]"#;
+    let body = format!("  - name: ball\n    joints: [{{type: free, q0: {{position: [0, 0, 0.1]}}}}]{ball}\n");
+    // none: falls through
+    let mut s = yaml(&ground_and(&body));
+    s.contact_pairs.push(karakuri_sim::scene::PairSpec { bodies: ["ground".into(), "ball".into()], mode: karakuri_sim::scene::ContactMode::None });
+    let mut w = World::new(s).unwrap();
+    w.run(0.5).unwrap();
+    assert!(w.state("ball").unwrap().pose.translation.z < -0.5);
+    // penalty: rests at the spring's deflection m g / k
+    let mut s = yaml(&ground_and(&body));
+    s.contact.mode = karakuri_sim::scene::ContactMode::Penalty { stiffness: 1e5, damping: 1e3 };
+    let mut w = World::new(s).unwrap();
+    w.run(1.0).unwrap();
+    let z = w.state("ball").unwrap().pose.translation.z;
+    assert!((0.1 - z - 9.81 / 1e5).abs() < 2e-5, "penalty rest height {z}");
+}
+
+#[test]
+fn shapes_rest_at_their_heights() {
+    let ir = "[[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]";
+    let bodies = format!(
+        r#"  - name: capsule
+    joints: [{{type: free, q0: {{position: [0, 0, 0.3]}}}}]
+    mass: 1.0
+    inertia: {ir}
+    shapes: [{{type: capsule, radius: 0.05, half_length: 0.2, material: m}}]
+  - name: cylinder
+    joints: [{{type: free, q0: {{position: [1, 0, 0.3]}}}}]
+    mass: 1.0
+    inertia: {ir}
+    shapes: [{{type: cylinder, radius: 0.1, half_length: 0.05, material: m}}]
+  - name: hull
+    joints: [{{type: free, q0: {{position: [2, 0, 0.3]}}}}]
+    mass: 1.0
+    inertia: {ir}
+    shapes: [{{type: convex_mesh, material: m, vertices: [[-0.1,-0.1,-0.1],[0.1,-0.1,-0.1],[0.1,0.1,-0.1],[-0.1,0.1,-0.1],[0,0,0.2]]}}]
+"#
+    );
+    let mut w = World::new(yaml(&ground_and(&bodies))).unwrap();
+    w.run(1.5).unwrap();
+    // capsule standing on its cap, cylinder on its face, pyramid on its base
+    for (name, h) in [("capsule", 0.25), ("cylinder", 0.05), ("hull", 0.1)] {
+        let z = w.state(name).unwrap().pose.translation.z;
+        assert!((z - h).abs() < 2e-3, "{name} rests at {z}, expected {h}");
+    }
+}
+
+#[test]
+fn joint_limits_stop_a_pendulum() {
+    let s = yaml(
+        r#"
+name: limited
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+bodies:
+  - name: rod
+    pose_in_parent: {position: [0, 0, 1]}
+    joints: [{type: revolute, axis: [0, 1, 0], q0: 1.0, limits: [-0.3, 1.2]}]
+    mass: 1.0
+    com: [0, 0, -0.5]
+    inertia: [[0.08, 0, 0], [0, 0.08, 0], [0, 0, 0.001]]
+"#,
+    );
+    let mut w = World::new(s).unwrap();
+    let mut low: f64 = 10.0;
+    for _ in 0..2000 {
+        w.step().unwrap();
+        let r = w.state("rod").unwrap().pose.rotation;
+        low = low.min(r[(0, 2)].atan2(r[(0, 0)]));
+    }
+    assert!(low > -0.3 - 2e-3, "swung past the lower limit: {low}");
+}
+
+#[test]
+fn divergence_stops_with_the_step_time_and_body() {
+    let mut s = yaml(&ground_and(&format!("  - name: box\n    joints: [{{type: free, q0: {{position: [0, 0, 1]}}}}]{BOX}")));
+    s.engine.max_speed = 3.0;
+    let mut w = World::new(s).unwrap();
+    let e = w.run(1.0).unwrap_err();
+    match &e {
+        SimError::Diverged { step, body, .. } => {
+            assert_eq!(body, "box");
+            assert!(*step > 250 && *step < 350, "{e}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(e.to_string().contains("step") && e.to_string().contains("box"));
+}
+
+fn error_of(text: &str) -> String {
+    let scene = Scene::from_str(text, "bad.yaml").and_then(World::new);
+    match scene {
+        Ok(_) => panic!("scene accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn bad(body: &str) -> String {
+    error_of(&ground_and(body))
+}
+
+#[test]
+fn unknown_shape_is_an_error() {
+    let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: torus, radius: 1}]");
+    assert!(e.contains("bad.yaml") && e.contains("bodies[1].shapes[0].type") && e.contains("unknown shape type 'torus'"), "{e}");
+}
+
+#[test]
+fn negative_mass_is_an_error() {
+    let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: -1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]");
+    assert!(e.contains("bodies[1].mass") && e.contains("non-negative"), "{e}");
+}
+
+#[test]
+fn non_unit_quaternion_is_an_error() {
+    let e = bad("  - name: b\n    joints: [{type: free, q0: {orientation: [0, 0, 0.5, 0.5]}}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]");
+    assert!(e.contains("bodies[1].joints[0].q0.orientation") && e.contains("unit"), "{e}");
+}
+
+#[test]
+fn unknown_material_is_an_error() {
+    let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: sphere, radius: 0.1, material: rubber}]");
+    assert!(e.contains("bodies[1].shapes[0].material") && e.contains("unknown material 'rubber'") && e.contains("defined: m"), "{e}");
+}
+
+#[test]
+fn missing_urdf_is_an_error() {
+    let e = error_of("name: r\nrobots:\n  - name: solo\n    urdf: does/not/exist.urdf\n");
+    assert!(e.contains("robots[0].urdf") && e.contains("does/not/exist.urdf"), "{e}");
+}
+
+#[test]
+fn unknown_keys_and_bad_inertia_are_errors() {
+    let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: sphere, raduis: 0.1}]");
+    assert!(e.contains("bodies[1].shapes[0].raduis") && e.contains("unknown key"), "{e}");
+    let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,5]]");
+    assert!(e.contains("bodies[1].inertia") && e.contains("triangle"), "{e}");
+}
