@@ -60,11 +60,32 @@ pub struct Summary {
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "scene            {}", self.scene)?;
-        writeln!(f, "steps            {} ({:.3} s simulated)", self.steps, self.simulated_time)?;
-        writeln!(f, "speed            {:.0} steps/s ({:.2} µs/step, {:.1}x real time)", self.steps_per_second, self.us_per_step,
-            if self.wall_time > 0.0 { self.simulated_time / self.wall_time } else { f64::INFINITY })?;
-        writeln!(f, "contacts         {} at the end, {} max, {:.2} mean", self.contacts_final, self.contacts_max, self.contacts_mean)?;
-        write!(f, "energy           {:.6} J -> {:.6} J (drift {:+.3e})", self.energy.0, self.energy.1, self.energy_drift)
+        writeln!(
+            f,
+            "steps            {} ({:.3} s simulated)",
+            self.steps, self.simulated_time
+        )?;
+        writeln!(
+            f,
+            "speed            {:.0} steps/s ({:.2} µs/step, {:.1}x real time)",
+            self.steps_per_second,
+            self.us_per_step,
+            if self.wall_time > 0.0 {
+                self.simulated_time / self.wall_time
+            } else {
+                f64::INFINITY
+            }
+        )?;
+        writeln!(
+            f,
+            "contacts         {} at the end, {} max, {:.2} mean",
+            self.contacts_final, self.contacts_max, self.contacts_mean
+        )?;
+        write!(
+            f,
+            "energy           {:.6} J -> {:.6} J (drift {:+.3e})",
+            self.energy.0, self.energy.1, self.energy_drift
+        )
     }
 }
 
@@ -83,14 +104,26 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
     if !(duration >= 0.0 && duration.is_finite()) {
-        return Err(SimError::Input(format!("--duration must be non-negative (got {duration})")));
+        return Err(SimError::Input(format!(
+            "--duration must be non-negative (got {duration})"
+        )));
     }
     let name = scene.name.clone();
     let mut world = World::new(scene)?;
     let n = (duration / world.engine().dt()).round() as u64;
-    let mut traj = args.out.as_ref().map(|p| CsvOut::create(p, "step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz")).transpose()?;
-    let mut steps_out = args.steps.as_ref().map(|p| CsvOut::create(p, "step,t,contacts,wall_ns")).transpose()?;
-    let moving: Vec<usize> = (0..world.bodies().len()).filter(|&i| !world.bodies()[i].is_static).collect();
+    let mut traj = args
+        .out
+        .as_ref()
+        .map(|p| CsvOut::create(p, "step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz"))
+        .transpose()?;
+    let mut steps_out = args
+        .steps
+        .as_ref()
+        .map(|p| CsvOut::create(p, "step,t,contacts,wall_ns"))
+        .transpose()?;
+    let moving: Vec<usize> = (0..world.bodies().len())
+        .filter(|&i| !world.bodies()[i].is_static)
+        .collect();
     let e0 = world.energy();
     if let Some(t) = traj.as_mut() {
         write_rows(t, &world, &moving, 0)?;
@@ -158,8 +191,13 @@ struct CsvOut {
 
 impl CsvOut {
     fn create(path: &Path, header: &str) -> Result<CsvOut, SimError> {
-        let f = std::fs::File::create(path).map_err(|e| SimError::Output(format!("{}: cannot create: {e}", path.display())))?;
-        let mut out = CsvOut { path: path.to_path_buf(), w: std::io::BufWriter::new(f), buf: String::new() };
+        let f = std::fs::File::create(path)
+            .map_err(|e| SimError::Output(format!("{}: cannot create: {e}", path.display())))?;
+        let mut out = CsvOut {
+            path: path.to_path_buf(),
+            w: std::io::BufWriter::new(f),
+            buf: String::new(),
+        };
         out.line(format_args!("{header}"))?;
         Ok(out)
     }
@@ -167,10 +205,14 @@ impl CsvOut {
         self.buf.clear();
         let _ = self.buf.write_fmt(args);
         self.buf.push('\n');
-        self.w.write_all(self.buf.as_bytes()).map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+        self.w
+            .write_all(self.buf.as_bytes())
+            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
     }
     fn finish(mut self) -> Result<(), SimError> {
-        self.w.flush().map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+        self.w
+            .flush()
+            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
     }
 }
 
@@ -182,7 +224,20 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
         let p = s.pose.translation;
         out.line(format_args!(
             "{step},{t},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            world.bodies()[i].name, p.x, p.y, p.z, q[0], q[1], q[2], q[3], s.linear.x, s.linear.y, s.linear.z, s.angular.x, s.angular.y, s.angular.z
+            world.bodies()[i].name,
+            p.x,
+            p.y,
+            p.z,
+            q[0],
+            q[1],
+            q[2],
+            q[3],
+            s.linear.x,
+            s.linear.y,
+            s.linear.z,
+            s.angular.x,
+            s.angular.y,
+            s.angular.z
         ))?;
     }
     Ok(())

@@ -57,21 +57,29 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
     Ok(match g {
         Geometry::Sphere { radius } => (SharedShape::ball(*radius), Se3::identity(), false),
         Geometry::Box { half_extents: h } => (SharedShape::cuboid(h[0], h[1], h[2]), Se3::identity(), false),
-        Geometry::Capsule { radius, half_length } => (SharedShape::capsule_z(*half_length, *radius), Se3::identity(), false),
+        Geometry::Capsule { radius, half_length } => {
+            (SharedShape::capsule_z(*half_length, *radius), Se3::identity(), false)
+        }
         Geometry::Cylinder { radius, half_length } => {
             // parry's cylinder axis is y: rotate +90° about x so that y maps to z
             let r = karakuri::spatial::rotation_about(&Vec3::x(), std::f64::consts::FRAC_PI_2);
-            (SharedShape::cylinder(*half_length, *radius), Se3::new(r, Vec3::zeros()), false)
+            (
+                SharedShape::cylinder(*half_length, *radius),
+                Se3::new(r, Vec3::zeros()),
+                false,
+            )
         }
         Geometry::Plane => (SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)), Se3::identity(), true),
         Geometry::ConvexMesh { vertices } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
-            let s = SharedShape::convex_hull(&pts).ok_or("the convex hull of the vertices is degenerate (flat or repeated points)")?;
+            let s = SharedShape::convex_hull(&pts)
+                .ok_or("the convex hull of the vertices is degenerate (flat or repeated points)")?;
             (s, Se3::identity(), false)
         }
         Geometry::TriMesh { vertices, triangles } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
-            let s = SharedShape::trimesh(pts, triangles.clone()).map_err(|e| format!("invalid triangle mesh: {e:?}"))?;
+            let s =
+                SharedShape::trimesh(pts, triangles.clone()).map_err(|e| format!("invalid triangle mesh: {e:?}"))?;
             (s, Se3::identity(), false)
         }
     })
@@ -81,7 +89,10 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
 pub fn to_parry(x: &Se3) -> PPose {
     let q = quat_to_xyzw(&x.rotation);
     let t = x.translation;
-    PPose::from_parts(PVec::new(t.x, t.y, t.z), Rotation::from_xyzw(q[0], q[1], q[2], q[3]).normalize())
+    PPose::from_parts(
+        PVec::new(t.x, t.y, t.z),
+        Rotation::from_xyzw(q[0], q[1], q[2], q[3]).normalize(),
+    )
 }
 
 fn from_pvec(v: PVec) -> Vec3 {
@@ -144,7 +155,8 @@ impl Collider {
         self.order.clear();
         self.order.extend((0..n).filter(|&k| !self.shapes[k].unbounded));
         let aabbs = &self.aabbs;
-        self.order.sort_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
+        self.order
+            .sort_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         for (ia, &a) in self.order.iter().enumerate() {
             for &b in &self.order[ia + 1..] {
@@ -167,7 +179,9 @@ impl Collider {
         pairs.dedup();
         let dispatcher = DefaultQueryDispatcher;
         for (a, b) in pairs {
-            let Some(mode) = self.pair_mode[a * n + b] else { continue };
+            let Some(mode) = self.pair_mode[a * n + b] else {
+                continue;
+            };
             if mode == ContactMode::None {
                 continue;
             }
@@ -176,7 +190,14 @@ impl Collider {
             self.manifolds.clear();
             let mut workspace = None;
             if dispatcher
-                .contact_manifolds(&pos12, &*self.shapes[a].shape.0, &*self.shapes[b].shape.0, margin, &mut self.manifolds, &mut workspace)
+                .contact_manifolds(
+                    &pos12,
+                    &*self.shapes[a].shape.0,
+                    &*self.shapes[b].shape.0,
+                    margin,
+                    &mut self.manifolds,
+                    &mut workspace,
+                )
                 .is_err()
             {
                 continue;

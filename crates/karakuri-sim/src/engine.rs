@@ -35,7 +35,11 @@ pub struct BodyState {
 
 impl Default for BodyState {
     fn default() -> Self {
-        BodyState { pose: Se3::identity(), linear: Vec3::zeros(), angular: Vec3::zeros() }
+        BodyState {
+            pose: Se3::identity(),
+            linear: Vec3::zeros(),
+            angular: Vec3::zeros(),
+        }
     }
 }
 
@@ -91,7 +95,14 @@ impl StageTimes {
     }
     /// Sum of the stages.
     pub fn total(&self) -> Duration {
-        self.check_state + self.position + self.velocity + self.actuation + self.acceleration + self.constraint + self.integrate + self.sensors
+        self.check_state
+            + self.position
+            + self.velocity
+            + self.actuation
+            + self.acceleration
+            + self.constraint
+            + self.integrate
+            + self.sensors
     }
 }
 

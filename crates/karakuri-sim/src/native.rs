@@ -7,13 +7,16 @@ use std::time::Instant;
 
 use karakuri::algorithms::{self, ltdl};
 use karakuri::model::{Axis, FrameKind, JointId, JointType};
-use karakuri::spatial::{exp3, quat_from_xyzw, quat_to_xyzw, Inertia, Mat3, Se3, Vec3};
+use karakuri::spatial::{exp3, quat_from_xyzw, Inertia, Mat3, Se3, Vec3};
 use karakuri::{Data, Model, ModelBuilder, ModelError};
 use nalgebra::DVector;
 
 use crate::collision::{make_shape, ColShape, Collider, RawContact};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
-use crate::scene::{ContactMode, ContactParams, EngineParams, Geometry, Integrator, JointSpec, Material, Pose, RobotRoot, Scene, SolverKind};
+use crate::scene::{
+    ContactMode, ContactParams, EngineParams, Geometry, Integrator, JointSpec, Material, Pose, RobotRoot, Scene,
+    SolverKind,
+};
 use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind, Rows, SolveStats};
 use crate::SimError;
 
@@ -153,7 +156,14 @@ fn v3(a: &[f64; 3]) -> Vec3 {
 }
 
 fn scene_err(scene: &Scene, path: String, reason: impl Into<String>) -> SimError {
-    SimError::Scene { file: scene.source.as_ref().map_or("<scene>".into(), |p| p.display().to_string()), path, reason: reason.into() }
+    SimError::Scene {
+        file: scene
+            .source
+            .as_ref()
+            .map_or("<scene>".into(), |p| p.display().to_string()),
+        path,
+        reason: reason.into(),
+    }
 }
 
 fn model_err(scene: &Scene, path: String, e: ModelError) -> SimError {
@@ -165,13 +175,19 @@ fn model_err(scene: &Scene, path: String, e: ModelError) -> SimError {
 }
 
 /// The collision shapes of scene body `bi`.
-fn body_shapes(scene: &Scene, bi: usize, body: &SimBody, specs: &[crate::scene::ShapeSpec]) -> Result<Vec<ColShape>, SimError> {
+fn body_shapes(
+    scene: &Scene,
+    bi: usize,
+    body: &SimBody,
+    specs: &[crate::scene::ShapeSpec],
+) -> Result<Vec<ColShape>, SimError> {
     let mut out = Vec::new();
     for (si, s) in specs.iter().enumerate() {
         if !s.collide {
             continue;
         }
-        let (shape, extra, unbounded) = make_shape(&s.geometry).map_err(|e| scene_err(scene, format!("bodies[{bi}].shapes[{si}]"), e))?;
+        let (shape, extra, unbounded) =
+            make_shape(&s.geometry).map_err(|e| scene_err(scene, format!("bodies[{bi}].shapes[{si}]"), e))?;
         out.push(ColShape {
             body: bi,
             joint: body.joint,
@@ -209,7 +225,11 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     let mut limits = Vec::new();
     for (bi, bs) in scene.bodies.iter().enumerate() {
         let path = |s: &str| format!("bodies[{bi}].{s}");
-        let parent_idx = if bs.parent == "world" { None } else { scene.body_index(&bs.parent) };
+        let parent_idx = if bs.parent == "world" {
+            None
+        } else {
+            scene.body_index(&bs.parent)
+        };
         let (pj, px) = match parent_idx {
             None => (0usize, Se3::identity()),
             Some(p) => (bodies[p].joint, bodies[p].placement),
@@ -218,13 +238,18 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
         let inertia = Inertia::new(bs.mass, v3(&bs.com), Mat3::from_fn(|r, c| bs.inertia[r][c]));
         let (joint, placement) = if bs.joints.is_empty() {
             if pj != 0 {
-                b.add_inertia(JointId(pj), &bs.name, inertia.transformed(&base)).map_err(|e| model_err(scene, path("inertia"), e))?;
+                b.add_inertia(JointId(pj), &bs.name, inertia.transformed(&base))
+                    .map_err(|e| model_err(scene, path("inertia"), e))?;
             }
             (pj, base)
         } else if let JointSpec::Free { name, q0: pose, qd0 } = &bs.joints[0] {
-            let j = b.add_joint(JointId::UNIVERSE, name, JointType::FreeFlyer, Se3::identity()).map_err(|e| model_err(scene, path("joints[0]"), e))?;
-            b.add_body(j, &bs.name, inertia).map_err(|e| model_err(scene, path("inertia"), e))?;
-            b.set_body_name(j, &bs.name).map_err(|e| model_err(scene, path("name"), e))?;
+            let j = b
+                .add_joint(JointId::UNIVERSE, name, JointType::FreeFlyer, Se3::identity())
+                .map_err(|e| model_err(scene, path("joints[0]"), e))?;
+            b.add_body(j, &bs.name, inertia)
+                .map_err(|e| model_err(scene, path("inertia"), e))?;
+            b.set_body_name(j, &bs.name)
+                .map_err(|e| model_err(scene, path("name"), e))?;
             free_init.push((j.0, *pose, qd0.linear, qd0.angular));
             (j.0, Se3::identity())
         } else {
@@ -232,12 +257,32 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             let mut prev_anchor = Vec3::zeros();
             let n = bs.joints.len();
             for (k, js) in bs.joints.iter().enumerate() {
-                let JointSpec::Hinge { name, prismatic, axis, anchor, q0: jq, qd0: jv, limits: lim, damping, stiffness, spring_reference, armature } = js
+                let JointSpec::Hinge {
+                    name,
+                    prismatic,
+                    axis,
+                    anchor,
+                    q0: jq,
+                    qd0: jv,
+                    limits: lim,
+                    damping,
+                    stiffness,
+                    spring_reference,
+                    armature,
+                } = js
                 else {
-                    return Err(scene_err(scene, path(&format!("joints[{k}]")), "a free joint must be the body's only joint"));
+                    return Err(scene_err(
+                        scene,
+                        path(&format!("joints[{k}]")),
+                        "a free joint must be the body's only joint",
+                    ));
                 };
                 let a = v3(anchor);
-                let placement = if k == 0 { base.compose(&Se3::from_translation(a)) } else { Se3::from_translation(a - prev_anchor) };
+                let placement = if k == 0 {
+                    base.compose(&Se3::from_translation(a))
+                } else {
+                    Se3::from_translation(a - prev_anchor)
+                };
                 prev_anchor = a;
                 let ax = Axis::from_unit(v3(axis));
                 let kind = match (prismatic, lim.is_some()) {
@@ -245,9 +290,12 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     (false, true) => JointType::Revolute { axis: ax },
                     (false, false) => JointType::RevoluteUnbounded { axis: ax },
                 };
-                let j = b.add_joint(parent, name, kind, placement).map_err(|e| model_err(scene, path(&format!("joints[{k}]")), e))?;
+                let j = b
+                    .add_joint(parent, name, kind, placement)
+                    .map_err(|e| model_err(scene, path(&format!("joints[{k}]")), e))?;
                 if let Some(l) = lim {
-                    b.set_position_limits(j, &[l[0]], &[l[1]]).map_err(|e| model_err(scene, path(&format!("joints[{k}].limits")), e))?;
+                    b.set_position_limits(j, &[l[0]], &[l[1]])
+                        .map_err(|e| model_err(scene, path(&format!("joints[{k}].limits")), e))?;
                     limits.push((j.0, l[0], l[1]));
                 }
                 q0.push((j.0, *jq));
@@ -255,16 +303,25 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 dof_params.push((j.0, *damping, *stiffness, *spring_reference, *armature));
                 if k + 1 == n {
                     let x = Se3::from_translation(-a);
-                    b.add_body(j, &bs.name, inertia.transformed(&x)).map_err(|e| model_err(scene, path("inertia"), e))?;
-                    b.set_body_name(j, &bs.name).map_err(|e| model_err(scene, path("name"), e))?;
+                    b.add_body(j, &bs.name, inertia.transformed(&x))
+                        .map_err(|e| model_err(scene, path("inertia"), e))?;
+                    b.set_body_name(j, &bs.name)
+                        .map_err(|e| model_err(scene, path("name"), e))?;
                 } else {
-                    b.set_body_name(j, &format!("{}#{}", bs.name, k)).map_err(|e| model_err(scene, path("name"), e))?;
+                    b.set_body_name(j, &format!("{}#{}", bs.name, k))
+                        .map_err(|e| model_err(scene, path("name"), e))?;
                 }
                 parent = j;
             }
             (parent.0, Se3::from_translation(-prev_anchor))
         };
-        let body = SimBody { name: bs.name.clone(), joint, placement, parent: parent_idx, mass: bs.mass };
+        let body = SimBody {
+            name: bs.name.clone(),
+            joint,
+            placement,
+            parent: parent_idx,
+            mass: bs.mass,
+        };
         shapes.extend(body_shapes(scene, bi, &body, &bs.shapes)?);
         bodies.push(body);
     }
@@ -279,8 +336,13 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             },
             package_dirs: vec![scene.base_dir()],
         };
-        let (rm, geom) = karakuri::io::urdf::load_with(&path, &opts)
-            .map_err(|e| scene_err(scene, format!("robots[{ri}].urdf"), format!("cannot load '{}': {e}", rs.urdf)))?;
+        let (rm, geom) = karakuri::io::urdf::load_with(&path, &opts).map_err(|e| {
+            scene_err(
+                scene,
+                format!("robots[{ri}].urdf"),
+                format!("cannot load '{}': {e}", rs.urdf),
+            )
+        })?;
         let base = se3(&rs.pose);
         let mut map = vec![0usize; rm.njoints];
         let mut link_body = vec![usize::MAX; rm.njoints];
@@ -302,18 +364,37 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 rm.joint_placements[j]
             };
             let name = format!("{}/{}", rs.name, rm.joint_names[j]);
-            let id = b.add_joint(JointId(parent), &name, rm.joint_types[j], placement).map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
+            let id = b
+                .add_joint(JointId(parent), &name, rm.joint_types[j], placement)
+                .map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
             let bname = format!("{}/{}", rs.name, rm.body_names[j]);
-            b.add_inertia(id, &bname, rm.inertias[j]).map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
-            b.set_body_name(id, &bname).map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
+            b.add_inertia(id, &bname, rm.inertias[j])
+                .map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
+            b.set_body_name(id, &bname)
+                .map_err(|e| model_err(scene, format!("robots[{ri}]"), e))?;
             let (iq, nq) = (rm.idx_q[j], rm.nqs[j]);
-            let (lo, hi) = (&rm.lower_position_limit[iq..iq + nq], &rm.upper_position_limit[iq..iq + nq]);
-            if nq == 1 && lo[0].is_finite() && hi[0].is_finite() && matches!(rm.joint_types[j], JointType::Revolute { .. } | JointType::Prismatic { .. }) {
+            let (lo, hi) = (
+                &rm.lower_position_limit[iq..iq + nq],
+                &rm.upper_position_limit[iq..iq + nq],
+            );
+            if nq == 1
+                && lo[0].is_finite()
+                && hi[0].is_finite()
+                && matches!(
+                    rm.joint_types[j],
+                    JointType::Revolute { .. } | JointType::Prismatic { .. }
+                )
+            {
                 limits.push((id.0, lo[0], hi[0]));
             }
             let (iv, nv) = (rm.idx_v[j], rm.nvs[j]);
             if nv == 1 {
-                dof_params.push((id.0, rm.damping[iv], 0.0, 0.0, 0.0));
+                let q_ref = rs
+                    .q0
+                    .iter()
+                    .find(|(n, _)| n == &rm.joint_names[j])
+                    .map_or(0.0, |(_, x)| *x);
+                dof_params.push((id.0, rm.damping[iv] + rs.joint_damping, rs.joint_stiffness, q_ref, 0.0));
             }
             map[j] = id.0;
             link_body[j] = bodies.len();
@@ -330,22 +411,77 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             for g in &geom.collisions {
                 let rj = g.parent_joint.0;
                 let geometry = match &g.shape {
-                    karakuri::io::urdf::Shape::Box { size } => Geometry::Box { half_extents: [size.x / 2.0, size.y / 2.0, size.z / 2.0] },
+                    karakuri::io::urdf::Shape::Box { size } => Geometry::Box {
+                        half_extents: [size.x / 2.0, size.y / 2.0, size.z / 2.0],
+                    },
                     karakuri::io::urdf::Shape::Sphere { radius } => Geometry::Sphere { radius: *radius },
-                    karakuri::io::urdf::Shape::Cylinder { radius, length } => Geometry::Cylinder { radius: *radius, half_length: length / 2.0 },
-                    karakuri::io::urdf::Shape::Capsule { radius, length } => Geometry::Capsule { radius: *radius, half_length: length / 2.0 },
+                    karakuri::io::urdf::Shape::Cylinder { radius, length } => Geometry::Cylinder {
+                        radius: *radius,
+                        half_length: length / 2.0,
+                    },
+                    karakuri::io::urdf::Shape::Capsule { radius, length } => Geometry::Capsule {
+                        radius: *radius,
+                        half_length: length / 2.0,
+                    },
                     karakuri::io::urdf::Shape::Mesh { .. } => continue, // meshes are not loaded (yet)
                 };
-                let (shape, extra, unbounded) = make_shape(&geometry).map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;
-                let placement = if rj == 0 { base.compose(&g.placement) } else { g.placement };
-                shapes.push(ColShape { body: link_body[rj], joint: map[rj], placement: placement.compose(&extra), shape, material: mat, unbounded });
+                let (shape, extra, unbounded) =
+                    make_shape(&geometry).map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;
+                let placement = if rj == 0 {
+                    base.compose(&g.placement)
+                } else {
+                    g.placement
+                };
+                shapes.push(ColShape {
+                    body: link_body[rj],
+                    joint: map[rj],
+                    placement: placement.compose(&extra),
+                    shape,
+                    material: mat,
+                    unbounded,
+                });
             }
+        }
+        for (si, (link, spec)) in rs.shapes.iter().enumerate() {
+            let path = format!("robots[{ri}].shapes[{si}]");
+            let Some(f) = rm.frames.iter().find(|f| &f.name == link && f.kind == FrameKind::Body) else {
+                return Err(scene_err(
+                    scene,
+                    format!("{path}.link"),
+                    format!("the robot has no link '{link}'"),
+                ));
+            };
+            if !spec.collide {
+                continue;
+            }
+            let rj = f.parent_joint.0;
+            let (shape, extra, unbounded) =
+                make_shape(&spec.geometry).map_err(|e| scene_err(scene, path.clone(), e))?;
+            let at = f.placement.compose(&se3(&spec.pose));
+            let placement = if rj == 0 { base.compose(&at) } else { at };
+            let material = if spec.material.is_some() {
+                scene.material(spec.material.as_deref())
+            } else {
+                scene.material(rs.material.as_deref())
+            };
+            shapes.push(ColShape {
+                body: link_body[rj],
+                joint: map[rj],
+                placement: placement.compose(&extra),
+                shape,
+                material,
+                unbounded,
+            });
         }
         // initial joint state, resolved after the build (joint names are prefixed)
         for (key, list) in [("q0", &rs.q0), ("v0", &rs.v0)] {
             for (name, _) in list {
                 if rm.joint_id(name).is_none() {
-                    return Err(scene_err(scene, format!("robots[{ri}].{key}.{name}"), format!("the robot has no joint '{name}'")));
+                    return Err(scene_err(
+                        scene,
+                        format!("robots[{ri}].{key}.{name}"),
+                        format!("the robot has no joint '{name}'"),
+                    ));
                 }
             }
         }
@@ -391,7 +527,17 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             axis_b: Vec3::zeros(), // set from the initial configuration
         });
     }
-    Ok(Assembly { model, bodies, shapes, q0, free_init, v0, dof_params, limits, loops })
+    Ok(Assembly {
+        model,
+        bodies,
+        shapes,
+        q0,
+        free_init,
+        v0,
+        dof_params,
+        limits,
+        loops,
+    })
 }
 
 impl NativeEngine {
@@ -426,7 +572,10 @@ impl NativeEngine {
     }
 
     fn body_of_joint(&self, joint: usize) -> String {
-        self.bodies.iter().find(|b| b.joint == joint).map_or_else(|| self.model.body_names[joint].clone(), |b| b.name.clone())
+        self.bodies
+            .iter()
+            .find(|b| b.joint == joint)
+            .map_or_else(|| self.model.body_names[joint].clone(), |b| b.name.clone())
     }
 
     /// Stage 1: the NaN / divergence guard.
@@ -436,16 +585,27 @@ impl NativeEngine {
             let (iq, nq, iv, nv) = (m.idx_q[j], m.nqs[j], m.idx_v[j], m.nvs[j]);
             let bad_q = self.q.as_slice()[iq..iq + nq].iter().any(|x| !x.is_finite());
             let bad_v = self.v.as_slice()[iv..iv + nv].iter().any(|x| !x.is_finite());
-            let fast = self.v.as_slice()[iv..iv + nv].iter().map(|x| x.abs()).fold(0.0, f64::max);
+            let fast = self.v.as_slice()[iv..iv + nv]
+                .iter()
+                .map(|x| x.abs())
+                .fold(0.0, f64::max);
             if bad_q || bad_v || fast > self.params.max_speed {
                 let reason = if bad_q {
                     format!("joint '{}' position is not finite", m.joint_names[j])
                 } else if bad_v {
                     format!("joint '{}' velocity is not finite", m.joint_names[j])
                 } else {
-                    format!("joint '{}' speed {fast:.3e} exceeds engine.max_speed {:.3e}", m.joint_names[j], self.params.max_speed)
+                    format!(
+                        "joint '{}' speed {fast:.3e} exceeds engine.max_speed {:.3e}",
+                        m.joint_names[j], self.params.max_speed
+                    )
                 };
-                return Err(SimError::Diverged { step: self.steps, time: self.time, body: self.body_of_joint(j), reason });
+                return Err(SimError::Diverged {
+                    step: self.steps,
+                    time: self.time,
+                    body: self.body_of_joint(j),
+                    reason,
+                });
             }
         }
         Ok(())
@@ -462,7 +622,8 @@ impl NativeEngine {
             d.mass_matrix[(k, k)] += self.armature[k] + dt * self.damping[k] + dt * dt * self.stiffness[k];
         }
         ltdl::factorize(m, d);
-        self.collider.detect(&d.o_m_i, self.contact.prediction_distance, &mut self.raw);
+        self.collider
+            .detect(&d.o_m_i, self.contact.prediction_distance, &mut self.raw);
     }
 
     /// Stage 3: bias forces `h = C v + g` and passive joint forces (damping, springs).
@@ -587,7 +748,11 @@ impl NativeEngine {
             let vn = rel(&self.v, &n, &mut scratch);
             let vt = Vec3::new(rel(&self.v, &t1, &mut scratch), rel(&self.v, &t2, &mut scratch), 0.0);
             let mat = mean_material(&sa.material, &sb.material);
-            let mu = if vt.norm() <= cp.friction_threshold_velocity { mat.static_friction } else { mat.dynamic_friction };
+            let mu = if vt.norm() <= cp.friction_threshold_velocity {
+                mat.static_friction
+            } else {
+                mat.dynamic_friction
+            };
             if let ContactMode::Penalty { stiffness, damping } = c.mode {
                 // spring-damper normal force and regularised Coulomb friction, as impulses on v_free
                 let mut f = Vec3::zeros();
@@ -595,7 +760,11 @@ impl NativeEngine {
                     let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
                     let vt_w = t1 * vt.x + t2 * vt.y;
                     let s = vt_w.norm();
-                    let ft = if s > 1e-12 { -vt_w / s * (mu * fn_).min(damping.max(stiffness * dt) * s) } else { Vec3::zeros() };
+                    let ft = if s > 1e-12 {
+                        -vt_w / s * (mu * fn_).min(damping.max(stiffness * dt) * s)
+                    } else {
+                        Vec3::zeros()
+                    };
                     f = n * fn_ + ft;
                     for dir in [n, t1, t2] {
                         let fd = f.dot(&dir);
@@ -609,7 +778,13 @@ impl NativeEngine {
                         self.v_free.axpy(fd * dt, &DVector::from_column_slice(&scratch), 1.0);
                     }
                 }
-                self.contact_rows.push(ContactRows { raw: ci, row: usize::MAX, nrows: 0, dirs: [n, t1, t2], penalty_force: f });
+                self.contact_rows.push(ContactRows {
+                    raw: ci,
+                    row: usize::MAX,
+                    nrows: 0,
+                    dirs: [n, t1, t2],
+                    penalty_force: f,
+                });
                 continue;
             }
             // Springhead's normal target
@@ -633,7 +808,11 @@ impl NativeEngine {
             };
             let friction = if mu > 0.0 { 2 } else { 0 };
             let key = (c.shape_a, c.shape_b, c.features.0, c.features.1);
-            let w = if self.params.warm_start { self.warm.get(&key).copied().unwrap_or([0.0; 3]) } else { [0.0; 3] };
+            let w = if self.params.warm_start {
+                self.warm.get(&key).copied().unwrap_or([0.0; 3])
+            } else {
+                [0.0; 3]
+            };
             let ranges = Self::pair_ranges(&self.model, ja, jb);
             let r0 = self.rows.push_ranged(RowKind::Normal { friction, mu }, b, w[0], ranges);
             self.rows.j_row_mut(r0).copy_from_slice(&scratch);
@@ -645,13 +824,25 @@ impl NativeEngine {
                     Self::add_point_row(&self.model, &self.data, ja, &c.point, t, -1.0, row);
                 }
             }
-            self.contact_rows.push(ContactRows { raw: ci, row: r0, nrows: 1 + friction, dirs: [n, t1, t2], penalty_force: Vec3::zeros() });
+            self.contact_rows.push(ContactRows {
+                raw: ci,
+                row: r0,
+                nrows: 1 + friction,
+                dirs: [n, t1, t2],
+                penalty_force: Vec3::zeros(),
+            });
         }
         // loop closures: point rows (and two rotational rows for revolute loops)
         self.other_row_start = self.rows.len();
         let mut other = 0usize;
         let beta = self.params.loop_correction_rate;
-        Self::loop_rows_into(&self.model, &self.data, &self.loops, &mut self.loop_rows, &mut self.loop_err);
+        Self::loop_rows_into(
+            &self.model,
+            &self.data,
+            &self.loops,
+            &mut self.loop_rows,
+            &mut self.loop_err,
+        );
         for (k, &c) in self.loop_err.iter().enumerate() {
             let w = self.warm_other.get(other).copied().unwrap_or(0.0);
             other += 1;
@@ -671,7 +862,11 @@ impl NativeEngine {
                     self.rows.j_row_mut(r)[lim.dof] = 0.0;
                     continue;
                 }
-                let b = if dist < 0.0 { -cp.error_correction_rate * dist / dt } else { -dist / dt };
+                let b = if dist < 0.0 {
+                    -cp.error_correction_rate * dist / dt
+                } else {
+                    -dist / dt
+                };
                 let ranges = [Self::tree_range(&self.model, self.model.dof_joint[lim.dof]), (0, 0)];
                 let r = self.rows.push_ranged(RowKind::Unilateral, b, w, ranges);
                 self.rows.j_row_mut(r)[lim.dof] = sign;
@@ -684,7 +879,8 @@ impl NativeEngine {
             let (model, data) = (&self.model, &self.data);
             self.rows.prepare(|x| ltdl::solve_in_place(model, data, x));
             let vf = self.v_free.as_slice();
-            let direct = self.params.solver == SolverKind::Auto && direct_applies(&self.rows, self.params.direct_max_rows);
+            let direct =
+                self.params.solver == SolverKind::Auto && direct_applies(&self.rows, self.params.direct_max_rows);
             let mut stats = None;
             if direct {
                 let mut trial = self.rows.clone();
@@ -695,7 +891,13 @@ impl NativeEngine {
             }
             self.last_solve = match stats {
                 Some(s) => s,
-                None => solve_pgs(&mut self.rows, vf, &mut self.dv, self.params.max_iterations, self.params.tolerance),
+                None => solve_pgs(
+                    &mut self.rows,
+                    vf,
+                    &mut self.dv,
+                    self.params.max_iterations,
+                    self.params.tolerance,
+                ),
             };
         } else {
             self.last_solve = SolveStats::default();
@@ -712,7 +914,8 @@ impl NativeEngine {
             self.warm.insert((c.shape_a, c.shape_b, c.features.0, c.features.1), w);
         }
         self.warm_other.clear();
-        self.warm_other.extend_from_slice(&self.rows.lambda[self.other_row_start..]);
+        self.warm_other
+            .extend_from_slice(&self.rows.lambda[self.other_row_start..]);
         for k in 0..nv {
             self.v[k] = self.v_free[k] + self.dv[k];
         }
@@ -899,7 +1102,13 @@ fn mean_material(a: &Material, b: &Material) -> Material {
 
 /// Two unit tangents completing `n` to a right-handed frame (deterministic).
 fn tangents(n: &Vec3) -> (Vec3, Vec3) {
-    let a = if n.x.abs() < 0.57 { Vec3::x() } else if n.y.abs() < 0.57 { Vec3::y() } else { Vec3::z() };
+    let a = if n.x.abs() < 0.57 {
+        Vec3::x()
+    } else if n.y.abs() < 0.57 {
+        Vec3::y()
+    } else {
+        Vec3::z()
+    };
     let t1 = n.cross(&a).normalize();
     let t2 = n.cross(&t1);
     (t1, t2)
@@ -993,7 +1202,16 @@ impl Engine for NativeEngine {
             spring_ref[k] = *r;
             armature[k] = *a;
         }
-        let limits = asm.limits.iter().map(|(j, lo, hi)| Limit { dof: model.idx_v[*j], iq: model.idx_q[*j], lo: *lo, hi: *hi }).collect();
+        let limits = asm
+            .limits
+            .iter()
+            .map(|(j, lo, hi)| Limit {
+                dof: model.idx_v[*j],
+                iq: model.idx_q[*j],
+                lo: *lo,
+                hi: *hi,
+            })
+            .collect();
         // collision pairs
         let bodies = asm.bodies;
         let excluded: Vec<(usize, usize)> = scene
@@ -1027,7 +1245,12 @@ impl Engine for NativeEngine {
             if exclude_pc && (bodies[a.body].parent == Some(b.body) || bodies[b.body].parent == Some(a.body)) {
                 return None;
             }
-            Some(pair_modes.iter().find(|(k, _)| *k == key).map_or(default_mode, |(_, m)| *m))
+            Some(
+                pair_modes
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map_or(default_mode, |(_, m)| *m),
+            )
         });
         // loop axes of B from the initial configuration
         algorithms::forward_kinematics(&model, &mut data, &q);
@@ -1036,7 +1259,14 @@ impl Engine for NativeEngine {
             let (xa, xb) = (data.o_m_i[l.ja], data.o_m_i[l.jb]);
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
         }
-        let infos = bodies.iter().map(|b| BodyInfo { name: b.name.clone(), is_static: b.joint == 0, mass: b.mass }).collect();
+        let infos = bodies
+            .iter()
+            .map(|b| BodyInfo {
+                name: b.name.clone(),
+                is_static: b.joint == 0,
+                mass: b.mass,
+            })
+            .collect();
         *self = NativeEngine {
             contact: scene.contact.clone(),
             params: scene.engine.clone(),
@@ -1107,8 +1337,13 @@ impl Engine for NativeEngine {
             let pose = x.compose(&b.placement);
             let vw = x.act_motion(&self.data.v[b.joint]);
             let p = pose.translation;
-            *o = BodyState { pose, linear: vw.linear + vw.angular.cross(&p), angular: vw.angular };
-            if b.joint != 0 && self.model.joint_types[b.joint] == JointType::FreeFlyer && b.placement == Se3::identity() {
+            *o = BodyState {
+                pose,
+                linear: vw.linear + vw.angular.cross(&p),
+                angular: vw.angular,
+            };
+            if b.joint != 0 && self.model.joint_types[b.joint] == JointType::FreeFlyer && b.placement == Se3::identity()
+            {
                 // exactly the integrated world velocity of the origin
                 let iv = self.model.idx_v[b.joint];
                 let lin = Vec3::new(self.v[iv], self.v[iv + 1], self.v[iv + 2]);
@@ -1139,20 +1374,22 @@ impl Engine for NativeEngine {
 
     fn energy(&self) -> f64 {
         let mut d = self.data.clone();
-        algorithms::kinetic_energy(&self.model, &mut d, &self.q, &self.v) + algorithms::potential_energy(&self.model, &mut d, &self.q)
+        algorithms::kinetic_energy(&self.model, &mut d, &self.q, &self.v)
+            + algorithms::potential_energy(&self.model, &mut d, &self.q)
     }
 
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
-        let j = self.model.joint_id(joint).ok_or_else(|| SimError::Input(format!("no joint named '{joint}'")))?;
+        let j = self
+            .model
+            .joint_id(joint)
+            .ok_or_else(|| SimError::Input(format!("no joint named '{joint}'")))?;
         if self.model.nvs[j.0] != 1 {
-            return Err(SimError::Input(format!("joint '{joint}' has {} degrees of freedom, not 1", self.model.nvs[j.0])));
+            return Err(SimError::Input(format!(
+                "joint '{joint}' has {} degrees of freedom, not 1",
+                self.model.nvs[j.0]
+            )));
         }
         self.tau_user[self.model.idx_v[j.0]] = torque;
         Ok(())
     }
-}
-
-#[allow(dead_code)]
-fn unused(_: FrameKind, _: [f64; 4]) -> [f64; 4] {
-    quat_to_xyzw(&Mat3::identity())
 }

@@ -24,7 +24,10 @@ pub struct Pose {
 
 impl Default for Pose {
     fn default() -> Self {
-        Pose { position: [0.0; 3], orientation: [0.0, 0.0, 0.0, 1.0] }
+        Pose {
+            position: [0.0; 3],
+            orientation: [0.0, 0.0, 0.0, 1.0],
+        }
     }
 }
 
@@ -310,6 +313,13 @@ pub struct RobotSpec {
     pub material: Option<String>,
     /// Collision shapes are used (`false`: visual robot, no contacts).
     pub collide: bool,
+    /// Extra collision shapes by link name (`{link, type, ...}`), e.g. feet spheres for robots
+    /// whose URDF collisions are meshes (meshes are not loaded yet).
+    pub shapes: Vec<(String, ShapeSpec)>,
+    /// Spring stiffness of every 1-dof joint towards its `q0` (a passive posture hold), N·m/rad.
+    pub joint_stiffness: f64,
+    /// Viscous damping of every 1-dof joint (added to the URDF's), N·m·s/rad.
+    pub joint_damping: f64,
 }
 
 /// A loop-closure joint between two bodies (Choreonoid's extra joint).
@@ -409,15 +419,22 @@ impl Default for EngineParams {
     }
 }
 
-const DEFAULT_MATERIAL: Material = Material { static_friction: 0.5, dynamic_friction: 0.5, restitution: 0.0 };
+const DEFAULT_MATERIAL: Material = Material {
+    static_friction: 0.5,
+    dynamic_friction: 0.5,
+    restitution: 0.0,
+};
 
 impl Scene {
     /// Reads a scene from a `.json`, `.yaml` or `.yml` file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Scene, SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SimError::Scene { file: file.clone(), path: String::new(), reason: format!("cannot read the scene file: {e}") })?;
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Scene {
+            file: file.clone(),
+            path: String::new(),
+            reason: format!("cannot read the scene file: {e}"),
+        })?;
         let mut scene = Scene::from_str(&text, &file)?;
         scene.source = Some(path.to_path_buf());
         Ok(scene)
@@ -428,18 +445,28 @@ impl Scene {
     pub fn from_str(text: &str, file: &str) -> Result<Scene, SimError> {
         let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
         let value: Value = if yaml {
-            serde_saphyr::from_str(text)
-                .map_err(|e| SimError::Scene { file: file.into(), path: String::new(), reason: format!("not valid YAML: {e}") })?
+            serde_saphyr::from_str(text).map_err(|e| SimError::Scene {
+                file: file.into(),
+                path: String::new(),
+                reason: format!("not valid YAML: {e}"),
+            })?
         } else {
-            serde_json::from_str(text)
-                .map_err(|e| SimError::Scene { file: file.into(), path: String::new(), reason: format!("not valid JSON: {e}") })?
+            serde_json::from_str(text).map_err(|e| SimError::Scene {
+                file: file.into(),
+                path: String::new(),
+                reason: format!("not valid JSON: {e}"),
+            })?
         };
         Scene::from_value(&value, file)
     }
 
     /// Builds a scene from a value tree (as read from JSON or YAML).
     pub fn from_value(value: &Value, file: &str) -> Result<Scene, SimError> {
-        let r = Reader { file, path: String::new(), value };
+        let r = Reader {
+            file,
+            path: String::new(),
+            value,
+        };
         parse_scene(&r)
     }
 
@@ -463,7 +490,9 @@ impl Scene {
 
     /// The material of a shape (its own or the default).
     pub fn material(&self, name: Option<&str>) -> Material {
-        name.and_then(|n| self.materials.iter().find(|(k, _)| k == n)).map(|(_, m)| *m).unwrap_or(self.default_material)
+        name.and_then(|n| self.materials.iter().find(|(k, _)| k == n))
+            .map(|(_, m)| *m)
+            .unwrap_or(self.default_material)
     }
 
     /// Index of a body by name.
@@ -473,7 +502,11 @@ impl Scene {
 
     /// The directory relative paths are resolved against.
     pub fn base_dir(&self) -> PathBuf {
-        self.source.as_ref().and_then(|p| p.parent()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+        self.source
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
     }
 }
 
@@ -491,7 +524,11 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn err<T>(&self, reason: impl Into<String>) -> Result<T, SimError> {
-        Err(SimError::Scene { file: self.file.into(), path: self.path.clone(), reason: reason.into() })
+        Err(SimError::Scene {
+            file: self.file.into(),
+            path: self.path.clone(),
+            reason: reason.into(),
+        })
     }
     fn key_path(&self, key: &str) -> String {
         if self.path.is_empty() {
@@ -503,13 +540,21 @@ impl<'a> Reader<'a> {
     fn get(&self, key: &str) -> Option<Reader<'a>> {
         match self.value.get(key) {
             None | Some(Value::Null) => None,
-            Some(v) => Some(Reader { file: self.file, path: self.key_path(key), value: v }),
+            Some(v) => Some(Reader {
+                file: self.file,
+                path: self.key_path(key),
+                value: v,
+            }),
         }
     }
     fn req(&self, key: &str) -> Result<Reader<'a>, SimError> {
         match self.get(key) {
             Some(r) => Ok(r),
-            None => Err(SimError::Scene { file: self.file.into(), path: self.key_path(key), reason: "missing".into() }),
+            None => Err(SimError::Scene {
+                file: self.file.into(),
+                path: self.key_path(key),
+                reason: "missing".into(),
+            }),
         }
     }
     fn object(&self) -> Result<&'a Map<String, Value>, SimError> {
@@ -523,7 +568,11 @@ impl<'a> Reader<'a> {
             Value::Array(a) => Ok(a
                 .iter()
                 .enumerate()
-                .map(|(i, v)| Reader { file: self.file, path: format!("{}[{i}]", self.path), value: v })
+                .map(|(i, v)| Reader {
+                    file: self.file,
+                    path: format!("{}[{i}]", self.path),
+                    value: v,
+                })
                 .collect()),
             _ => self.err("expected a list"),
         }
@@ -550,13 +599,20 @@ impl<'a> Reader<'a> {
         Ok(x)
     }
     fn bool(&self) -> Result<bool, SimError> {
-        self.value.as_bool().map_or_else(|| self.err("expected true or false"), Ok)
+        self.value
+            .as_bool()
+            .map_or_else(|| self.err("expected true or false"), Ok)
     }
     fn str(&self) -> Result<&'a str, SimError> {
-        self.value.as_str().map_or_else(|| self.err(format!("expected a string, found {}", short(self.value))), Ok)
+        self.value.as_str().map_or_else(
+            || self.err(format!("expected a string, found {}", short(self.value))),
+            Ok,
+        )
     }
     fn usize(&self) -> Result<usize, SimError> {
-        self.value.as_u64().map_or_else(|| self.err("expected a non-negative integer"), |x| Ok(x as usize))
+        self.value
+            .as_u64()
+            .map_or_else(|| self.err("expected a non-negative integer"), |x| Ok(x as usize))
     }
     fn vec<const N: usize>(&self) -> Result<[f64; N], SimError> {
         let items = self.items()?;
@@ -616,7 +672,10 @@ impl<'a> Reader<'a> {
     }
     fn twist(&self) -> Result<Twist, SimError> {
         self.object()?;
-        Ok(Twist { linear: self.opt_vec3("linear", [0.0; 3])?, angular: self.opt_vec3("angular", [0.0; 3])? })
+        Ok(Twist {
+            linear: self.opt_vec3("linear", [0.0; 3])?,
+            angular: self.opt_vec3("angular", [0.0; 3])?,
+        })
     }
     /// Errors on keys outside `known` (typos would otherwise be silently ignored).
     fn known_keys(&self, known: &[&str]) -> Result<(), SimError> {
@@ -643,8 +702,19 @@ fn short(v: &Value) -> String {
 }
 
 const TOP_KEYS: &[&str] = &[
-    "schema", "schema_version", "name", "world", "contact", "engine", "materials", "default_material", "bodies",
-    "robots", "loop_constraints", "collision_exclude_pairs", "contact_pairs",
+    "schema",
+    "schema_version",
+    "name",
+    "world",
+    "contact",
+    "engine",
+    "materials",
+    "default_material",
+    "bodies",
+    "robots",
+    "loop_constraints",
+    "collision_exclude_pairs",
+    "contact_pairs",
 ];
 
 fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
@@ -663,16 +733,28 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
                 integrator_hint: w.opt_string("integrator_hint")?,
             }
         }
-        None => WorldParams { gravity: [0.0, 0.0, -9.81], dt: 0.001, duration: 1.0, integrator_hint: None },
+        None => WorldParams {
+            gravity: [0.0, 0.0, -9.81],
+            dt: 0.001,
+            duration: 1.0,
+            integrator_hint: None,
+        },
     };
 
     let d = ContactParams::default();
     let contact = match r.get("contact") {
         Some(c) => {
             c.known_keys(&[
-                "error_correction_rate", "penetration_tolerance", "restitution_threshold_velocity",
-                "friction_threshold_velocity", "exclude_parent_child", "prediction_distance", "mode", "stiffness",
-                "damping", "solver_hint",
+                "error_correction_rate",
+                "penetration_tolerance",
+                "restitution_threshold_velocity",
+                "friction_threshold_velocity",
+                "exclude_parent_child",
+                "prediction_distance",
+                "mode",
+                "stiffness",
+                "damping",
+                "solver_hint",
             ])?;
             let rate = c.opt_nonneg("error_correction_rate", d.error_correction_rate)?;
             if rate > 1.0 {
@@ -681,8 +763,10 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
             ContactParams {
                 error_correction_rate: rate,
                 penetration_tolerance: c.opt_nonneg("penetration_tolerance", d.penetration_tolerance)?,
-                restitution_threshold_velocity: c.opt_nonneg("restitution_threshold_velocity", d.restitution_threshold_velocity)?,
-                friction_threshold_velocity: c.opt_nonneg("friction_threshold_velocity", d.friction_threshold_velocity)?,
+                restitution_threshold_velocity: c
+                    .opt_nonneg("restitution_threshold_velocity", d.restitution_threshold_velocity)?,
+                friction_threshold_velocity: c
+                    .opt_nonneg("friction_threshold_velocity", d.friction_threshold_velocity)?,
                 exclude_parent_child: c.opt_bool("exclude_parent_child", d.exclude_parent_child)?,
                 prediction_distance: c.opt_nonneg("prediction_distance", d.prediction_distance)?,
                 mode: parse_mode(&c)?.unwrap_or(ContactMode::Lcp),
@@ -696,12 +780,22 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
     let engine = match r.get("engine") {
         Some(e) => {
             e.known_keys(&[
-                "type", "integrator", "solver", "max_iterations", "tolerance", "warm_start", "direct_max_rows",
-                "loop_correction_rate", "loop_projection", "max_speed",
+                "type",
+                "integrator",
+                "solver",
+                "max_iterations",
+                "tolerance",
+                "warm_start",
+                "direct_max_rows",
+                "loop_correction_rate",
+                "loop_projection",
+                "max_speed",
             ])?;
             let kind = e.opt_string("type")?.unwrap_or(de.kind.clone());
             if kind != "native" {
-                return e.req("type")?.err(format!("unknown engine '{kind}' (available: native)"));
+                return e
+                    .req("type")?
+                    .err(format!("unknown engine '{kind}' (available: native)"));
             }
             let integrator = match e.get("integrator") {
                 None => de.integrator,
@@ -738,7 +832,11 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
     let mut materials = Vec::new();
     if let Some(m) = r.get("materials") {
         for (k, v) in m.object()? {
-            let mr = Reader { file: r.file, path: m.key_path(k), value: v };
+            let mr = Reader {
+                file: r.file,
+                path: m.key_path(k),
+                value: v,
+            };
             materials.push((k.clone(), parse_material(&mr)?));
         }
     }
@@ -775,14 +873,18 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
         for lr in ls.items()? {
             let kind = lr.opt_string("type")?.unwrap_or_else(|| "revolute".into());
             if kind != "revolute" && kind != "ball" {
-                return lr.req("type")?.err(format!("unknown loop constraint type '{kind}' (revolute, ball)"));
+                return lr
+                    .req("type")?
+                    .err(format!("unknown loop constraint type '{kind}' (revolute, ball)"));
             }
             let body_a = lr.req("body_a")?.str()?.to_string();
             known_body(&lr.req("body_a")?, &body_a)?;
             let body_b = lr.req("body_b")?.str()?.to_string();
             known_body(&lr.req("body_b")?, &body_b)?;
             loop_constraints.push(LoopConstraint {
-                name: lr.opt_string("name")?.unwrap_or_else(|| format!("loop{}", loop_constraints.len())),
+                name: lr
+                    .opt_string("name")?
+                    .unwrap_or_else(|| format!("loop{}", loop_constraints.len())),
                 kind,
                 body_a,
                 anchor_a: lr.opt_vec3("anchor_a", [0.0; 3])?,
@@ -865,9 +967,15 @@ fn parse_material(m: &Reader) -> Result<Material, SimError> {
     let dynamic_friction = m.get("dynamic_friction").map_or(Ok(static_friction), |x| x.nonneg())?;
     let restitution = m.opt_nonneg("restitution", 0.0)?;
     if restitution > 1.0 {
-        return m.req("restitution")?.err(format!("restitution must be within [0, 1] (found {restitution})"));
+        return m
+            .req("restitution")?
+            .err(format!("restitution must be within [0, 1] (found {restitution})"));
     }
-    Ok(Material { static_friction, dynamic_friction, restitution })
+    Ok(Material {
+        static_friction,
+        dynamic_friction,
+        restitution,
+    })
 }
 
 fn check_material(r: &Reader, materials: &[(String, Material)]) -> Result<Option<String>, SimError> {
@@ -877,7 +985,14 @@ fn check_material(r: &Reader, materials: &[(String, Material)]) -> Result<Option
             let name = m.str()?;
             if !materials.iter().any(|(k, _)| k == name) {
                 let known: Vec<&str> = materials.iter().map(|(k, _)| k.as_str()).collect();
-                return m.err(format!("unknown material '{name}' (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") }));
+                return m.err(format!(
+                    "unknown material '{name}' (defined: {})",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
             }
             Ok(Some(name.to_string()))
         }
@@ -886,15 +1001,27 @@ fn check_material(r: &Reader, materials: &[(String, Material)]) -> Result<Option
 
 fn parse_body(r: &Reader, earlier: &[BodySpec], materials: &[(String, Material)]) -> Result<BodySpec, SimError> {
     r.known_keys(&[
-        "name", "parent", "pose_in_parent", "joints", "mass", "com", "inertia", "shapes", "initial_world_pose",
+        "name",
+        "parent",
+        "pose_in_parent",
+        "joints",
+        "mass",
+        "com",
+        "inertia",
+        "shapes",
+        "initial_world_pose",
     ])?;
     let name = r.req("name")?.str()?.to_string();
     if name == "world" || earlier.iter().any(|b| b.name == name) {
         return r.req("name")?.err(format!("body name '{name}' is already used"));
     }
-    let parent = r.get("parent").map_or(Ok("world".to_string()), |p| p.str().map(str::to_string))?;
+    let parent = r
+        .get("parent")
+        .map_or(Ok("world".to_string()), |p| p.str().map(str::to_string))?;
     if parent != "world" && !earlier.iter().any(|b| b.name == parent) {
-        return r.req("parent")?.err(format!("unknown parent '{parent}' (parents must come before their children)"));
+        return r.req("parent")?.err(format!(
+            "unknown parent '{parent}' (parents must come before their children)"
+        ));
     }
     let mut joints = Vec::new();
     if let Some(js) = r.get("joints") {
@@ -946,14 +1073,19 @@ fn parse_body(r: &Reader, earlier: &[BodySpec], materials: &[(String, Material)]
         None => [[0.0; 3]; 3],
     };
     if !is_static && joints.iter().any(|j| matches!(j, JointSpec::Free { .. })) && mass <= 0.0 {
-        return r.get("mass").unwrap_or_else(|| r.clone()).err("a free body needs a positive mass");
+        return r
+            .get("mass")
+            .unwrap_or_else(|| r.clone())
+            .err("a free body needs a positive mass");
     }
     let mut shapes = Vec::new();
     if let Some(ss) = r.get("shapes") {
         for sr in ss.items()? {
             let s = parse_shape(&sr, materials)?;
             if matches!(s.geometry, Geometry::TriMesh { .. } | Geometry::Plane) && !is_static && s.collide {
-                return sr.req("type")?.err("planes and triangle meshes are for static bodies only (use a box or a convex mesh)");
+                return sr
+                    .req("type")?
+                    .err("planes and triangle meshes are for static bodies only (use a box or a convex mesh)");
             }
             shapes.push(s);
         }
@@ -985,7 +1117,16 @@ fn parse_joint(r: &Reader, body: &str, k: usize) -> Result<JointSpec, SimError> 
         }
         t @ ("revolute" | "prismatic") => {
             r.known_keys(&[
-                "name", "type", "axis", "anchor", "q0", "qd0", "limits", "damping", "stiffness", "spring_reference",
+                "name",
+                "type",
+                "axis",
+                "anchor",
+                "q0",
+                "qd0",
+                "limits",
+                "damping",
+                "stiffness",
+                "spring_reference",
                 "armature",
             ])?;
             let limits = match r.get("limits") {
@@ -1017,8 +1158,16 @@ fn parse_joint(r: &Reader, body: &str, k: usize) -> Result<JointSpec, SimError> 
 }
 
 fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec, SimError> {
+    parse_shape_with(r, materials, &[])
+}
+
+fn parse_shape_with(r: &Reader, materials: &[(String, Material)], more: &[&str]) -> Result<ShapeSpec, SimError> {
     let ty = r.req("type")?;
-    let common = ["type", "name", "pose", "material", "collide"];
+    let common: Vec<&str> = ["type", "name", "pose", "material", "collide"]
+        .iter()
+        .chain(more)
+        .copied()
+        .collect();
     let keys = |extra: &[&str]| -> Result<(), SimError> {
         let all: Vec<&str> = common.iter().chain(extra).copied().collect();
         r.known_keys(&all)
@@ -1026,7 +1175,9 @@ fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec
     let geometry = match ty.str()? {
         "sphere" => {
             keys(&["radius"])?;
-            Geometry::Sphere { radius: r.req("radius")?.positive()? }
+            Geometry::Sphere {
+                radius: r.req("radius")?.positive()?,
+            }
         }
         "box" => {
             keys(&["half_extents"])?;
@@ -1039,11 +1190,17 @@ fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec
         }
         "capsule" => {
             keys(&["radius", "half_length"])?;
-            Geometry::Capsule { radius: r.req("radius")?.positive()?, half_length: r.req("half_length")?.nonneg()? }
+            Geometry::Capsule {
+                radius: r.req("radius")?.positive()?,
+                half_length: r.req("half_length")?.nonneg()?,
+            }
         }
         "cylinder" => {
             keys(&["radius", "half_length"])?;
-            Geometry::Cylinder { radius: r.req("radius")?.positive()?, half_length: r.req("half_length")?.positive()? }
+            Geometry::Cylinder {
+                radius: r.req("radius")?.positive()?,
+                half_length: r.req("half_length")?.positive()?,
+            }
         }
         "plane" => {
             keys(&[])?;
@@ -1052,7 +1209,11 @@ fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec
         "convex_mesh" => {
             keys(&["vertices"])?;
             let vr = r.req("vertices")?;
-            let vertices = vr.items()?.iter().map(|v| v.vec::<3>()).collect::<Result<Vec<_>, _>>()?;
+            let vertices = vr
+                .items()?
+                .iter()
+                .map(|v| v.vec::<3>())
+                .collect::<Result<Vec<_>, _>>()?;
             if vertices.len() < 4 {
                 return vr.err("a convex mesh needs at least 4 vertices");
             }
@@ -1060,13 +1221,24 @@ fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec
         }
         "trimesh" => {
             keys(&["vertices", "triangles"])?;
-            let vertices = r.req("vertices")?.items()?.iter().map(|v| v.vec::<3>()).collect::<Result<Vec<_>, _>>()?;
+            let vertices = r
+                .req("vertices")?
+                .items()?
+                .iter()
+                .map(|v| v.vec::<3>())
+                .collect::<Result<Vec<_>, _>>()?;
             let tr = r.req("triangles")?;
             let mut triangles = Vec::new();
             for t in tr.items()? {
                 let tri = t.vec::<3>()?;
-                if tri.iter().any(|&i| i < 0.0 || i.fract() != 0.0 || i as usize >= vertices.len()) {
-                    return t.err(format!("triangle indices must be integers below the vertex count {}", vertices.len()));
+                if tri
+                    .iter()
+                    .any(|&i| i < 0.0 || i.fract() != 0.0 || i as usize >= vertices.len())
+                {
+                    return t.err(format!(
+                        "triangle indices must be integers below the vertex count {}",
+                        vertices.len()
+                    ));
                 }
                 triangles.push([tri[0] as u32, tri[1] as u32, tri[2] as u32]);
             }
@@ -1088,7 +1260,20 @@ fn parse_shape(r: &Reader, materials: &[(String, Material)]) -> Result<ShapeSpec
 }
 
 fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec, SimError> {
-    r.known_keys(&["name", "urdf", "root", "pose", "q0", "v0", "base_velocity", "material", "collide"])?;
+    r.known_keys(&[
+        "name",
+        "urdf",
+        "root",
+        "pose",
+        "q0",
+        "v0",
+        "base_velocity",
+        "material",
+        "collide",
+        "shapes",
+        "joint_stiffness",
+        "joint_damping",
+    ])?;
     let root = match r.get("root") {
         None => RobotRoot::Floating,
         Some(x) => match x.str()? {
@@ -1101,7 +1286,11 @@ fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec
         let mut out = Vec::new();
         if let Some(m) = r.get(key) {
             for (k, v) in m.object()? {
-                let vr = Reader { file: r.file, path: m.key_path(k), value: v };
+                let vr = Reader {
+                    file: r.file,
+                    path: m.key_path(k),
+                    value: v,
+                };
                 out.push((k.clone(), vr.f64()?));
             }
         }
@@ -1117,6 +1306,21 @@ fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec
         base_velocity: r.get("base_velocity").map_or(Ok(Twist::default()), |t| t.twist())?,
         material: check_material(r, materials)?,
         collide: r.opt_bool("collide", true)?,
+        joint_stiffness: r.opt_nonneg("joint_stiffness", 0.0)?,
+        joint_damping: r.opt_nonneg("joint_damping", 0.0)?,
+        shapes: match r.get("shapes") {
+            None => vec![],
+            Some(ss) => ss
+                .items()?
+                .iter()
+                .map(|sr| {
+                    Ok((
+                        sr.req("link")?.str()?.to_string(),
+                        parse_shape_with(sr, materials, &["link"])?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, SimError>>()?,
+        },
     })
 }
 
@@ -1165,8 +1369,14 @@ fn write_scene(s: &Scene) -> Value {
     let mut contact = Map::new();
     contact.insert("error_correction_rate".into(), json!(c.error_correction_rate));
     contact.insert("penetration_tolerance".into(), json!(c.penetration_tolerance));
-    contact.insert("restitution_threshold_velocity".into(), json!(c.restitution_threshold_velocity));
-    contact.insert("friction_threshold_velocity".into(), json!(c.friction_threshold_velocity));
+    contact.insert(
+        "restitution_threshold_velocity".into(),
+        json!(c.restitution_threshold_velocity),
+    );
+    contact.insert(
+        "friction_threshold_velocity".into(),
+        json!(c.friction_threshold_velocity),
+    );
     contact.insert("exclude_parent_child".into(), json!(c.exclude_parent_child));
     contact.insert("prediction_distance".into(), json!(c.prediction_distance));
     mode_into(&c.mode, &mut contact);
@@ -1237,7 +1447,19 @@ fn body_v(b: &BodySpec) -> Value {
         .map(|j| match j {
             JointSpec::Free { name, q0, qd0 } => json!({"name": name, "type": "free", "q0": pose_v(q0),
                 "qd0": {"linear": qd0.linear, "angular": qd0.angular}}),
-            JointSpec::Hinge { name, prismatic, axis, anchor, q0, qd0, limits, damping, stiffness, spring_reference, armature } => {
+            JointSpec::Hinge {
+                name,
+                prismatic,
+                axis,
+                anchor,
+                q0,
+                qd0,
+                limits,
+                damping,
+                stiffness,
+                spring_reference,
+                armature,
+            } => {
                 let mut o = json!({"name": name, "type": if *prismatic { "prismatic" } else { "revolute" },
                     "axis": axis, "anchor": anchor, "q0": q0, "qd0": qd0, "damping": damping, "stiffness": stiffness,
                     "spring_reference": spring_reference, "armature": armature});
@@ -1248,51 +1470,7 @@ fn body_v(b: &BodySpec) -> Value {
             }
         })
         .collect();
-    let shapes: Vec<Value> = b
-        .shapes
-        .iter()
-        .map(|s| {
-            let mut o = Map::new();
-            if let Some(n) = &s.name {
-                o.insert("name".into(), json!(n));
-            }
-            let ty = match &s.geometry {
-                Geometry::Sphere { radius } => {
-                    o.insert("radius".into(), json!(radius));
-                    "sphere"
-                }
-                Geometry::Box { half_extents } => {
-                    o.insert("half_extents".into(), json!(half_extents));
-                    "box"
-                }
-                Geometry::Capsule { radius, half_length } => {
-                    o.insert("radius".into(), json!(radius));
-                    o.insert("half_length".into(), json!(half_length));
-                    "capsule"
-                }
-                Geometry::Cylinder { radius, half_length } => {
-                    o.insert("radius".into(), json!(radius));
-                    o.insert("half_length".into(), json!(half_length));
-                    "cylinder"
-                }
-                Geometry::Plane => "plane",
-                Geometry::ConvexMesh { vertices } => {
-                    o.insert("vertices".into(), json!(vertices));
-                    "convex_mesh"
-                }
-                Geometry::TriMesh { vertices, triangles } => {
-                    o.insert("vertices".into(), json!(vertices));
-                    o.insert("triangles".into(), json!(triangles));
-                    "trimesh"
-                }
-            };
-            o.insert("type".into(), json!(ty));
-            o.insert("pose".into(), pose_v(&s.pose));
-            o.insert("material".into(), json!(s.material));
-            o.insert("collide".into(), json!(s.collide));
-            Value::Object(o)
-        })
-        .collect();
+    let shapes: Vec<Value> = b.shapes.iter().map(shape_v).collect();
     let mut o = json!({"name": b.name, "parent": b.parent, "pose_in_parent": pose_v(&b.pose_in_parent),
         "joints": joints, "mass": b.mass, "com": b.com, "inertia": b.inertia, "shapes": shapes});
     if let Some(p) = &b.initial_world_pose {
@@ -1301,10 +1479,58 @@ fn body_v(b: &BodySpec) -> Value {
     o
 }
 
+fn shape_v(s: &ShapeSpec) -> Value {
+    let mut o = Map::new();
+    if let Some(n) = &s.name {
+        o.insert("name".into(), json!(n));
+    }
+    let ty = match &s.geometry {
+        Geometry::Sphere { radius } => {
+            o.insert("radius".into(), json!(radius));
+            "sphere"
+        }
+        Geometry::Box { half_extents } => {
+            o.insert("half_extents".into(), json!(half_extents));
+            "box"
+        }
+        Geometry::Capsule { radius, half_length } => {
+            o.insert("radius".into(), json!(radius));
+            o.insert("half_length".into(), json!(half_length));
+            "capsule"
+        }
+        Geometry::Cylinder { radius, half_length } => {
+            o.insert("radius".into(), json!(radius));
+            o.insert("half_length".into(), json!(half_length));
+            "cylinder"
+        }
+        Geometry::Plane => "plane",
+        Geometry::ConvexMesh { vertices } => {
+            o.insert("vertices".into(), json!(vertices));
+            "convex_mesh"
+        }
+        Geometry::TriMesh { vertices, triangles } => {
+            o.insert("vertices".into(), json!(vertices));
+            o.insert("triangles".into(), json!(triangles));
+            "trimesh"
+        }
+    };
+    o.insert("type".into(), json!(ty));
+    o.insert("pose".into(), pose_v(&s.pose));
+    o.insert("material".into(), json!(s.material));
+    o.insert("collide".into(), json!(s.collide));
+    Value::Object(o)
+}
+
 fn robot_v(r: &RobotSpec) -> Value {
     let named = |v: &[(String, f64)]| Value::Object(v.iter().map(|(k, x)| (k.clone(), json!(x))).collect());
     json!({"name": r.name, "urdf": r.urdf, "root": match r.root { RobotRoot::Floating => "floating", RobotRoot::Fixed => "fixed" },
         "pose": pose_v(&r.pose), "q0": named(&r.q0), "v0": named(&r.v0),
         "base_velocity": {"linear": r.base_velocity.linear, "angular": r.base_velocity.angular},
-        "material": r.material, "collide": r.collide})
+        "material": r.material, "collide": r.collide,
+        "joint_stiffness": r.joint_stiffness, "joint_damping": r.joint_damping,
+        "shapes": r.shapes.iter().map(|(link, sh)| {
+            let mut v = shape_v(sh);
+            v["link"] = json!(link);
+            v
+        }).collect::<Vec<_>>()})
 }

@@ -214,7 +214,11 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
         // symmetric Gauss–Seidel: alternate the sweep direction (a stack passes its weight
         // down in one backward sweep and up in one forward sweep)
         for bi in 0..blocks.len() {
-            let i = if it % 2 == 0 { blocks[bi] } else { blocks[blocks.len() - 1 - bi] };
+            let i = if it % 2 == 0 {
+                blocks[bi]
+            } else {
+                blocks[blocks.len() - 1 - bi]
+            };
             let kind = rows.kind[i];
             let d = rows.diag[i];
             if d <= tiny {
@@ -267,7 +271,10 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
 /// Whether [`solve_direct`] takes these rows (no friction).
 pub fn direct_applies(rows: &Rows, max_rows: usize) -> bool {
     rows.len() <= max_rows
-        && rows.kind.iter().all(|k| !matches!(k, RowKind::Tangent | RowKind::Normal { friction: 2, .. }))
+        && rows
+            .kind
+            .iter()
+            .all(|k| !matches!(k, RowKind::Tangent | RowKind::Normal { friction: 2, .. }))
 }
 
 /// Exact solution without friction: an active set over the unilateral rows, each candidate
@@ -287,7 +294,9 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
     let c: Vec<f64> = (0..m).map(|i| dot(&rows.j[i * nv..(i + 1) * nv], v_free)).collect();
     let scale = rows.diag.iter().cloned().fold(0.0, f64::max).max(1e-300);
     let bilateral = |k: RowKind| k == RowKind::Bilateral;
-    let mut active: Vec<bool> = (0..m).map(|i| bilateral(rows.kind[i]) || rows.lambda[i] > 0.0 || c[i] < rows.b[i]).collect();
+    let mut active: Vec<bool> = (0..m)
+        .map(|i| bilateral(rows.kind[i]) || rows.lambda[i] > 0.0 || c[i] < rows.b[i])
+        .collect();
     let mut lambda = vec![0.0; m];
     for it in 0..(3 * m + 10) {
         let idx: Vec<usize> = (0..m).filter(|&i| active[i]).collect();
@@ -317,7 +326,12 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
         // add the most violated inactive row
         let viol = (0..m)
             .filter(|&i| !active[i])
-            .map(|i| (i, c[i] + (0..m).map(|j| w[i * m + j] * lambda[j]).sum::<f64>() - rows.b[i]))
+            .map(|i| {
+                (
+                    i,
+                    c[i] + (0..m).map(|j| w[i * m + j] * lambda[j]).sum::<f64>() - rows.b[i],
+                )
+            })
             .filter(|(_, g)| *g < -1e-12 * (1.0 + scale))
             .min_by(|p, q| p.1.total_cmp(&q.1).then(p.0.cmp(&q.0)));
         if let Some((i, _)) = viol {
@@ -329,7 +343,11 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
         for i in 0..m {
             axpy(dv, lambda[i], &rows.minv_jt[i * nv..(i + 1) * nv]);
         }
-        return Some(SolveStats { iterations: it + 1, residual: 0.0, direct: true });
+        return Some(SolveStats {
+            iterations: it + 1,
+            residual: 0.0,
+            direct: true,
+        });
     }
     None
 }

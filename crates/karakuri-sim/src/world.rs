@@ -45,7 +45,13 @@ impl World {
         let bodies = engine.load(&scene)?;
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
-        Ok(World { scene, engine, bodies, states, times: StageTimes::default() })
+        Ok(World {
+            scene,
+            engine,
+            bodies,
+            states,
+            times: StageTimes::default(),
+        })
     }
 
     /// Advances one time step.

@@ -9,7 +9,11 @@ use karakuri::spatial::{Mat3, Vec3};
 use karakuri_sim::{Scene, World};
 
 fn scene_path(name: &str) -> PathBuf {
-    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/validation/scenes")).join(name);
+    let shared = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/validation/scenes"
+    ))
+    .join(name);
     if shared.exists() {
         return shared;
     }
@@ -47,7 +51,8 @@ impl Traj {
                     }
                     let inertia = Mat3::from_fn(|r, c| b.inertia[r][c]);
                     let wl = self.rot[k][i].transpose() * self.omega[k][i];
-                    e += 0.5 * b.mass * self.vel[k][i].norm_squared() + 0.5 * wl.dot(&(inertia * wl)) - b.mass * self.com[k][i].dot(&g);
+                    e += 0.5 * b.mass * self.vel[k][i].norm_squared() + 0.5 * wl.dot(&(inertia * wl))
+                        - b.mass * self.com[k][i].dot(&g);
                 }
                 e
             })
@@ -61,7 +66,16 @@ fn run(file: &str) -> Traj {
     let n = (scene.world.duration / dt).round() as usize;
     let mut world = World::new(scene.clone()).unwrap();
     let nb = scene.bodies.len();
-    let mut tr = Traj { scene, dt, t: vec![], com: vec![], origin: vec![], rot: vec![], vel: vec![], omega: vec![] };
+    let mut tr = Traj {
+        scene,
+        dt,
+        t: vec![],
+        com: vec![],
+        origin: vec![],
+        rot: vec![],
+        vel: vec![],
+        omega: vec![],
+    };
     for k in 0..=n {
         if k > 0 {
             world.step().unwrap();
@@ -110,7 +124,12 @@ fn unwrap(a: &[f64]) -> Vec<f64> {
 }
 
 fn planar_angle(tr: &Traj, b: usize) -> Vec<f64> {
-    unwrap(&tr.rot.iter().map(|r| r[b][(0, 2)].atan2(r[b][(0, 0)])).collect::<Vec<_>>())
+    unwrap(
+        &tr.rot
+            .iter()
+            .map(|r| r[b][(0, 2)].atan2(r[b][(0, 0)]))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// Compares the metric values with the scene's `expected` entries.
@@ -119,8 +138,12 @@ fn check(tr: &Traj, values: BTreeMap<String, f64>) {
     let mut failures = vec![];
     for e in expected {
         let id = e["id"].as_str().unwrap();
-        let (Some(a), Some(tol)) = (e["analytic"].as_f64(), e["tolerance"].as_f64()) else { continue };
-        let v = *values.get(id).unwrap_or_else(|| panic!("{}: no metric '{id}'", tr.scene.name));
+        let (Some(a), Some(tol)) = (e["analytic"].as_f64(), e["tolerance"].as_f64()) else {
+            continue;
+        };
+        let v = *values
+            .get(id)
+            .unwrap_or_else(|| panic!("{}: no metric '{id}'", tr.scene.name));
         println!("{:24} {id:24} {v:12.6} {a:12.6} ± {tol}", tr.scene.name);
         if !((v - a).abs() <= tol) {
             failures.push(format!("{id} = {v} (expected {a} ± {tol})"));
@@ -140,7 +163,15 @@ fn scene_01_free_fall() {
     let JointLike { angular: w0 } = free_qd0(&tr.scene, b);
     let last = tr.t.len() - 1;
     let omega_change = tr.omega.iter().map(|o| (o[b] - w0).norm()).fold(0.0, f64::max);
-    check(&tr, vals(&[("z_at_T", tr.origin[last][b].z), ("vz_at_T", tr.vel[last][b].z), ("x_at_T", tr.origin[last][b].x), ("omega_change", omega_change)]));
+    check(
+        &tr,
+        vals(&[
+            ("z_at_T", tr.origin[last][b].z),
+            ("vz_at_T", tr.vel[last][b].z),
+            ("x_at_T", tr.origin[last][b].x),
+            ("omega_change", omega_change),
+        ]),
+    );
 }
 
 struct JointLike {
@@ -149,7 +180,9 @@ struct JointLike {
 
 fn free_qd0(scene: &Scene, b: usize) -> JointLike {
     match &scene.bodies[b].joints[0] {
-        karakuri_sim::scene::JointSpec::Free { qd0, .. } => JointLike { angular: Vec3::from(qd0.angular) },
+        karakuri_sim::scene::JointSpec::Free { qd0, .. } => JointLike {
+            angular: Vec3::from(qd0.angular),
+        },
         _ => panic!("not free"),
     }
 }
@@ -164,7 +197,9 @@ fn scene_02_bounce() {
     };
     let z: Vec<f64> = tr.com.iter().map(|c| c[b].z - r).collect();
     let vz: Vec<f64> = tr.vel.iter().map(|v| v[b].z).collect();
-    let apex: Vec<usize> = (0..vz.len() - 1).filter(|&k| vz[k] > 0.0 && vz[k + 1] <= 0.0 && z[k] > 1e-3).collect();
+    let apex: Vec<usize> = (0..vz.len() - 1)
+        .filter(|&k| vz[k] > 0.0 && vz[k + 1] <= 0.0 && z[k] > 1e-3)
+        .collect();
     let g = tr.scene.world.gravity[2].abs();
     let t_imp = first((0..vz.len() - 1).map(|k| vz[k + 1] - vz[k] > 0.5 * g * tr.dt)).unwrap();
     let v_in = -vz[..=t_imp].iter().cloned().fold(f64::INFINITY, f64::min);
@@ -188,23 +223,43 @@ fn scene_03_slide() {
     let k = first(tr.vel.iter().map(|v| v[b].x.abs() < 1e-2)).unwrap();
     let tilt = tr.rot.iter().map(|r| tilt_deg(&r[b])).fold(0.0, f64::max);
     let last = tr.t.len() - 1;
-    check(&tr, vals(&[("stop_distance", tr.origin[last][b].x - tr.origin[0][b].x), ("stop_time", tr.t[k]), ("max_tilt_deg", tilt)]));
+    check(
+        &tr,
+        vals(&[
+            ("stop_distance", tr.origin[last][b].x - tr.origin[0][b].x),
+            ("stop_time", tr.t[k]),
+            ("max_tilt_deg", tilt),
+        ]),
+    );
 }
 
 fn incline(file: &str) {
     let tr = run(file);
     let b = tr.idx("box");
-    let th = tr.scene.extra["parameters"]["incline_deg"].as_f64().unwrap().to_radians();
+    let th = tr.scene.extra["parameters"]["incline_deg"]
+        .as_f64()
+        .unwrap()
+        .to_radians();
     let down = Vec3::new(th.cos(), 0.0, -th.sin());
     let s: Vec<f64> = tr.origin.iter().map(|o| (o[b] - tr.origin[0][b]).dot(&down)).collect();
     let v: Vec<f64> = tr.vel.iter().map(|x| x[b].dot(&down)).collect();
     // least-squares slope of v(t) over t >= 0.1
-    let pts: Vec<(f64, f64)> = tr.t.iter().zip(&v).filter(|(t, _)| **t >= 0.1).map(|(t, v)| (*t, *v)).collect();
+    let pts: Vec<(f64, f64)> =
+        tr.t.iter()
+            .zip(&v)
+            .filter(|(t, _)| **t >= 0.1)
+            .map(|(t, v)| (*t, *v))
+            .collect();
     let n = pts.len() as f64;
     let (st, sv) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
     let (mt, mv) = (st / n, sv / n);
-    let (num, den) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + (p.0 - mt) * (p.1 - mv), a.1 + (p.0 - mt) * (p.0 - mt)));
-    check(&tr, vals(&[("displacement_at_T", *s.last().unwrap()), ("acceleration", num / den)]));
+    let (num, den) = pts.iter().fold((0.0, 0.0), |a, p| {
+        (a.0 + (p.0 - mt) * (p.1 - mv), a.1 + (p.0 - mt) * (p.0 - mt))
+    });
+    check(
+        &tr,
+        vals(&[("displacement_at_T", *s.last().unwrap()), ("acceleration", num / den)]),
+    );
 }
 
 #[test]
@@ -220,7 +275,9 @@ fn scene_04b_incline_slide() {
 #[test]
 fn scene_05a_stack5() {
     let tr = run("05a_stack5.json");
-    let boxes: Vec<usize> = (0..tr.scene.bodies.len()).filter(|&i| tr.scene.bodies[i].name.starts_with("box")).collect();
+    let boxes: Vec<usize> = (0..tr.scene.bodies.len())
+        .filter(|&i| tr.scene.bodies[i].name.starts_with("box"))
+        .collect();
     let (mut drift, mut tilt): (f64, f64) = (0.0, 0.0);
     for &b in &boxes {
         for k in 0..tr.t.len() {
@@ -231,7 +288,14 @@ fn scene_05a_stack5() {
     }
     let top = *boxes.last().unwrap();
     let settle = tr.origin[0][top].z - tr.origin.last().unwrap()[top].z;
-    check(&tr, vals(&[("max_horizontal_drift", drift), ("top_settle", settle), ("max_tilt_deg", tilt)]));
+    check(
+        &tr,
+        vals(&[
+            ("max_horizontal_drift", drift),
+            ("top_settle", settle),
+            ("max_tilt_deg", tilt),
+        ]),
+    );
 }
 
 #[test]
@@ -239,8 +303,13 @@ fn scene_06_double_pendulum() {
     let tr = run("06_double_pendulum.json");
     let e = tr.energy(None);
     let scale = tr.scene.extra["parameters"]["energy_scale"].as_f64().unwrap();
-    let mut v = vec![("energy_drift_max".to_string(), e.iter().map(|x| (x - e[0]).abs()).fold(0.0, f64::max) / scale)];
-    let links: Vec<usize> = (0..tr.scene.bodies.len()).filter(|&i| !tr.scene.bodies[i].is_static()).collect();
+    let mut v = vec![(
+        "energy_drift_max".to_string(),
+        e.iter().map(|x| (x - e[0]).abs()).fold(0.0, f64::max) / scale,
+    )];
+    let links: Vec<usize> = (0..tr.scene.bodies.len())
+        .filter(|&i| !tr.scene.bodies[i].is_static())
+        .collect();
     let phi: Vec<Vec<f64>> = links.iter().map(|&b| planar_angle(&tr, b)).collect();
     for s in tr.scene.extra["reference_solution"]["samples"].as_array().unwrap() {
         let t = s["t"].as_f64().unwrap();
@@ -262,7 +331,9 @@ fn scene_08_fourbar() {
     let tr = run("08_fourbar.json");
     let lc = &tr.scene.loop_constraints[0];
     let (a, b) = (tr.idx(&lc.body_a), tr.idx(&lc.body_b));
-    let err = (0..tr.t.len()).map(|k| (tr.point(k, a, &lc.anchor_a) - tr.point(k, b, &lc.anchor_b)).norm()).fold(0.0, f64::max);
+    let err = (0..tr.t.len())
+        .map(|k| (tr.point(k, a, &lc.anchor_a) - tr.point(k, b, &lc.anchor_b)).norm())
+        .fold(0.0, f64::max);
     let e = tr.energy(None);
     let scale = tr.scene.extra["parameters"]["energy_scale"].as_f64().unwrap();
     let phi = planar_angle(&tr, tr.idx("crank"));
@@ -275,7 +346,10 @@ fn scene_08_fourbar() {
         &tr,
         vals(&[
             ("loop_error_max", err),
-            ("energy_drift_max", e.iter().map(|x| (x - e[0]).abs()).fold(0.0, f64::max) / scale),
+            (
+                "energy_drift_max",
+                e.iter().map(|x| (x - e[0]).abs()).fold(0.0, f64::max) / scale,
+            ),
             ("first_revolution_time", period),
         ]),
     );
@@ -284,9 +358,14 @@ fn scene_08_fourbar() {
 #[test]
 fn scene_09b_newton_cradle_gap() {
     let tr = run("09b_newton_cradle_gap.json");
-    let balls: Vec<usize> = (0..tr.scene.bodies.len()).filter(|&i| tr.scene.bodies[i].name.starts_with("ball")).collect();
+    let balls: Vec<usize> = (0..tr.scene.bodies.len())
+        .filter(|&i| tr.scene.bodies[i].name.starts_with("ball"))
+        .collect();
     let p = &tr.scene.extra["parameters"];
-    let (t_star, len) = (p["impact_time"].as_f64().unwrap(), p["pendulum_length"].as_f64().unwrap());
+    let (t_star, len) = (
+        p["impact_time"].as_f64().unwrap(),
+        p["pendulum_length"].as_f64().unwrap(),
+    );
     let kb = ((t_star - 0.005) / tr.dt).round() as usize;
     let ka = ((t_star + p["after_window"].as_f64().unwrap()) / tr.dt).round() as usize;
     let k2 = ((t_star + p["swing_window"].as_f64().unwrap()) / tr.dt).round() as usize;
@@ -294,7 +373,10 @@ fn scene_09b_newton_cradle_gap() {
     let v_in = vx(kb, balls[0]);
     let last = *balls.last().unwrap();
     let v_last = (kb..=ka).map(|k| vx(k, last)).fold(f64::NEG_INFINITY, f64::max);
-    let other = balls[..balls.len() - 1].iter().map(|&b| vx(ka, b).abs()).fold(0.0, f64::max);
+    let other = balls[..balls.len() - 1]
+        .iter()
+        .map(|&b| vx(ka, b).abs())
+        .fold(0.0, f64::max);
     let e = tr.energy(Some(&balls));
     let g = Vec3::from(tr.scene.world.gravity);
     let e_rest: f64 = balls
@@ -307,7 +389,9 @@ fn scene_09b_newton_cradle_gap() {
         .sum();
     let c0 = tr.com[0][last];
     let (px, pz) = (c0.x, c0.z + len);
-    let swing = (kb..k2).map(|k| (tr.com[k][last].x - px).atan2(pz - tr.com[k][last].z).to_degrees()).fold(f64::NEG_INFINITY, f64::max);
+    let swing = (kb..k2)
+        .map(|k| (tr.com[k][last].x - px).atan2(pz - tr.com[k][last].z).to_degrees())
+        .fold(f64::NEG_INFINITY, f64::max);
     check(
         &tr,
         vals(&[

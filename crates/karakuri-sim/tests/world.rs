@@ -7,7 +7,11 @@ use karakuri::spatial::Vec3;
 use karakuri_sim::{Scene, SimError, World};
 
 fn scene_path(name: &str) -> PathBuf {
-    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/validation/scenes")).join(name);
+    let shared = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/validation/scenes"
+    ))
+    .join(name);
     if shared.exists() {
         return shared;
     }
@@ -42,7 +46,14 @@ fn trajectory_bits(world: &mut World, steps: usize) -> Vec<u64> {
     for _ in 0..steps {
         world.step().unwrap();
         for s in world.states() {
-            out.extend(s.pose.translation.iter().chain(s.pose.rotation.iter()).chain(s.linear.iter()).map(|x| x.to_bits()));
+            out.extend(
+                s.pose
+                    .translation
+                    .iter()
+                    .chain(s.pose.rotation.iter())
+                    .chain(s.linear.iter())
+                    .map(|x| x.to_bits()),
+            );
         }
     }
     out
@@ -72,15 +83,26 @@ fn a_box_resting_on_the_ground_for_10_s_drifts_less_than_0_1_mm() {
     assert!(drift < 1e-4, "drift {drift} m");
     // the contact forces carry the weight
     let w = world.contact_wrenches()[world.body_index("box").unwrap()];
-    assert!((w.0.z - 9.81).abs() < 1e-3 && w.0.xy().norm() < 1e-6, "contact force {:?}", w.0);
-    assert_eq!(world.contacts().len(), 4, "a box on a plane touches at its four corners");
+    assert!(
+        (w.0.z - 9.81).abs() < 1e-3 && w.0.xy().norm() < 1e-6,
+        "contact force {:?}",
+        w.0
+    );
+    assert_eq!(
+        world.contacts().len(),
+        4,
+        "a box on a plane touches at its four corners"
+    );
 }
 
 #[test]
 fn a_stack_of_10_boxes_stands_for_10_s() {
     let mut bodies = String::new();
     for i in 0..10 {
-        bodies += &format!("  - name: box{i}\n    joints: [{{type: free, q0: {{position: [0, 0, {}]}}}}]{BOX}\n", 0.1 + 0.2 * i as f64);
+        bodies += &format!(
+            "  - name: box{i}\n    joints: [{{type: free, q0: {{position: [0, 0, {}]}}}}]{BOX}\n",
+            0.1 + 0.2 * i as f64
+        );
     }
     let mut world = World::new(yaml(&ground_and(&bodies))).unwrap();
     let p0: Vec<Vec3> = world.states().iter().map(|s| s.pose.translation).collect();
@@ -93,7 +115,10 @@ fn a_stack_of_10_boxes_stands_for_10_s() {
         }
     }
     let sink = p0[10].z - world.states()[10].pose.translation.z;
-    assert!(drift < 1e-3 && tilt < 1.0 && sink.abs() < 0.015, "drift {drift} m, tilt {tilt} deg, top sink {sink} m");
+    assert!(
+        drift < 1e-3 && tilt < 1.0 && sink.abs() < 0.015,
+        "drift {drift} m, tilt {tilt} deg, top sink {sink} m"
+    );
 }
 
 #[test]
@@ -125,13 +150,19 @@ fn contact_modes_none_and_penalty() {
     let body = format!("  - name: ball\n    joints: [{{type: free, q0: {{position: [0, 0, 0.1]}}}}]{ball}\n");
     // none: falls through
     let mut s = yaml(&ground_and(&body));
-    s.contact_pairs.push(karakuri_sim::scene::PairSpec { bodies: ["ground".into(), "ball".into()], mode: karakuri_sim::scene::ContactMode::None });
+    s.contact_pairs.push(karakuri_sim::scene::PairSpec {
+        bodies: ["ground".into(), "ball".into()],
+        mode: karakuri_sim::scene::ContactMode::None,
+    });
     let mut w = World::new(s).unwrap();
     w.run(0.5).unwrap();
     assert!(w.state("ball").unwrap().pose.translation.z < -0.5);
     // penalty: rests at the spring's deflection m g / k
     let mut s = yaml(&ground_and(&body));
-    s.contact.mode = karakuri_sim::scene::ContactMode::Penalty { stiffness: 1e5, damping: 1e3 };
+    s.contact.mode = karakuri_sim::scene::ContactMode::Penalty {
+        stiffness: 1e5,
+        damping: 1e3,
+    };
     let mut w = World::new(s).unwrap();
     w.run(1.0).unwrap();
     let z = w.state("ball").unwrap().pose.translation.z;
@@ -195,7 +226,9 @@ bodies:
 
 #[test]
 fn divergence_stops_with_the_step_time_and_body() {
-    let mut s = yaml(&ground_and(&format!("  - name: box\n    joints: [{{type: free, q0: {{position: [0, 0, 1]}}}}]{BOX}")));
+    let mut s = yaml(&ground_and(&format!(
+        "  - name: box\n    joints: [{{type: free, q0: {{position: [0, 0, 1]}}}}]{BOX}"
+    )));
     s.engine.max_speed = 3.0;
     let mut w = World::new(s).unwrap();
     let e = w.run(1.0).unwrap_err();
@@ -224,7 +257,10 @@ fn bad(body: &str) -> String {
 #[test]
 fn unknown_shape_is_an_error() {
     let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: torus, radius: 1}]");
-    assert!(e.contains("bad.yaml") && e.contains("bodies[1].shapes[0].type") && e.contains("unknown shape type 'torus'"), "{e}");
+    assert!(
+        e.contains("bad.yaml") && e.contains("bodies[1].shapes[0].type") && e.contains("unknown shape type 'torus'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -236,13 +272,21 @@ fn negative_mass_is_an_error() {
 #[test]
 fn non_unit_quaternion_is_an_error() {
     let e = bad("  - name: b\n    joints: [{type: free, q0: {orientation: [0, 0, 0.5, 0.5]}}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]");
-    assert!(e.contains("bodies[1].joints[0].q0.orientation") && e.contains("unit"), "{e}");
+    assert!(
+        e.contains("bodies[1].joints[0].q0.orientation") && e.contains("unit"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_material_is_an_error() {
     let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: sphere, radius: 0.1, material: rubber}]");
-    assert!(e.contains("bodies[1].shapes[0].material") && e.contains("unknown material 'rubber'") && e.contains("defined: m"), "{e}");
+    assert!(
+        e.contains("bodies[1].shapes[0].material")
+            && e.contains("unknown material 'rubber'")
+            && e.contains("defined: m"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -254,7 +298,36 @@ fn missing_urdf_is_an_error() {
 #[test]
 fn unknown_keys_and_bad_inertia_are_errors() {
     let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    shapes: [{type: sphere, raduis: 0.1}]");
-    assert!(e.contains("bodies[1].shapes[0].raduis") && e.contains("unknown key"), "{e}");
+    assert!(
+        e.contains("bodies[1].shapes[0].raduis") && e.contains("unknown key"),
+        "{e}"
+    );
     let e = bad("  - name: b\n    joints: [{type: free}]\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,5]]");
     assert!(e.contains("bodies[1].inertia") && e.contains("triangle"), "{e}");
+}
+
+#[test]
+fn the_demo_robot_lands_on_its_feet_and_the_cli_writes_its_csv_files() {
+    let dir = std::env::temp_dir().join(format!("karakuri-sim-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = karakuri_sim::cli::SimulateArgs {
+        scene: None,
+        duration: Some(0.6),
+        dt: None,
+        out: Some(dir.join("traj.csv")),
+        steps: Some(dir.join("steps.csv")),
+    };
+    let mut last = 0.0;
+    let summary = karakuri_sim::cli::simulate(&args, &mut |f| last = f).unwrap();
+    assert_eq!((summary.steps, last), (600, 1.0));
+    assert!(summary.contacts_final >= 4, "{summary}");
+    let traj = std::fs::read_to_string(dir.join("traj.csv")).unwrap();
+    assert!(traj.starts_with("step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz\n"));
+    let base: Vec<&str> = traj.lines().filter(|l| l.contains(",solo/base_link,")).collect();
+    assert_eq!(base.len(), 601);
+    let z: f64 = base[600].split(',').nth(5).unwrap().parse().unwrap();
+    assert!(z > 0.15, "the robot collapsed: base at {z} m");
+    let steps = std::fs::read_to_string(dir.join("steps.csv")).unwrap();
+    assert_eq!(steps.lines().count(), 602);
+    std::fs::remove_dir_all(&dir).ok();
 }
