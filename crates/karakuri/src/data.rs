@@ -48,9 +48,11 @@ pub struct Data {
     pub mass_matrix: DMatrix<f64>,
     /// Its inverse `(nv x nv)`.
     pub mass_matrix_inverse: DMatrix<f64>,
-    /// Composite rigid-body inertia of each subtree, about its joint origin in its joint
-    /// frame `(njoints)`, filled by `mass_matrix`.
+    /// Composite rigid-body inertia of each subtree about the world origin, in world axes
+    /// `(njoints)`, filled by `mass_matrix`.
     pub ycrb: Vec<OriginInertia>,
+    /// Motion subspace column of each dof in world coordinates (CRBA) `(nv)`.
+    pub s_world: Vec<Motion>,
     /// Articulated-body inertia `IA` `(njoints)`.
     pub ia: Vec<Mat6>,
     /// Articulated bias force `pA` `(njoints)`.
@@ -112,6 +114,7 @@ impl Data {
             mass_matrix: DMatrix::zeros(nv, nv),
             mass_matrix_inverse: DMatrix::zeros(nv, nv),
             ycrb: vec![OriginInertia::zero(); nj],
+            s_world: vec![Motion::zero(); nv],
             ia: vec![Mat6::zeros(); nj],
             pa: vec![Force::zero(); nj],
             c: vec![Motion::zero(); nj],

@@ -149,7 +149,7 @@ impl OriginInertia {
         let r = &x.rotation;
         let p = &x.translation;
         let h_r = r * self.h; // first moment about the child origin, parent axes
-        let i_r = r * self.i_o * r.transpose();
+        let i_r = rotate_symmetric(r, &self.i_o);
         // I_P = I_R − [h]ₓ[p]ₓ − [p]ₓ[h]ₓ − m [p]ₓ², with [a]ₓ[b]ₓ = b aᵀ − (a·b) 1
         let hp = h_r.dot(p);
         let pp = p.dot(p);
@@ -169,4 +169,19 @@ impl OriginInertia {
         let cx = skew(&c);
         Inertia::new(self.mass, c, self.i_o + self.mass * cx * cx)
     }
+}
+
+/// `R S Rᵀ` for a symmetric S, computing the upper triangle only.
+#[inline]
+pub(crate) fn rotate_symmetric(r: &Mat3, s: &Mat3) -> Mat3 {
+    let a = r * s;
+    let r0 = r.row(0);
+    let r1 = r.row(1);
+    let r2 = r.row(2);
+    let a0 = a.row(0);
+    let a1 = a.row(1);
+    let a2 = a.row(2);
+    let (xx, xy, xz) = (a0.dot(&r0), a0.dot(&r1), a0.dot(&r2));
+    let (yy, yz, zz) = (a1.dot(&r1), a1.dot(&r2), a2.dot(&r2));
+    Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz)
 }
