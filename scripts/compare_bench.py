@@ -104,7 +104,16 @@ Machine: {cpu_model()}, 2 cores shared with other work; measured with
 `scripts/bench-vs-pinocchio --time 0.5 --write-doc` (both sides in the same run).
 
 """
-        open(args.write_doc, "w").write(header + table + f"\n\nWorst ratio: {worst:.2f}; at or above 1: {', '.join(above) if above else 'none'}.\n")
+        # keep the hand-written part that follows the generated table
+        marker = "<!-- end of generated table -->"
+        rest = ""
+        try:
+            old = open(args.write_doc).read()
+            if marker in old:
+                rest = old[old.index(marker) + len(marker):]
+        except OSError:
+            pass
+        open(args.write_doc, "w").write(header + table + f"\n\nWorst ratio: {worst:.2f}; at or above 1: {', '.join(above) if above else 'none'}.\n" + marker + rest)
 
 
 if __name__ == "__main__":
