@@ -183,6 +183,113 @@ fn hybrid_dynamics_does_not_allocate() {
     }
 }
 
+/// A floating tree (free-flyer `root_joint` and `n` joints below it) beside a second free-flyer
+/// tree and a revolute chain, all children of the universe.
+fn forest(seed: u64, n: usize) -> Model {
+    use karakuri::model::{Axis, JointId, JointType, ModelBuilder};
+    use karakuri::spatial::{exp3, Inertia, Mat3, Se3, Vec3};
+    let mut rng = SplitMix64::new(seed);
+    let mut b = ModelBuilder::new(&format!("forest_{seed}"));
+    let inertia = |rng: &mut SplitMix64| {
+        let d = Vec3::new(rng.range(0.01, 0.1), rng.range(0.01, 0.1), rng.range(0.01, 0.1));
+        let com = Vec3::new(rng.range(-0.2, 0.2), rng.range(-0.2, 0.2), rng.range(-0.2, 0.2));
+        Inertia::new(rng.range(0.2, 3.0), com, Mat3::from_diagonal(&Vec3::new(d.y + d.z, d.x + d.z, d.x + d.y)))
+    };
+    let placement = |rng: &mut SplitMix64| {
+        let w = Vec3::new(rng.range(-1.5, 1.5), rng.range(-1.5, 1.5), rng.range(-1.5, 1.5));
+        Se3::new(exp3(&w), Vec3::new(rng.range(-0.5, 0.5), rng.range(-0.5, 0.5), rng.range(-0.5, 0.5)))
+    };
+    let pre = b.add_joint(JointId::UNIVERSE, "pre", JointType::Revolute { axis: Axis::Y }, placement(&mut rng)).unwrap();
+    b.add_body(pre, "pre_body", inertia(&mut rng)).unwrap();
+    let root = b.add_joint(JointId::UNIVERSE, "root_joint", JointType::FreeFlyer, Se3::identity()).unwrap();
+    b.add_body(root, "base", inertia(&mut rng)).unwrap();
+    let other = b.add_joint(JointId::UNIVERSE, "other_root", JointType::FreeFlyer, placement(&mut rng)).unwrap();
+    b.add_body(other, "other_base", inertia(&mut rng)).unwrap();
+    let mut ids = vec![root, other, pre];
+    for k in 0..n {
+        let parent = ids[(rng.next_u64() % ids.len() as u64) as usize];
+        let kind = match k % 5 {
+            0 => JointType::Revolute { axis: Axis::X },
+            1 => JointType::Revolute { axis: Axis::Z },
+            2 => JointType::Prismatic { axis: Axis::Y },
+            3 => JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)) },
+            _ => JointType::Spherical,
+        };
+        let j = b.add_joint(parent, &format!("j{k}"), kind, placement(&mut rng)).unwrap();
+        b.add_body(j, &format!("b{k}"), inertia(&mut rng)).unwrap();
+        ids.push(j);
+    }
+    b.build().unwrap()
+}
+
+/// The floating-base fast path (one forward free-flyer child of the universe, everything else
+/// inverse; `karakuri bench`'s `hybrid`) against the dense solve and the CRBA route: random
+/// floating trees, forests with other trees beside the floating one, the floating reference
+/// robots. Also: two forward free-flyers, or a forward free-flyer that is not a root, take the
+/// general route and agree too.
+#[test]
+fn floating_base_fast_path_matches_dense_solve() {
+    use karakuri::io::urdf;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    let mut cases: Vec<Model> = (0..6).map(|s| random_tree(200 + s, 15 + 5 * s as usize, true)).collect();
+    cases.extend((0..4).map(|s| forest(300 + s, 20)));
+    for name in ["talos_reduced", "anymal", "solo12"] {
+        cases.push(urdf::load(dir.join(format!("{name}.urdf")), urdf::Root::FreeFlyer).unwrap());
+    }
+    let mut worst = 0.0f64;
+    for model in &cases {
+        let mut data = Data::new(model);
+        let mut ws = HybridWorkspace::new(model);
+        let free: Vec<usize> =
+            (1..model.njoints).filter(|&j| model.joint_types[j] == karakuri::model::JointType::FreeFlyer).collect();
+        let mut masks = vec![];
+        for &j in &free {
+            let mut mask = vec![false; model.njoints];
+            mask[j] = true;
+            masks.push(mask);
+        }
+        if free.len() > 1 {
+            let mut mask = vec![false; model.njoints];
+            free.iter().for_each(|&j| mask[j] = true);
+            masks.push(mask);
+        }
+        for mask in &masks {
+            for s in 0..4 {
+                let (q, v, known) = random_state(model, 50 + s);
+                let (qdd_ref, tau_ref) = dense_hybrid(model, &q, &v, &known, mask);
+                for method in METHODS {
+                    let (qdd, tau) = hybrid_dynamics(model, &mut data, &mut ws, &q, &v, &known, mask, method);
+                    let (eq, et) = (rel_err(qdd, &qdd_ref), rel_err(tau, &tau_ref));
+                    worst = worst.max(eq).max(et);
+                    assert!(eq < 1e-9 && et < 1e-9, "{} {method:?} mask {mask:?}: qdd {eq:e}, tau {et:e}", model.name);
+                }
+                // placements and velocities are left in data as by the general route
+                let mut check = Data::new(model);
+                forward_kinematics_velocity(model, &mut check, &q, &v);
+                for j in 1..model.njoints {
+                    assert!(data.o_m_i[j].max_abs_diff(&check.o_m_i[j]) < 1e-12, "{}: placement {j}", model.name);
+                    assert!((data.v[j] - check.v[j]).amax() < 1e-12, "{}: velocity {j}", model.name);
+                }
+            }
+        }
+    }
+    println!("floating-base masks: max rel error vs dense {worst:.2e}");
+}
+
+#[test]
+fn floating_base_fast_path_does_not_allocate() {
+    let model = random_tree(9, 25, true);
+    let mut data = Data::new(&model);
+    let mut ws = HybridWorkspace::new(&model);
+    let (q, v, known) = random_state(&model, 2);
+    let mut mask = vec![false; model.njoints];
+    mask[1] = true;
+    hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &mask, HybridMethod::ArticulatedBody);
+    let before = allocations();
+    hybrid_dynamics(&model, &mut data, &mut ws, &q, &v, &known, &mask, HybridMethod::ArticulatedBody);
+    assert_eq!(allocations(), before, "the floating-base path allocated");
+}
+
 // ---- branch-induced LᵀDL helpers ------------------------------------------------------------
 
 #[test]

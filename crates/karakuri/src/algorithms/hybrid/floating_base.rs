@@ -1,0 +1,231 @@
+//! Floating-base inverse dynamics (RBDA Table 9.6), the fast path of
+//! [`hybrid_dynamics_aba`](super::hybrid_dynamics_aba) when the only forward joint is a
+//! free-flyer hanging from the universe (a floating robot whose base is driven by a known wrench
+//! and whose other joints follow known accelerations).
+//!
+//! With `a = a⁰ + δa` as in the articulated-body route, every body below the free-flyer moves
+//! with the same world-frame offset `δa = a_base - a⁰_base` (the other joints' accelerations are
+//! all known), so the articulated inertia of each subtree is its composite rigid-body inertia.
+//! Three passes:
+//!
+//! 1. forward, as RNEA with the base acceleration zero (gravity folded in): placements,
+//!    velocities, `a⁰_i`, body forces `f⁰_i = I_i a⁰_i + v_i ×* I_i v_i` in the body frames, and
+//!    each moved body's inertia in **world** coordinates (one transform per body);
+//! 2. backward: `τ_i = S_iᵀ f⁰_i`, `f⁰_λ(i) += X_iᵀ f⁰_i` as RNEA, and the world composite
+//!    inertias `I^c_λ(i) += I^c_i`: a plain sum, no transform per joint;
+//! 3. the base: `I^c_base δa = X*(τ_base - f⁰_base)` solved in world coordinates in closed form
+//!    (shift to the centre of mass, a 3x3 Cholesky); then on every other moved joint
+//!    `τ_i += S_iᵀ I^c_i δa` with `S_i` and `I^c_i` both in world coordinates, so `δa` is
+//!    never carried frame by frame.
+
+use super::HybridWorkspace;
+use crate::algorithms::joint_motion;
+use crate::data::{Data, Stage};
+use crate::model::{JointType, Model};
+use crate::spatial::{Force, Mat3, Motion, OriginInertia, Se3, Vec3};
+use nalgebra::DVector;
+
+/// The forward joint if it is the only one and is a free-flyer child of the universe.
+pub(super) fn single_floating_root(model: &Model, is_forward: &[bool]) -> Option<usize> {
+    let mut root = None;
+    for (i, &f) in is_forward.iter().enumerate().skip(1) {
+        if f {
+            if root.is_some() {
+                return None;
+            }
+            root = Some(i);
+        }
+    }
+    let r = root?;
+    (model.parents[r] == 0 && model.joint_types[r] == JointType::FreeFlyer).then_some(r)
+}
+
+/// `x e_c` for the flattened `[linear; angular]` index `c`.
+#[inline(always)]
+fn axis_motion(c: usize, x: f64) -> Motion {
+    let mut m = Motion::zero();
+    if c < 3 {
+        m.linear[c] = x;
+    } else {
+        m.angular[c - 3] = x;
+    }
+    m
+}
+
+/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
+#[inline(always)]
+fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
+    match a {
+        0 => Vec3::new(0.0, u.z * x, -u.y * x),
+        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
+        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
+    }
+}
+
+/// `v ×ₘ (x e_c)`.
+#[inline(always)]
+fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
+    if c < 3 {
+        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
+    } else {
+        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
+    }
+}
+
+/// The body inertia `y` (about its joint origin) in world coordinates, `x` = world_from_body:
+/// I_W = R I Rᵀ − (p gᵀ + g pᵀ) + 2 (g·p) 1 with h_R = R h, g = h_R + (m/2) p; h_W = h_R + m p.
+/// Upper triangle only (the result is symmetric).
+#[inline(always)]
+fn to_world(y: &OriginInertia, x: &Se3) -> OriginInertia {
+    let r = &x.rotation;
+    let p = &x.translation;
+    let m = y.mass;
+    let h_r = r * y.h;
+    let a = r * y.i_o; // A = R S, then (A Rᵀ)_ij = A_i · R_j
+    let g = h_r + (0.5 * m) * p;
+    let d = 2.0 * g.dot(p);
+    let e = |i: usize, j: usize| a[(i, 0)] * r[(j, 0)] + a[(i, 1)] * r[(j, 1)] + a[(i, 2)] * r[(j, 2)] - p[i] * g[j] - g[i] * p[j];
+    let (xx, yy, zz) = (e(0, 0) + d, e(1, 1) + d, e(2, 2) + d);
+    let (xy, xz, yz) = (e(0, 1), e(0, 2), e(1, 2));
+    OriginInertia { mass: m, h: h_r + m * p, i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz) }
+}
+
+/// Solves `Y a = f` for a spatial inertia `Y` (m, h, I_O) through its centre of mass:
+/// `α = I_c⁻¹ (f_a − c × f_l)`, `a_l = f_l / m + c × α`, `I_c = I_O − m [c]ₓᵀ[c]ₓ` (3x3 Cholesky).
+/// NaN if `I_c` is not positive definite.
+#[inline]
+fn solve_inertia(y: &OriginInertia, f: &Force) -> Motion {
+    let m = y.mass;
+    let c = y.h / m;
+    let b = f.angular - c.cross(&f.linear);
+    // I_c = I_O + h hᵀ / m − (|h|²/m) 1 = I_O + m (c cᵀ − |c|² 1)
+    let io = &y.i_o;
+    let cc = c.norm_squared();
+    let a00 = io[(0, 0)] + m * (c.x * c.x - cc);
+    let a11 = io[(1, 1)] + m * (c.y * c.y - cc);
+    let a22 = io[(2, 2)] + m * (c.z * c.z - cc);
+    let a10 = io[(1, 0)] + m * c.y * c.x;
+    let a20 = io[(2, 0)] + m * c.z * c.x;
+    let a21 = io[(2, 1)] + m * c.z * c.y;
+    let sqrt = |x: f64| if x > 0.0 { x.sqrt() } else { f64::NAN };
+    let l00 = sqrt(a00);
+    let l10 = a10 / l00;
+    let l20 = a20 / l00;
+    let l11 = sqrt(a11 - l10 * l10);
+    let l21 = (a21 - l20 * l10) / l11;
+    let l22 = sqrt(a22 - l20 * l20 - l21 * l21);
+    // L z = b, Lᵀ α = z
+    let z0 = b.x / l00;
+    let z1 = (b.y - l10 * z0) / l11;
+    let z2 = (b.z - l20 * z0 - l21 * z1) / l22;
+    let w2 = z2 / l22;
+    let w1 = (z1 - l21 * w2) / l11;
+    let w0 = (z0 - l10 * w1 - l20 * w2) / l00;
+    let alpha = Vec3::new(w0, w1, w2);
+    Motion::new(f.linear / m + c.cross(&alpha), alpha)
+}
+
+/// The fast path (see the module documentation); `root` is the free-flyer, the only forward
+/// joint. Writes `ws.qdd`, `ws.tau`, placements and velocities.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn floating_base_inverse(
+    model: &Model,
+    data: &mut Data,
+    ws: &mut HybridWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    known: &DVector<f64>,
+    root: usize,
+) {
+    let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
+    let nj = model.njoints;
+    ws.a0[0] = -model.gravity;
+    data.v[0] = Motion::zero();
+    ws.moved_by_forward[0] = false;
+    // 1. forward: RNEA with the base acceleration zero, world inertias of the moved bodies
+    for i in 1..nj {
+        let p = model.parents[i];
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        let x = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
+        data.li_m_i[i] = x;
+        let o_m_i = data.o_m_i[p].compose(&x);
+        data.o_m_i[i] = o_m_i;
+        let iv = model.idx_v[i];
+        let (vi, a0) = match model.dof_axis[iv] {
+            Some(c) if model.nvs[i] == 1 => {
+                // one basis-vector dof (aligned revolute or prismatic); never the root
+                let vi = x.inv_act_motion(&data.v[p]) + axis_motion(c, vs[iv]);
+                let bias = motion_cross_axis(&vi, c, vs[iv]) + axis_motion(c, ks[iv]);
+                (vi, x.inv_act_motion(&ws.a0[p]) + bias)
+            }
+            _ => {
+                let v_j = joint_motion(model, i, vs);
+                let vi = x.inv_act_motion(&data.v[p]) + v_j;
+                let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
+                if i != root {
+                    a0 += joint_motion(model, i, ks);
+                }
+                (vi, a0)
+            }
+        };
+        data.v[i] = vi;
+        ws.a0[i] = a0;
+        let inertia = &model.inertias[i];
+        ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
+        let moved = i == root || ws.moved_by_forward[p];
+        ws.moved_by_forward[i] = moved;
+        if moved {
+            ws.ic_world[i] = to_world(&model.origin_inertias[i], &o_m_i);
+        }
+    }
+    data.stage = Stage::Velocities;
+    // 2. backward: τ_i = S_iᵀ f⁰_i, forces up by X_iᵀ, world composite inertias by plain sums
+    let tau = ws.tau.as_mut_slice();
+    for i in (1..nj).rev() {
+        let iv = model.idx_v[i];
+        for k in iv..iv + model.nvs[i] {
+            tau[k] = model.dof_dot(k, &ws.pa[i]);
+        }
+        let p = model.parents[i];
+        if p > 0 {
+            let fp = data.li_m_i[i].act_force(&ws.pa[i]);
+            ws.pa[p] += fp;
+            if ws.moved_by_forward[i] {
+                let ic = ws.ic_world[i];
+                ws.ic_world[p].add(&ic);
+            }
+        }
+    }
+    // 3. the base: I^c δa = X*(τ - f⁰) in world coordinates, q̈_base = δa in the base frame
+    let ir = model.idx_v[root];
+    let x_root = data.o_m_i[root];
+    let rhs = Force::new(
+        Vec3::new(ks[ir], ks[ir + 1], ks[ir + 2]) - ws.pa[root].linear,
+        Vec3::new(ks[ir + 3], ks[ir + 4], ks[ir + 5]) - ws.pa[root].angular,
+    );
+    let da = solve_inertia(&ws.ic_world[root], &x_root.act_force(&rhs));
+    ws.qdd.copy_from(known);
+    let qdd_root = x_root.inv_act_motion(&da);
+    let qdd = ws.qdd.as_mut_slice();
+    qdd[ir..ir + 3].copy_from_slice(qdd_root.linear.as_slice());
+    qdd[ir + 3..ir + 6].copy_from_slice(qdd_root.angular.as_slice());
+    tau[ir..ir + 6].copy_from_slice(&ks[ir..ir + 6]);
+    // the other moved joints: τ_i += S_iᵀ I^c_i δa, all in world coordinates
+    for i in 1..nj {
+        if !ws.moved_by_forward[i] || i == root {
+            continue;
+        }
+        let f = ws.ic_world[i].mul_motion(&da);
+        let o = &data.o_m_i[i];
+        // moment about the joint origin: a rotation axis w at p gives (p × w)·f_l + w·f_a = w·g
+        let g = f.angular + f.linear.cross(&o.translation);
+        let iv = model.idx_v[i];
+        for k in iv..iv + model.nvs[i] {
+            tau[k] += match model.dof_axis[k] {
+                Some(c) if c < 3 => o.rotation.column(c).dot(&f.linear),
+                Some(c) => o.rotation.column(c - 3).dot(&g),
+                None => o.act_motion(&model.motion_subspace[k]).dot(&f),
+            };
+        }
+    }
+}
