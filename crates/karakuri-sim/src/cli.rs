@@ -177,10 +177,9 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
 
 /// The bundled demo scene; its URDF is found next to the repository's `tests/data`.
 pub fn demo_scene() -> Result<Scene, SimError> {
-    let mut scene = Scene::from_str(DEMO_SCENE, "demo.yaml")?;
     // the demo's URDF paths are relative to the crate's `scenes/` directory
-    scene.source = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join("demo.yaml"));
-    Ok(scene)
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join("demo.yaml");
+    Scene::from_str(DEMO_SCENE, &path.display().to_string())
 }
 
 struct CsvOut {

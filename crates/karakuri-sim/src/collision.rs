@@ -70,13 +70,13 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
             )
         }
         Geometry::Plane => (SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)), Se3::identity(), true),
-        Geometry::ConvexMesh { vertices } => {
+        Geometry::ConvexMesh { vertices, .. } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
             let s = SharedShape::convex_hull(&pts)
                 .ok_or("the convex hull of the vertices is degenerate (flat or repeated points)")?;
             (s, Se3::identity(), false)
         }
-        Geometry::TriMesh { vertices, triangles } => {
+        Geometry::TriMesh { vertices, triangles, .. } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
             let s =
                 SharedShape::trimesh(pts, triangles.clone()).map_err(|e| format!("invalid triangle mesh: {e:?}"))?;

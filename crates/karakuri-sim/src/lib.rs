@@ -27,6 +27,10 @@
 //!   collision) → velocity (bias forces `C v + g`, passive forces) → actuation → smooth
 //!   acceleration (`v_free`) → constraint solve → integrate → sensors (body states, contact
 //!   forces).
+//! * **Shapes** (parry3d-f64): sphere, box, capsule, cylinder, plane, convex hulls (of inline
+//!   points or of an STL/OBJ file's vertices, [`mesh`]) and triangle meshes for static bodies.
+//!   URDF robots bring their `<collision>` elements: primitives as such, meshes as convex hulls
+//!   (`robots[].collision: urdf | primitives | none`).
 //! * **Contacts (Springhead's model, physical units).** Parry's contact manifolds give the
 //!   vertices of each contact region (box on plane: up to four points). A contact's normal
 //!   approach speed `v` (before the step) chooses its target: if `v < -V_th` the post-step
@@ -51,6 +55,7 @@
 pub mod cli;
 pub mod collision;
 pub mod engine;
+pub mod mesh;
 pub mod native;
 pub mod scene;
 pub mod solver;

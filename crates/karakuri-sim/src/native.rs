@@ -10,12 +10,13 @@ use karakuri::model::{Axis, FrameKind, JointId, JointType};
 use karakuri::spatial::{exp3, quat_from_xyzw, Inertia, Mat3, Se3, Vec3};
 use karakuri::{Data, Model, ModelBuilder, ModelError};
 use nalgebra::DVector;
+use parry3d_f64::shape::SharedShape;
 
 use crate::collision::{make_shape, ColShape, Collider, RawContact};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
 use crate::scene::{
-    ContactMode, ContactParams, EngineParams, Geometry, Integrator, JointSpec, Material, Pose, RobotRoot, Scene,
-    SolverKind,
+    ContactMode, ContactParams, EngineParams, Geometry, Integrator, JointSpec, Material, Pose, RobotCollision,
+    RobotRoot, Scene, SolverKind,
 };
 use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind, Rows, SolveStats};
 use crate::SimError;
@@ -334,7 +335,12 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 RobotRoot::Floating => karakuri::io::urdf::Root::FreeFlyer,
                 RobotRoot::Fixed => karakuri::io::urdf::Root::Fixed,
             },
-            package_dirs: vec![scene.base_dir()],
+            package_dirs: rs
+                .package_dirs
+                .iter()
+                .map(|d| crate::mesh::resolve(&scene.base_dir(), d))
+                .chain([scene.base_dir()])
+                .collect(),
         };
         let (rm, geom) = karakuri::io::urdf::load_with(&path, &opts).map_err(|e| {
             scene_err(
@@ -406,8 +412,10 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 mass: rm.inertias[j].mass,
             });
         }
-        if rs.collide {
+        if rs.collide && rs.collision != RobotCollision::None {
             let mat = scene.material(rs.material.as_deref());
+            // hulls by mesh file and scale (robots reuse a mesh for several links)
+            let mut hulls: BTreeMap<(PathBuf, [u64; 3]), (SharedShape, Se3, bool)> = BTreeMap::new();
             for g in &geom.collisions {
                 let rj = g.parent_joint.0;
                 let geometry = match &g.shape {
@@ -423,7 +431,67 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                         radius: *radius,
                         half_length: length / 2.0,
                     },
-                    karakuri::io::urdf::Shape::Mesh { .. } => continue, // meshes are not loaded (yet)
+                    karakuri::io::urdf::Shape::Mesh {
+                        filename,
+                        resolved,
+                        tried,
+                        scale,
+                    } => {
+                        if rs.collision == RobotCollision::Primitives {
+                            continue;
+                        }
+                        let at = || format!("robots[{ri}].collision");
+                        let what = || format!("link '{}': collision mesh '{filename}'", g.link);
+                        let Some(file) = resolved else {
+                            let tried = if tried.is_empty() {
+                                "nothing (only package://, file:// and plain paths are looked up)".to_string()
+                            } else {
+                                tried
+                                    .iter()
+                                    .map(|p| format!("'{}'", p.display()))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            };
+                            return Err(scene_err(
+                                scene,
+                                at(),
+                                format!(
+                                    "{} not found; tried {tried} (add the directory holding the package to \
+                                     robots[{ri}].package_dirs, or set robots[{ri}].collision to primitives or none)",
+                                    what()
+                                ),
+                            ));
+                        };
+                        let key = (file.clone(), [scale.x.to_bits(), scale.y.to_bits(), scale.z.to_bits()]);
+                        if !hulls.contains_key(&key) {
+                            let mesh = crate::mesh::load(file, [scale.x, scale.y, scale.z])
+                                .map_err(|e| scene_err(scene, at(), format!("{}: {e}", what())))?;
+                            crate::mesh::check_hull_points(&mesh.vertices).map_err(|e| {
+                                scene_err(scene, at(), format!("{} ('{}'): {e}", what(), file.display()))
+                            })?;
+                            let hull = make_shape(&Geometry::ConvexMesh {
+                                vertices: mesh.vertices,
+                                file: None,
+                            })
+                            .map_err(|e| scene_err(scene, at(), format!("{}: {e}", what())))?;
+                            hulls.insert(key.clone(), hull);
+                        }
+                        let (shape, extra, unbounded) = hulls[&key].clone();
+                        let placement = if rj == 0 {
+                            base.compose(&g.placement)
+                        } else {
+                            g.placement
+                        };
+                        shapes.push(ColShape {
+                            body: link_body[rj],
+                            joint: map[rj],
+                            placement: placement.compose(&extra),
+                            shape,
+                            material: mat,
+                            unbounded,
+                        });
+                        continue;
+                    }
                 };
                 let (shape, extra, unbounded) =
                     make_shape(&geometry).map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;

@@ -178,16 +178,30 @@ pub enum Geometry {
     Plane,
     /// Convex hull of points.
     ConvexMesh {
-        /// Vertices (m).
+        /// Vertices (m), scaled (read from `file` when there is one).
         vertices: Vec<[f64; 3]>,
+        /// The mesh file they were read from (`None`: given inline).
+        file: Option<MeshFile>,
     },
     /// Triangle mesh (static bodies only).
     TriMesh {
-        /// Vertices (m).
+        /// Vertices (m), scaled (read from `file` when there is one).
         vertices: Vec<[f64; 3]>,
         /// Triangles, counter-clockwise seen from outside.
         triangles: Vec<[u32; 3]>,
+        /// The mesh file they were read from (`None`: given inline).
+        file: Option<MeshFile>,
     },
+}
+
+/// A mesh file behind a `convex_mesh` or `trimesh` shape: a saved scene writes this, not the
+/// vertices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshFile {
+    /// The path as written (relative paths: relative to the scene file).
+    pub path: String,
+    /// Scale factors along x, y, z applied to the file's vertices.
+    pub scale: [f64; 3],
 }
 
 /// A shape attached to a body.
@@ -292,6 +306,18 @@ pub enum RobotRoot {
     Fixed,
 }
 
+/// Which of a URDF's `<collision>` elements become collision shapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotCollision {
+    /// All of them: boxes, spheres, cylinders and capsules as such, meshes as the convex hull
+    /// of the mesh file (a mesh file that cannot be found or read is an error): the default.
+    Urdf,
+    /// Boxes, spheres, cylinders and capsules only; meshes are skipped.
+    Primitives,
+    /// None (only the hand-added `shapes`).
+    None,
+}
+
 /// A robot loaded from a URDF file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobotSpec {
@@ -313,8 +339,13 @@ pub struct RobotSpec {
     pub material: Option<String>,
     /// Collision shapes are used (`false`: visual robot, no contacts).
     pub collide: bool,
+    /// Which of the URDF's `<collision>` elements are used.
+    pub collision: RobotCollision,
+    /// Directories searched for `package://` mesh files, as written (relative to the scene
+    /// file); then the scene file's directory and `ROS_PACKAGE_PATH`.
+    pub package_dirs: Vec<String>,
     /// Extra collision shapes by link name (`{link, type, ...}`), e.g. feet spheres for robots
-    /// whose URDF collisions are meshes (meshes are not loaded yet).
+    /// whose URDF collision meshes are not at hand.
     pub shapes: Vec<(String, ShapeSpec)>,
     /// Spring stiffness of every 1-dof joint towards its `q0` (a passive posture hold), N·m/rad.
     pub joint_stiffness: f64,
@@ -383,7 +414,8 @@ pub struct Scene {
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written.
     pub extra: Map<String, Value>,
-    /// The file it was read from (relative URDF paths are resolved against its directory).
+    /// The file it was read from, or the name given to [`Scene::from_str`] (relative mesh and
+    /// URDF paths are resolved against its directory).
     pub source: Option<PathBuf>,
 }
 
@@ -440,8 +472,9 @@ impl Scene {
         Ok(scene)
     }
 
-    /// Parses a scene; `file` names it in errors, and its extension (`.yaml`/`.yml`) selects
-    /// YAML, anything else JSON.
+    /// Parses a scene; `file` names it in errors, relative paths in it (mesh files, URDF files)
+    /// are resolved against its directory, and its extension (`.yaml`/`.yml`) selects YAML,
+    /// anything else JSON.
     pub fn from_str(text: &str, file: &str) -> Result<Scene, SimError> {
         let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
         let value: Value = if yaml {
@@ -460,14 +493,17 @@ impl Scene {
         Scene::from_value(&value, file)
     }
 
-    /// Builds a scene from a value tree (as read from JSON or YAML).
+    /// Builds a scene from a value tree (as read from JSON or YAML); `file` as in
+    /// [`Scene::from_str`].
     pub fn from_value(value: &Value, file: &str) -> Result<Scene, SimError> {
         let r = Reader {
             file,
             path: String::new(),
             value,
         };
-        parse_scene(&r)
+        let mut scene = parse_scene(&r)?;
+        scene.source = Some(PathBuf::from(file));
+        Ok(scene)
     }
 
     /// Writes every parameter (defaults included) as a value tree.
@@ -475,11 +511,17 @@ impl Scene {
         write_scene(self)
     }
 
-    /// Writes the scene to `path`, as YAML for `.yaml`/`.yml` and JSON otherwise.
+    /// Writes the scene to `path`, as YAML for `.yaml`/`.yml` and JSON otherwise. Relative
+    /// file references (mesh files, URDF files, package directories) are rewritten relative to
+    /// the new file's directory when it differs from the directory they were read against.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let v = self.to_value();
+        let to_dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let v = self.rebased(&self.base_dir(), &to_dir).to_value();
         let text = if file.ends_with(".yaml") || file.ends_with(".yml") {
             serde_saphyr::to_string(&v).map_err(|e| SimError::Output(format!("{file}: {e}")))?
         } else {
@@ -500,11 +542,48 @@ impl Scene {
         self.bodies.iter().position(|b| b.name == name)
     }
 
+    /// A copy whose relative file references, read against `from`, point to the same files
+    /// from `to` (unchanged where either directory or the file cannot be resolved).
+    fn rebased(&self, from: &Path, to: &Path) -> Scene {
+        let mut s = self.clone();
+        let (Ok(from_c), Ok(to_c)) = (from.canonicalize(), to.canonicalize()) else {
+            return s;
+        };
+        if from_c == to_c {
+            return s;
+        }
+        let fix = |p: &mut String| {
+            if Path::new(p.as_str()).is_absolute() || p.contains("://") {
+                return;
+            }
+            if let Ok(target) = from_c.join(p.as_str()).canonicalize() {
+                if let Some(r) = relative_path(&target, &to_c) {
+                    *p = r.to_string_lossy().into_owned();
+                }
+            }
+        };
+        let fix_shape = |sh: &mut ShapeSpec| {
+            if let Geometry::ConvexMesh { file: Some(f), .. } | Geometry::TriMesh { file: Some(f), .. } = &mut sh.geometry {
+                fix(&mut f.path);
+            }
+        };
+        for b in &mut s.bodies {
+            b.shapes.iter_mut().for_each(fix_shape);
+        }
+        for r in &mut s.robots {
+            fix(&mut r.urdf);
+            r.package_dirs.iter_mut().for_each(fix);
+            r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));
+        }
+        s
+    }
+
     /// The directory relative paths are resolved against.
     pub fn base_dir(&self) -> PathBuf {
         self.source
             .as_ref()
             .and_then(|p| p.parent())
+            .filter(|d| !d.as_os_str().is_empty())
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."))
     }
@@ -690,6 +769,25 @@ impl<'a> Reader<'a> {
         }
         Ok(())
     }
+}
+
+/// `target` relative to the directory `dir` (both absolute and canonical).
+fn relative_path(target: &Path, dir: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let t: Vec<Component> = target.components().collect();
+    let d: Vec<Component> = dir.components().collect();
+    if t.first() != d.first() {
+        return None; // another root or drive
+    }
+    let common = t.iter().zip(&d).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..d.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    Some(out)
 }
 
 fn short(v: &Value) -> String {
@@ -1207,20 +1305,44 @@ fn parse_shape_with(r: &Reader, materials: &[(String, Material)], more: &[&str])
             Geometry::Plane
         }
         "convex_mesh" => {
-            keys(&["vertices"])?;
-            let vr = r.req("vertices")?;
-            let vertices = vr
-                .items()?
-                .iter()
-                .map(|v| v.vec::<3>())
-                .collect::<Result<Vec<_>, _>>()?;
-            if vertices.len() < 4 {
-                return vr.err("a convex mesh needs at least 4 vertices");
+            keys(&["vertices", "file", "scale"])?;
+            if let Some((mesh, file)) = mesh_file(r)? {
+                if let Err(e) = crate::mesh::check_hull_points(&mesh.vertices) {
+                    return r.req("file")?.err(format!("'{}': {e}", file.path));
+                }
+                Geometry::ConvexMesh {
+                    vertices: mesh.vertices,
+                    file: Some(file),
+                }
+            } else {
+                let vr = r.req("vertices")?;
+                let vertices = vr
+                    .items()?
+                    .iter()
+                    .map(|v| v.vec::<3>())
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Err(e) = crate::mesh::check_hull_points(&vertices) {
+                    return vr.err(e);
+                }
+                Geometry::ConvexMesh { vertices, file: None }
             }
-            Geometry::ConvexMesh { vertices }
         }
         "trimesh" => {
-            keys(&["vertices", "triangles"])?;
+            keys(&["vertices", "triangles", "file", "scale"])?;
+            if let Some((mesh, file)) = mesh_file(r)? {
+                if mesh.triangles.is_empty() {
+                    return r.req("file")?.err(format!("'{}': the mesh has no triangles", file.path));
+                }
+                return finish_shape(
+                    r,
+                    materials,
+                    Geometry::TriMesh {
+                        vertices: mesh.vertices,
+                        triangles: mesh.triangles,
+                        file: Some(file),
+                    },
+                );
+            }
             let vertices = r
                 .req("vertices")?
                 .items()?
@@ -1242,7 +1364,11 @@ fn parse_shape_with(r: &Reader, materials: &[(String, Material)], more: &[&str])
                 }
                 triangles.push([tri[0] as u32, tri[1] as u32, tri[2] as u32]);
             }
-            Geometry::TriMesh { vertices, triangles }
+            Geometry::TriMesh {
+                vertices,
+                triangles,
+                file: None,
+            }
         }
         o => {
             return ty.err(format!(
@@ -1250,6 +1376,10 @@ fn parse_shape_with(r: &Reader, materials: &[(String, Material)], more: &[&str])
             ))
         }
     };
+    finish_shape(r, materials, geometry)
+}
+
+fn finish_shape(r: &Reader, materials: &[(String, Material)], geometry: Geometry) -> Result<ShapeSpec, SimError> {
     Ok(ShapeSpec {
         name: r.opt_string("name")?,
         geometry,
@@ -1257,6 +1387,46 @@ fn parse_shape_with(r: &Reader, materials: &[(String, Material)], more: &[&str])
         material: check_material(r, materials)?,
         collide: r.opt_bool("collide", true)?,
     })
+}
+
+/// The `file` (and `scale`) of a mesh shape, read relative to the scene file's directory;
+/// `None` when the shape has no `file`.
+fn mesh_file(r: &Reader) -> Result<Option<(crate::mesh::MeshData, MeshFile)>, SimError> {
+    let Some(fr) = r.get("file") else {
+        if let Some(sr) = r.get("scale") {
+            return sr.err("`scale` applies to meshes read from a `file` (scale inline vertices yourself)");
+        }
+        return Ok(None);
+    };
+    if let Some(vr) = r.get("vertices") {
+        return vr.err("give either `vertices` or `file`, not both");
+    }
+    if let Some(tr) = r.get("triangles") {
+        return tr.err("`triangles` come from the mesh file when `file` is given");
+    }
+    let path = fr.str()?.to_string();
+    let scale = match r.get("scale") {
+        None => [1.0; 3],
+        Some(sr) => {
+            let s = sr.vec::<3>()?;
+            if s.iter().any(|x| *x == 0.0) {
+                return sr.err("scale factors must be non-zero");
+            }
+            s
+        }
+    };
+    let base = Path::new(r.file)
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let resolved = crate::mesh::resolve(&base, &path);
+    if !resolved.is_file() {
+        return fr.err(format!(
+            "mesh file '{path}' not found (tried '{}')",
+            resolved.display()
+        ));
+    }
+    let mesh = crate::mesh::load(&resolved, scale).or_else(|e| fr.err(e))?;
+    Ok(Some((mesh, MeshFile { path, scale })))
 }
 
 fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec, SimError> {
@@ -1270,10 +1440,29 @@ fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec
         "base_velocity",
         "material",
         "collide",
+        "collision",
+        "package_dirs",
         "shapes",
         "joint_stiffness",
         "joint_damping",
     ])?;
+    let collision = match r.get("collision") {
+        None => RobotCollision::Urdf,
+        Some(x) => match x.str()? {
+            "urdf" => RobotCollision::Urdf,
+            "primitives" => RobotCollision::Primitives,
+            "none" => RobotCollision::None,
+            o => return x.err(format!("unknown collision source '{o}' (urdf, primitives, none)")),
+        },
+    };
+    let package_dirs = match r.get("package_dirs") {
+        None => vec![],
+        Some(ds) => ds
+            .items()?
+            .iter()
+            .map(|d| d.str().map(str::to_string))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
     let root = match r.get("root") {
         None => RobotRoot::Floating,
         Some(x) => match x.str()? {
@@ -1306,6 +1495,8 @@ fn parse_robot(r: &Reader, materials: &[(String, Material)]) -> Result<RobotSpec
         base_velocity: r.get("base_velocity").map_or(Ok(Twist::default()), |t| t.twist())?,
         material: check_material(r, materials)?,
         collide: r.opt_bool("collide", true)?,
+        collision,
+        package_dirs,
         joint_stiffness: r.opt_nonneg("joint_stiffness", 0.0)?,
         joint_damping: r.opt_nonneg("joint_damping", 0.0)?,
         shapes: match r.get("shapes") {
@@ -1504,13 +1695,27 @@ fn shape_v(s: &ShapeSpec) -> Value {
             "cylinder"
         }
         Geometry::Plane => "plane",
-        Geometry::ConvexMesh { vertices } => {
-            o.insert("vertices".into(), json!(vertices));
+        Geometry::ConvexMesh { vertices, file } => {
+            match file {
+                Some(f) => mesh_file_into(f, &mut o),
+                None => {
+                    o.insert("vertices".into(), json!(vertices));
+                }
+            }
             "convex_mesh"
         }
-        Geometry::TriMesh { vertices, triangles } => {
-            o.insert("vertices".into(), json!(vertices));
-            o.insert("triangles".into(), json!(triangles));
+        Geometry::TriMesh {
+            vertices,
+            triangles,
+            file,
+        } => {
+            match file {
+                Some(f) => mesh_file_into(f, &mut o),
+                None => {
+                    o.insert("vertices".into(), json!(vertices));
+                    o.insert("triangles".into(), json!(triangles));
+                }
+            }
             "trimesh"
         }
     };
@@ -1521,12 +1726,19 @@ fn shape_v(s: &ShapeSpec) -> Value {
     Value::Object(o)
 }
 
+fn mesh_file_into(f: &MeshFile, o: &mut Map<String, Value>) {
+    o.insert("file".into(), json!(f.path));
+    o.insert("scale".into(), json!(f.scale));
+}
+
 fn robot_v(r: &RobotSpec) -> Value {
     let named = |v: &[(String, f64)]| Value::Object(v.iter().map(|(k, x)| (k.clone(), json!(x))).collect());
     json!({"name": r.name, "urdf": r.urdf, "root": match r.root { RobotRoot::Floating => "floating", RobotRoot::Fixed => "fixed" },
         "pose": pose_v(&r.pose), "q0": named(&r.q0), "v0": named(&r.v0),
         "base_velocity": {"linear": r.base_velocity.linear, "angular": r.base_velocity.angular},
         "material": r.material, "collide": r.collide,
+        "collision": match r.collision { RobotCollision::Urdf => "urdf", RobotCollision::Primitives => "primitives", RobotCollision::None => "none" },
+        "package_dirs": r.package_dirs,
         "joint_stiffness": r.joint_stiffness, "joint_damping": r.joint_damping,
         "shapes": r.shapes.iter().map(|(link, sh)| {
             let mut v = shape_v(sh);
