@@ -1,7 +1,7 @@
 //! Joint kinds and the one place they are dispatched (Featherstone's `jcalc`): joint transform,
 //! motion subspace, and the configuration-space operations of each kind.
 
-use crate::spatial::{exp3, exp6, log3, log6, quat_from_xyzw, quat_to_xyzw, Mat3, Motion, Se3, Vec3};
+use crate::spatial::{exp3, exp6, log3, log6, quat_from_xyzw, quat_to_xyzw, sin_cos, Mat3, Motion, Se3, Vec3};
 
 /// A joint axis: the three aligned axes are fast paths; any other unit axis is `Unaligned`
 /// (as Pinocchio, `-x` is unaligned).
@@ -157,7 +157,7 @@ impl JointType {
         match self {
             JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => {
                 let r = &placement.rotation;
-                let (s, c) = q[0].sin_cos();
+                let (s, c) = sin_cos(q[0]);
                 let (c0, c1, c2) = (r.column(0), r.column(1), r.column(2));
                 let rotation = match axis {
                     // R · Rx(θ): columns (c0, c c1 + s c2, −s c1 + c c2)
@@ -263,7 +263,7 @@ impl JointType {
 /// Rotation by `angle` about an axis, with closed forms for the aligned ones.
 #[inline]
 pub(crate) fn axis_rotation(axis: &Axis, angle: f64) -> Mat3 {
-    let (s, c) = angle.sin_cos();
+    let (s, c) = sin_cos(angle);
     match axis {
         Axis::X => Mat3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
         Axis::Y => Mat3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),

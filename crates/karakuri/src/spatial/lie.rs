@@ -12,7 +12,7 @@ pub fn skew(v: &Vec3) -> Mat3 {
 /// Rotation by `angle` about the unit `axis`.
 #[inline]
 pub fn rotation_about(axis: &Vec3, angle: f64) -> Mat3 {
-    let (s, c) = angle.sin_cos();
+    let (s, c) = super::sin_cos(angle);
     let k = skew(axis);
     Mat3::identity() + s * k + (1.0 - c) * k * k
 }

@@ -10,12 +10,14 @@ mod inertia;
 mod lie;
 mod motion;
 mod se3;
+mod trig;
 
 pub use force::Force;
 pub use inertia::{Inertia, OriginInertia};
 pub use lie::{exp3, exp6, log3, log6, quat_from_xyzw, quat_to_xyzw, rotation_about, skew};
 pub use motion::Motion;
 pub use se3::Se3;
+pub use trig::sin_cos;
 
 /// 3-vector of `f64`.
 pub type Vec3 = nalgebra::Vector3<f64>;
