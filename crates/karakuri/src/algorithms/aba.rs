@@ -1,6 +1,6 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{check_len, joint_motion};
+use super::{check_len, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
@@ -45,10 +45,8 @@ fn aba_impl<'a>(
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
+        update_joint_placement(model, data, qs, i);
         let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
         let v_j = joint_motion(model, i, vs);
         data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[p]) + v_j;
         data.c[i] = data.v[i].cross(&v_j);

@@ -1,6 +1,6 @@
 //! Forward kinematics: placements, velocities and accelerations of every joint (RBDA §4.1).
 
-use super::{check_len, joint_motion};
+use super::{check_len, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{FrameId, Model};
 use crate::spatial::{Motion, Se3};
@@ -10,11 +10,8 @@ use nalgebra::DVector;
 pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
     check_len("q", q, model.nq);
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        // X_J(q): the joint transform; li_m_i = X_T X_J (placement then joint motion)
-        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q.as_slice()[iq..iq + nq]);
-        let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+        // li_m_i = X_T X_J(q) (placement then joint motion), o_m_i = o_m_λ(i) li_m_i
+        update_joint_placement(model, data, q.as_slice(), i);
     }
     data.stage = Stage::Positions;
 }

@@ -40,6 +40,16 @@ use crate::model::Model;
 use crate::spatial::{Force, Motion};
 use nalgebra::DVector;
 
+/// Placement of joint `i` for configuration `q`: `li_m_i` (placement ∘ X_J(q)) and `o_m_i`
+/// (parents first). The one forward-kinematics step every recursion starts with.
+#[inline(always)]
+pub(crate) fn update_joint_placement(model: &Model, data: &mut crate::Data, q: &[f64], i: usize) {
+    let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+    data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q[iq..iq + nq]);
+    let p = model.parents[i];
+    data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+}
+
 /// `S_i x_i`: the joint motion of joint `i` for the dof values `x` (velocity or acceleration).
 #[inline]
 pub(crate) fn joint_motion(model: &Model, i: usize, x: &[f64]) -> Motion {

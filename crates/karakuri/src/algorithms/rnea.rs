@@ -1,7 +1,7 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, joint_motion, project_force};
+use super::{check_len, joint_motion, update_joint_placement, project_force};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
@@ -43,10 +43,7 @@ pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) 
     check_len("q", q, model.nq);
     // forward pass: placements only; f_i = I_i a_i with a_0 = -g
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q.as_slice()[iq..iq + nq]);
-        let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+        update_joint_placement(model, data, q.as_slice(), i);
         data.v[i] = Motion::zero();
         data.a[i] = Motion::zero();
     }
@@ -81,10 +78,8 @@ fn rnea_impl<'a>(
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
+        update_joint_placement(model, data, qs, i);
         let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
         let v_j = joint_motion(model, i, vs);
         let x = data.li_m_i[i];
         data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
