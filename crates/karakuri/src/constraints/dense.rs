@@ -10,11 +10,13 @@ use nalgebra::DMatrix;
 /// upper). Returns `false` when a pivot falls below `tol` (the matrix is singular to that
 /// tolerance); the factors are then unusable.
 pub(crate) fn lu_in_place(a: &mut DMatrix<f64>, n: usize, piv: &mut [usize], tol: f64) -> bool {
+    let m = a.nrows();
+    let s = a.as_mut_slice();
     for k in 0..n {
         let mut p = k;
-        let mut best = a[(k, k)].abs();
+        let mut best = s[k * m + k].abs();
         for r in k + 1..n {
-            let x = a[(r, k)].abs();
+            let x = s[k * m + r].abs();
             if x > best {
                 best = x;
                 p = r;
@@ -26,19 +28,21 @@ pub(crate) fn lu_in_place(a: &mut DMatrix<f64>, n: usize, piv: &mut [usize], tol
         }
         if p != k {
             for c in 0..n {
-                a.swap((k, c), (p, c));
+                s.swap(c * m + k, c * m + p);
             }
         }
-        let inv = 1.0 / a[(k, k)];
-        for r in k + 1..n {
-            a[(r, k)] *= inv;
+        let inv = 1.0 / s[k * m + k];
+        for x in &mut s[k * m + k + 1..k * m + n] {
+            *x *= inv;
         }
-        for c in k + 1..n {
-            let akc = a[(k, c)];
+        // trailing update, column by column: A[k+1.., c] -= L[k+1.., k] U[k, c]
+        let (left, right) = s.split_at_mut((k + 1) * m);
+        let lk = &left[k * m + k + 1..k * m + n];
+        for col in right.chunks_exact_mut(m).take(n - k - 1) {
+            let akc = col[k];
             if akc != 0.0 {
-                for r in k + 1..n {
-                    let l = a[(r, k)];
-                    a[(r, c)] -= l * akc;
+                for (x, l) in col[k + 1..n].iter_mut().zip(lk) {
+                    *x -= l * akc;
                 }
             }
         }
@@ -48,22 +52,24 @@ pub(crate) fn lu_in_place(a: &mut DMatrix<f64>, n: usize, piv: &mut [usize], tol
 
 /// Solves with the factors of [`lu_in_place`]; `b` holds the right-hand side on entry.
 pub(crate) fn lu_solve(a: &DMatrix<f64>, n: usize, piv: &[usize], b: &mut [f64]) {
+    let m = a.nrows();
+    let s = a.as_slice();
     for k in 0..n {
         b.swap(k, piv[k]);
     }
     for c in 0..n {
         let bc = b[c];
         if bc != 0.0 {
-            for r in c + 1..n {
-                b[r] -= a[(r, c)] * bc;
+            for (x, l) in b[c + 1..n].iter_mut().zip(&s[c * m + c + 1..c * m + n]) {
+                *x -= l * bc;
             }
         }
     }
     for c in (0..n).rev() {
-        b[c] /= a[(c, c)];
+        b[c] /= s[c * m + c];
         let bc = b[c];
-        for r in 0..c {
-            b[r] -= a[(r, c)] * bc;
+        for (x, u) in b[..c].iter_mut().zip(&s[c * m..c * m + c]) {
+            *x -= u * bc;
         }
     }
 }
@@ -72,22 +78,28 @@ pub(crate) fn lu_solve(a: &DMatrix<f64>, n: usize, piv: &[usize], b: &mut [f64])
 /// and overwritten). Returns `false` when a pivot is not above `tol` (not positive definite
 /// to that tolerance).
 pub(crate) fn cholesky_in_place(a: &mut DMatrix<f64>, n: usize, tol: f64) -> bool {
+    let m = a.nrows();
+    let s = a.as_mut_slice();
+    // right-looking, column by column (contiguous in column-major storage)
     for j in 0..n {
-        let mut d = a[(j, j)];
-        for k in 0..j {
-            d -= a[(j, k)] * a[(j, k)];
-        }
+        let d = s[j * m + j];
         if !(d > tol) {
             return false;
         }
         let d = d.sqrt();
-        a[(j, j)] = d;
-        for i in j + 1..n {
-            let mut s = a[(i, j)];
-            for k in 0..j {
-                s -= a[(i, k)] * a[(j, k)];
+        s[j * m + j] = d;
+        let inv = 1.0 / d;
+        for x in &mut s[j * m + j + 1..j * m + n] {
+            *x *= inv;
+        }
+        let (left, right) = s.split_at_mut((j + 1) * m);
+        let lj = &left[j * m..j * m + n];
+        for (c, col) in right.chunks_exact_mut(m).take(n - j - 1).enumerate() {
+            let c = j + 1 + c;
+            let f = lj[c];
+            for (x, l) in col[c..n].iter_mut().zip(&lj[c..n]) {
+                *x -= f * l;
             }
-            a[(i, j)] = s / d;
         }
     }
     true
@@ -95,19 +107,21 @@ pub(crate) fn cholesky_in_place(a: &mut DMatrix<f64>, n: usize, tol: f64) -> boo
 
 /// Solves `L Lᵀ x = b` with the factor of [`cholesky_in_place`]; `b` holds b on entry.
 pub(crate) fn cholesky_solve(a: &DMatrix<f64>, n: usize, b: &mut [f64]) {
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= a[(i, k)] * b[k];
+    let m = a.nrows();
+    let s = a.as_slice();
+    for c in 0..n {
+        b[c] /= s[c * m + c];
+        let bc = b[c];
+        for (x, l) in b[c + 1..n].iter_mut().zip(&s[c * m + c + 1..c * m + n]) {
+            *x -= l * bc;
         }
-        b[i] = s / a[(i, i)];
     }
     for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= a[(k, i)] * b[k];
+        let mut t = b[i];
+        for (x, l) in b[i + 1..n].iter().zip(&s[i * m + i + 1..i * m + n]) {
+            t -= l * x;
         }
-        b[i] = s / a[(i, i)];
+        b[i] = t / s[i * m + i];
     }
 }
 
@@ -184,23 +198,27 @@ pub(crate) fn qr_pivoted(
 
 /// The explicit orthogonal factor `Q = H_0 ⋯ H_{k-1}` (`m x m`) of [`qr_pivoted`] into `q`.
 pub(crate) fn form_q(a: &DMatrix<f64>, m: usize, k: usize, beta: &[f64], q: &mut DMatrix<f64>) {
-    for c in 0..m {
-        for r in 0..m {
-            q[(r, c)] = if r == c { 1.0 } else { 0.0 };
-        }
+    let (sa, ma) = (a.as_slice(), a.nrows());
+    let mq = q.nrows();
+    let qs = q.as_mut_slice();
+    for (c, col) in qs.chunks_exact_mut(mq).take(m).enumerate() {
+        col[..m].fill(0.0);
+        col[c] = 1.0;
     }
     for j in (0..k).rev() {
         // Q <- H_j Q on rows j..m; columns before j are still untouched unit vectors there
-        for c in j..m {
-            let mut s = q[(j, c)];
-            for r in j + 1..m {
-                s += a[(r, j)] * q[(r, c)];
+        let v = &sa[j * ma + j + 1..j * ma + m];
+        for col in qs.chunks_exact_mut(mq).take(m).skip(j) {
+            let (head, tail) = col[j..m].split_at_mut(1);
+            let mut s = head[0];
+            for (x, vr) in tail.iter().zip(v) {
+                s += vr * x;
             }
             s *= beta[j];
             if s != 0.0 {
-                q[(j, c)] -= s;
-                for r in j + 1..m {
-                    q[(r, c)] -= s * a[(r, j)];
+                head[0] -= s;
+                for (x, vr) in tail.iter_mut().zip(v) {
+                    *x -= s * vr;
                 }
             }
         }

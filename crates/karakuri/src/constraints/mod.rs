@@ -38,6 +38,7 @@
 
 mod dense;
 mod solve;
+mod tree_ltdl;
 
 use crate::algorithms::{forward_kinematics, forward_kinematics_acceleration};
 use crate::data::{Data, Stage};
@@ -214,14 +215,41 @@ pub(crate) struct Workspace {
     pub t_nv2: DVector<f64>,
     pub t_nc: DVector<f64>,
     pub t_nc2: DVector<f64>,
-    /// Kokkevis: joint-space response of each row's test force, H⁻¹ G_rᵀ (nv x nc); test
-    /// articulated bias forces and accelerations (nj), test `u` (nv).
-    pub response: DMatrix<f64>,
+    /// Kokkevis: test articulated bias forces and accelerations (nj), test `u` (nv).
     pub pa: Vec<Force>,
     pub acc: Vec<Motion>,
     pub uu: DVector<f64>,
     /// Zero accelerations (nv), zero torques (nv).
     pub zero_v: DVector<f64>,
+    /// Sparsity, fixed at bind. Constraint `c` has rows `row_off[c]..row_off[c + 1]`, and
+    /// its rows are nonzero only on the dofs `sup[sup_off[c]..sup_off[c + 1]]` (ascending):
+    /// the ancestor dofs of its bodies, a set closed under `dof_parent`, so `L⁻ᵀ Gᵀ` keeps it.
+    /// `sup_sign`: +1 on the successor's path only, -1 on the predecessor's only, 0 on both.
+    pub row_off: Vec<usize>,
+    pub sup_off: Vec<usize>,
+    pub sup: Vec<usize>,
+    pub sup_sign: Vec<f64>,
+    /// Intersection of the supports of constraints `a >= b`, at
+    /// `pair[pair_off[p]..pair_off[p + 1]]` with `p = a (a + 1) / 2 + b`.
+    pub pair_off: Vec<usize>,
+    pub pair: Vec<usize>,
+    /// Joints of each constraint's support, descending:
+    /// `chain[chain_off[c]..chain_off[c + 1]]`; the union of all, ascending (`used_joints`),
+    /// and its dofs (`used_dofs`).
+    pub chain_off: Vec<usize>,
+    pub chain: Vec<usize>,
+    pub used_joints: Vec<usize>,
+    pub used_dofs: Vec<usize>,
+    /// Each row's covector in the local frame of its successor and predecessor (Kokkevis)
+    /// (nc).
+    pub phi_s: Vec<Force>,
+    pub phi_p: Vec<Force>,
+    /// Motion subspace of each used dof in world coordinates (nv).
+    pub s_world: Vec<Motion>,
+    /// `D^-½` of the LᵀDL of H (nv).
+    pub dis: DVector<f64>,
+    /// The branch-induced LᵀDL of H, stored compactly.
+    pub fact: tree_ltdl::TreeLtdl,
 }
 
 /// A set of contact and loop constraints on one model, with every buffer its solvers use.
@@ -504,22 +532,91 @@ impl ConstraintSet {
             t_nv2: DVector::zeros(nv),
             t_nc: DVector::zeros(nc),
             t_nc2: DVector::zeros(nc),
-            response: DMatrix::zeros(nv, nc),
             pa: vec![Force::zero(); nj],
             acc: vec![Motion::zero(); nj],
             uu: DVector::zeros(nv),
             zero_v: DVector::zeros(nv),
+            ..Workspace::default()
         };
-        for (c, con) in self.constraints.iter().enumerate() {
+        for con in &self.constraints {
             let (s, p) = con.bodies();
             for r in con.rows.clone() {
                 self.ws.succ[r] = s.0;
                 self.ws.pred[r] = p.0;
             }
-            let _ = c;
         }
+        self.bind_sparsity(model);
         self.bound = Some((model.nq, nv, nj));
         Ok(())
+    }
+
+    /// The supports of the constraints, their pairwise intersections and the joint chains
+    /// (see [`Workspace`]).
+    fn bind_sparsity(&mut self, model: &Model) {
+        let ws = &mut self.ws;
+        let ncon = self.constraints.len();
+        let mut mark = vec![0u8; model.nv];
+        let mut jmark = vec![false; model.njoints];
+        let mut used = vec![false; model.njoints];
+        ws.row_off = vec![0];
+        ws.sup_off = vec![0];
+        ws.chain_off = vec![0];
+        for con in &self.constraints {
+            ws.row_off.push(con.rows.end);
+            mark.fill(0);
+            jmark.fill(false);
+            let (s, p) = con.bodies();
+            for (body, bit) in [(s.0, 1u8), (p.0, 2u8)] {
+                let mut j = body;
+                while j > 0 {
+                    jmark[j] = true;
+                    used[j] = true;
+                    for m in &mut mark[model.idx_v[j]..model.idx_v[j] + model.nvs[j]] {
+                        *m |= bit;
+                    }
+                    j = model.parents[j];
+                }
+            }
+            for (k, &m) in mark.iter().enumerate() {
+                if m != 0 {
+                    ws.sup.push(k);
+                    ws.sup_sign.push(match m {
+                        1 => 1.0,
+                        2 => -1.0,
+                        _ => 0.0,
+                    });
+                }
+            }
+            ws.sup_off.push(ws.sup.len());
+            ws.chain.extend((1..model.njoints).rev().filter(|&j| jmark[j]));
+            ws.chain_off.push(ws.chain.len());
+        }
+        ws.pair_off = vec![0];
+        for a in 0..ncon {
+            for b in 0..=a {
+                let (sa, sb) = (&ws.sup[ws.sup_off[a]..ws.sup_off[a + 1]], &ws.sup[ws.sup_off[b]..ws.sup_off[b + 1]]);
+                let (mut i, mut j) = (0, 0);
+                while i < sa.len() && j < sb.len() {
+                    match sa[i].cmp(&sb[j]) {
+                        std::cmp::Ordering::Less => i += 1,
+                        std::cmp::Ordering::Greater => j += 1,
+                        std::cmp::Ordering::Equal => {
+                            ws.pair.push(sa[i]);
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+                ws.pair_off.push(ws.pair.len());
+            }
+        }
+        ws.used_joints = (1..model.njoints).filter(|&j| used[j]).collect();
+        ws.used_dofs = ws.used_joints.iter().flat_map(|&j| model.idx_v[j]..model.idx_v[j] + model.nvs[j]).collect();
+        ws.s_world = vec![Motion::zero(); model.nv];
+        ws.dis = DVector::zeros(model.nv);
+        ws.phi_s = vec![Force::zero(); self.nrows];
+        ws.phi_p = vec![Force::zero(); self.nrows];
+        ws.fact = tree_ltdl::TreeLtdl::new(model);
     }
 
     #[track_caller]
@@ -543,8 +640,28 @@ impl ConstraintSet {
             }
         };
         let o_m = |j: usize| if j == 0 { Se3::identity() } else { data.o_m_i[j] };
-        for con in &self.constraints {
+        // world motion subspaces of the dofs the rows touch
+        for &k in &self.ws.used_dofs {
+            let o_m_i = &data.o_m_i[model.dof_joint[k]];
+            self.ws.s_world[k] = match model.dof_axis[k] {
+                // S = e_c: a column of R (and p × it for a rotation)
+                Some(c) if c < 3 => Motion::new(o_m_i.rotation.column(c).into(), Vec3::zeros()),
+                Some(c) => {
+                    let w: Vec3 = o_m_i.rotation.column(c - 3).into();
+                    Motion::new(o_m_i.translation.cross(&w), w)
+                }
+                None => o_m_i.act_motion(&model.motion_subspace[k]),
+            };
+        }
+        // G rows: G_r q̇ = φ_r·(v_s - v_p) = Σ_k ±(φ_r·S_k world) q̇_k over the support
+        self.g.as_mut_slice().fill(0.0);
+        let nc = self.nrows;
+        let g = self.g.as_mut_slice();
+        for (c, con) in self.constraints.iter().enumerate() {
             let positions = all_positions || con.baumgarte_time.is_some();
+            let (s0, s1) = (self.ws.sup_off[c], self.ws.sup_off[c + 1]);
+            let sup = &self.ws.sup[s0..s1];
+            let sign = &self.ws.sup_sign[s0..s1];
             let r0 = con.rows.start;
             match &con.kind {
                 ConstraintKind::Contact { body, point, normals, anchor } => {
@@ -553,6 +670,14 @@ impl ConstraintSet {
                     // velocity of the body point and its classical acceleration (world axes)
                     let v_x = vw.linear + vw.angular.cross(&x);
                     let a_cl = aw.linear + aw.angular.cross(&x) + vw.angular.cross(&v_x);
+                    // n·(S_lin + S_ang × x): the velocity of the point along n
+                    for (&k, &sg) in sup.iter().zip(sign) {
+                        let sk = &self.ws.s_world[k];
+                        let pv = (sk.linear + sk.angular.cross(&x)) * sg;
+                        for (kk, n) in normals.iter().enumerate() {
+                            g[k * nc + r0 + kk] = n.dot(&pv);
+                        }
+                    }
                     for (k, n) in normals.iter().enumerate() {
                         let r = r0 + k;
                         self.ws.phi[r] = Force::new(*n, x.cross(n));
@@ -580,6 +705,9 @@ impl ConstraintSet {
                         // φ·m_world = axis·(frame-local m): φ = X*_{world<-frame} axis
                         let phi = o_m_f.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
+                        for (&k, &sg) in sup.iter().zip(sign) {
+                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                        }
                         if velocities {
                             self.velocity_error[r] = vw.dot(&phi);
                             self.gamma[r] = -aw.dot(&phi);
@@ -608,6 +736,9 @@ impl ConstraintSet {
                         let r = r0 + k;
                         let phi = o_m_fp.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
+                        for (&k, &sg) in sup.iter().zip(sign) {
+                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                        }
                         if velocities {
                             self.velocity_error[r] = dv.dot(&phi);
                             self.gamma[r] = -acc.dot(&phi);
@@ -624,21 +755,6 @@ impl ConstraintSet {
                     for r in con.rows.clone() {
                         self.gamma[r] -= 2.0 / t * self.velocity_error[r] + self.position_error[r] / (t * t);
                     }
-                }
-            }
-        }
-        // G rows: G_r q̇ = φ_r·(v_s - v_p): column k of a dof on the path of s is S_kᵀ φ_local
-        self.g.fill(0.0);
-        for r in 0..self.nrows {
-            for (body, sign) in [(self.ws.succ[r], 1.0), (self.ws.pred[r], -1.0)] {
-                let mut j = body;
-                while j > 0 {
-                    let f = data.o_m_i[j].inv_act_force(&self.ws.phi[r]);
-                    let iv = model.idx_v[j];
-                    for k in iv..iv + model.nvs[j] {
-                        self.g[(r, k)] += sign * model.motion_subspace[k].dot(&f);
-                    }
-                    j = model.parents[j];
                 }
             }
         }

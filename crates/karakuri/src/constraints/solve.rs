@@ -4,7 +4,6 @@
 
 use super::dense::{cholesky_in_place, cholesky_solve, form_q, lu_in_place, lu_solve, qr_pivoted};
 use super::{ConstraintError, SolveReport, Workspace};
-use crate::algorithms::ltdl;
 use crate::data::Data;
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
@@ -37,28 +36,63 @@ const CONSISTENCY_TOL: f64 = 1e-9;
 
 /// `out = H x` for the full symmetric H.
 pub(crate) fn mat_vec(h: &DMatrix<f64>, x: &DVector<f64>, out: &mut DVector<f64>) {
+    let n = h.nrows();
+    let out = out.as_mut_slice();
     out.fill(0.0);
-    for c in 0..h.ncols() {
+    for (c, hc) in h.as_slice().chunks_exact(n).enumerate() {
         let xc = x[c];
         if xc != 0.0 {
-            for r in 0..h.nrows() {
-                out[r] += h[(r, c)] * xc;
+            for (o, hv) in out.iter_mut().zip(hc) {
+                *o += hv * xc;
             }
         }
     }
 }
 
-/// Largest |G x - c|.
-fn residual(g: &DMatrix<f64>, x: &DVector<f64>, c: &DVector<f64>) -> f64 {
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Largest |G x - c| (G read on the supports only: it is zero elsewhere).
+fn residual(ws: &Workspace, g: &DMatrix<f64>, x: &DVector<f64>, c: &DVector<f64>) -> f64 {
+    let nc = g.nrows();
+    let gs = g.as_slice();
     let mut m: f64 = 0.0;
-    for r in 0..g.nrows() {
-        let mut s = -c[r];
-        for k in 0..g.ncols() {
-            s += g[(r, k)] * x[k];
+    for con in 0..ws.row_off.len().saturating_sub(1) {
+        let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
+        for r in ws.row_off[con]..ws.row_off[con + 1] {
+            let mut s = -c[r];
+            for &k in sup {
+                s += gs[k * nc + r] * x[k];
+            }
+            m = m.max(s.abs());
         }
-        m = m.max(s.abs());
     }
     m
+}
+
+/// `out = c - G x` (G read on the supports only).
+fn rhs_minus_gx(
+    row_off: &[usize],
+    sup_off: &[usize],
+    sup: &[usize],
+    g: &DMatrix<f64>,
+    x: &DVector<f64>,
+    c: &DVector<f64>,
+    out: &mut DVector<f64>,
+) {
+    let nc = g.nrows();
+    let gs = g.as_slice();
+    for con in 0..row_off.len().saturating_sub(1) {
+        let sup = &sup[sup_off[con]..sup_off[con + 1]];
+        for r in row_off[con]..row_off[con + 1] {
+            let mut s = c[r];
+            for &k in sup {
+                s -= gs[k * nc + r] * x[k];
+            }
+            out[r] = s;
+        }
+    }
 }
 
 /// The particular ("range") part: pivoted QR of `diag(1/scale) Gᵀ` into `ws.qr`, `ws.q`, and
@@ -133,33 +167,30 @@ pub(crate) fn null_space(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>)
     for k in 0..nv {
         ws.t_nv[k] = ws.rhs_v[k] - ws.t_nv[k];
     }
-    // H Z (nv x nz), Zᵀ H Z (nz x nz), Zᵀ t; Z = Q[:, rank..]
+    // H Z (nv x nz), Zᵀ H Z (nz x nz), Zᵀ t; Z = Q[:, rank..] (contiguous columns)
+    let hs = h.as_slice();
+    let qs = ws.q.as_slice();
+    let (nq, nh) = (ws.q.nrows(), ws.hz.nrows());
+    let col = |stride: usize, c: usize| c * stride..c * stride + nv;
     for c in 0..nz {
-        for r in 0..nv {
-            ws.hz[(r, c)] = 0.0;
-        }
-        for k in 0..nv {
-            let zk = ws.q[(k, rank + c)];
+        let z = &qs[col(nq, rank + c)];
+        let hz = &mut ws.hz.as_mut_slice()[c * nh..c * nh + nv];
+        hz.fill(0.0);
+        for (k, &zk) in z.iter().enumerate() {
             if zk != 0.0 {
-                for r in 0..nv {
-                    ws.hz[(r, c)] += h[(r, k)] * zk;
+                for (x, hk) in hz.iter_mut().zip(&hs[k * nv..(k + 1) * nv]) {
+                    *x += hk * zk;
                 }
             }
         }
     }
+    let hzs = ws.hz.as_slice();
     for c in 0..nz {
+        let hz = &hzs[c * nh..c * nh + nv];
         for r in c..nz {
-            let mut s = 0.0;
-            for k in 0..nv {
-                s += ws.q[(k, rank + r)] * ws.hz[(k, c)];
-            }
-            ws.zhz[(r, c)] = s;
+            ws.zhz[(r, c)] = dot(&qs[col(nq, rank + r)], hz);
         }
-        let mut s = 0.0;
-        for k in 0..nv {
-            s += ws.q[(k, rank + c)] * ws.t_nv[k];
-        }
-        ws.t_nv2[c] = s;
+        ws.t_nv2[c] = dot(&qs[col(nq, rank + c)], ws.t_nv.as_slice());
     }
     cholesky_in_place(&mut ws.zhz, nz, 0.0);
     cholesky_solve(&ws.zhz, nz, &mut ws.t_nv2.as_mut_slice()[..nz]);
@@ -205,7 +236,7 @@ pub(crate) fn null_space(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>)
     for j in 0..nc {
         ws.lam[ws.perm[j]] = ws.t_nc[j];
     }
-    (rank, residual(g, &ws.x, &ws.rhs_c))
+    (rank, residual(ws, g, &ws.x, &ws.rhs_c))
 }
 
 fn scale_of(m: &DMatrix<f64>) -> f64 {
@@ -244,10 +275,9 @@ pub(crate) fn direct(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>) -> 
     true
 }
 
-/// Solves `K λ = c - G x0` (K = G H⁻¹ Gᵀ in `ws.k`, x0 in `ws.x`) by Cholesky into `ws.lam`.
-/// `false` when K is not positive definite to tolerance.
-fn schur_lambda(ws: &mut Workspace, g: &DMatrix<f64>) -> bool {
-    let (nc, nv) = (g.nrows(), g.ncols());
+/// Solves `K λ = ws.lam` (K = G H⁻¹ Gᵀ, lower triangle in `ws.k`; `ws.lam` holds the
+/// right-hand side) by Cholesky. `false` when K is not positive definite to tolerance.
+fn schur_lambda(ws: &mut Workspace, nc: usize) -> bool {
     let mut dmax: f64 = 0.0;
     for i in 0..nc {
         dmax = dmax.max(ws.k[(i, i)]);
@@ -255,134 +285,191 @@ fn schur_lambda(ws: &mut Workspace, g: &DMatrix<f64>) -> bool {
     if !cholesky_in_place(&mut ws.k, nc, PIVOT_TOL * dmax.max(f64::MIN_POSITIVE)) {
         return false;
     }
-    for r in 0..nc {
-        let mut s = ws.rhs_c[r];
-        for k in 0..nv {
-            s -= g[(r, k)] * ws.x[k];
-        }
-        ws.lam[r] = s;
-    }
     cholesky_solve(&ws.k, nc, ws.lam.as_mut_slice());
     true
 }
 
-/// Range-space method with the sparse LᵀDL of H (call `mass_matrix` first). `false` when
-/// `G H⁻¹ Gᵀ` is singular.
-pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, model: &Model, data: &mut Data) -> bool {
+/// Range-space method with the branch-induced sparse `H = Lᵀ D L` (compact, [`TreeLtdl`](super::tree_ltdl::TreeLtdl); H
+/// from `mass_matrix`): with
+/// `Y = D^-½ L⁻ᵀ Gᵀ` (each column on its row's support), `K = G H⁻¹ Gᵀ = Yᵀ Y`,
+/// `z = D^-½ L⁻ᵀ b`, `K λ = c - Yᵀ z`, `x = L⁻¹ D^-½ (z + Y λ)`. `false` when K is singular.
+pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>) -> bool {
     let (nc, nv) = (g.nrows(), g.ncols());
-    ltdl::factorize(model, data);
-    // W = L⁻ᵀ Gᵀ, column by column (each keeps the ancestor pattern of its row)
-    for r in 0..nc {
-        for k in 0..nv {
-            ws.w[(k, r)] = g[(r, k)];
-        }
-        let col = &mut ws.w.as_mut_slice()[r * nv..(r + 1) * nv];
-        ltdl::solve_lt_in_place(model, data, col);
+    ws.fact.factorize(h);
+    for k in 0..nv {
+        ws.dis[k] = 1.0 / ws.fact.d[k].sqrt();
     }
-    // K = Wᵀ D⁻¹ W
-    for i in 0..nc {
-        for j in 0..=i {
-            let mut s = 0.0;
-            for k in 0..nv {
-                s += ws.w[(k, i)] * ws.w[(k, j)] / data.ltdl_d[k];
+    let ncon = ws.row_off.len() - 1;
+    let gs = g.as_slice();
+    // Y, column by column on the support (the entries outside it stay zero from bind)
+    for con in 0..ncon {
+        let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
+        for r in ws.row_off[con]..ws.row_off[con + 1] {
+            let col = &mut ws.w.as_mut_slice()[r * nv..(r + 1) * nv];
+            for &k in sup {
+                col[k] = gs[k * nc + r];
             }
-            ws.k[(i, j)] = s;
-            ws.k[(j, i)] = s;
+            ws.fact.solve_lt_on(col, sup);
+            for &k in sup {
+                col[k] *= ws.dis[k];
+            }
         }
     }
-    // x0 = H⁻¹ b
-    ws.x.copy_from(&ws.rhs_v);
-    ltdl::solve_in_place(model, data, ws.x.as_mut_slice());
-    if !schur_lambda(ws, g) {
+    // K = Yᵀ Y (lower triangle), each block over the intersection of the two supports
+    let w = ws.w.as_slice();
+    for a in 0..ncon {
+        for b in 0..=a {
+            let p = a * (a + 1) / 2 + b;
+            let common = &ws.pair[ws.pair_off[p]..ws.pair_off[p + 1]];
+            for ra in ws.row_off[a]..ws.row_off[a + 1] {
+                let ya = &w[ra * nv..(ra + 1) * nv];
+                let rb_end = if a == b { ra + 1 } else { ws.row_off[b + 1] };
+                for rb in ws.row_off[b]..rb_end {
+                    let yb = &w[rb * nv..(rb + 1) * nv];
+                    let mut s = 0.0;
+                    for &k in common {
+                        s += ya[k] * yb[k];
+                    }
+                    ws.k[(ra, rb)] = s;
+                }
+            }
+        }
+    }
+    // z = D^-½ L⁻ᵀ b; right-hand side c - Yᵀ z
+    ws.t_nv.copy_from(&ws.rhs_v);
+    ws.fact.solve_lt(ws.t_nv.as_mut_slice());
+    for k in 0..nv {
+        ws.t_nv[k] *= ws.dis[k];
+    }
+    for con in 0..ncon {
+        let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
+        for r in ws.row_off[con]..ws.row_off[con + 1] {
+            let y = &w[r * nv..(r + 1) * nv];
+            let mut s = ws.rhs_c[r];
+            for &k in sup {
+                s -= y[k] * ws.t_nv[k];
+            }
+            ws.lam[r] = s;
+        }
+    }
+    if !schur_lambda(ws, nc) {
         return false;
     }
-    // x = x0 + H⁻¹ Gᵀ λ = x0 + L⁻¹ D⁻¹ W λ
-    for k in 0..nv {
-        let mut s = 0.0;
-        for r in 0..nc {
-            s += ws.w[(k, r)] * ws.lam[r];
+    // x = L⁻¹ D^-½ (z + Y λ)
+    let w = ws.w.as_slice();
+    for con in 0..ncon {
+        let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
+        for r in ws.row_off[con]..ws.row_off[con + 1] {
+            let y = &w[r * nv..(r + 1) * nv];
+            let l = ws.lam[r];
+            for &k in sup {
+                ws.t_nv[k] += y[k] * l;
+            }
         }
-        ws.t_nv[k] = s / data.ltdl_d[k];
     }
-    ltdl::solve_l_in_place(model, data, ws.t_nv.as_mut_slice());
     for k in 0..nv {
-        ws.x[k] += ws.t_nv[k];
+        ws.x[k] = ws.t_nv[k] * ws.dis[k];
     }
+    ws.fact.solve_l(ws.x.as_mut_slice());
     true
+}
+
+/// ABA pass 2 for test forces (q̇ = 0, τ = 0, no gravity; RBDA Table 7.1) over `joints`
+/// (descending, closed under parents up to the root): `u_i = -Sᵢᵀ pA_i`,
+/// `pA_λ(i) += X*(pA_i + U_i D_i⁻¹ u_i)`. Leaves `pa` zero on `joints`.
+fn test_pass2(model: &Model, data: &Data, pa: &mut [Force], uu: &mut DVector<f64>, joints: impl IntoIterator<Item = usize>) {
+    for i in joints {
+        let (iv, ni) = (model.idx_v[i], model.nvs[i]);
+        let pai = pa[i];
+        pa[i] = Force::zero();
+        let touched = pai.linear.amax() != 0.0 || pai.angular.amax() != 0.0;
+        for k in iv..iv + ni {
+            uu[k] = if touched { -model.motion_subspace[k].dot(&pai) } else { 0.0 };
+        }
+        let par = model.parents[i];
+        if par == 0 || !touched {
+            continue;
+        }
+        let mut f = pai.to_vec6();
+        for r in 0..ni {
+            let mut dinv_u = 0.0;
+            for k in 0..ni {
+                dinv_u += data.d_inv[i][(r, k)] * uu[iv + k];
+            }
+            f += data.u_cols[iv + r] * dinv_u;
+        }
+        pa[par] += data.li_m_i[i].act_force(&Force::from_vec6(&f));
+    }
+}
+
+/// ABA pass 3 for test forces over `joints` (ascending, closed under parents): `a'_i = X_i
+/// a_λ(i)`, `q̈_i = D⁻¹(u_i - Uᵀ a'_i)`, `a_i = a'_i + S_i q̈_i`; `out(k, q̈_k)` per dof.
+fn test_pass3(
+    model: &Model,
+    data: &Data,
+    uu: &DVector<f64>,
+    acc: &mut [Motion],
+    joints: impl IntoIterator<Item = usize>,
+    mut out: impl FnMut(usize, f64),
+) {
+    acc[0] = Motion::zero();
+    for i in joints {
+        let (iv, ni) = (model.idx_v[i], model.nvs[i]);
+        let a_prime = data.li_m_i[i].inv_act_motion(&acc[model.parents[i]]);
+        let a6 = a_prime.to_vec6();
+        let mut rhs = [0.0; 6];
+        for k in 0..ni {
+            rhs[k] = uu[iv + k] - data.u_cols[iv + k].dot(&a6);
+        }
+        let mut a = a_prime;
+        for r in 0..ni {
+            let mut s = 0.0;
+            for k in 0..ni {
+                s += data.d_inv[i][(r, k)] * rhs[k];
+            }
+            out(iv + r, s);
+            a += model.motion_subspace[iv + r] * s;
+        }
+        acc[i] = a;
+    }
 }
 
 /// Kokkevis's method: after ABA (articulated inertias `data.ia`, `U` = `data.u_cols`, `D⁻¹` =
 /// `data.d_inv`, `data.li_m_i`, `data.o_m_i` fresh) and with `ws.x` = x0 = H⁻¹ b, computes the
-/// response H⁻¹ G_rᵀ of each row by propagating a unit test force (ABA passes 2 and 3 with
-/// q̇ = 0, τ = 0, no gravity; RBDA Table 7.1), then `K = G R`, λ, and x. `false` when K is
-/// singular.
+/// response of each row to a unit test force (ABA passes 2 and 3 with q̇ = 0, τ = 0, no
+/// gravity; RBDA Table 7.1) — pass 2 along the row's own chain, pass 3 on the joints some
+/// row touches, all a column of `K = G H⁻¹ Gᵀ` needs — then λ, and x by one more
+/// propagation of the total constraint force. `false` when K is singular.
 pub(crate) fn kokkevis(ws: &mut Workspace, g: &DMatrix<f64>, model: &Model, data: &Data) -> bool {
-    let (nc, nv, nj) = (g.nrows(), g.ncols(), model.njoints);
+    let (nc, nj) = (g.nrows(), model.njoints);
+    let ncon = ws.row_off.len() - 1;
+    ws.pa.fill(Force::zero());
+    ws.uu.fill(0.0);
+    // each row's covector in its bodies' local frames: G_r x = φ_s·a_s - φ_p·a_p for the
+    // local body accelerations a = J x (ABA pass 3 with q̇ = 0)
     for row in 0..nc {
-        for f in ws.pa.iter_mut() {
-            *f = Force::zero();
-        }
-        // pA = -f_ext: the test force φ on the successor, -φ on the predecessor (local frames)
         let (s, p) = (ws.succ[row], ws.pred[row]);
-        if s > 0 {
-            ws.pa[s] -= data.o_m_i[s].inv_act_force(&ws.phi[row]);
-        }
-        if p > 0 {
-            ws.pa[p] += data.o_m_i[p].inv_act_force(&ws.phi[row]);
-        }
-        // pass 2: u_i = -Sᵢᵀ pA_i; pA_λ(i) += X*(pA_i + U_i D_i⁻¹ u_i)
-        for i in (1..nj).rev() {
-            let (iv, ni) = (model.idx_v[i], model.nvs[i]);
-            let pai = ws.pa[i];
-            let touched = pai.linear.amax() != 0.0 || pai.angular.amax() != 0.0;
-            for k in iv..iv + ni {
-                ws.uu[k] = if touched { -model.motion_subspace[k].dot(&pai) } else { 0.0 };
-            }
-            let par = model.parents[i];
-            if par == 0 || !touched {
-                continue;
-            }
-            let mut f = pai.to_vec6();
-            for r in 0..ni {
-                let mut dinv_u = 0.0;
-                for k in 0..ni {
-                    dinv_u += data.d_inv[i][(r, k)] * ws.uu[iv + k];
-                }
-                f += data.u_cols[iv + r] * dinv_u;
-            }
-            let fp = data.li_m_i[i].act_force(&Force::from_vec6(&f));
-            ws.pa[par] += fp;
-        }
-        // pass 3: a'_i = X_i a_λ(i), q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
-        ws.acc[0] = Motion::zero();
-        for i in 1..nj {
-            let (iv, ni) = (model.idx_v[i], model.nvs[i]);
-            let a_prime = data.li_m_i[i].inv_act_motion(&ws.acc[model.parents[i]]);
-            let a6 = a_prime.to_vec6();
-            let mut rhs = [0.0; 6];
-            for k in 0..ni {
-                rhs[k] = ws.uu[iv + k] - data.u_cols[iv + k].dot(&a6);
-            }
-            let mut a = a_prime;
-            for r in 0..ni {
-                let mut s = 0.0;
-                for k in 0..ni {
-                    s += data.d_inv[i][(r, k)] * rhs[k];
-                }
-                ws.response[(iv + r, row)] = s;
-                a += model.motion_subspace[iv + r] * s;
-            }
-            ws.acc[i] = a;
-        }
+        ws.phi_s[row] = if s > 0 { data.o_m_i[s].inv_act_force(&ws.phi[row]) } else { Force::zero() };
+        ws.phi_p[row] = if p > 0 { data.o_m_i[p].inv_act_force(&ws.phi[row]) } else { Force::zero() };
     }
-    // K = G R (symmetrised)
-    for i in 0..nc {
-        for j in 0..nc {
-            let mut s = 0.0;
-            for k in 0..nv {
-                s += g[(i, k)] * ws.response[(k, j)];
+    for con in 0..ncon {
+        let (c0, c1) = (ws.chain_off[con], ws.chain_off[con + 1]);
+        for j in ws.row_off[con]..ws.row_off[con + 1] {
+            // pA = -f_ext: the test force φ on the successor, -φ on the predecessor
+            let (s, p) = (ws.succ[j], ws.pred[j]);
+            ws.pa[s] -= ws.phi_s[j];
+            ws.pa[p] += ws.phi_p[j];
+            test_pass2(model, data, &mut ws.pa, &mut ws.uu, ws.chain[c0..c1].iter().copied());
+            test_pass3(model, data, &ws.uu, &mut ws.acc, ws.used_joints.iter().copied(), |_, _| {});
+            for &i in &ws.chain[c0..c1] {
+                for k in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
+                    ws.uu[k] = 0.0;
+                }
             }
-            ws.k[(i, j)] = s;
+            // column j of K = G H⁻¹ G_jᵀ
+            for i in 0..nc {
+                ws.k[(i, j)] = ws.acc[ws.succ[i]].dot(&ws.phi_s[i]) - ws.acc[ws.pred[i]].dot(&ws.phi_p[i]);
+            }
         }
     }
     for i in 0..nc {
@@ -392,16 +479,21 @@ pub(crate) fn kokkevis(ws: &mut Workspace, g: &DMatrix<f64>, model: &Model, data
             ws.k[(j, i)] = m;
         }
     }
-    if !schur_lambda(ws, g) {
+    rhs_minus_gx(&ws.row_off, &ws.sup_off, &ws.sup, g, &ws.x, &ws.rhs_c, &mut ws.lam);
+    if !schur_lambda(ws, nc) {
         return false;
     }
-    for k in 0..nv {
-        let mut s = 0.0;
-        for r in 0..nc {
-            s += ws.response[(k, r)] * ws.lam[r];
-        }
-        ws.x[k] += s;
+    // x = x0 + H⁻¹ Gᵀ λ: the response to the total test force Σ φ_r λ_r
+    ws.pa[0] = Force::zero();
+    for row in 0..nc {
+        let l = ws.lam[row];
+        let (s, p) = (ws.succ[row], ws.pred[row]);
+        ws.pa[s] -= ws.phi_s[row] * l;
+        ws.pa[p] += ws.phi_p[row] * l;
     }
+    test_pass2(model, data, &mut ws.pa, &mut ws.uu, ws.used_joints.iter().rev().copied());
+    let x = &mut ws.x;
+    test_pass3(model, data, &ws.uu, &mut ws.acc, 1..nj, |k, s| x[k] += s);
     true
 }
 
@@ -418,11 +510,11 @@ pub(crate) fn try_method(
     let nc = g.nrows();
     let ok = match method {
         Method::Direct => direct(ws, g, &data.mass_matrix),
-        Method::RangeSpaceSparse => range_space_sparse(ws, g, model, data),
+        Method::RangeSpaceSparse => range_space_sparse(ws, g, &data.mass_matrix),
         Method::Kokkevis => kokkevis(ws, g, model, data),
         Method::NullSpace => return None,
     };
-    ok.then(|| SolveReport { method, rows: nc, rank: nc, fallback: false, residual: residual(g, &ws.x, &ws.rhs_c) })
+    ok.then(|| SolveReport { method, rows: nc, rank: nc, fallback: false, residual: residual(ws, g, &ws.x, &ws.rhs_c) })
 }
 
 /// The rank-revealing null-space answer (`ws.rhs_v`, `ws.rhs_c` and H ready).
