@@ -48,11 +48,14 @@ pub struct Data {
     pub mass_matrix: DMatrix<f64>,
     /// Its inverse `(nv x nv)`.
     pub mass_matrix_inverse: DMatrix<f64>,
-    /// Composite rigid-body inertia of each subtree about the world origin, in world axes
-    /// `(njoints)`, filled by `mass_matrix`.
+    /// Composite rigid-body inertia of each subtree about its joint origin, in joint axes
+    /// (Pinocchio's `Ycrb`) `(njoints)`, filled by `mass_matrix`.
     pub ycrb: Vec<OriginInertia>,
     /// Motion subspace column of each dof in world coordinates (CRBA) `(nv)`.
     pub s_world: Vec<Motion>,
+    /// `F_k = I^c_i S_k` of each dof k (of joint i) in world coordinates (CRBA; the six of a
+    /// free-flyer root stay in its own frame) `(nv)`.
+    pub f_world: Vec<Force>,
     /// Articulated-body inertia `IA` `(njoints)`.
     pub ia: Vec<Mat6>,
     /// Articulated bias force `pA` `(njoints)`.
@@ -88,6 +91,14 @@ pub struct Data {
     pub ltdl: DMatrix<f64>,
     /// D of the factorisation `(nv)`.
     pub ltdl_d: DVector<f64>,
+    /// The LᵀDL factors on the dof chains (`Model::dof_chain`), filled by
+    /// `mass_matrix_inverse`: entry p of dof k's compact column is L[k, chain_p] (D_k last).
+    pub ltdl_chain: Vec<f64>,
+    /// Row k of L⁻¹ on dof k's chain (same layout as `ltdl_chain`), `mass_matrix_inverse`.
+    pub ltdl_inv_chain: Vec<f64>,
+    /// L⁻¹ (unit lower triangular, nonzero only on ancestor pairs), dense column-major
+    /// `(nv x nv)`, `mass_matrix_inverse`.
+    pub ltdl_inv: DMatrix<f64>,
     /// Scratch vector `(nv)`.
     pub tmp_v: DVector<f64>,
     /// Scratch vector `(nv)`.
@@ -115,6 +126,7 @@ impl Data {
             mass_matrix_inverse: DMatrix::zeros(nv, nv),
             ycrb: vec![OriginInertia::zero(); nj],
             s_world: vec![Motion::zero(); nv],
+            f_world: vec![Force::zero(); nv],
             ia: vec![Mat6::zeros(); nj],
             pa: vec![Force::zero(); nj],
             c: vec![Motion::zero(); nj],
@@ -132,6 +144,9 @@ impl Data {
             potential_energy: 0.0,
             ltdl: DMatrix::zeros(nv, nv),
             ltdl_d: DVector::zeros(nv),
+            ltdl_chain: vec![0.0; model.dof_chain.len()],
+            ltdl_inv_chain: vec![0.0; model.dof_chain.len()],
+            ltdl_inv: DMatrix::zeros(nv, nv),
             tmp_v: DVector::zeros(nv),
             tmp_v2: DVector::zeros(nv),
             tmp_f: vec![Force::zero(); nj],

@@ -1,30 +1,76 @@
-//! Joint-space inertia matrix by the composite-rigid-body algorithm (RBDA Table 6.2), with
-//! composite inertias and motion subspaces in world coordinates: each entry
-//! `M[j, i] = S_jᵀ I^c_i S_i` is then one 6-vector dot product, with no force carried up the
-//! tree frame by frame.
+//! Joint-space inertia matrix by the composite-rigid-body algorithm (RBDA Table 6.2).
+//!
+//! Composite inertias `I^c_i` (`Data::ycrb`) accumulate in joint frames as in Pinocchio
+//! (`I^c_λ(i) += λX_i* I^c_i`, cheap when `λX_i` is an elementary rotation about x, y or z
+//! followed by a translation, the usual URDF revolute joint), so no body inertia is rotated
+//! into the world. `F_k = I^c_i S_k` is a column of the 6x6 inertia for an axis-aligned S and
+//! is moved to world coordinates once (`Data::f_world`); with the motion subspaces also in
+//! world coordinates (`Data::s_world`), an entry `M[r, k] = S_rᵀ F_k` is one 6-vector dot
+//! product and no force is carried up the tree frame by frame.
+//!
+//! The backward sweep fills M row by row: when joint i is reached, `F_k` is known for every dof
+//! k of its subtree (one contiguous range when joints are numbered depth-first,
+//! `Model::subtree_v_ranges`), so row r of joint i is `S_rᵀ F_k` over that range, written to
+//! both triangles. The six rows of a free flyer are `F_k` expressed in its own frame (one
+//! inverse transform per column instead of six dot products). The placements `o_m_i` are
+//! computed without a 3x3 product where the joint placement has no rotation.
 
 use super::check_len;
 use crate::data::{Data, Stage};
-use crate::model::Model;
-use crate::spatial::{Motion, Vec3};
+use crate::model::{mul_axis_rotation, Axis, JointType, Model};
+use crate::spatial::{sin_cos, Force, Mat3, Motion, Vec3};
 use nalgebra::{DMatrix, DVector};
 
-const NONE: usize = usize::MAX;
-
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
-/// placements, the world composite inertias (`data.ycrb`) and world motion subspaces in `data`.
+/// placements (`li_m_i`, `o_m_i`), the composite inertias in joint frames (`data.ycrb`), world
+/// motion subspaces (`s_world`) and `F_k = I^c S_k` (`f_world`) in `data`. Only entries on ancestor
+/// pairs (the branch-induced pattern) are written; the others keep the zeros of `Data::new`.
 #[doc(alias = "crba")]
 pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     check_len("q", q, model.nq);
+    let nv = model.nv;
+    let qs = q.as_slice();
     // forward: placements, I_i and S_i in world coordinates
     for i in 1..model.njoints {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q.as_slice()[iq..iq + nq]);
-        let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
-        let o_m_i = data.o_m_i[i];
-        data.ycrb[i] = model.origin_inertias[i].transformed(&o_m_i);
-        for k in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
+        let placement = &model.joint_placements[i];
+        let (before, after) = data.o_m_i.split_at_mut(i);
+        let o_p = &before[model.parents[i]];
+        let o_m_i = &mut after[0];
+        let li = &mut data.li_m_i[i];
+        let axis = match model.joint_types[i] {
+            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => match axis {
+                Axis::X => Some(0),
+                Axis::Y => Some(1),
+                Axis::Z => Some(2),
+                Axis::Unaligned(_) => None,
+            },
+            _ => None,
+        };
+        if let Some(axis) = axis {
+            let (s, c) = sin_cos(qs[iq]);
+            li.translation = placement.translation;
+            if model.placement_rotation_identity[i] {
+                li.rotation = match axis {
+                    0 => Mat3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
+                    1 => Mat3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
+                    _ => Mat3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
+                };
+                // o_R_i = o_R_λ R_J: two columns mixed, no 3x3 product
+                o_m_i.rotation = mul_axis_rotation(&o_p.rotation, axis, s, c);
+                o_m_i.translation = o_p.transform_point(&placement.translation);
+            } else {
+                li.rotation = mul_axis_rotation(&placement.rotation, axis, s, c);
+                *o_m_i = o_p.compose(li);
+            }
+        } else {
+            *li = model.joint_types[i].placement_after(placement, &qs[iq..iq + nq]);
+            *o_m_i = o_p.compose(li);
+        }
+        let o_m_i = &data.o_m_i[i];
+        data.ycrb[i] = model.origin_inertias[i];
+        let v0 = model.idx_v[i];
+        for k in v0..v0 + model.nvs[i] {
             data.s_world[k] = match model.dof_axis[k] {
                 // S = e_c: a column of R (and p × it for a rotation), no matrix product
                 Some(c) if c < 3 => Motion::new(o_m_i.rotation.column(c).into(), Vec3::zeros()),
@@ -37,25 +83,150 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         }
     }
     data.stage = Stage::Positions;
-    let n = model.nv;
     let m = data.mass_matrix.as_mut_slice();
-    // backward: I^c_λ(i) += I^c_i; F = I^c_i S_k; M[r, k] = S_rᵀ F for r on k's ancestor chain
+    let fk = &mut data.f_world[..];
+    // backward: F_k = I^c_i S_k; the rows of joint i over its subtree; I^c_λ(i) += I^c_i
     for i in (1..model.njoints).rev() {
-        for k in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
-            let f = data.ycrb[i].mul_motion(&data.s_world[k]);
-            let mut r = k;
-            while r != NONE {
-                let x = data.s_world[r].dot(&f);
-                m[k * n + r] = x;
-                m[r * n + k] = x;
-                r = model.dof_parent[r];
+        let (ycrb_lo, ycrb_hi) = data.ycrb.split_at_mut(i);
+        let y = &ycrb_hi[0];
+        let v0 = model.idx_v[i];
+        let v1 = v0 + model.nvs[i];
+        let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
+        let o_m_i = &data.o_m_i[i];
+        // a free-flyer root: its own columns are only read by its own rows, in its own frame
+        let ff = model.joint_types[i] == JointType::FreeFlyer;
+        let local_own = ff && model.parents[i] == 0;
+        for k in v0..v1 {
+            // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then world
+            let (h, m) = (&y.h, y.mass);
+            let f = match model.dof_axis[k] {
+                Some(0) => Force::new(Vec3::new(m, 0.0, 0.0), Vec3::new(0.0, h.z, -h.y)),
+                Some(1) => Force::new(Vec3::new(0.0, m, 0.0), Vec3::new(-h.z, 0.0, h.x)),
+                Some(2) => Force::new(Vec3::new(0.0, 0.0, m), Vec3::new(h.y, -h.x, 0.0)),
+                Some(3) => Force::new(Vec3::new(0.0, -h.z, h.y), y.i_o.column(0).into()),
+                Some(4) => Force::new(Vec3::new(h.z, 0.0, -h.x), y.i_o.column(1).into()),
+                Some(5) => Force::new(Vec3::new(-h.y, h.x, 0.0), y.i_o.column(2).into()),
+                _ => y.mul_motion(&model.motion_subspace[k]),
+            };
+            fk[k] = if local_own { f } else { o_m_i.act_force(&f) };
+        }
+        if ff {
+            // S = identity in the joint frame: M[v0 + c, k] = (o_X_i⁻¹ F_k)_c
+            for &(a, b) in sub {
+                for k in a..b {
+                    let fl = if local_own && k < v1 { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
+                    let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
+                    m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
+                    // row k of the columns v0.. (below the diagonal)
+                    let n = (k - v0).min(6);
+                    for (c, x) in fl[..n].iter().enumerate() {
+                        m[(v0 + c) * nv + k] = *x;
+                    }
+                }
+            }
+        } else {
+            for r in v0..v1 {
+                let s = data.s_world[r];
+                // column r, rows k ≥ r of the subtree (the lower triangle), and row r
+                let (lo, hi) = m.split_at_mut((r + 1) * nv);
+                let col = &mut lo[r * nv..];
+                for &(a, b) in sub {
+                    let a = a.max(r);
+                    if a == r {
+                        col[r] = s.dot(&fk[r]);
+                    }
+                    let a = a.max(r + 1);
+                    if a >= b {
+                        continue;
+                    }
+                    let mut t = (a - r - 1) * nv + r;
+                    for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+                        let v = s.dot(f);
+                        *x = v;
+                        hi[t] = v;
+                        t += nv;
+                    }
+                }
             }
         }
         let p = model.parents[i];
         if p > 0 {
-            let child = data.ycrb[i];
-            data.ycrb[p].add(&child);
+            // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap)
+            let li = &data.li_m_i[i];
+            let y_p = match model.elementary_rotation_axis[i] {
+                Some(axis) => {
+                    let (a, b) = [(1, 2), (2, 0), (0, 1)][axis];
+                    y.transformed_elementary(axis, li.rotation[(b, a)], li.rotation[(a, a)], &li.translation)
+                }
+                None => y.transformed(li),
+            };
+            ycrb_lo[p].add(&y_p);
         }
     }
     &data.mass_matrix
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
+    use crate::model::{JointId, ModelBuilder};
+    use crate::spatial::{exp3, Inertia, Se3};
+
+    /// A depth-first numbered tree (as URDF models are: one subtree range per joint), with a
+    /// free-flyer root, aligned and unaligned revolutes, identity and rotated placements.
+    fn dfs_tree(seed: u64) -> Model {
+        let mut rng = SplitMix64::new(seed);
+        let mut b = ModelBuilder::new("dfs");
+        let root = b.add_joint(JointId::UNIVERSE, "root", JointType::FreeFlyer, Se3::identity()).unwrap();
+        b.add_body(root, "base", Inertia::new(3.0, Vec3::new(0.01, 0.02, -0.03), Mat3::from_diagonal(&Vec3::new(0.1, 0.2, 0.25)))).unwrap();
+        let mut count = 0;
+        fn grow(b: &mut ModelBuilder, rng: &mut SplitMix64, parent: JointId, depth: usize, count: &mut usize) {
+            let children = if depth == 0 { 3 } else if depth < 4 { 1 + (rng.next_u64() % 2) as usize } else { 0 };
+            for _ in 0..children {
+                let kind = match rng.next_u64() % 5 {
+                    0 => JointType::Revolute { axis: Axis::X },
+                    1 => JointType::Revolute { axis: Axis::Y },
+                    2 => JointType::RevoluteUnbounded { axis: Axis::Z },
+                    3 => JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)) },
+                    _ => JointType::Prismatic { axis: Axis::Y },
+                };
+                let rotation = if rng.next_u64() % 2 == 0 { Mat3::identity() } else { exp3(&Vec3::new(0.3, -0.5, 0.9)) };
+                let placement = Se3::new(rotation, Vec3::new(rng.range(-0.3, 0.3), rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)));
+                *count += 1;
+                let j = b.add_joint(parent, &format!("j{count}"), kind, placement).unwrap();
+                let inertia = Inertia::new(rng.range(0.5, 2.0), Vec3::new(0.05, -0.02, 0.1), Mat3::from_diagonal(&Vec3::new(0.02, 0.03, 0.04)));
+                b.add_body(j, &format!("b{count}"), inertia).unwrap();
+                grow(b, rng, j, depth + 1, count);
+            }
+        }
+        grow(&mut b, &mut rng, root, 0, &mut count);
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn depth_first_trees_match_rnea_columns_and_invert() {
+        for seed in 0..4 {
+            let model = dfs_tree(seed);
+            assert!(model.subtree_v_ranges_start.windows(2).all(|w| w[1] - w[0] <= 1), "depth-first numbering");
+            let mut data = Data::new(&model);
+            let mut rng = SplitMix64::new(seed + 10);
+            let q = random_configuration(&model, &mut rng);
+            let m = mass_matrix(&model, &mut data, &q).clone();
+            let zero = DVector::zeros(model.nv);
+            let bias = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
+            for j in 0..model.nv {
+                let mut e = DVector::zeros(model.nv);
+                e[j] = 1.0;
+                let col = inverse_dynamics(&model, &mut data, &q, &zero, &e) - &bias;
+                assert!((col - m.column(j)).amax() < 1e-10, "seed {seed}, column {j}");
+            }
+            assert_eq!(m, m.transpose());
+            let minv = mass_matrix_inverse(&model, &mut data, &q).clone();
+            assert_eq!(minv, minv.transpose());
+            let err = (&minv * &m - DMatrix::identity(model.nv, model.nv)).amax();
+            assert!(err < 1e-9, "seed {seed}: M⁻¹ M − I = {err:e}");
+        }
+    }
 }

@@ -45,6 +45,12 @@ impl ModelBuilder {
             dof_axis: vec![],
             origin_inertias: vec![],
             subtree_end_v: vec![0],
+            placement_rotation_identity: vec![true],
+            elementary_rotation_axis: vec![None],
+            subtree_v_ranges: vec![],
+            subtree_v_ranges_start: vec![0, 0],
+            dof_chain: vec![],
+            dof_chain_start: vec![0],
             lower_position_limit: vec![],
             upper_position_limit: vec![],
             velocity_limit: vec![],
@@ -259,6 +265,51 @@ impl ModelBuilder {
             }
         }
         m.subtree_end_v = end;
+        m.placement_rotation_identity = m.joint_placements.iter().map(|x| x.rotation == crate::spatial::Mat3::identity()).collect();
+        m.elementary_rotation_axis = (0..m.njoints)
+            .map(|i| match m.joint_types[i] {
+                JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if m.placement_rotation_identity[i] => {
+                    match axis {
+                        super::Axis::X => Some(0),
+                        super::Axis::Y => Some(1),
+                        super::Axis::Z => Some(2),
+                        super::Axis::Unaligned(_) => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect();
+        // subtree dof ranges per joint (merged where contiguous) and dof chains
+        m.subtree_v_ranges.clear();
+        m.subtree_v_ranges_start = vec![0];
+        for i in 0..m.njoints {
+            let mut merged: Vec<(usize, usize)> = vec![];
+            for j in i.max(1)..m.njoints {
+                if m.nvs[j] == 0 || !m.is_ancestor(i, j) {
+                    continue;
+                }
+                let r = (m.idx_v[j], m.idx_v[j] + m.nvs[j]);
+                match merged.last_mut() {
+                    Some(last) if last.1 == r.0 => last.1 = r.1,
+                    _ => merged.push(r),
+                }
+            }
+            m.subtree_v_ranges.extend(merged);
+            m.subtree_v_ranges_start.push(m.subtree_v_ranges.len());
+        }
+        m.dof_chain.clear();
+        m.dof_chain_start = vec![0];
+        for k in 0..m.nv {
+            let mut chain = vec![k];
+            let mut i = m.dof_parent[k];
+            while i != usize::MAX {
+                chain.push(i);
+                i = m.dof_parent[i];
+            }
+            chain.reverse();
+            m.dof_chain.extend(chain);
+            m.dof_chain_start.push(m.dof_chain.len());
+        }
         m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
         m.dof_axis = m
             .motion_subspace

@@ -260,6 +260,21 @@ impl JointType {
     }
 }
 
+/// `r · R_axis(θ)` for the x, y or z axis (`axis` 0, 1, 2) given `(sin θ, cos θ)`: two
+/// columns of `r` mixed, no matrix product.
+#[inline(always)]
+pub(crate) fn mul_axis_rotation(r: &Mat3, axis: usize, s: f64, c: f64) -> Mat3 {
+    let (c0, c1, c2) = (r.column(0), r.column(1), r.column(2));
+    match axis {
+        // R · Rx(θ): columns (c0, c c1 + s c2, −s c1 + c c2)
+        0 => Mat3::from_columns(&[c0.into(), c * c1 + s * c2, c * c2 - s * c1]),
+        // R · Ry(θ): columns (c c0 − s c2, c1, s c0 + c c2)
+        1 => Mat3::from_columns(&[c * c0 - s * c2, c1.into(), s * c0 + c * c2]),
+        // R · Rz(θ): columns (c c0 + s c1, −s c0 + c c1, c2)
+        _ => Mat3::from_columns(&[c * c0 + s * c1, c * c1 - s * c0, c2.into()]),
+    }
+}
+
 /// Rotation by `angle` about an axis, with closed forms for the aligned ones.
 #[inline]
 pub(crate) fn axis_rotation(axis: &Axis, angle: f64) -> Mat3 {

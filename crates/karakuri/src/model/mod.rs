@@ -8,6 +8,7 @@ mod joint;
 
 pub use builder::ModelBuilder;
 pub use joint::{Axis, JointType};
+pub(crate) use joint::mul_axis_rotation;
 
 use crate::spatial::{Force, Inertia, Motion, OriginInertia, Se3, Vec3};
 
@@ -110,6 +111,27 @@ pub struct Model {
     pub origin_inertias: Vec<OriginInertia>,
     /// Last dof of the subtree of each joint, exclusive `(njoints)`: dofs `idx_v[i]..subtree_end_v[i]`.
     pub subtree_end_v: Vec<usize>,
+    /// Whether the rotation of `joint_placements[i]` is exactly the identity `(njoints)` (then
+    /// a joint's world rotation is its parent's times the joint rotation, no 3x3 product).
+    pub placement_rotation_identity: Vec<bool>,
+    /// For a revolute joint about its +x, +y or +z axis (0, 1, 2) whose placement rotation is
+    /// the identity: that axis; `li_m_i` is then the elementary rotation about it followed by
+    /// the constant placement translation `(njoints)`.
+    pub elementary_rotation_axis: Vec<Option<usize>>,
+    /// Dofs of the subtree of each joint (itself included) as increasing, disjoint,
+    /// non-adjacent ranges `start..end`: those of joint `i` are
+    /// `subtree_v_ranges[subtree_v_ranges_start[i]..subtree_v_ranges_start[i + 1]]`; a single
+    /// range `idx_v[i]..subtree_end_v[i]` when joints are numbered depth-first (URDF models).
+    pub subtree_v_ranges: Vec<(usize, usize)>,
+    /// Offsets into `subtree_v_ranges` `(njoints + 1)`.
+    pub subtree_v_ranges_start: Vec<usize>,
+    /// For each dof k, its `dof_parent` chain in increasing order followed by k itself:
+    /// `dof_chain[dof_chain_start[k]..dof_chain_start[k + 1]]`. The chain of the p-th entry
+    /// is the first p entries, so columns of branch-induced factors stored on these chains
+    /// ("compact" columns) line up: the compact column of an ancestor is a prefix.
+    pub dof_chain: Vec<usize>,
+    /// Offsets into `dof_chain` `(nv + 1)`.
+    pub dof_chain_start: Vec<usize>,
     /// Lower position limits `(nq)` (`-inf` where none).
     pub lower_position_limit: Vec<f64>,
     /// Upper position limits `(nq)` (`+inf` where none).

@@ -147,18 +147,64 @@ impl OriginInertia {
     #[inline]
     pub fn transformed(&self, x: &Se3) -> OriginInertia {
         let r = &x.rotation;
-        let p = &x.translation;
-        let h_r = r * self.h; // first moment about the child origin, parent axes
-        let i_r = rotate_symmetric(r, &self.i_o);
-        // I_P = I_R − [h]ₓ[p]ₓ − [p]ₓ[h]ₓ − m [p]ₓ², with [a]ₓ[b]ₓ = b aᵀ − (a·b) 1
-        let hp = h_r.dot(p);
-        let pp = p.dot(p);
-        let mut i_p = i_r - (p * h_r.transpose() + h_r * p.transpose()) - self.mass * (p * p.transpose());
-        let diag = 2.0 * hp + self.mass * pp;
-        i_p[(0, 0)] += diag;
-        i_p[(1, 1)] += diag;
-        i_p[(2, 2)] += diag;
-        OriginInertia { mass: self.mass, h: h_r + self.mass * p, i_o: i_p }
+        self.rotated_shifted(r * self.h, rotate_symmetric(r, &self.i_o), &x.translation)
+    }
+    /// [`OriginInertia::transformed`] for a transform whose rotation is the elementary rotation
+    /// by θ about the child's x, y or z axis (`axis` 0, 1, 2), given `(sin θ, cos θ)`: the
+    /// rotation touches a 2x2 block and a pair of entries, about 20 flops instead of 60.
+    #[inline]
+    pub(crate) fn transformed_elementary(&self, axis: usize, s: f64, c: f64, p: &Vec3) -> OriginInertia {
+        // (i, j) the plane rotated (j = i + 1 cyclically), k the axis
+        match axis {
+            0 => self.transformed_plane::<1, 2, 0>(s, c, p),
+            1 => self.transformed_plane::<2, 0, 1>(s, c, p),
+            _ => self.transformed_plane::<0, 1, 2>(s, c, p),
+        }
+    }
+    #[inline(always)]
+    fn transformed_plane<const I: usize, const J: usize, const K: usize>(&self, s: f64, c: f64, p: &Vec3) -> OriginInertia {
+        let a = &self.i_o;
+        let (aii, ajj, aij, aik, ajk) = (a[(I, I)], a[(J, J)], a[(I, J)], a[(I, K)], a[(J, K)]);
+        // [[c, −s], [s, c]] [[aii, aij], [aij, ajj]] [[c, s], [−s, c]] with double angles
+        let (c2, s2) = (c * c - s * s, 2.0 * s * c);
+        let (half_sum, half_diff) = (0.5 * (aii + ajj), 0.5 * (aii - ajj));
+        let mut r = [[0.0; 3]; 3];
+        r[I][I] = half_sum + half_diff * c2 - aij * s2;
+        r[J][J] = half_sum - half_diff * c2 + aij * s2;
+        r[K][K] = a[(K, K)];
+        r[I][J] = half_diff * s2 + aij * c2;
+        r[J][I] = r[I][J];
+        r[I][K] = c * aik - s * ajk;
+        r[K][I] = r[I][K];
+        r[J][K] = s * aik + c * ajk;
+        r[K][J] = r[J][K];
+        let mut h = self.h;
+        h[I] = c * self.h[I] - s * self.h[J];
+        h[J] = s * self.h[I] + c * self.h[J];
+        self.shifted(h, [r[0][0], r[1][1], r[2][2], r[0][1], r[0][2], r[1][2]], p)
+    }
+    #[inline(always)]
+    fn rotated_shifted(&self, h_r: Vec3, s: Mat3, p: &Vec3) -> OriginInertia {
+        self.shifted(h_r, [s[(0, 0)], s[(1, 1)], s[(2, 2)], s[(0, 1)], s[(0, 2)], s[(1, 2)]], p)
+    }
+    /// The inertia (mass `self.mass`, first moment `h_r` and rotational inertia `s` = (xx, yy,
+    /// zz, xy, xz, yz) about the child origin, parent axes) moved to the parent origin, `p` away.
+    #[inline(always)]
+    fn shifted(&self, h_r: Vec3, s: [f64; 6], p: &Vec3) -> OriginInertia {
+        let m = self.mass;
+        // I_P = I_R − [h]ₓ[p]ₓ − [p]ₓ[h]ₓ − m [p]ₓ², with [a]ₓ[b]ₓ = b aᵀ − (a·b) 1:
+        // I_P = I_R − (p gᵀ + g pᵀ) + 2 (g·p) 1 with g = h + m p / 2
+        let g = h_r + (0.5 * m) * p;
+        let d = 2.0 * g.dot(p);
+        let (px, py, pz) = (p.x, p.y, p.z);
+        let (gx, gy, gz) = (g.x, g.y, g.z);
+        let xx = s[0] - 2.0 * px * gx + d;
+        let yy = s[1] - 2.0 * py * gy + d;
+        let zz = s[2] - 2.0 * pz * gz + d;
+        let xy = s[3] - (px * gy + gx * py);
+        let xz = s[4] - (px * gz + gx * pz);
+        let yz = s[5] - (py * gz + gy * pz);
+        OriginInertia { mass: m, h: h_r + m * p, i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz) }
     }
     /// Back to (mass, centre of mass, inertia about the centre of mass).
     pub fn to_inertia(&self) -> Inertia {
@@ -171,17 +217,51 @@ impl OriginInertia {
     }
 }
 
-/// `R S Rᵀ` for a symmetric S, computing the upper triangle only.
+/// `R S Rᵀ` for a symmetric S, computing the upper triangle only: with S' = S − s₂₂ 1
+/// (R S Rᵀ = R S' Rᵀ + s₂₂ 1, and S' has a zero corner) two rows of R S' suffice, the last
+/// diagonal entry following from the trace (invariant under rotation): 31 products, not 45.
 #[inline]
 pub(crate) fn rotate_symmetric(r: &Mat3, s: &Mat3) -> Mat3 {
-    let a = r * s;
-    let r0 = r.row(0);
-    let r1 = r.row(1);
-    let r2 = r.row(2);
-    let a0 = a.row(0);
-    let a1 = a.row(1);
-    let a2 = a.row(2);
-    let (xx, xy, xz) = (a0.dot(&r0), a0.dot(&r1), a0.dot(&r2));
-    let (yy, yz, zz) = (a1.dot(&r1), a1.dot(&r2), a2.dot(&r2));
+    let (s00, s01, s02, s11, s12, s22) = (s[(0, 0)], s[(0, 1)], s[(0, 2)], s[(1, 1)], s[(1, 2)], s[(2, 2)]);
+    let (d0, d1) = (s00 - s22, s11 - s22);
+    let row = |i: usize| -> (f64, f64, f64) { (r[(i, 0)], r[(i, 1)], r[(i, 2)]) };
+    let (r0, r1, r2) = (row(0), row(1), row(2));
+    // S' v (S' symmetric with a zero (2, 2) entry)
+    let sv = |v: (f64, f64, f64)| -> (f64, f64, f64) {
+        (d0 * v.0 + s01 * v.1 + s02 * v.2, s01 * v.0 + d1 * v.1 + s12 * v.2, s02 * v.0 + s12 * v.1)
+    };
+    let dot = |a: (f64, f64, f64), b: (f64, f64, f64)| a.0 * b.0 + a.1 * b.1 + a.2 * b.2;
+    let (a0, a1) = (sv(r0), sv(r1));
+    let xx = dot(a0, r0) + s22;
+    let yy = dot(a1, r1) + s22;
+    let zz = (s00 + s11 + s22) - xx - yy;
+    let (xy, xz, yz) = (dot(a0, r1), dot(a0, r2), dot(a1, r2));
     Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spatial::exp3;
+
+    #[test]
+    fn rotate_symmetric_and_transformed_match_the_dense_formulas() {
+        let r = exp3(&Vec3::new(0.4, -1.3, 0.7));
+        let a = Mat3::new(0.3, 0.02, -0.05, 0.02, 0.2, 0.01, -0.05, 0.01, 0.4);
+        let dense = r * a * r.transpose();
+        assert!((rotate_symmetric(&r, &a) - dense).amax() < 1e-15);
+        let body = Inertia::new(2.5, Vec3::new(0.1, -0.2, 0.3), a);
+        let x = Se3::new(r, Vec3::new(0.5, 0.7, -0.9));
+        let fast = OriginInertia::from(&body).transformed(&x);
+        let slow = OriginInertia::from(&body.transformed(&x));
+        assert!((fast.i_o - slow.i_o).amax() < 1e-13 && (fast.h - slow.h).amax() < 1e-14);
+        assert_eq!(fast.mass, slow.mass);
+        for (axis, v) in [(0, Vec3::x()), (1, Vec3::y()), (2, Vec3::z())] {
+            let th: f64 = 0.77;
+            let x = Se3::new(crate::spatial::rotation_about(&v, th), Vec3::new(0.5, 0.7, -0.9));
+            let fast = OriginInertia::from(&body).transformed_elementary(axis, th.sin(), th.cos(), &x.translation);
+            let slow = OriginInertia::from(&body).transformed(&x);
+            assert!((fast.i_o - slow.i_o).amax() < 1e-14 && (fast.h - slow.h).amax() < 1e-14, "axis {axis}");
+        }
+    }
 }
