@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use karakuri::algorithms::{self, ltdl};
+use karakuri::algorithms;
 use karakuri::model::{Axis, FrameKind, JointId, JointType};
 use karakuri::spatial::{exp3, quat_from_xyzw, Inertia, Mat3, Se3, Vec3};
 use karakuri::{Data, Model, ModelBuilder, ModelError};
@@ -689,7 +689,7 @@ impl NativeEngine {
         for k in 0..m.nv {
             d.mass_matrix[(k, k)] += self.armature[k] + dt * self.damping[k] + dt * dt * self.stiffness[k];
         }
-        ltdl::factorize(m, d);
+        d.ltdl.factorize(&d.mass_matrix);
         self.collider
             .detect(&d.o_m_i, self.contact.prediction_distance, &mut self.raw);
     }
@@ -720,7 +720,7 @@ impl NativeEngine {
     pub fn stage_acceleration(&mut self) {
         let m = &self.model;
         let mut a = &self.tau - &self.bias;
-        ltdl::solve_in_place(m, &self.data, a.as_mut_slice());
+        self.data.ltdl.solve(a.as_mut_slice());
         self.v_free.copy_from(&self.v);
         self.v_free.axpy(self.dt, &a, 1.0);
         for j in 1..m.njoints {
@@ -842,7 +842,7 @@ impl NativeEngine {
                         scratch.iter_mut().for_each(|x| *x = 0.0);
                         Self::add_point_row(&self.model, &self.data, jb, &c.point, &dir, 1.0, &mut scratch);
                         Self::add_point_row(&self.model, &self.data, ja, &c.point, &dir, -1.0, &mut scratch);
-                        ltdl::solve_in_place(&self.model, &self.data, &mut scratch);
+                        self.data.ltdl.solve(&mut scratch);
                         self.v_free.axpy(fd * dt, &DVector::from_column_slice(&scratch), 1.0);
                     }
                 }
@@ -944,8 +944,8 @@ impl NativeEngine {
         self.dv.resize(nv, 0.0);
         self.dv.iter_mut().for_each(|x| *x = 0.0);
         if !self.rows.is_empty() {
-            let (model, data) = (&self.model, &self.data);
-            self.rows.prepare(|x| ltdl::solve_in_place(model, data, x));
+            let fact = &self.data.ltdl;
+            self.rows.prepare(|x| fact.solve(x));
             let vf = self.v_free.as_slice();
             let direct =
                 self.params.solver == SolverKind::Auto && direct_applies(&self.rows, self.params.direct_max_rows);
@@ -1044,8 +1044,8 @@ impl NativeEngine {
         // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
         let mut rows = self.loop_rows.clone();
         {
-            let (model, data) = (&self.model, &self.data);
-            rows.prepare(|x| ltdl::solve_in_place(model, data, x));
+            let fact = &self.data.ltdl;
+            rows.prepare(|x| fact.solve(x));
         }
         let zero = vec![0.0; nv];
         let mut dv = vec![0.0; nv];
@@ -1122,7 +1122,7 @@ impl NativeEngine {
             for k in 0..m.nv {
                 d.mass_matrix[(k, k)] += s.armature[k];
             }
-            ltdl::factorize(m, d);
+            d.ltdl.factorize(&d.mass_matrix);
             let h = algorithms::nonlinear_effects(m, d, q, v).clone();
             let mut tau = s.tau_user.clone();
             for k in 0..m.nv {
@@ -1131,7 +1131,7 @@ impl NativeEngine {
                 tau[k] += -s.damping[k] * v[k] - s.stiffness[k] * (q[iq] - s.spring_ref[k]);
             }
             let mut a = tau - h;
-            ltdl::solve_in_place(m, d, a.as_mut_slice());
+            d.ltdl.solve(a.as_mut_slice());
             a
         };
         let mut data = self.data.clone();

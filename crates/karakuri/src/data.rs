@@ -86,15 +86,10 @@ pub struct Data {
     pub kinetic_energy: f64,
     /// Potential energy (zero at z = 0 for gravity along -z).
     pub potential_energy: f64,
-    /// Sparse L of M = Lᵀ D L, stored densely below the diagonal, branch-induced pattern
-    /// (see `algorithms::ltdl`) `(nv x nv)`.
-    pub ltdl: DMatrix<f64>,
-    /// D of the factorisation `(nv)`.
-    pub ltdl_d: DVector<f64>,
-    /// The LᵀDL factors on the dof chains (`Model::dof_chain`), filled by
-    /// `mass_matrix_inverse`: entry p of dof k's compact column is L[k, chain_p] (D_k last).
-    pub ltdl_chain: Vec<f64>,
-    /// Row k of L⁻¹ on dof k's chain (same layout as `ltdl_chain`), `mass_matrix_inverse`.
+    /// The branch-induced M = Lᵀ D L (`algorithms::ltdl`): `data.ltdl.factorize(&data.mass_matrix)`
+    /// after `mass_matrix`, or left by `mass_matrix_inverse`.
+    pub ltdl: crate::algorithms::ltdl::Factorization,
+    /// Row k of L⁻¹ on dof k's chain (the layout of `ltdl`), `mass_matrix_inverse`.
     pub ltdl_inv_chain: Vec<f64>,
     /// L⁻¹ (unit lower triangular, nonzero only on ancestor pairs), dense column-major
     /// `(nv x nv)`, `mass_matrix_inverse`.
@@ -110,6 +105,7 @@ pub struct Data {
 impl Data {
     /// Allocates every buffer for `model`.
     pub fn new(model: &Model) -> Self {
+        let ltdl = crate::algorithms::ltdl::Factorization::new(model);
         let (nj, nv) = (model.njoints, model.nv);
         Data {
             stage: Stage::Empty,
@@ -142,10 +138,8 @@ impl Data {
             subtree_moment: vec![Vec3::zeros(); nj],
             kinetic_energy: 0.0,
             potential_energy: 0.0,
-            ltdl: DMatrix::zeros(nv, nv),
-            ltdl_d: DVector::zeros(nv),
-            ltdl_chain: vec![0.0; model.dof_chain.len()],
-            ltdl_inv_chain: vec![0.0; model.dof_chain.len()],
+            ltdl_inv_chain: vec![0.0; ltdl.chain_len()],
+            ltdl,
             ltdl_inv: DMatrix::zeros(nv, nv),
             tmp_v: DVector::zeros(nv),
             tmp_v2: DVector::zeros(nv),

@@ -292,6 +292,19 @@ fn floating_base_fast_path_does_not_allocate() {
 
 // ---- branch-induced LᵀDL helpers ------------------------------------------------------------
 
+/// Dense unit lower L and diagonal D from compact factors.
+fn dense_factors(f: &ltdl::Factorization) -> (DMatrix<f64>, DMatrix<f64>) {
+    let n = f.n();
+    let mut l = DMatrix::identity(n, n);
+    for k in 0..n {
+        let (anc, lk) = f.row(k);
+        for (&i, &x) in anc.iter().zip(lk) {
+            l[(k, i)] = x;
+        }
+    }
+    (l, DMatrix::from_fn(n, n, |r, c| if r == c { f.d(r) } else { 0.0 }))
+}
+
 #[test]
 fn ltdl_factor_products_and_many_rhs() {
     for model in models() {
@@ -299,10 +312,10 @@ fn ltdl_factor_products_and_many_rhs() {
         let mut data = Data::new(&model);
         let (q, _, _) = random_state(&model, 21);
         let m = mass_matrix(&model, &mut data, &q).clone();
-        ltdl::factorize(&model, &mut data);
+        data.ltdl.factorize(&data.mass_matrix);
+        let f = &data.ltdl;
         // dense L (unit lower) and D from the factors
-        let l = DMatrix::from_fn(n, n, |r, c| if r == c { 1.0 } else if r > c { data.ltdl[(r, c)] } else { 0.0 });
-        let d = DMatrix::from_diagonal(&data.ltdl_d);
+        let (l, d) = dense_factors(f);
         assert!((l.transpose() * &d * &l - &m).amax() < 1e-10 * (1.0 + m.amax()));
         let mut rng = SplitMix64::new(5);
         let x = rng.vector(n);
@@ -312,25 +325,25 @@ fn ltdl_factor_products_and_many_rhs() {
             let e = rel_err(&y, &dense);
             assert!(e < 1e-11, "{}: {what} {e:e}", model.name);
         };
-        check(&|y| ltdl::mul_l_in_place(&model, &data, y), &l * &x, "L x");
-        check(&|y| ltdl::mul_lt_in_place(&model, &data, y), l.transpose() * &x, "Lᵀ x");
-        check(&|y| ltdl::mul_d_in_place(&data, y), &d * &x, "D x");
-        check(&|y| ltdl::mul_sqrt_d_in_place(&data, y), d.map(f64::sqrt) * &x, "D^½ x");
+        check(&|y| f.mul_l(y), &l * &x, "L x");
+        check(&|y| f.mul_lt(y), l.transpose() * &x, "Lᵀ x");
+        check(&|y| f.mul_d(y), &d * &x, "D x");
+        check(&|y| f.mul_sqrt_d(y), d.map(f64::sqrt) * &x, "D^½ x");
         check(
-            &|y| ltdl::mul_inv_sqrt_d_in_place(&data, y),
-            DVector::from_fn(n, |k, _| x[k] / data.ltdl_d[k].sqrt()),
+            &|y| f.mul_inv_sqrt_d(y),
+            DVector::from_fn(n, |k, _| x[k] / f.d(k).sqrt()),
             "D^-½ x",
         );
-        check(&|y| ltdl::mul_mass_matrix_in_place(&model, &data, y), &m * &x, "M x");
+        check(&|y| f.mul(y), &m * &x, "M x");
         // many right-hand sides: M X = B and the Delassus factor of a random G (3 x nv)
         let chol = m.clone().cholesky().unwrap();
         let b = DMatrix::from_fn(n, 4, |_, _| rng.range(-1.0, 1.0));
         let mut xs = b.clone();
-        ltdl::solve_columns_in_place(&model, &data, &mut xs);
+        f.solve_columns(&mut xs);
         assert!((&xs - chol.solve(&b)).amax() < 1e-9 * (1.0 + xs.amax()));
         let g = DMatrix::from_fn(3, n, |_, _| rng.range(-1.0, 1.0));
         let mut y = g.transpose();
-        ltdl::half_solve_columns_in_place(&model, &data, &mut y);
+        f.half_solve_columns(&mut y);
         let delassus = y.transpose() * &y;
         let dense = &g * chol.solve(&g.transpose());
         assert!((&delassus - &dense).amax() < 1e-9 * (1.0 + dense.amax()), "{}: Delassus", model.name);
@@ -360,8 +373,11 @@ fn ltdl_with_parents_on_a_sub_block() {
             })
             .collect();
         let h = DMatrix::from_fn(n1, n1, |r, c| m[(dofs[r], dofs[c])]);
-        let mut f = h.clone();
-        ltdl::factorize_with_parents(&mut f, &parent);
+        let mut f = ltdl::Factorization::new(&model);
+        f.set_parents(&parent);
+        f.factorize(&h);
+        let (l, d) = dense_factors(&f);
+        assert!((l.transpose() * &d * &l - &h).amax() < 1e-10 * (1.0 + h.amax()));
         for r in 0..n1 {
             for c in 0..r {
                 let mut j = parent[r];
@@ -370,14 +386,14 @@ fn ltdl_with_parents_on_a_sub_block() {
                 }
                 if j != c {
                     assert_eq!(h[(r, c)], 0.0, "H11 nonzero off the contracted pattern");
-                    assert_eq!(f[(r, c)], 0.0, "fill-in at ({r}, {c})");
+                    assert_eq!(l[(r, c)], 0.0, "fill-in at ({r}, {c})");
                 }
             }
         }
         let mut rng = SplitMix64::new(9);
         let b = rng.vector(n1);
         let mut x = b.clone();
-        ltdl::solve_with_parents(&f, &parent, x.as_mut_slice());
+        f.solve(x.as_mut_slice());
         if n1 > 0 {
             let dense = h.cholesky().unwrap().solve(&b);
             assert!(rel_err(&x, &dense) < 1e-10);

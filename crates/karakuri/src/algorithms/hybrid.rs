@@ -33,7 +33,7 @@
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
 //!   (its pattern is the tree contracted to the forward dofs: no fill-in, see
-//!   [`ltdl::factorize_with_parents`]), then
+//!   [`ltdl::Factorization::set_parents`]), then
 //!   `τ2 = C'2 + H21 q̈1`.
 //!
 //! Both write the full `q̈` and `τ` into a [`HybridWorkspace`] (allocated once per model; the
@@ -199,8 +199,10 @@ pub struct HybridWorkspace {
     // --- mass-matrix route ---
     /// The needed entries of M (columns and rows of forward dofs) `(nv x nv)`.
     m: DMatrix<f64>,
-    /// H11 and then its LᵀDL factors, leading `n1 x n1` block `(nv x nv)`.
+    /// H11, leading `n1 x n1` block, upper triangle along the contracted branches `(nv x nv)`.
     h11: DMatrix<f64>,
+    /// The LᵀDL factors of H11 (pattern `forward_parent[..n1]`).
+    h11_fact: ltdl::Factorization,
     /// The forward dofs in increasing order, first `n1` entries `(nv)`.
     forward_dofs: Vec<usize>,
     /// Branch-induced parent of each forward dof within the forward dofs `(nv)`.
@@ -234,6 +236,7 @@ impl HybridWorkspace {
             d_inv: vec![Mat6::zeros(); nj],
             m: DMatrix::zeros(nv, nv),
             h11: DMatrix::zeros(nv, nv),
+            h11_fact: ltdl::Factorization::new(model),
             forward_dofs: vec![0; nv],
             forward_parent: vec![NONE; nv],
             forward_index: vec![NONE; nv],
@@ -325,19 +328,20 @@ pub fn hybrid_dynamics_crba<'a>(
     }
     hybrid_crba(model, data, ws, is_forward);
     let n1 = forward_dof_pattern(model, ws, is_forward);
-    // H11 (lower triangle along the contracted branches), then q̈1 = H11⁻¹ (τ1 - C'1)
+    // H11 (upper triangle along the contracted branches), then q̈1 = H11⁻¹ (τ1 - C'1)
     for a in 0..n1 {
         let ka = ws.forward_dofs[a];
         ws.h11[(a, a)] = ws.m[(ka, ka)];
         let mut b = ws.forward_parent[a];
         while b != NONE {
-            ws.h11[(a, b)] = ws.m[(ka, ws.forward_dofs[b])];
+            ws.h11[(b, a)] = ws.m[(ka, ws.forward_dofs[b])];
             b = ws.forward_parent[b];
         }
         ws.rhs[a] = known[ka] - ws.tau[ka];
     }
-    ltdl::factorize_with_parents(&mut ws.h11, &ws.forward_parent[..n1]);
-    ltdl::solve_with_parents(&ws.h11, &ws.forward_parent[..n1], &mut ws.rhs[..n1]);
+    ws.h11_fact.set_parents(&ws.forward_parent[..n1]);
+    ws.h11_fact.factorize(&ws.h11);
+    ws.h11_fact.solve(&mut ws.rhs[..n1]);
     // outputs: forward dofs get q̈1 and their known τ; inverse dofs their known q̈ and
     // τ2 = C'2 + H21 q̈1, H21 nonzero only on ancestors and descendants of each forward dof
     for k in 0..model.nv {

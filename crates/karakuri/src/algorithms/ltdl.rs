@@ -1,7 +1,21 @@
-//! Branch-induced sparse factorisation M = Lᵀ D L (RBDA §6.5, Table 6.3; spatial_v2's
-//! `LTDL.m`). L is unit lower triangular and nonzero only at (k, i) with i an ancestor dof
-//! of k (`Model::dof_parent` chains), so the factorisation and the solves touch nothing else:
-//! O(n d²) and O(n d) for tree depth d, against O(n³) and O(n²) dense.
+//! Branch-induced sparse factorisation H = Lᵀ D L (RBDA §6.5, Table 6.3; spatial_v2's
+//! `LTDL.m`) of the mass matrix, or of any symmetric matrix whose pattern is a tree given by a
+//! parent array (`parent[k] < k`): L is unit lower triangular and nonzero only at (k, i) with
+//! i an ancestor of k, so the factorisation and the solves touch nothing else: O(n d²) and
+//! O(n d) for tree depth d, against O(n³) and O(n²) dense.
+//!
+//! [`Factorization`] is the one implementation, used by [`mass_matrix_inverse`], the forward
+//! dynamics of the simulator (`Data::ltdl`), the constraint solvers (range-space method) and
+//! hybrid dynamics (the block of the forward dofs, whose pattern is the tree contracted to
+//! them, through [`Factorization::set_parents`]). It stores L compactly on the *chains*: the
+//! chain of k is its ancestors in increasing order followed by k itself, and row k of the
+//! factors is one contiguous run on it (L[k, chain_k[p]], then D_k last). The chain of the
+//! p-th ancestor of k is the first p + 1 entries of k's chain, so every elimination step is a
+//! contiguous `axpy` of a prefix of row k into the row of the ancestor, with no parent chase.
+//!
+//! With M = Lᵀ D L, M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ, so for a constraint Jacobian G (m x nv) the Delassus
+//! operator is G M⁻¹ Gᵀ = (G L⁻¹ D^-½)(G L⁻¹ D^-½)ᵀ = Yᵀ Y with Y = D^-½ L⁻ᵀ Gᵀ
+//! ([`Factorization::half_solve_columns`] on the columns of Gᵀ).
 
 use super::crba::mass_matrix;
 use crate::data::Data;
@@ -10,142 +24,273 @@ use nalgebra::{DMatrix, DVector};
 
 const NONE: usize = usize::MAX;
 
-/// Factorises the mass matrix in `data.mass_matrix` into `data.ltdl` (L below the diagonal)
-/// and `data.ltdl_d` (D). Call [`mass_matrix`] first.
-pub fn factorize(model: &Model, data: &mut Data) {
-    let n = model.nv;
-    let lambda = &model.dof_parent;
-    let h = &mut data.ltdl;
-    // copy the lower triangle along ancestor chains only
-    for k in 0..n {
-        h[(k, k)] = data.mass_matrix[(k, k)];
-        let mut i = lambda[k];
-        while i != NONE {
-            h[(k, i)] = data.mass_matrix[(k, i)];
-            i = lambda[i];
-        }
+/// The branch-induced LᵀDL factors of a symmetric matrix with a tree pattern, stored on the
+/// chains (see the module documentation). Build once (allocates); [`Self::factorize`], the
+/// solves, the products and [`Self::set_parents`] within the first pattern's size do not
+/// allocate.
+#[derive(Clone, Debug, Default)]
+pub struct Factorization {
+    /// Row k is `f[start[k]..start[k + 1]]` at the dofs `chain[start[k]..start[k + 1]]`.
+    start: Vec<usize>,
+    /// Ancestors of each k in increasing order, then k.
+    chain: Vec<usize>,
+    /// L[k, chain_k[p]] for the ancestors, D_k last.
+    f: Vec<f64>,
+}
+
+impl Factorization {
+    /// The pattern of `model`'s mass matrix (`Model::dof_parent`).
+    pub fn new(model: &Model) -> Self {
+        Self::with_parents(&model.dof_parent)
     }
-    // RBDA Table 6.3: for k = n..1, eliminate H(k, ·) into its ancestors
-    for k in (0..n).rev() {
-        let hkk = h[(k, k)];
-        let mut i = lambda[k];
-        while i != NONE {
-            let a = h[(k, i)] / hkk;
-            let mut j = i;
-            while j != NONE {
-                let hkj = h[(k, j)];
-                h[(i, j)] -= a * hkj;
-                j = lambda[j];
+
+    /// The pattern of the tree `parent` (`parent[k] < k`, [`usize::MAX`] at a root).
+    pub fn with_parents(parent: &[usize]) -> Self {
+        let mut f = Factorization::default();
+        f.set_parents(parent);
+        f
+    }
+
+    /// Switches to the pattern of the tree `parent`; allocation-free when its chains are no
+    /// longer in total than those of the pattern this was built with (e.g. the tree of a
+    /// model contracted to a subset of its dofs).
+    pub fn set_parents(&mut self, parent: &[usize]) {
+        self.start.clear();
+        self.chain.clear();
+        self.start.push(0);
+        for (k, &p) in parent.iter().enumerate() {
+            debug_assert!(p == NONE || p < k, "parents must precede their children");
+            if p != NONE {
+                self.chain.extend_from_within(self.start[p]..self.start[p + 1]);
             }
-            h[(k, i)] = a;
-            i = lambda[i];
+            self.chain.push(k);
+            self.start.push(self.chain.len());
+        }
+        self.f.resize(self.chain.len(), 0.0);
+    }
+
+    /// Size n of the pattern.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Total length of the chains (the storage of the factors).
+    pub(crate) fn chain_len(&self) -> usize {
+        self.chain.len()
+    }
+
+    /// D_k.
+    #[inline]
+    pub fn d(&self, k: usize) -> f64 {
+        self.f[self.start[k + 1] - 1]
+    }
+
+    /// Row k of L below the diagonal: the ancestors of k (increasing) and L[k, ·] at them.
+    #[inline]
+    pub fn row(&self, k: usize) -> (&[usize], &[f64]) {
+        let r = self.start[k]..self.start[k + 1] - 1;
+        (&self.chain[r.clone()], &self.f[r])
+    }
+
+    /// Factorises the symmetric `h`, of which the leading `n x n` block is read at
+    /// (i, k) for i on the chain of k only (the upper triangle along the pattern, contiguous
+    /// in each column).
+    pub fn factorize(&mut self, h: &DMatrix<f64>) {
+        let n = self.n();
+        if n == 0 {
+            return;
+        }
+        debug_assert!(h.nrows() >= n && h.ncols() >= n);
+        let (nr, hs) = (h.nrows(), h.as_slice());
+        let (chain, cs, u) = (&self.chain[..], &self.start[..], &mut self.f[..]);
+        for k in 0..n {
+            let col = &hs[k * nr..k * nr + nr];
+            for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
+                *x = col[r];
+            }
+        }
+        // RBDA Table 6.3 on compact rows: for k = n..1, eliminate row k into its ancestors i
+        // (their chains are prefixes of k's), then scale: u_k[p] = L[k, chain_k[p]], u_k[last] = D_k
+        for k in (0..n).rev() {
+            let (s, e) = (cs[k], cs[k + 1]);
+            let d = e - s - 1;
+            let (before, rest) = u.split_at_mut(s);
+            let uk = &mut rest[..=d];
+            let inv = 1.0 / uk[d];
+            let pf = packed_prefix(chain, s, d);
+            for p in (pf..d).rev() {
+                let i = chain[s + p];
+                let a = uk[p] * inv;
+                let ui = &mut before[cs[i]..cs[i] + p + 1];
+                for (x, y) in ui.iter_mut().zip(&uk[..=p]) {
+                    *x -= a * y;
+                }
+            }
+            if pf == PACKED {
+                // the six first ancestors are consecutive from a root (a free flyer): their
+                // compact rows are one packed triangle, updated by one unrolled rank-one term
+                let base = cs[chain[s]];
+                let x: [f64; PACKED] = uk[..PACKED].try_into().unwrap_or([0.0; PACKED]);
+                let t: &mut [f64; PACKED * (PACKED + 1) / 2] =
+                    (&mut before[base..base + PACKED * (PACKED + 1) / 2]).try_into().unwrap_or_else(|_| unreachable!());
+                for p in 0..PACKED {
+                    let a = x[p] * inv;
+                    for q in 0..=p {
+                        t[p * (p + 1) / 2 + q] -= a * x[q];
+                    }
+                }
+            }
+            for x in &mut uk[..d] {
+                *x *= inv;
+            }
         }
     }
-    for k in 0..n {
-        data.ltdl_d[k] = h[(k, k)];
-    }
-}
 
-/// Solves M x = b in place (`x` holds b on entry) with the factors from [`factorize`].
-pub fn solve_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    solve_lt_in_place(model, data, x);
-    for (k, xk) in x.iter_mut().enumerate() {
-        *xk /= data.ltdl_d[k];
+    /// Solves H x = b in place (`x` holds b on entry).
+    pub fn solve(&self, x: &mut [f64]) {
+        self.solve_lt(x);
+        for (k, xk) in x[..self.n()].iter_mut().enumerate() {
+            *xk /= self.d(k);
+        }
+        self.solve_l(x);
     }
-    solve_l_in_place(model, data, x);
-}
 
-/// x ← L⁻ᵀ x.
-pub fn solve_lt_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    let lambda = &model.dof_parent;
-    for k in (0..model.nv).rev() {
-        let xk = x[k];
-        let mut i = lambda[k];
-        while i != NONE {
-            x[i] -= data.ltdl[(k, i)] * xk;
-            i = lambda[i];
+    /// x ← L⁻ᵀ x.
+    pub fn solve_lt(&self, x: &mut [f64]) {
+        for k in (0..self.n()).rev() {
+            let xk = x[k];
+            if xk != 0.0 {
+                let (anc, l) = self.row(k);
+                for (&a, &lv) in anc.iter().zip(l) {
+                    x[a] -= lv * xk;
+                }
+            }
         }
     }
-}
 
-/// x ← L⁻¹ x.
-pub fn solve_l_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    let lambda = &model.dof_parent;
-    for k in 0..model.nv {
-        let mut s = x[k];
-        let mut i = lambda[k];
-        while i != NONE {
-            s -= data.ltdl[(k, i)] * x[i];
-            i = lambda[i];
+    /// x ← L⁻ᵀ x for an x that is zero outside `support` (ascending, closed under
+    /// ancestors): only the support is touched, and it stays the support of the result.
+    pub fn solve_lt_on(&self, x: &mut [f64], support: &[usize]) {
+        for &k in support.iter().rev() {
+            let xk = x[k];
+            if xk != 0.0 {
+                let (anc, l) = self.row(k);
+                for (&a, &lv) in anc.iter().zip(l) {
+                    x[a] -= lv * xk;
+                }
+            }
         }
-        x[k] = s;
+    }
+
+    /// x ← L⁻¹ x.
+    pub fn solve_l(&self, x: &mut [f64]) {
+        for k in 0..self.n() {
+            let (anc, l) = self.row(k);
+            let mut s = x[k];
+            for (&a, &lv) in anc.iter().zip(l) {
+                s -= lv * x[a];
+            }
+            x[k] = s;
+        }
+    }
+
+    /// x ← L x.
+    pub fn mul_l(&self, x: &mut [f64]) {
+        // row k of L x reads x at k and its ancestors (all < k): go from the last row up
+        for k in (0..self.n()).rev() {
+            let (anc, l) = self.row(k);
+            let mut s = x[k];
+            for (&a, &lv) in anc.iter().zip(l) {
+                s += lv * x[a];
+            }
+            x[k] = s;
+        }
+    }
+
+    /// x ← Lᵀ x.
+    pub fn mul_lt(&self, x: &mut [f64]) {
+        // (Lᵀ x)_i = x_i + Σ_{k descendant of i} L[k, i] x_k: scatter each x_k to its
+        // ancestors, first rows first, so every x_k read is still the input
+        for k in 0..self.n() {
+            let xk = x[k];
+            let (anc, l) = self.row(k);
+            for (&a, &lv) in anc.iter().zip(l) {
+                x[a] += lv * xk;
+            }
+        }
+    }
+
+    /// x ← D x.
+    pub fn mul_d(&self, x: &mut [f64]) {
+        for (k, xk) in x[..self.n()].iter_mut().enumerate() {
+            *xk *= self.d(k);
+        }
+    }
+
+    /// x ← D^½ x (D > 0 for a positive definite H).
+    pub fn mul_sqrt_d(&self, x: &mut [f64]) {
+        for (k, xk) in x[..self.n()].iter_mut().enumerate() {
+            *xk *= self.d(k).sqrt();
+        }
+    }
+
+    /// x ← D^-½ x.
+    pub fn mul_inv_sqrt_d(&self, x: &mut [f64]) {
+        for (k, xk) in x[..self.n()].iter_mut().enumerate() {
+            *xk /= self.d(k).sqrt();
+        }
+    }
+
+    /// x ← H x = Lᵀ D L x through the factors (for checks; [`mass_matrix`] holds M densely).
+    pub fn mul(&self, x: &mut [f64]) {
+        self.mul_l(x);
+        self.mul_d(x);
+        self.mul_lt(x);
+    }
+
+    /// Solves H X = B for every column of `b` in place (`b` is `n x m`, X overwrites B).
+    pub fn solve_columns(&self, b: &mut DMatrix<f64>) {
+        assert_eq!(b.nrows(), self.n(), "right-hand sides need n rows");
+        if self.n() == 0 {
+            return;
+        }
+        for col in b.as_mut_slice().chunks_exact_mut(self.n()) {
+            self.solve(col);
+        }
+    }
+
+    /// B ← D^-½ L⁻ᵀ B for every column of `b` (`n x m`): with B = Gᵀ on entry, the result Y
+    /// gives the Delassus operator G H⁻¹ Gᵀ = Yᵀ Y, and H⁻¹ Gᵀ = L⁻¹ D^-½ Y.
+    pub fn half_solve_columns(&self, b: &mut DMatrix<f64>) {
+        assert_eq!(b.nrows(), self.n(), "right-hand sides need n rows");
+        if self.n() == 0 {
+            return;
+        }
+        for col in b.as_mut_slice().chunks_exact_mut(self.n()) {
+            self.solve_lt(col);
+            self.mul_inv_sqrt_d(col);
+        }
     }
 }
 
 /// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric), through the branch-induced
-/// factorisation M = Lᵀ D L: M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = V D⁻¹ Vᵀ with V = L⁻¹, which keeps L's
-/// pattern. The factors are left in `data.ltdl_chain` (compact), V in `data.ltdl_inv`;
-/// `data.ltdl` and `data.ltdl_d` are not touched (call [`factorize`] for the solves).
+/// factorisation M = Lᵀ D L (left in `data.ltdl`): M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = V D⁻¹ Vᵀ with V = L⁻¹,
+/// which keeps L's pattern; V in `data.ltdl_inv` (and on the chains in `data.ltdl_inv_chain`).
 ///
-/// Everything runs on the dof chains of the model (`Model::dof_chain`: the ancestors of a dof
-/// in increasing order, then the dof), where the chain of an ancestor is a prefix of the
-/// chain of its descendant. On these compact columns the factorisation (RBDA Table 6.3) and
-/// the rows of V (W = L⁻ᵀ column by column: `W[:, j] = e_j − Σ_i L[j, i] W[:, i]` over the
-/// ancestors i of j) are dense loops over contiguous prefixes, with no `dof_parent` chase.
-/// Column b of M⁻¹ is then `Σ_k V[b, k] / D_k · V[:, k]` over the chain of b, restricted to
-/// rows ≤ b (the upper triangle, mirrored at the end), the columns of V taken four at a time.
+/// The rows of V (W = L⁻ᵀ column by column: `W[:, j] = e_j − Σ_i L[j, i] W[:, i]` over the
+/// ancestors i of j) are dense loops over contiguous prefixes of the chains of
+/// [`Factorization`], with no parent chase. Column b of M⁻¹ is then
+/// `Σ_k V[b, k] / D_k · V[:, k]` over the chain of b, restricted to rows ≤ b (the upper
+/// triangle, mirrored at the end), the columns of V taken four at a time.
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     mass_matrix(model, data, q);
     let n = model.nv;
     if n == 0 {
         return &data.mass_matrix_inverse;
     }
-    let chain = &model.dof_chain[..];
-    let cs = &model.dof_chain_start[..];
-    let u = &mut data.ltdl_chain[..];
-    let mm = data.mass_matrix.as_slice();
-    // the lower triangle of M on the chains: u_k[p] = M[k, chain_k[p]], u_k[last] = M[k, k]
-    for k in 0..n {
-        let col = &mm[k * n..(k + 1) * n];
-        for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
-            *x = col[r];
-        }
-    }
-    // RBDA Table 6.3 on compact columns: for k = n..1, eliminate row k into its ancestors i
-    // (their chains are prefixes of k's), then scale: u_k[p] = L[k, chain_k[p]], u_k[last] = D_k
-    for k in (0..n).rev() {
-        let (s, e) = (cs[k], cs[k + 1]);
-        let d = e - s - 1;
-        let (before, rest) = u.split_at_mut(s);
-        let uk = &mut rest[..=d];
-        let inv = 1.0 / uk[d];
-        let pf = packed_prefix(chain, s, d);
-        for p in (pf..d).rev() {
-            let i = chain[s + p];
-            let a = uk[p] * inv;
-            let ui = &mut before[cs[i]..cs[i] + p + 1];
-            for (x, y) in ui.iter_mut().zip(&uk[..=p]) {
-                *x -= a * y;
-            }
-        }
-        if pf == PACKED {
-            // the six first ancestors are consecutive dofs from the root (a free flyer): their
-            // compact columns are one packed triangle, updated by one unrolled rank-one term
-            let base = cs[chain[s]];
-            let x: [f64; PACKED] = uk[..PACKED].try_into().unwrap_or([0.0; PACKED]);
-            let t: &mut [f64; PACKED * (PACKED + 1) / 2] =
-                (&mut before[base..base + PACKED * (PACKED + 1) / 2]).try_into().unwrap_or_else(|_| unreachable!());
-            for p in 0..PACKED {
-                let a = x[p] * inv;
-                for q in 0..=p {
-                    t[p * (p + 1) / 2 + q] -= a * x[q];
-                }
-            }
-        }
-        for x in &mut uk[..d] {
-            *x *= inv;
-        }
-    }
+    data.ltdl.factorize(&data.mass_matrix);
+    let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
     // rows of V = L⁻¹ on the chains: w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]} (prefixes)
     let w = &mut data.ltdl_inv_chain[..];
     for j in 0..n {
@@ -260,7 +405,7 @@ const PACKED: usize = 6;
 
 /// `PACKED` when the chain at `s` (of depth `d`, the dof itself excluded) starts with
 /// `PACKED` consecutive dofs (then their compact columns are consecutive too, forming a
-/// packed upper triangle), else 0.
+/// packed triangle), else 0.
 #[inline(always)]
 fn packed_prefix(chain: &[usize], s: usize, d: usize) -> usize {
     if d >= PACKED && chain[s + PACKED - 1] == chain[s] + PACKED - 1 {
@@ -278,149 +423,5 @@ fn axpy4<const ASSIGN: bool>(out: &mut [f64], x: [&[f64]; 4], c: [f64; 4]) {
     for t in 0..len {
         let s = c[0] * x0[t] + c[1] * x1[t] + c[2] * x2[t] + c[3] * x3[t];
         out[t] = if ASSIGN { s } else { out[t] + s };
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Products with the factors, many right-hand sides, and the same kernels for any tree pattern.
-//
-// With M = Lᵀ D L (L unit lower triangular, branch-induced), M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ, so for a
-// constraint Jacobian G (m x nv) the Delassus operator is
-// G M⁻¹ Gᵀ = (G L⁻¹ D^-1/2)(G L⁻¹ D^-1/2)ᵀ = Yᵀ Y with Y = D^-1/2 L⁻ᵀ Gᵀ
-// ([`half_solve_columns_in_place`] on the columns of Gᵀ).
-// ---------------------------------------------------------------------------------------------
-
-/// x ← L x (L from [`factorize`], unit lower triangular; touches only ancestor pairs).
-pub fn mul_l_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    let lambda = &model.dof_parent;
-    // row k of L x reads x at k and its ancestors (all < k): go from the last row up
-    for k in (0..model.nv).rev() {
-        let mut s = x[k];
-        let mut i = lambda[k];
-        while i != NONE {
-            s += data.ltdl[(k, i)] * x[i];
-            i = lambda[i];
-        }
-        x[k] = s;
-    }
-}
-
-/// x ← Lᵀ x.
-pub fn mul_lt_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    let lambda = &model.dof_parent;
-    // (Lᵀ x)_i = x_i + Σ_{k descendant of i} L[k, i] x_k: scatter each x_k to its ancestors,
-    // first rows first, so every x_k read is still the input
-    for k in 0..model.nv {
-        let xk = x[k];
-        let mut i = lambda[k];
-        while i != NONE {
-            x[i] += data.ltdl[(k, i)] * xk;
-            i = lambda[i];
-        }
-    }
-}
-
-/// x ← D x.
-pub fn mul_d_in_place(data: &Data, x: &mut [f64]) {
-    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
-        *xk *= dk;
-    }
-}
-
-/// x ← D^½ x (D > 0 for a positive definite M).
-pub fn mul_sqrt_d_in_place(data: &Data, x: &mut [f64]) {
-    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
-        *xk *= dk.sqrt();
-    }
-}
-
-/// x ← D^-½ x.
-pub fn mul_inv_sqrt_d_in_place(data: &Data, x: &mut [f64]) {
-    for (xk, dk) in x.iter_mut().zip(data.ltdl_d.iter()) {
-        *xk /= dk.sqrt();
-    }
-}
-
-/// x ← M x = Lᵀ D L x through the factors (for checks; [`mass_matrix`] holds M densely).
-pub fn mul_mass_matrix_in_place(model: &Model, data: &Data, x: &mut [f64]) {
-    mul_l_in_place(model, data, x);
-    mul_d_in_place(data, x);
-    mul_lt_in_place(model, data, x);
-}
-
-/// Solves M X = B for every column of `b` in place (`b` is `nv x m`, X overwrites B).
-pub fn solve_columns_in_place(model: &Model, data: &Data, b: &mut DMatrix<f64>) {
-    assert_eq!(b.nrows(), model.nv, "right-hand sides need nv rows");
-    if model.nv == 0 {
-        return;
-    }
-    for col in b.as_mut_slice().chunks_exact_mut(model.nv) {
-        solve_in_place(model, data, col);
-    }
-}
-
-/// B ← D^-½ L⁻ᵀ B for every column of `b` (`nv x m`): with B = Gᵀ on entry, the result Y
-/// gives the Delassus operator G M⁻¹ Gᵀ = Yᵀ Y, and M⁻¹ Gᵀ = L⁻¹ D^-½ Y.
-pub fn half_solve_columns_in_place(model: &Model, data: &Data, b: &mut DMatrix<f64>) {
-    assert_eq!(b.nrows(), model.nv, "right-hand sides need nv rows");
-    if model.nv == 0 {
-        return;
-    }
-    for col in b.as_mut_slice().chunks_exact_mut(model.nv) {
-        solve_lt_in_place(model, data, col);
-        mul_inv_sqrt_d_in_place(data, col);
-    }
-}
-
-/// The branch-induced LᵀDL of any matrix whose pattern is a tree given by `parent`
-/// (`parent[k] < k`, [`usize::MAX`] at a root): the leading `n x n` block of `h`, n =
-/// `parent.len()`, is overwritten with L below the diagonal and D on it. Only the lower
-/// triangle along ancestor chains is read. Used for sub-blocks of M, e.g. the block of the
-/// forward dofs in hybrid dynamics, whose pattern is the tree contracted to those dofs.
-pub fn factorize_with_parents(h: &mut DMatrix<f64>, parent: &[usize]) {
-    let n = parent.len();
-    debug_assert!(h.nrows() >= n && h.ncols() >= n);
-    // RBDA Table 6.3
-    for k in (0..n).rev() {
-        let hkk = h[(k, k)];
-        let mut i = parent[k];
-        while i != NONE {
-            let a = h[(k, i)] / hkk;
-            let mut j = i;
-            while j != NONE {
-                let hkj = h[(k, j)];
-                h[(i, j)] -= a * hkj;
-                j = parent[j];
-            }
-            h[(k, i)] = a;
-            i = parent[i];
-        }
-    }
-}
-
-/// Solves H x = b in place with the factors of [`factorize_with_parents`] (same `parent`).
-pub fn solve_with_parents(h: &DMatrix<f64>, parent: &[usize], x: &mut [f64]) {
-    let n = parent.len();
-    // x ← L⁻ᵀ x
-    for k in (0..n).rev() {
-        let xk = x[k];
-        let mut i = parent[k];
-        while i != NONE {
-            x[i] -= h[(k, i)] * xk;
-            i = parent[i];
-        }
-    }
-    for k in 0..n {
-        x[k] /= h[(k, k)];
-    }
-    // x ← L⁻¹ x
-    for k in 0..n {
-        let mut s = x[k];
-        let mut i = parent[k];
-        while i != NONE {
-            s -= h[(k, i)] * x[i];
-            i = parent[i];
-        }
-        x[k] = s;
     }
 }

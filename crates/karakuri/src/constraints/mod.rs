@@ -38,7 +38,6 @@
 
 mod dense;
 mod solve;
-mod tree_ltdl;
 
 use crate::algorithms::{forward_kinematics, forward_kinematics_acceleration};
 use crate::data::{Data, Stage};
@@ -249,7 +248,7 @@ pub(crate) struct Workspace {
     /// `D^-½` of the LᵀDL of H (nv).
     pub dis: DVector<f64>,
     /// The branch-induced LᵀDL of H, stored compactly.
-    pub fact: tree_ltdl::TreeLtdl,
+    pub fact: crate::algorithms::ltdl::Factorization,
 }
 
 /// A set of contact and loop constraints on one model, with every buffer its solvers use.
@@ -616,7 +615,7 @@ impl ConstraintSet {
         ws.dis = DVector::zeros(model.nv);
         ws.phi_s = vec![Force::zero(); self.nrows];
         ws.phi_p = vec![Force::zero(); self.nrows];
-        ws.fact = tree_ltdl::TreeLtdl::new(model);
+        ws.fact = crate::algorithms::ltdl::Factorization::new(model);
     }
 
     #[track_caller]

@@ -289,7 +289,7 @@ fn schur_lambda(ws: &mut Workspace, nc: usize) -> bool {
     true
 }
 
-/// Range-space method with the branch-induced sparse `H = Lᵀ D L` (compact, [`TreeLtdl`](super::tree_ltdl::TreeLtdl); H
+/// Range-space method with the branch-induced sparse `H = Lᵀ D L` (compact, [`ltdl::Factorization`](crate::algorithms::ltdl::Factorization); H
 /// from `mass_matrix`): with
 /// `Y = D^-½ L⁻ᵀ Gᵀ` (each column on its row's support), `K = G H⁻¹ Gᵀ = Yᵀ Y`,
 /// `z = D^-½ L⁻ᵀ b`, `K λ = c - Yᵀ z`, `x = L⁻¹ D^-½ (z + Y λ)`. `false` when K is singular.
@@ -297,7 +297,7 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     let (nc, nv) = (g.nrows(), g.ncols());
     ws.fact.factorize(h);
     for k in 0..nv {
-        ws.dis[k] = 1.0 / ws.fact.d[k].sqrt();
+        ws.dis[k] = 1.0 / ws.fact.d(k).sqrt();
     }
     let ncon = ws.row_off.len() - 1;
     let gs = g.as_slice();

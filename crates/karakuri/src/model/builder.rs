@@ -49,8 +49,6 @@ impl ModelBuilder {
             elementary_rotation_axis: vec![None],
             subtree_v_ranges: vec![],
             subtree_v_ranges_start: vec![0, 0],
-            dof_chain: vec![],
-            dof_chain_start: vec![0],
             lower_position_limit: vec![],
             upper_position_limit: vec![],
             velocity_limit: vec![],
@@ -296,19 +294,6 @@ impl ModelBuilder {
             }
             m.subtree_v_ranges.extend(merged);
             m.subtree_v_ranges_start.push(m.subtree_v_ranges.len());
-        }
-        m.dof_chain.clear();
-        m.dof_chain_start = vec![0];
-        for k in 0..m.nv {
-            let mut chain = vec![k];
-            let mut i = m.dof_parent[k];
-            while i != usize::MAX {
-                chain.push(i);
-                i = m.dof_parent[i];
-            }
-            chain.reverse();
-            m.dof_chain.extend(chain);
-            m.dof_chain_start.push(m.dof_chain.len());
         }
         m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
         m.dof_axis = m

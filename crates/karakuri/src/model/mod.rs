@@ -125,13 +125,6 @@ pub struct Model {
     pub subtree_v_ranges: Vec<(usize, usize)>,
     /// Offsets into `subtree_v_ranges` `(njoints + 1)`.
     pub subtree_v_ranges_start: Vec<usize>,
-    /// For each dof k, its `dof_parent` chain in increasing order followed by k itself:
-    /// `dof_chain[dof_chain_start[k]..dof_chain_start[k + 1]]`. The chain of the p-th entry
-    /// is the first p entries, so columns of branch-induced factors stored on these chains
-    /// ("compact" columns) line up: the compact column of an ancestor is a prefix.
-    pub dof_chain: Vec<usize>,
-    /// Offsets into `dof_chain` `(nv + 1)`.
-    pub dof_chain_start: Vec<usize>,
     /// Lower position limits `(nq)` (`-inf` where none).
     pub lower_position_limit: Vec<f64>,
     /// Upper position limits `(nq)` (`+inf` where none).
