@@ -9,7 +9,7 @@
 //! hybrid dynamics (the block of the forward dofs, whose pattern is the tree contracted to
 //! them, through [`Factorization::set_parents`]). It stores L compactly on the *chains*: the
 //! chain of k is its ancestors in increasing order followed by k itself, and row k of the
-//! factors is one contiguous run on it (L[k, chain_k[p]], then D_k last). The chain of the
+//! factors is one contiguous run on it (`L[k, chain_k[p]]`, then `D_k` last). The chain of the
 //! p-th ancestor of k is the first p + 1 entries of k's chain, so every elimination step is a
 //! contiguous `axpy` of a prefix of row k into the row of the ancestor, with no parent chase.
 //!
