@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_state, random_tree};
+use common::{random_state, random_tree, random_tree_depth_first};
 use karakuri::algorithms::*;
 use karakuri::constraints::{ConstraintError, ConstraintSet, Method};
 use karakuri::spatial::{exp3, Se3, Vec3, Vec6};
@@ -95,6 +95,10 @@ fn models() -> Vec<Model> {
         v.push(random_tree(seed, 12, seed % 2 == 0));
     }
     v.push(random_tree(100, 30, true));
+    // depth-first numbering, as URDF models have
+    for seed in 200..203 {
+        v.push(random_tree_depth_first(seed, 16, seed % 2 == 0));
+    }
     v
 }
 

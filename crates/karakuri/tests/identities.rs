@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{random_state, random_tree};
+use common::{random_state, random_tree, random_tree_depth_first};
 use karakuri::algorithms::*;
 use karakuri::spatial::{log6, Motion};
 use karakuri::{Data, JointId, Model};
@@ -14,6 +14,10 @@ fn models() -> Vec<Model> {
         v.push(random_tree(seed, 12, seed % 2 == 0));
     }
     v.push(random_tree(100, 30, true));
+    // depth-first numbering, as URDF models have: the layout CRBA's and M⁻¹'s fast paths use
+    for seed in 200..204 {
+        v.push(random_tree_depth_first(seed, 20, seed % 2 == 0));
+    }
     v
 }
 

@@ -25,18 +25,37 @@ fn random_inertia(rng: &mut SplitMix64) -> Inertia {
     Inertia::new(mass, com, r * principal * r.transpose())
 }
 
-/// A random tree of `n` joints (plus a free-flyer root when `floating`) mixing every joint kind.
+/// A random tree of `n` joints (plus a free-flyer root when `floating`) mixing every joint kind,
+/// numbered in creation order (parents precede children, subtrees interleaved).
 pub fn random_tree(seed: u64, n: usize, floating: bool) -> Model {
+    build_tree(seed, n, floating, false)
+}
+
+/// The same random tree numbered depth-first, as URDF models are: every subtree is a
+/// contiguous range of joints and dofs (the layout the fast paths of CRBA and M⁻¹ exploit).
+pub fn random_tree_depth_first(seed: u64, n: usize, floating: bool) -> Model {
+    build_tree(seed, n, floating, true)
+}
+
+struct JointSpec {
+    parent: Option<usize>,
+    kind: JointType,
+    placement: Se3,
+    inertia: Inertia,
+}
+
+fn build_tree(seed: u64, n: usize, floating: bool, depth_first: bool) -> Model {
     let mut rng = SplitMix64::new(seed);
-    let mut b = ModelBuilder::new(&format!("random_{seed}"));
-    let mut ids = vec![JointId::UNIVERSE];
+    let mut specs: Vec<JointSpec> = vec![];
     if floating {
-        let j = b.add_joint(JointId::UNIVERSE, "root_joint", JointType::FreeFlyer, Se3::identity()).unwrap();
-        b.add_body(j, "base", random_inertia(&mut rng)).unwrap();
-        ids = vec![j];
+        let inertia = random_inertia(&mut rng);
+        specs.push(JointSpec { parent: None, kind: JointType::FreeFlyer, placement: Se3::identity(), inertia });
     }
-    for k in 0..n {
-        let parent = ids[(rng.next_u64() % ids.len() as u64) as usize];
+    for _ in 0..n {
+        // parent: the universe (None) or an earlier joint
+        let choices = specs.len() + usize::from(!floating);
+        let pick = (rng.next_u64() % choices as u64) as usize;
+        let parent = if floating { Some(pick) } else { pick.checked_sub(1) };
         let kind = match rng.next_u64() % 9 {
             0 => JointType::Revolute { axis: Axis::X },
             1 => JointType::Revolute { axis: Axis::Y },
@@ -52,9 +71,30 @@ pub fn random_tree(seed: u64, n: usize, floating: bool) -> Model {
             exp3(&(random_unit(&mut rng) * rng.range(0.0, 3.0))),
             Vec3::new(rng.range(-0.5, 0.5), rng.range(-0.5, 0.5), rng.range(-0.5, 0.5)),
         );
-        let j = b.add_joint(parent, &format!("j{k}"), kind, placement).unwrap();
-        b.add_body(j, &format!("b{k}"), random_inertia(&mut rng)).unwrap();
-        ids.push(j);
+        let inertia = random_inertia(&mut rng);
+        specs.push(JointSpec { parent, kind, placement, inertia });
+    }
+    // order in which joints are added: creation order, or depth-first from the roots
+    let order: Vec<usize> = if depth_first {
+        let mut order = vec![];
+        let mut stack: Vec<usize> = (0..specs.len()).filter(|&k| specs[k].parent.is_none()).rev().collect();
+        while let Some(k) = stack.pop() {
+            order.push(k);
+            stack.extend((0..specs.len()).filter(|&c| specs[c].parent == Some(k)).rev());
+        }
+        order
+    } else {
+        (0..specs.len()).collect()
+    };
+    let mut b = ModelBuilder::new(&format!("random_{seed}{}", if depth_first { "_dfs" } else { "" }));
+    let mut ids = vec![JointId::UNIVERSE; specs.len()];
+    for &k in &order {
+        let s = &specs[k];
+        let parent = s.parent.map_or(JointId::UNIVERSE, |p| ids[p]);
+        let name = if floating && k == 0 { "root_joint".to_string() } else { format!("j{k}") };
+        let j = b.add_joint(parent, &name, s.kind, s.placement).unwrap();
+        b.add_body(j, &format!("b{k}"), s.inertia).unwrap();
+        ids[k] = j;
     }
     b.build().unwrap()
 }
