@@ -73,7 +73,18 @@ enum Command {
     },
 }
 
+/// Restores the default SIGPIPE action, so `karakuri inspect … | head` ends quietly instead of
+/// panicking on a closed pipe (Rust ignores SIGPIPE by default).
+#[allow(unsafe_code)] // one libc call at start-up, before any thread exists
+fn reset_sigpipe() {
+    // SAFETY: setting a signal disposition to its default has no preconditions
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    reset_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),

@@ -17,7 +17,7 @@
 
 use super::check_len;
 use crate::data::{Data, Stage};
-use crate::model::{mul_axis_rotation, Axis, JointType, Model};
+use crate::model::{mul_axis_rotation, JointType, Model};
 use crate::spatial::{sin_cos, Force, Mat3, Motion, Vec3};
 use nalgebra::{DMatrix, DVector};
 
@@ -39,16 +39,12 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let o_m_i = &mut after[0];
         let li = &mut data.li_m_i[i];
         let axis = match model.joint_types[i] {
-            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => match axis {
-                Axis::X => Some(0),
-                Axis::Y => Some(1),
-                Axis::Z => Some(2),
-                Axis::Unaligned(_) => None,
-            },
+            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => axis.signed_basis(),
             _ => None,
         };
-        if let Some(axis) = axis {
+        if let Some((axis, sign)) = axis {
             let (s, c) = sin_cos(qs[iq]);
+            let s = sign * s; // about −e_c by q = about e_c by −q
             li.translation = placement.translation;
             if model.placement_rotation_identity[i] {
                 li.rotation = match axis {
@@ -171,7 +167,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
 mod tests {
     use super::*;
     use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
-    use crate::model::{JointId, ModelBuilder};
+    use crate::model::{Axis, JointId, ModelBuilder};
     use crate::spatial::{exp3, Inertia, Se3};
 
     /// A depth-first numbered tree (as URDF models are: one subtree range per joint), with a

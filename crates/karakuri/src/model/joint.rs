@@ -30,6 +30,21 @@ impl Axis {
             Axis::Unaligned(v)
         }
     }
+    /// `(c, σ)` when the axis is σ·e_c (c = 0, 1, 2 for x, y, z; σ = ±1), e.g. Pinocchio's
+    /// "unaligned" −y axis of icub and panda: a rotation by q about −e_c is one by −q about e_c,
+    /// so the closed forms of the aligned axes serve it too.
+    #[inline]
+    pub fn signed_basis(&self) -> Option<(usize, f64)> {
+        match self {
+            Axis::X => Some((0, 1.0)),
+            Axis::Y => Some((1, 1.0)),
+            Axis::Z => Some((2, 1.0)),
+            Axis::Unaligned(v) => {
+                let c = (0..3).find(|&c| v[c] == -1.0)?;
+                (v.iter().filter(|&&x| x == 0.0).count() == 2).then_some((c, -1.0))
+            }
+        }
+    }
     /// The unit vector.
     #[inline]
     pub fn vector(&self) -> Vec3 {
@@ -156,17 +171,12 @@ impl JointType {
     pub fn placement_after(&self, placement: &Se3, q: &[f64]) -> Se3 {
         match self {
             JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => {
-                let r = &placement.rotation;
-                let (s, c) = sin_cos(q[0]);
-                let (c0, c1, c2) = (r.column(0), r.column(1), r.column(2));
-                let rotation = match axis {
-                    // R · Rx(θ): columns (c0, c c1 + s c2, −s c1 + c c2)
-                    Axis::X => Mat3::from_columns(&[c0.into(), c * c1 + s * c2, c * c2 - s * c1]),
-                    // R · Ry(θ): columns (c c0 − s c2, c1, s c0 + c c2)
-                    Axis::Y => Mat3::from_columns(&[c * c0 - s * c2, c1.into(), s * c0 + c * c2]),
-                    // R · Rz(θ): columns (c c0 + s c1, −s c0 + c c1, c2)
-                    Axis::Z => Mat3::from_columns(&[c * c0 + s * c1, c * c1 - s * c0, c2.into()]),
-                    Axis::Unaligned(_) => r * axis_rotation(axis, q[0]),
+                let rotation = match axis.signed_basis() {
+                    Some((c, sign)) => {
+                        let (s, cos) = sin_cos(q[0]);
+                        mul_axis_rotation(&placement.rotation, c, sign * s, cos)
+                    }
+                    None => placement.rotation * axis_rotation(axis, q[0]),
                 };
                 Se3::new(rotation, placement.translation)
             }
@@ -279,11 +289,11 @@ pub(crate) fn mul_axis_rotation(r: &Mat3, axis: usize, s: f64, c: f64) -> Mat3 {
 #[inline]
 pub(crate) fn axis_rotation(axis: &Axis, angle: f64) -> Mat3 {
     let (s, c) = sin_cos(angle);
-    match axis {
-        Axis::X => Mat3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
-        Axis::Y => Mat3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
-        Axis::Z => Mat3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
-        Axis::Unaligned(a) => crate::spatial::rotation_about(a, angle),
+    match axis.signed_basis() {
+        Some((0, sign)) => Mat3::new(1.0, 0.0, 0.0, 0.0, c, -sign * s, 0.0, sign * s, c),
+        Some((1, sign)) => Mat3::new(c, 0.0, sign * s, 0.0, 1.0, 0.0, -sign * s, 0.0, c),
+        Some((_, sign)) => Mat3::new(c, -sign * s, 0.0, sign * s, c, 0.0, 0.0, 0.0, 1.0),
+        None => crate::spatial::rotation_about_sin_cos(&axis.vector(), s, c),
     }
 }
 
@@ -316,6 +326,23 @@ fn se2_exp_translation(vx: f64, vy: f64, w: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn negative_basis_axes_use_the_closed_forms_correctly() {
+        for c in 0..3 {
+            let mut v = Vec3::zeros();
+            v[c] = -1.0;
+            let axis = Axis::from_unit(v);
+            assert_eq!(axis.signed_basis(), Some((c, -1.0)));
+            for q in [-2.0, 0.3, 1.7] {
+                assert!((axis_rotation(&axis, q) - exp3(&(v * q))).amax() < 1e-15);
+                let placement = Se3::new(exp3(&Vec3::new(0.2, 0.1, -0.4)), Vec3::new(0.1, 0.0, 0.3));
+                let fast = JointType::Revolute { axis }.placement_after(&placement, &[q]);
+                assert!((fast.rotation - placement.rotation * exp3(&(v * q))).amax() < 1e-15);
+            }
+        }
+        assert_eq!(Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)).signed_basis(), None);
+    }
 
     #[test]
     fn placement_after_equals_compose_with_the_joint_transform() {

@@ -9,12 +9,27 @@ pub fn skew(v: &Vec3) -> Mat3 {
     Mat3::new(0.0, -v.z, v.y, v.z, 0.0, -v.x, -v.y, v.x, 0.0)
 }
 
-/// Rotation by `angle` about the unit `axis`.
+/// Rotation by `angle` about the unit `axis`: `c 1 + s [a]ₓ + (1 − c) a aᵀ`, written out
+/// (no matrix product).
 #[inline]
 pub fn rotation_about(axis: &Vec3, angle: f64) -> Mat3 {
     let (s, c) = super::sin_cos(angle);
-    let k = skew(axis);
-    Mat3::identity() + s * k + (1.0 - c) * k * k
+    rotation_about_sin_cos(axis, s, c)
+}
+
+/// [`rotation_about`] from the sine and cosine of the angle.
+#[inline]
+pub fn rotation_about_sin_cos(axis: &Vec3, s: f64, c: f64) -> Mat3 {
+    let (x, y, z) = (axis.x, axis.y, axis.z);
+    let t = 1.0 - c;
+    let (tx, ty, tz) = (t * x, t * y, t * z);
+    let (txy, txz, tyz) = (tx * y, tx * z, ty * z);
+    let (sx, sy, sz) = (s * x, s * y, s * z);
+    Mat3::new(
+        c + tx * x, txy - sz, txz + sy,
+        txy + sz, c + ty * y, tyz - sx,
+        txz - sy, tyz + sx, c + tz * z,
+    )
 }
 
 /// SO(3) exponential: the rotation by the rotation vector `w` (Rodrigues).
@@ -98,5 +113,18 @@ mod tests {
         let r = exp3(&Vec3::new(0.1, 2.0, -0.4));
         assert!((exp3(&log3(&r)) - r).amax() < 1e-12);
         assert!((quat_from_xyzw(&quat_to_xyzw(&r)) - r).amax() < 1e-12);
+    }
+}
+
+#[cfg(test)]
+mod rotation_tests {
+    use super::*;
+
+    #[test]
+    fn rotation_about_is_the_exponential() {
+        let a = Vec3::new(0.3, -0.5, 0.81).normalize();
+        for angle in [-7.0, -1.0, 0.0, 0.4, 3.1, 12.0] {
+            assert!((rotation_about(&a, angle) - exp3(&(a * angle))).amax() < 1e-14);
+        }
     }
 }
