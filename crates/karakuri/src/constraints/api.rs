@@ -83,62 +83,6 @@ impl ConstraintSet {
         }
     }
 
-    /// [`ConstraintSet::forward_dynamics`] by the KKT system (RBDL's
-    /// `ForwardDynamicsConstraintsDirect`).
-    #[doc(alias = "ForwardDynamicsConstraintsDirect")]
-    pub fn forward_dynamics_direct(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v: &DVector<f64>,
-        tau: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.forward_dynamics(model, data, q, v, tau, Method::Direct)
-    }
-
-    /// [`ConstraintSet::forward_dynamics`] by the range-space method with the sparse LᵀDL of
-    /// H (RBDL's `ForwardDynamicsConstraintsRangeSpaceSparse`).
-    #[doc(alias = "ForwardDynamicsConstraintsRangeSpaceSparse")]
-    pub fn forward_dynamics_range_space_sparse(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v: &DVector<f64>,
-        tau: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.forward_dynamics(model, data, q, v, tau, Method::RangeSpaceSparse)
-    }
-
-    /// [`ConstraintSet::forward_dynamics`] by the null-space method (RBDL's
-    /// `ForwardDynamicsConstraintsNullSpace`).
-    #[doc(alias = "ForwardDynamicsConstraintsNullSpace")]
-    pub fn forward_dynamics_null_space(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v: &DVector<f64>,
-        tau: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.forward_dynamics(model, data, q, v, tau, Method::NullSpace)
-    }
-
-    /// [`ConstraintSet::forward_dynamics`] by Kokkevis's method: articulated-body inertias,
-    /// no mass matrix (RBDL's `ForwardDynamicsContactsKokkevis`). Works for every row kind.
-    #[doc(alias = "ForwardDynamicsContactsKokkevis")]
-    pub fn forward_dynamics_contacts_kokkevis(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v: &DVector<f64>,
-        tau: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.forward_dynamics(model, data, q, v, tau, Method::Kokkevis)
-    }
-
     /// Collision impulses: the velocities `q̇⁺` ([`ConstraintSet::v_plus`]) and impulses `Λ`
     /// ([`ConstraintSet::impulses`], per constraint in [`ConstraintSet::forces`]) solving
     /// `H q̇⁺ = H q̇⁻ + Gᵀ Λ`, `G q̇⁺ = v⁺` with `v⁺` = [`ConstraintSet::impulse_target`]
@@ -190,42 +134,4 @@ impl ConstraintSet {
         self.ws.rhs_c.copy_from(&self.impulse_target);
     }
 
-    /// [`ConstraintSet::compute_impulses`] by the KKT system (RBDL's
-    /// `ComputeConstraintImpulsesDirect`).
-    #[doc(alias = "ComputeConstraintImpulsesDirect")]
-    pub fn compute_impulses_direct(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v_minus: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.compute_impulses(model, data, q, v_minus, Method::Direct)
-    }
-
-    /// [`ConstraintSet::compute_impulses`] by the range-space method (RBDL's
-    /// `ComputeConstraintImpulsesRangeSpaceSparse`).
-    #[doc(alias = "ComputeConstraintImpulsesRangeSpaceSparse")]
-    pub fn compute_impulses_range_space_sparse(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v_minus: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.compute_impulses(model, data, q, v_minus, Method::RangeSpaceSparse)
-    }
-
-    /// [`ConstraintSet::compute_impulses`] by the null-space method (RBDL's
-    /// `ComputeConstraintImpulsesNullSpace`).
-    #[doc(alias = "ComputeConstraintImpulsesNullSpace")]
-    pub fn compute_impulses_null_space(
-        &mut self,
-        model: &Model,
-        data: &mut Data,
-        q: &DVector<f64>,
-        v_minus: &DVector<f64>,
-    ) -> Result<&DVector<f64>, ConstraintError> {
-        self.compute_impulses(model, data, q, v_minus, Method::NullSpace)
-    }
 }

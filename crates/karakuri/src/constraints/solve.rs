@@ -13,16 +13,20 @@ use nalgebra::{DMatrix, DVector};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     /// LU of the full KKT matrix `[H Gᵀ; G 0]` (RBDL's `...ConstraintsDirect`).
+    #[doc(alias = "ForwardDynamicsConstraintsDirect", alias = "ComputeConstraintImpulsesDirect")]
     Direct,
     /// Schur complement `G H⁻¹ Gᵀ λ = c - G H⁻¹ b` with the branch-induced sparse LᵀDL of H
     /// (RBDL's `...RangeSpaceSparse`).
+    #[doc(alias = "ForwardDynamicsConstraintsRangeSpaceSparse", alias = "ComputeConstraintImpulsesRangeSpaceSparse")]
     RangeSpaceSparse,
     /// Pivoted QR of `Gᵀ = [Y Z] R`: the particular part from R, the rest from the reduced
     /// system `Zᵀ H Z` (RBDL's `...NullSpace`). Rank revealing: the fallback of the others.
+    #[doc(alias = "ForwardDynamicsConstraintsNullSpace", alias = "ComputeConstraintImpulsesNullSpace")]
     NullSpace,
     /// Kokkevis's method: the response to a unit test force per row through the
     /// articulated-body inertias of ABA (no mass matrix), then the same Schur complement
     /// (RBDL's `ForwardDynamicsContactsKokkevis`).
+    #[doc(alias = "ForwardDynamicsContactsKokkevis")]
     Kokkevis,
 }
 
