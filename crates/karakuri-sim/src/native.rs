@@ -418,19 +418,20 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             let mut hulls: BTreeMap<(PathBuf, [u64; 3]), (SharedShape, Se3, bool)> = BTreeMap::new();
             for g in &geom.collisions {
                 let rj = g.parent_joint.0;
-                let geometry = match &g.shape {
-                    karakuri::io::urdf::Shape::Box { size } => Geometry::Box {
+                // (shape, extra placement, unbounded) of the link's collision element
+                let made = match &g.shape {
+                    karakuri::io::urdf::Shape::Box { size } => make_shape(&Geometry::Box {
                         half_extents: [size.x / 2.0, size.y / 2.0, size.z / 2.0],
-                    },
-                    karakuri::io::urdf::Shape::Sphere { radius } => Geometry::Sphere { radius: *radius },
-                    karakuri::io::urdf::Shape::Cylinder { radius, length } => Geometry::Cylinder {
+                    }),
+                    karakuri::io::urdf::Shape::Sphere { radius } => make_shape(&Geometry::Sphere { radius: *radius }),
+                    karakuri::io::urdf::Shape::Cylinder { radius, length } => make_shape(&Geometry::Cylinder {
                         radius: *radius,
                         half_length: length / 2.0,
-                    },
-                    karakuri::io::urdf::Shape::Capsule { radius, length } => Geometry::Capsule {
+                    }),
+                    karakuri::io::urdf::Shape::Capsule { radius, length } => make_shape(&Geometry::Capsule {
                         radius: *radius,
                         half_length: length / 2.0,
-                    },
+                    }),
                     karakuri::io::urdf::Shape::Mesh {
                         filename,
                         resolved,
@@ -476,25 +477,10 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                             .map_err(|e| scene_err(scene, at(), format!("{}: {e}", what())))?;
                             hulls.insert(key.clone(), hull);
                         }
-                        let (shape, extra, unbounded) = hulls[&key].clone();
-                        let placement = if rj == 0 {
-                            base.compose(&g.placement)
-                        } else {
-                            g.placement
-                        };
-                        shapes.push(ColShape {
-                            body: link_body[rj],
-                            joint: map[rj],
-                            placement: placement.compose(&extra),
-                            shape,
-                            material: mat,
-                            unbounded,
-                        });
-                        continue;
+                        Ok(hulls[&key].clone())
                     }
                 };
-                let (shape, extra, unbounded) =
-                    make_shape(&geometry).map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;
+                let (shape, extra, unbounded) = made.map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;
                 let placement = if rj == 0 {
                     base.compose(&g.placement)
                 } else {
