@@ -66,7 +66,7 @@ fn aba_impl<'a>(
             data.u_cols[iv + k] = data.ia[i] * s;
             data.u[iv + k] = tau[iv + k] - s.dot(&pa);
         }
-        invert_d(model, data, i);
+        data.d_inv[i] = invert_d(model, &data.u_cols, i);
         let p = model.parents[i];
         if p == 0 {
             continue;
@@ -95,21 +95,9 @@ fn aba_impl<'a>(
     // pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
     data.a[0] = -model.gravity;
     for i in 1..model.njoints {
-        let (iv, nv) = (model.idx_v[i], model.nvs[i]);
         let p = model.parents[i];
         let a_prime = data.li_m_i[i].inv_act_motion(&data.a[p]) + data.c[i];
-        let a6 = a_prime.to_vec6();
-        let mut rhs = [0.0; 6];
-        for k in 0..nv {
-            rhs[k] = data.u[iv + k] - data.u_cols[iv + k].dot(&a6);
-        }
-        for r in 0..nv {
-            let mut s = 0.0;
-            for k in 0..nv {
-                s += data.d_inv[i][(r, k)] * rhs[k];
-            }
-            data.ddq[iv + r] = s;
-        }
+        joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
         data.a[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
     }
     // a holds accelerations with gravity folded in; v is fresh
@@ -124,28 +112,81 @@ fn ia_correction_c(udinv_r: &Vec6, u_r: &Vec6, c: &Motion) -> Vec6 {
     udinv_r * u_r.dot(&c.to_vec6())
 }
 
-/// D_i⁻¹ for joint i into `data.d_inv[i]` (top-left nv x nv).
-fn invert_d(model: &Model, data: &mut Data, i: usize) {
+/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv), through a hand-written Cholesky
+/// factorisation (D is symmetric positive definite; nv ≤ 6 so fixed-size loops beat the
+/// general routines). NaN if D is not positive definite.
+pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
     let (iv, nv) = (model.idx_v[i], model.nvs[i]);
-    let mut d = Mat6::zeros();
+    let mut d = [[0.0; 6]; 6];
     for r in 0..nv {
-        let s = model.motion_subspace[iv + r].to_vec6();
-        for k in 0..nv {
-            d[(r, k)] = s.dot(&data.u_cols[iv + k]);
+        let s = &model.motion_subspace[iv + r];
+        for k in 0..=r {
+            let u = &u_cols[iv + k];
+            d[r][k] = s.linear.x * u[0] + s.linear.y * u[1] + s.linear.z * u[2] + s.angular.x * u[3] + s.angular.y * u[4] + s.angular.z * u[5];
         }
     }
-    data.d_inv[i] = Mat6::zeros();
-    match nv {
-        1 => data.d_inv[i][(0, 0)] = 1.0 / d[(0, 0)],
-        3 => {
-            let d3: Mat3 = d.fixed_view::<3, 3>(0, 0).into();
-            let inv = d3.try_inverse().unwrap_or_else(|| Mat3::from_element(f64::NAN));
-            data.d_inv[i].fixed_view_mut::<3, 3>(0, 0).copy_from(&inv);
+    let mut out = Mat6::zeros();
+    if nv == 1 {
+        out[(0, 0)] = 1.0 / d[0][0];
+        return out;
+    }
+    // D = L Lᵀ, L lower, in place
+    for j in 0..nv {
+        let mut djj = d[j][j];
+        for k in 0..j {
+            djj -= d[j][k] * d[j][k];
         }
-        6 => {
-            data.d_inv[i] = d.cholesky().map(|c| c.inverse()).unwrap_or_else(|| Mat6::from_element(f64::NAN));
+        let ljj = if djj > 0.0 { djj.sqrt() } else { f64::NAN };
+        d[j][j] = ljj;
+        for r in j + 1..nv {
+            let mut x = d[r][j];
+            for k in 0..j {
+                x -= d[r][k] * d[j][k];
+            }
+            d[r][j] = x / ljj;
         }
-        _ => unreachable!("joints have 1, 3 or 6 degrees of freedom"),
+    }
+    // W = L⁻¹ (lower), then D⁻¹ = Wᵀ W
+    let mut w = [[0.0; 6]; 6];
+    for c in 0..nv {
+        w[c][c] = 1.0 / d[c][c];
+        for r in c + 1..nv {
+            let mut x = 0.0;
+            for k in c..r {
+                x -= d[r][k] * w[k][c];
+            }
+            w[r][c] = x / d[r][r];
+        }
+    }
+    for r in 0..nv {
+        for c in 0..=r {
+            let mut x = 0.0;
+            for k in r..nv {
+                x += w[k][r] * w[k][c];
+            }
+            out[(r, c)] = x;
+            out[(c, r)] = x;
+        }
+    }
+    out
+}
+
+/// q̈_i = D_i⁻¹ (u_i − U_iᵀ a) for the joint's dofs into `out[idx_v..idx_v + nv]` (RBDA Table 7.1,
+/// pass 3), `a` the acceleration the joint's parent side imposes (`X_i a_λ(i) + c_i`).
+#[inline]
+pub(crate) fn joint_acceleration(model: &Model, i: usize, d_inv: &Mat6, u: &[f64], u_cols: &[Vec6], a: &Motion, out: &mut [f64]) {
+    let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+    let a6 = a.to_vec6();
+    let mut rhs = [0.0; 6];
+    for k in 0..nv {
+        rhs[k] = u[iv + k] - u_cols[iv + k].dot(&a6);
+    }
+    for r in 0..nv {
+        let mut s = 0.0;
+        for k in 0..nv {
+            s += d_inv[(r, k)] * rhs[k];
+        }
+        out[iv + r] = s;
     }
 }
 

@@ -64,8 +64,8 @@
 
 mod floating_base;
 
-use super::aba::transform_inertia_matrix;
-use super::{check_len, joint_motion, ltdl};
+use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
+use super::{check_len, joint_motion, ltdl, project_force};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Inertia, Mat3, Mat6, Motion, Se3, Vec3, Vec6};
@@ -320,7 +320,7 @@ pub fn hybrid_dynamics_crba<'a>(
     // C' = RNEA with q̈1 = 0: the backward pass of RNEA over f⁰, into τ for now
     for i in (1..model.njoints).rev() {
         let p = model.parents[i];
-        project(model, i, &ws.pa[i], ws.tau.as_mut_slice());
+        project_force(model, i, &ws.pa[i], ws.tau.as_mut_slice());
         if p > 0 {
             let fp = data.li_m_i[i].act_force(&ws.pa[i]);
             ws.pa[p] += fp;
@@ -394,15 +394,6 @@ fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool])
         if ws.supports_forward[i] {
             ws.supports_forward[model.parents[i]] = true;
         }
-    }
-}
-
-/// `Sᵢᵀ f` into `out[idx_v..idx_v + nv]`.
-#[inline]
-fn project(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
-    let iv = model.idx_v[i];
-    for k in iv..iv + model.nvs[i] {
-        out[k] = model.motion_subspace[k].dot(f);
     }
 }
 
@@ -530,26 +521,17 @@ fn articulated_forward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspace
         if !ws.moved_by_forward[i] {
             // no forward joint above: δa_i = 0, plain RNEA
             ws.da[i] = Motion::zero();
-            project(model, i, &ws.pa[i], ws.tau.as_mut_slice());
+            project_force(model, i, &ws.pa[i], ws.tau.as_mut_slice());
             ws.qdd.as_mut_slice()[iv..iv + nv].copy_from_slice(&known.as_slice()[iv..iv + nv]);
             continue;
         }
         let p = model.parents[i];
         let mut da = data.li_m_i[i].inv_act_motion(&ws.da[p]);
         if is_forward[i] {
-            let da6 = da.to_vec6();
-            let mut rhs = [0.0; 6];
-            for k in 0..nv {
-                rhs[k] = ws.u[iv + k] - ws.u_cols[iv + k].dot(&da6);
-            }
-            for r in 0..nv {
-                let mut s = 0.0;
-                for k in 0..nv {
-                    s += ws.d_inv[i][(r, k)] * rhs[k];
-                }
-                ws.qdd[iv + r] = s;
-                ws.tau[iv + r] = known[iv + r];
-                da += model.motion_subspace[iv + r] * s;
+            joint_acceleration(model, i, &ws.d_inv[i], ws.u.as_slice(), &ws.u_cols, &da, ws.qdd.as_mut_slice());
+            for r in iv..iv + nv {
+                ws.tau[r] = known[r];
+                da += model.motion_subspace[r] * ws.qdd[r];
             }
         } else {
             let f = if ws.supports_forward[i] {
@@ -557,70 +539,11 @@ fn articulated_forward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspace
             } else {
                 ws.ic[i].mul_motion(&da) + ws.pa[i]
             };
-            project(model, i, &f, ws.tau.as_mut_slice());
+            project_force(model, i, &f, ws.tau.as_mut_slice());
             ws.qdd.as_mut_slice()[iv..iv + nv].copy_from_slice(&known.as_slice()[iv..iv + nv]);
         }
         ws.da[i] = da;
     }
-}
-
-/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv), through a hand-written Cholesky
-/// factorisation (D is symmetric positive definite; nv ≤ 6 so fixed-size loops beat the
-/// general routines). NaN if D is not positive definite.
-fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
-    let (iv, nv) = (model.idx_v[i], model.nvs[i]);
-    let mut d = [[0.0; 6]; 6];
-    for r in 0..nv {
-        let s = &model.motion_subspace[iv + r];
-        for k in 0..=r {
-            let u = &u_cols[iv + k];
-            d[r][k] = s.linear.x * u[0] + s.linear.y * u[1] + s.linear.z * u[2] + s.angular.x * u[3] + s.angular.y * u[4] + s.angular.z * u[5];
-        }
-    }
-    let mut out = Mat6::zeros();
-    if nv == 1 {
-        out[(0, 0)] = 1.0 / d[0][0];
-        return out;
-    }
-    // D = L Lᵀ, L lower, in place
-    for j in 0..nv {
-        let mut djj = d[j][j];
-        for k in 0..j {
-            djj -= d[j][k] * d[j][k];
-        }
-        let ljj = if djj > 0.0 { djj.sqrt() } else { f64::NAN };
-        d[j][j] = ljj;
-        for r in j + 1..nv {
-            let mut x = d[r][j];
-            for k in 0..j {
-                x -= d[r][k] * d[j][k];
-            }
-            d[r][j] = x / ljj;
-        }
-    }
-    // W = L⁻¹ (lower), then D⁻¹ = Wᵀ W
-    let mut w = [[0.0; 6]; 6];
-    for c in 0..nv {
-        w[c][c] = 1.0 / d[c][c];
-        for r in c + 1..nv {
-            let mut x = 0.0;
-            for k in c..r {
-                x -= d[r][k] * w[k][c];
-            }
-            w[r][c] = x / d[r][r];
-        }
-    }
-    for r in 0..nv {
-        for c in 0..=r {
-            let mut x = 0.0;
-            for k in r..nv {
-                x += w[k][r] * w[k][c];
-            }
-            out[(r, c)] = x;
-            out[(c, r)] = x;
-        }
-    }
-    out
 }
 
 /// Hybrid CRBA (RBDA Table 6.2 restricted): composite inertias only for joints moved by a
