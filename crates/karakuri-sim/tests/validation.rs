@@ -2,23 +2,13 @@
 //! checked against its `expected` values with the metric of `scenelib.py`, ported to Rust
 //! following each check's description.
 
+mod common;
+use common::scene_path;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use karakuri::spatial::{Mat3, Vec3};
 use karakuri_sim::{Scene, World};
-
-fn scene_path(name: &str) -> PathBuf {
-    let shared = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/validation/scenes"
-    ))
-    .join(name);
-    if shared.exists() {
-        return shared;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes")).join(name)
-}
 
 /// Per step and body: centre of mass, rotation, centre-of-mass velocity, angular velocity (world).
 struct Traj {

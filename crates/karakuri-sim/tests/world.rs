@@ -1,22 +1,12 @@
 //! World behaviour: determinism, resting bodies, stacks, contact modes, store/restore, joint
 //! limits, the divergence guard and clear errors for bad scenes.
 
-use std::path::PathBuf;
+mod common;
+use common::scene_path;
+
 
 use karakuri::spatial::Vec3;
 use karakuri_sim::{Scene, SimError, World};
-
-fn scene_path(name: &str) -> PathBuf {
-    let shared = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/validation/scenes"
-    ))
-    .join(name);
-    if shared.exists() {
-        return shared;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes")).join(name)
-}
 
 fn yaml(text: &str) -> Scene {
     Scene::from_str(text, "test.yaml").unwrap()
