@@ -15,10 +15,10 @@
 //! inverse transform per column instead of six dot products). The placements `o_m_i` are
 //! computed without a 3x3 product where the joint placement has no rotation.
 
-use super::check_len;
+use super::{check_len, update_joint_placement};
 use crate::data::{Data, Stage};
-use crate::model::{mul_axis_rotation, JointType, Model};
-use crate::spatial::{sin_cos, Force, Mat3, Motion, Vec3};
+use crate::model::{JointType, Model};
+use crate::spatial::{Force, Motion, Vec3};
 use nalgebra::{DMatrix, DVector};
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
@@ -32,37 +32,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     let qs = q.as_slice();
     // forward: placements, I_i and S_i in world coordinates
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let placement = &model.joint_placements[i];
-        let (before, after) = data.o_m_i.split_at_mut(i);
-        let o_p = &before[model.parents[i]];
-        let o_m_i = &mut after[0];
-        let li = &mut data.li_m_i[i];
-        let axis = match model.joint_types[i] {
-            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => axis.signed_basis(),
-            _ => None,
-        };
-        if let Some((axis, sign)) = axis {
-            let (s, c) = sin_cos(qs[iq]);
-            let s = sign * s; // about −e_c by q = about e_c by −q
-            li.translation = placement.translation;
-            if model.placement_rotation_identity[i] {
-                li.rotation = match axis {
-                    0 => Mat3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c),
-                    1 => Mat3::new(c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c),
-                    _ => Mat3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0),
-                };
-                // o_R_i = o_R_λ R_J: two columns mixed, no 3x3 product
-                o_m_i.rotation = mul_axis_rotation(&o_p.rotation, axis, s, c);
-                o_m_i.translation = o_p.transform_point(&placement.translation);
-            } else {
-                li.rotation = mul_axis_rotation(&placement.rotation, axis, s, c);
-                *o_m_i = o_p.compose(li);
-            }
-        } else {
-            *li = model.joint_types[i].placement_after(placement, &qs[iq..iq + nq]);
-            *o_m_i = o_p.compose(li);
-        }
+        update_joint_placement(model, data, qs, i);
         let o_m_i = &data.o_m_i[i];
         data.ycrb[i] = model.origin_inertias[i];
         let v0 = model.idx_v[i];
@@ -168,7 +138,7 @@ mod tests {
     use super::*;
     use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
     use crate::model::{Axis, JointId, ModelBuilder};
-    use crate::spatial::{exp3, Inertia, Se3};
+    use crate::spatial::{exp3, Inertia, Mat3, Se3};
 
     /// A depth-first numbered tree (as URDF models are: one subtree range per joint), with a
     /// free-flyer root, aligned and unaligned revolutes, identity and rotated placements.

@@ -36,17 +36,32 @@ pub use kinematics::{
 pub use ltdl::mass_matrix_inverse;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
 
-use crate::model::Model;
-use crate::spatial::{Force, Motion};
+use crate::model::{mul_axis_rotation, JointType, Model};
+use crate::spatial::{sin_cos, Force, Mat3, Motion, Se3};
 use nalgebra::DVector;
 
 /// Placement of joint `i` for configuration `q`: `li_m_i` (placement ∘ X_J(q)) and `o_m_i`
-/// (parents first). The one forward-kinematics step every recursion starts with.
+/// (parents first). The one forward-kinematics step every recursion starts with. A revolute
+/// joint about ±x, ±y, ±z whose placement has no rotation (the usual URDF case) skips both 3x3
+/// products: `o_R_i = o_R_λ R_J` mixes two columns of the parent's rotation.
 #[inline(always)]
 pub(crate) fn update_joint_placement(model: &Model, data: &mut crate::Data, q: &[f64], i: usize) {
     let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-    data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &q[iq..iq + nq]);
+    let placement = &model.joint_placements[i];
     let p = model.parents[i];
+    if model.placement_rotation_identity[i] {
+        if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
+            if let Some((c, sign)) = axis.signed_basis() {
+                let (s, cos) = sin_cos(q[iq]);
+                let s = sign * s; // about −e_c by q = about e_c by −q
+                data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
+                let o_p = data.o_m_i[p];
+                data.o_m_i[i] = Se3::new(mul_axis_rotation(&o_p.rotation, c, s, cos), o_p.transform_point(&placement.translation));
+                return;
+            }
+        }
+    }
+    data.li_m_i[i] = model.joint_types[i].placement_after(placement, &q[iq..iq + nq]);
     data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
 }
 
