@@ -65,7 +65,7 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{check_len, joint_motion, ltdl, project_force};
+use super::{check_len, joint_motion, ltdl, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Inertia, Mat3, Mat6, Motion, Se3, Vec3, Vec6};
@@ -414,11 +414,8 @@ fn bias_pass(
     ws.a0[0] = -model.gravity;
     data.v[0] = Motion::zero();
     for i in 1..model.njoints {
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let x = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
-        data.li_m_i[i] = x;
-        let p = model.parents[i];
-        data.o_m_i[i] = data.o_m_i[p].compose(&x);
+        update_joint_placement(model, data, qs, i);
+        let (p, x) = (model.parents[i], data.li_m_i[i]);
         let v_j = joint_motion(model, i, vs);
         let vi = x.inv_act_motion(&data.v[p]) + v_j;
         data.v[i] = vi;

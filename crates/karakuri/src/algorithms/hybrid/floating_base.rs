@@ -19,7 +19,7 @@
 //!    never carried frame by frame.
 
 use super::HybridWorkspace;
-use crate::algorithms::joint_motion;
+use crate::algorithms::{joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
 use crate::spatial::{Force, Mat3, Motion, OriginInertia, Se3, Vec3};
@@ -145,11 +145,8 @@ pub(super) fn floating_base_inverse(
     // 1. forward: RNEA with the base acceleration zero, world inertias of the moved bodies
     for i in 1..nj {
         let p = model.parents[i];
-        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-        let x = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
-        data.li_m_i[i] = x;
-        let o_m_i = data.o_m_i[p].compose(&x);
-        data.o_m_i[i] = o_m_i;
+        update_joint_placement(model, data, qs, i);
+        let (x, o_m_i) = (data.li_m_i[i], data.o_m_i[i]);
         let iv = model.idx_v[i];
         let (vi, a0) = match model.dof_axis[iv] {
             Some(c) if model.nvs[i] == 1 => {
