@@ -144,7 +144,7 @@ impl OriginInertia {
     }
     /// Expresses in the parent frame an inertia given in the child frame of `x`
     /// (parallel-axis theorem written with outer products: no skew-matrix products).
-    #[inline]
+    #[inline(always)]
     pub fn transformed(&self, x: &Se3) -> OriginInertia {
         let r = &x.rotation;
         self.rotated_shifted(r * self.h, rotate_symmetric(r, &self.i_o), &x.translation)
@@ -220,7 +220,7 @@ impl OriginInertia {
 /// `R S Rᵀ` for a symmetric S, computing the upper triangle only: with S' = S − s₂₂ 1
 /// (R S Rᵀ = R S' Rᵀ + s₂₂ 1, and S' has a zero corner) two rows of R S' suffice, the last
 /// diagonal entry following from the trace (invariant under rotation): 31 products, not 45.
-#[inline]
+#[inline(always)]
 pub(crate) fn rotate_symmetric(r: &Mat3, s: &Mat3) -> Mat3 {
     let (s00, s01, s02, s11, s12, s22) = (s[(0, 0)], s[(0, 1)], s[(0, 2)], s[(1, 1)], s[(1, 2)], s[(2, 2)]);
     let (d0, d1) = (s00 - s22, s11 - s22);

@@ -22,7 +22,7 @@ use super::HybridWorkspace;
 use crate::algorithms::{joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
-use crate::spatial::{Force, Mat3, Motion, OriginInertia, Se3, Vec3};
+use crate::spatial::{Force, Motion, OriginInertia, Vec3};
 use nalgebra::DVector;
 
 /// The forward joint if it is the only one and is a free-flyer child of the universe.
@@ -70,24 +70,6 @@ fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
     } else {
         Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
     }
-}
-
-/// The body inertia `y` (about its joint origin) in world coordinates, `x` = world_from_body:
-/// I_W = R I Rᵀ − (p gᵀ + g pᵀ) + 2 (g·p) 1 with h_R = R h, g = h_R + (m/2) p; h_W = h_R + m p.
-/// Upper triangle only (the result is symmetric).
-#[inline(always)]
-fn to_world(y: &OriginInertia, x: &Se3) -> OriginInertia {
-    let r = &x.rotation;
-    let p = &x.translation;
-    let m = y.mass;
-    let h_r = r * y.h;
-    let a = r * y.i_o; // A = R S, then (A Rᵀ)_ij = A_i · R_j
-    let g = h_r + (0.5 * m) * p;
-    let d = 2.0 * g.dot(p);
-    let e = |i: usize, j: usize| a[(i, 0)] * r[(j, 0)] + a[(i, 1)] * r[(j, 1)] + a[(i, 2)] * r[(j, 2)] - p[i] * g[j] - g[i] * p[j];
-    let (xx, yy, zz) = (e(0, 0) + d, e(1, 1) + d, e(2, 2) + d);
-    let (xy, xz, yz) = (e(0, 1), e(0, 2), e(1, 2));
-    OriginInertia { mass: m, h: h_r + m * p, i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz) }
 }
 
 /// Solves `Y a = f` for a spatial inertia `Y` (m, h, I_O) through its centre of mass:
@@ -172,7 +154,7 @@ pub(super) fn floating_base_inverse(
         let moved = i == root || ws.moved_by_forward[p];
         ws.moved_by_forward[i] = moved;
         if moved {
-            ws.ic_world[i] = to_world(&model.origin_inertias[i], &o_m_i);
+            ws.ic_world[i] = model.origin_inertias[i].transformed(&o_m_i);
         }
     }
     data.stage = Stage::Velocities;
