@@ -15,10 +15,10 @@
 //! inverse transform per column instead of six dot products). The placements `o_m_i` are
 //! computed without a 3x3 product where the joint placement has no rotation.
 
-use super::{check_len, update_joint_placement};
+use super::{check_len, inertia_times_dof, inertia_to_parent, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
-use crate::spatial::{Force, Motion, Vec3};
+use crate::spatial::{Motion, Vec3};
 use nalgebra::{DMatrix, DVector};
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
@@ -64,16 +64,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let local_own = ff && model.parents[i] == 0;
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then world
-            let (h, m) = (&y.h, y.mass);
-            let f = match model.dof_axis[k] {
-                Some(0) => Force::new(Vec3::new(m, 0.0, 0.0), Vec3::new(0.0, h.z, -h.y)),
-                Some(1) => Force::new(Vec3::new(0.0, m, 0.0), Vec3::new(-h.z, 0.0, h.x)),
-                Some(2) => Force::new(Vec3::new(0.0, 0.0, m), Vec3::new(h.y, -h.x, 0.0)),
-                Some(3) => Force::new(Vec3::new(0.0, -h.z, h.y), y.i_o.column(0).into()),
-                Some(4) => Force::new(Vec3::new(h.z, 0.0, -h.x), y.i_o.column(1).into()),
-                Some(5) => Force::new(Vec3::new(-h.y, h.x, 0.0), y.i_o.column(2).into()),
-                _ => y.mul_motion(&model.motion_subspace[k]),
-            };
+            let f = inertia_times_dof(model, k, y);
             fk[k] = if local_own { f } else { o_m_i.act_force(&f) };
         }
         if ff {
@@ -118,15 +109,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let p = model.parents[i];
         if p > 0 {
             // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap)
-            let li = &data.li_m_i[i];
-            let y_p = match model.elementary_rotation_axis[i] {
-                Some(axis) => {
-                    let (a, b) = [(1, 2), (2, 0), (0, 1)][axis];
-                    y.transformed_elementary(axis, li.rotation[(b, a)], li.rotation[(a, a)], &li.translation)
-                }
-                None => y.transformed(li),
-            };
-            ycrb_lo[p].add(&y_p);
+            ycrb_lo[p].add(&inertia_to_parent(model, i, &data.li_m_i[i], y));
         }
     }
     &data.mass_matrix

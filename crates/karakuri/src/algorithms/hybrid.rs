@@ -23,12 +23,12 @@
 //!   Fast path: when the only forward joint is a free-flyer child of the universe (a floating
 //!   robot driven by a known base wrench, every other joint following a known acceleration:
 //!   RBDA's floating-base inverse dynamics, Table 9.6), every moved body shares one world-frame
-//!   offset `δa`, so the route specialises to one RNEA-like forward pass that also puts each
-//!   body inertia in world coordinates, one backward pass (RNEA's force recursion plus world
-//!   composite inertias, which add as plain sums), a closed-form 6x6 solve at the base and
-//!   `τ_i += S_iᵀ I^c_i δa` with `S_i` in world coordinates (no sweep carrying `δa` frame by
-//!   frame): about 1.13 times [`inverse_dynamics`](super::inverse_dynamics) on Talos
-//!   (`karakuri bench --floating`), against 1.6 for the general passes with the same mask.
+//!   offset `δa`, so the route specialises to one RNEA-like forward pass, one backward pass
+//!   (RNEA's force recursion plus CRBA's composite inertias in joint frames and each
+//!   `F_k = I^c S_k` moved to world coordinates once), a closed-form 6x6 solve at the base and
+//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame): about 1.15–1.2 times
+//!   [`inverse_dynamics`](super::inverse_dynamics) on Talos (`karakuri bench --floating`),
+//!   against 1.6 for the general passes with the same mask.
 //! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
@@ -65,10 +65,10 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{check_len, joint_motion, ltdl, project_force, update_joint_placement};
+use super::{check_len, inertia_to_parent, joint_motion, ltdl, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
-use crate::spatial::{Force, Inertia, Mat3, Mat6, Motion, Se3, Vec3, Vec6};
+use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 const NONE: usize = usize::MAX;
@@ -81,86 +81,6 @@ pub enum HybridMethod {
     ArticulatedBody,
     /// Mass-matrix route: hybrid CRBA for the blocks H11, H21, LᵀDL solve on H11.
     Crba,
-}
-
-/// Rigid-body inertia about the frame origin in the form that adds and moves cheaply:
-/// mass `m`, first moment `h = m c` and rotational inertia `I_O` about the origin. Composite
-/// inertias of inverse-only subtrees are accumulated in this form.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct OriginInertia {
-    mass: f64,
-    h: Vec3,
-    i_o: Mat3,
-}
-
-impl OriginInertia {
-    const ZERO: OriginInertia = OriginInertia { mass: 0.0, h: Vec3::new(0.0, 0.0, 0.0), i_o: Mat3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) };
-
-    #[inline]
-    fn from_inertia(y: &Inertia) -> Self {
-        let c = y.com;
-        // I_O = I_c + m ([c]ₓᵀ[c]ₓ) = I_c + m (|c|² 1 - c cᵀ)
-        let mut i_o = y.inertia_com - y.mass * c * c.transpose();
-        let d = y.mass * c.norm_squared();
-        i_o[(0, 0)] += d;
-        i_o[(1, 1)] += d;
-        i_o[(2, 2)] += d;
-        OriginInertia { mass: y.mass, h: y.mass * c, i_o }
-    }
-
-    /// Adds `self`, given in the child frame of `x` (parent_from_child), to `acc` in the
-    /// parent frame: rotate, then move the origin by p (parallel axes). With h_R = R h and
-    /// g = h_R + (m/2) p: I' = R I Rᵀ - (p gᵀ + g pᵀ) + 2 (g·p) 1, h' = h_R + m p. Written out
-    /// by hand for the symmetric result (45 multiplications for R I Rᵀ).
-    #[inline]
-    fn add_to_parent(&self, x: &Se3, acc: &mut OriginInertia) {
-        let r = &x.rotation;
-        let p = &x.translation;
-        let m = self.mass;
-        let h = r * self.h;
-        let s = &self.i_o;
-        // A = R S
-        let mut a = [[0.0; 3]; 3];
-        for (i, ai) in a.iter_mut().enumerate() {
-            for (k, aik) in ai.iter_mut().enumerate() {
-                *aik = r[(i, 0)] * s[(0, k)] + r[(i, 1)] * s[(1, k)] + r[(i, 2)] * s[(2, k)];
-            }
-        }
-        let g = h + 0.5 * m * p;
-        let d = 2.0 * g.dot(p);
-        for i in 0..3 {
-            for j in i..3 {
-                let b = a[i][0] * r[(j, 0)] + a[i][1] * r[(j, 1)] + a[i][2] * r[(j, 2)] - p[i] * g[j] - g[i] * p[j];
-                let b = if i == j { b + d } else { b };
-                acc.i_o[(i, j)] += b;
-                if i != j {
-                    acc.i_o[(j, i)] += b;
-                }
-            }
-        }
-        acc.mass += m;
-        acc.h += h + m * p;
-    }
-
-    /// `I v`.
-    #[inline]
-    fn mul_motion(&self, v: &Motion) -> Force {
-        Force {
-            linear: self.mass * v.linear - self.h.cross(&v.angular),
-            angular: self.i_o * v.angular + self.h.cross(&v.linear),
-        }
-    }
-
-    /// The 6x6 matrix acting on `[linear; angular]`.
-    fn to_matrix(self) -> Mat6 {
-        let hx = crate::spatial::skew(&self.h);
-        let mut m = Mat6::zeros();
-        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Mat3::identity() * self.mass));
-        m.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-hx));
-        m.fixed_view_mut::<3, 3>(3, 0).copy_from(&hx);
-        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.i_o);
-        m
-    }
 }
 
 /// Buffers of [`hybrid_dynamics`], allocated once per model by [`HybridWorkspace::new`] (it
@@ -182,12 +102,10 @@ pub struct HybridWorkspace {
     da: Vec<Motion>,
     /// pA: bias force of each subtree, f⁰ accumulated plus the forward joints' share `(njoints)`.
     pa: Vec<Force>,
-    /// Each body's own inertia in origin form (from the model, computed once) `(njoints)`.
-    body_inertia: Vec<OriginInertia>,
     /// Composite inertia of the inverse-only part below each joint `(njoints)`.
     ic: Vec<OriginInertia>,
-    /// Floating-base fast path: world-frame body, then composite, inertias `(njoints)`.
-    ic_world: Vec<crate::spatial::OriginInertia>,
+    /// Floating-base fast path: `F_k = I^c_i S_k` in world coordinates `(nv)`.
+    f_world: Vec<Force>,
     /// 6x6 articulated inertia of articulated children, then the full IA `(njoints)`.
     ia: Vec<Mat6>,
     /// U = IA S per dof `(nv)`.
@@ -227,9 +145,8 @@ impl HybridWorkspace {
             a0: vec![Motion::zero(); nj],
             da: vec![Motion::zero(); nj],
             pa: vec![Force::zero(); nj],
-            body_inertia: model.inertias.iter().map(OriginInertia::from_inertia).collect(),
-            ic: vec![OriginInertia::ZERO; nj],
-            ic_world: vec![crate::spatial::OriginInertia::zero(); nj],
+            ic: vec![OriginInertia::zero(); nj],
+            f_world: vec![Force::zero(); nv],
             ia: vec![Mat6::zeros(); nj],
             u_cols: vec![Vec6::zeros(); nv],
             u: vec![0.0; nv],
@@ -441,7 +358,7 @@ fn articulated_backward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspac
     // the inertias start with the bodies' own
     for i in 1..model.njoints {
         if ws.moved_by_forward[i] {
-            ws.ic[i] = ws.body_inertia[i];
+            ws.ic[i] = model.origin_inertias[i];
             if ws.supports_forward[i] {
                 ws.ia[i] = Mat6::zeros();
             }
@@ -458,8 +375,8 @@ fn articulated_backward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspac
                 if ws.moved_by_forward[i] {
                     // the parent is moved too (i is not forward); an articulated parent adds
                     // its `ic` to its 6x6 IA when it is processed
-                    let ic = ws.ic[i];
-                    ic.add_to_parent(&x, &mut ws.ic[p]);
+                    let ic = inertia_to_parent(model, i, &x, &ws.ic[i]);
+                    ws.ic[p].add(&ic);
                 }
             }
             continue;
@@ -549,7 +466,7 @@ fn articulated_forward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspace
 fn hybrid_crba(model: &Model, data: &Data, ws: &mut HybridWorkspace, is_forward: &[bool]) {
     for i in 1..model.njoints {
         if ws.moved_by_forward[i] {
-            ws.ic[i] = ws.body_inertia[i];
+            ws.ic[i] = model.origin_inertias[i];
         }
     }
     let mut f_cols = [Force::zero(); 6];
@@ -586,8 +503,8 @@ fn hybrid_crba(model: &Model, data: &Data, ws: &mut HybridWorkspace, is_forward:
         }
         let p = model.parents[i];
         if p > 0 && ws.moved_by_forward[p] {
-            let ic = ws.ic[i];
-            ic.add_to_parent(&data.li_m_i[i], &mut ws.ic[p]);
+            let ic = inertia_to_parent(model, i, &data.li_m_i[i], &ws.ic[i]);
+            ws.ic[p].add(&ic);
         }
     }
 }

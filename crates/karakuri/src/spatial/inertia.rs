@@ -206,6 +206,16 @@ impl OriginInertia {
         let yz = s[5] - (py * gz + gy * pz);
         OriginInertia { mass: m, h: h_r + m * p, i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz) }
     }
+    /// The 6x6 matrix acting on `[linear; angular]` motions.
+    pub fn to_matrix(&self) -> Mat6 {
+        let hx = skew(&self.h);
+        let mut m = Mat6::zeros();
+        m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Mat3::identity() * self.mass));
+        m.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-hx));
+        m.fixed_view_mut::<3, 3>(3, 0).copy_from(&hx);
+        m.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.i_o);
+        m
+    }
     /// Back to (mass, centre of mass, inertia about the centre of mass).
     pub fn to_inertia(&self) -> Inertia {
         if self.mass <= 0.0 {

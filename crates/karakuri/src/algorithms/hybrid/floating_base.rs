@@ -4,22 +4,26 @@
 //! and whose other joints follow known accelerations).
 //!
 //! With `a = a⁰ + δa` as in the articulated-body route, every body below the free-flyer moves
-//! with the same world-frame offset `δa = a_base - a⁰_base` (the other joints' accelerations are
-//! all known), so the articulated inertia of each subtree is its composite rigid-body inertia.
-//! Three passes:
+//! rigidly with the base's offset `δa` (the other joints' accelerations are all known), so the
+//! articulated inertia of each subtree is its composite rigid-body inertia. Three passes:
 //!
 //! 1. forward, as RNEA with the base acceleration zero (gravity folded in): placements,
-//!    velocities, `a⁰_i`, body forces `f⁰_i = I_i a⁰_i + v_i ×* I_i v_i` in the body frames, and
-//!    each moved body's inertia in **world** coordinates (one transform per body);
-//! 2. backward: `τ_i = S_iᵀ f⁰_i`, `f⁰_λ(i) += X_iᵀ f⁰_i` as RNEA, and the world composite
-//!    inertias `I^c_λ(i) += I^c_i`: a plain sum, no transform per joint;
-//! 3. the base: `I^c_base δa = X*(τ_base - f⁰_base)` solved in world coordinates in closed form
-//!    (shift to the centre of mass, a 3x3 Cholesky); then on every other moved joint
-//!    `τ_i += S_iᵀ I^c_i δa` with `S_i` and `I^c_i` both in world coordinates, so `δa` is
-//!    never carried frame by frame.
+//!    velocities, `a⁰_i` and body forces `f⁰_i = I_i a⁰_i + v_i ×* I_i v_i` in the body frames;
+//! 2. backward: `τ_i = S_iᵀ f⁰_i`, `f⁰_λ(i) += λX_i* f⁰_i` as RNEA, the composite inertias
+//!    `I^c_λ(i) += λX_i* I^c_i` in joint frames as CRBA (an elementary rotation and a shift for
+//!    the usual URDF joint), and `F_k = I^c_i S_k` moved to world coordinates once;
+//! 3. the base: `I^c_base δa = τ_base - f⁰_base` solved in its own frame in closed form (shift to
+//!    the centre of mass, a 3x3 Cholesky), `q̈_base = δa`; then every other moved dof gets
+//!    `τ_k += S_kᵀ I^c_i δa_i = F_k · δa` with `δa` in world coordinates, so `δa` is never carried
+//!    frame by frame.
+//!
+//! Measured (callgrind, talos_full_v2): this form runs 2 % fewer instructions than composites
+//! summed in world coordinates (one full inertia rotation per body), and `karakuri bench` puts it
+//! at 1.15–1.19 RNEA against 1.21–1.32 for the world form (better instruction-level parallelism:
+//! the joint-frame moves are independent of the world placements).
 
 use super::HybridWorkspace;
-use crate::algorithms::{joint_motion, update_joint_placement};
+use crate::algorithms::{inertia_times_dof, inertia_to_parent, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
 use crate::spatial::{Force, Motion, OriginInertia, Vec3};
@@ -124,11 +128,11 @@ pub(super) fn floating_base_inverse(
     ws.a0[0] = -model.gravity;
     data.v[0] = Motion::zero();
     ws.moved_by_forward[0] = false;
-    // 1. forward: RNEA with the base acceleration zero, world inertias of the moved bodies
+    // 1. forward: RNEA with the base acceleration zero; composite inertias start as body inertias
     for i in 1..nj {
         let p = model.parents[i];
         update_joint_placement(model, data, qs, i);
-        let (x, o_m_i) = (data.li_m_i[i], data.o_m_i[i]);
+        let x = data.li_m_i[i];
         let iv = model.idx_v[i];
         let (vi, a0) = match model.dof_axis[iv] {
             Some(c) if model.nvs[i] == 1 => {
@@ -154,11 +158,12 @@ pub(super) fn floating_base_inverse(
         let moved = i == root || ws.moved_by_forward[p];
         ws.moved_by_forward[i] = moved;
         if moved {
-            ws.ic_world[i] = model.origin_inertias[i].transformed(&o_m_i);
+            ws.ic[i] = model.origin_inertias[i];
         }
     }
     data.stage = Stage::Velocities;
-    // 2. backward: τ_i = S_iᵀ f⁰_i, forces up by X_iᵀ, world composite inertias by plain sums
+    // 2. backward: τ_i = S_iᵀ f⁰_i and f⁰_λ(i) += λX_i* f⁰_i as RNEA; I^c_λ(i) += λX_i* I^c_i;
+    //    F_k = I^c_i S_k in world coordinates for the moved joints below the base
     let tau = ws.tau.as_mut_slice();
     for i in (1..nj).rev() {
         let iv = model.idx_v[i];
@@ -167,44 +172,39 @@ pub(super) fn floating_base_inverse(
         }
         let p = model.parents[i];
         if p > 0 {
-            let fp = data.li_m_i[i].act_force(&ws.pa[i]);
+            let li = &data.li_m_i[i];
+            let fp = li.act_force(&ws.pa[i]);
             ws.pa[p] += fp;
             if ws.moved_by_forward[i] {
-                let ic = ws.ic_world[i];
-                ws.ic_world[p].add(&ic);
+                let o_m_i = &data.o_m_i[i];
+                for k in iv..iv + model.nvs[i] {
+                    ws.f_world[k] = o_m_i.act_force(&inertia_times_dof(model, k, &ws.ic[i]));
+                }
+                let ic = inertia_to_parent(model, i, li, &ws.ic[i]);
+                ws.ic[p].add(&ic);
             }
         }
     }
-    // 3. the base: I^c δa = X*(τ - f⁰) in world coordinates, q̈_base = δa in the base frame
+    // 3. the base, in its own frame (where S = 1): I^c δa = τ - f⁰, q̈_base = δa
     let ir = model.idx_v[root];
-    let x_root = data.o_m_i[root];
     let rhs = Force::new(
         Vec3::new(ks[ir], ks[ir + 1], ks[ir + 2]) - ws.pa[root].linear,
         Vec3::new(ks[ir + 3], ks[ir + 4], ks[ir + 5]) - ws.pa[root].angular,
     );
-    let da = solve_inertia(&ws.ic_world[root], &x_root.act_force(&rhs));
+    let da = solve_inertia(&ws.ic[root], &rhs);
     ws.qdd.copy_from(known);
-    let qdd_root = x_root.inv_act_motion(&da);
     let qdd = ws.qdd.as_mut_slice();
-    qdd[ir..ir + 3].copy_from_slice(qdd_root.linear.as_slice());
-    qdd[ir + 3..ir + 6].copy_from_slice(qdd_root.angular.as_slice());
+    qdd[ir..ir + 3].copy_from_slice(da.linear.as_slice());
+    qdd[ir + 3..ir + 6].copy_from_slice(da.angular.as_slice());
     tau[ir..ir + 6].copy_from_slice(&ks[ir..ir + 6]);
-    // the other moved joints: τ_i += S_iᵀ I^c_i δa, all in world coordinates
-    for i in 1..nj {
-        if !ws.moved_by_forward[i] || i == root {
-            continue;
-        }
-        let f = ws.ic_world[i].mul_motion(&da);
-        let o = &data.o_m_i[i];
-        // moment about the joint origin: a rotation axis w at p gives (p × w)·f_l + w·f_a = w·g
-        let g = f.angular + f.linear.cross(&o.translation);
-        let iv = model.idx_v[i];
-        for k in iv..iv + model.nvs[i] {
-            tau[k] += match model.dof_axis[k] {
-                Some(c) if c < 3 => o.rotation.column(c).dot(&f.linear),
-                Some(c) => o.rotation.column(c - 3).dot(&g),
-                None => o.act_motion(&model.motion_subspace[k]).dot(&f),
-            };
+    // the other moved dofs: τ_k += S_kᵀ I^c_i (iX_O δa) = F_k · δa, all in world coordinates
+    let da = data.o_m_i[root].act_motion(&da);
+    for i in root + 1..nj {
+        if ws.moved_by_forward[i] {
+            let iv = model.idx_v[i];
+            for k in iv..iv + model.nvs[i] {
+                tau[k] += da.dot(&ws.f_world[k]);
+            }
         }
     }
 }
