@@ -445,3 +445,31 @@ fn numerically_zero_inertia_loads() {
     let (model, _) = urdf::parse_str(xml, "tiny.urdf", &LoadOptions::default()).expect("loads");
     assert_eq!(model.nv, 1);
 }
+
+#[test]
+fn nearly_aligned_axes_snap_to_signed_basis_vectors() {
+    // icub's axes carry cos(π/2) residues; within 1e-12 they are taken as ±e_c exactly
+    let joint = |name: &str, parent: &str, child: &str, axis: &str| {
+        format!(r#"<joint name="{name}" type="continuous"><parent link="{parent}"/><child link="{child}"/><axis xyz="{axis}"/></joint>"#)
+    };
+    let link = |name: &str| {
+        format!(r#"<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>"#)
+    };
+    let xml = format!(
+        r#"<robot name="m"><link name="base"/>{}{}{}{}{}{}</robot>"#,
+        link("a"),
+        link("b"),
+        link("c"),
+        joint("neg_y", "base", "a", "0 -1 6.12323e-17"),
+        joint("pos_y", "a", "b", "0 1 6.12323e-17"),
+        joint("tilted", "b", "c", "0 -1 1e-6"),
+    );
+    let (model, _) = urdf::parse_str(&xml, "m.urdf", &LoadOptions::default()).unwrap();
+    let axis = |j: usize| match model.joint_types[j] {
+        JointType::RevoluteUnbounded { axis } => axis,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(axis(1).signed_basis(), Some((1, -1.0)));
+    assert_eq!(axis(2), Axis::Y);
+    assert_eq!(axis(3).signed_basis(), None, "1e-6 off the axis is a real tilt");
+}

@@ -157,9 +157,12 @@ fn cycle_error(
     ))
 }
 
-/// Snaps a unit axis within 1e-12 of +x, +y or +z to it (Pinocchio's `isApprox` test).
+/// Snaps a unit axis within 1e-12 of ±x, ±y or ±z to it: Pinocchio's `isApprox` test for +x,
+/// +y, +z, extended to the negative axes so that exporters' `cos(π/2)` residues (icub's
+/// `0 -1 6.12323e-17`) take the closed forms of [`Axis::signed_basis`] instead of Rodrigues'
+/// formula (the axis moves by at most 1e-12 rad).
 fn snap_axis(v: Vec3) -> Axis {
-    [Vec3::x(), Vec3::y(), Vec3::z()]
+    [Vec3::x(), Vec3::y(), Vec3::z(), -Vec3::x(), -Vec3::y(), -Vec3::z()]
         .into_iter()
         .find(|e| (v - e).norm() <= 1e-12)
         .map_or(Axis::from_unit(v), Axis::from_unit)
