@@ -11,28 +11,39 @@
 //! The backward sweep fills M row by row: when joint i is reached, `F_k` is known for every dof
 //! k of its subtree (one contiguous range when joints are numbered depth-first,
 //! `Model::subtree_v_ranges`), so row r of joint i is `S_rᵀ F_k` over that range, written to
-//! both triangles. The six rows of a free flyer are `F_k` expressed in its own frame (one
-//! inverse transform per column instead of six dot products). The placements `o_m_i` are
-//! computed without a 3x3 product where the joint placement has no rotation.
+//! both triangles. The working frame is the world, except below a free-flyer root, where it is
+//! the root's body: its six rows are then `F_k` as they stand (no transform per column), and
+//! its children's placements skip one product. The placements are computed without a 3x3
+//! product where the joint placement has no rotation.
 
 use super::{check_len, inertia_times_dof, inertia_to_parent, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
-use crate::spatial::{Motion, Vec3};
+use crate::spatial::{Motion, Se3, Vec3};
 use nalgebra::{DMatrix, DVector};
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
-/// placements (`li_m_i`, `o_m_i`), the composite inertias in joint frames (`data.ycrb`), world
-/// motion subspaces (`s_world`) and `F_k = I^c S_k` (`f_world`) in `data`. Only entries on ancestor
+/// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in
+/// `data`. As Pinocchio's CRBA it does not leave world placements: `o_m_i`, the motion
+/// subspaces (`s_world`) and `F_k = I^c S_k` (`f_world`) are in the working frame (the world,
+/// or a free-flyer root's body for its subtree) and `data.stage` is [`Stage::Empty`]; call
+/// [`forward_kinematics`](super::forward_kinematics) for world placements. Only entries on ancestor
 /// pairs (the branch-induced pattern) are written; the others keep the zeros of `Data::new`.
 #[doc(alias = "crba")]
 pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     check_len("q", q, model.nq);
     let nv = model.nv;
     let qs = q.as_slice();
-    // forward: placements, I_i and S_i in world coordinates
+    // forward: placements, I_i and S_i in the working frame: the world, or the body of a
+    // free-flyer root for its subtree (so the free flyer's rows need no transform)
     for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+        if model.parents[i] == 0 && model.joint_types[i] == JointType::FreeFlyer {
+            let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+            data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
+            data.o_m_i[i] = Se3::identity();
+        } else {
+            update_joint_placement(model, data, qs, i);
+        }
         let o_m_i = &data.o_m_i[i];
         data.ycrb[i] = model.origin_inertias[i];
         let v0 = model.idx_v[i];
@@ -48,7 +59,8 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             };
         }
     }
-    data.stage = Stage::Positions;
+    // o_m_i are world placements only where no free-flyer root is above
+    data.stage = Stage::Empty;
     let m = data.mass_matrix.as_mut_slice();
     let fk = &mut data.f_world[..];
     // backward: F_k = I^c_i S_k; the rows of joint i over its subtree; I^c_λ(i) += I^c_i
@@ -59,19 +71,19 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let v1 = v0 + model.nvs[i];
         let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
         let o_m_i = &data.o_m_i[i];
-        // a free-flyer root: its own columns are only read by its own rows, in its own frame
+        // a free-flyer root: its frame is the working frame of its subtree
         let ff = model.joint_types[i] == JointType::FreeFlyer;
-        let local_own = ff && model.parents[i] == 0;
+        let root_ff = ff && model.parents[i] == 0;
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then world
             let f = inertia_times_dof(model, k, y);
-            fk[k] = if local_own { f } else { o_m_i.act_force(&f) };
+            fk[k] = if root_ff { f } else { o_m_i.act_force(&f) };
         }
         if ff {
             // S = identity in the joint frame: M[v0 + c, k] = (o_X_i⁻¹ F_k)_c
             for &(a, b) in sub {
                 for k in a..b {
-                    let fl = if local_own && k < v1 { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
+                    let fl = if root_ff { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
                     let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
                     m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
                     // row k of the columns v0.. (below the diagonal)

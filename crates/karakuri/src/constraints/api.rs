@@ -129,6 +129,8 @@ impl ConstraintSet {
 
     fn prepare_impulses(&mut self, model: &Model, data: &mut Data, q: &DVector<f64>, v_minus: &DVector<f64>) {
         mass_matrix(model, data, q);
+        // G reads world placements, which mass_matrix does not leave
+        forward_kinematics(model, data, q);
         self.fill_rows(model, data, false, false);
         mat_vec(&data.mass_matrix, v_minus, &mut self.ws.rhs_v);
         self.ws.rhs_c.copy_from(&self.impulse_target);
