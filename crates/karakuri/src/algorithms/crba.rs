@@ -16,7 +16,7 @@
 //! its children's placements skip one product. The placements are computed without a 3x3
 //! product where the joint placement has no rotation.
 
-use super::{check_len, inertia_times_dof, inertia_to_parent, update_joint_placement};
+use super::{check_len, add_inertia_to_parent, inertia_times_dof, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
 use crate::spatial::{Motion, Se3, Vec3};
@@ -121,7 +121,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let p = model.parents[i];
         if p > 0 {
             // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap)
-            ycrb_lo[p].add(&inertia_to_parent(model, i, &data.li_m_i[i], y));
+            add_inertia_to_parent(model, i, &data.li_m_i[i], y, &mut ycrb_lo[p]);
         }
     }
     &data.mass_matrix

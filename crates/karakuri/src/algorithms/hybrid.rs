@@ -65,7 +65,7 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{check_len, inertia_to_parent, joint_motion, ltdl, project_force, update_joint_placement};
+use super::{add_inertia_to_parent, check_len, joint_motion, ltdl, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
@@ -375,8 +375,8 @@ fn articulated_backward_pass(model: &Model, data: &Data, ws: &mut HybridWorkspac
                 if ws.moved_by_forward[i] {
                     // the parent is moved too (i is not forward); an articulated parent adds
                     // its `ic` to its 6x6 IA when it is processed
-                    let ic = inertia_to_parent(model, i, &x, &ws.ic[i]);
-                    ws.ic[p].add(&ic);
+                    let (ic_lo, ic_hi) = ws.ic.split_at_mut(i);
+                    add_inertia_to_parent(model, i, &x, &ic_hi[0], &mut ic_lo[p]);
                 }
             }
             continue;
@@ -503,8 +503,8 @@ fn hybrid_crba(model: &Model, data: &Data, ws: &mut HybridWorkspace, is_forward:
         }
         let p = model.parents[i];
         if p > 0 && ws.moved_by_forward[p] {
-            let ic = inertia_to_parent(model, i, &data.li_m_i[i], &ws.ic[i]);
-            ws.ic[p].add(&ic);
+            let (ic_lo, ic_hi) = ws.ic.split_at_mut(i);
+            add_inertia_to_parent(model, i, &data.li_m_i[i], &ic_hi[0], &mut ic_lo[p]);
         }
     }
 }

@@ -65,17 +65,17 @@ pub(crate) fn update_joint_placement(model: &Model, data: &mut crate::Data, q: &
     data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
 }
 
-/// `λX_i* I`: the inertia `y`, given in joint `i`'s frame, expressed in its parent's frame
-/// (`li` = `li_m_i`). When the placement has no rotation and the joint is a revolute about ±x,
-/// ±y or ±z, `λX_i` is an elementary rotation and a translation: about 20 flops, not 60.
+/// `parent += λX_i* y`: the inertia `y`, given in joint `i`'s frame, added to its parent's in
+/// the parent's frame (`li` = `li_m_i`). When the placement has no rotation and the joint is a
+/// revolute about ±x, ±y or ±z, `λX_i` is an elementary rotation and a translation: about 20
+/// flops, not 60, fused with the sum.
 #[inline(always)]
-pub(crate) fn inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &OriginInertia) -> OriginInertia {
+pub(crate) fn add_inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
     match model.elementary_rotation_axis[i] {
-        Some(axis) => {
-            let (a, b) = [(1, 2), (2, 0), (0, 1)][axis];
-            y.transformed_elementary(axis, li.rotation[(b, a)], li.rotation[(a, a)], &li.translation)
-        }
-        None => y.transformed(li),
+        Some(0) => parent.add_transformed_plane::<1, 2, 0>(y, li),
+        Some(1) => parent.add_transformed_plane::<2, 0, 1>(y, li),
+        Some(_) => parent.add_transformed_plane::<0, 1, 2>(y, li),
+        None => parent.add_transformed(y, li),
     }
 }
 

@@ -146,65 +146,70 @@ impl OriginInertia {
     /// (parallel-axis theorem written with outer products: no skew-matrix products).
     #[inline(always)]
     pub fn transformed(&self, x: &Se3) -> OriginInertia {
-        let r = &x.rotation;
-        self.rotated_shifted(r * self.h, rotate_symmetric(r, &self.i_o), &x.translation)
+        let mut out = OriginInertia::zero();
+        out.add_transformed(self, x);
+        out
     }
-    /// [`OriginInertia::transformed`] for a transform whose rotation is the elementary rotation
-    /// by θ about the child's x, y or z axis (`axis` 0, 1, 2), given `(sin θ, cos θ)`: the
-    /// rotation touches a 2x2 block and a pair of entries, about 20 flops instead of 60.
-    #[inline]
-    pub(crate) fn transformed_elementary(&self, axis: usize, s: f64, c: f64, p: &Vec3) -> OriginInertia {
-        // (i, j) the plane rotated (j = i + 1 cyclically), k the axis
-        match axis {
-            0 => self.transformed_plane::<1, 2, 0>(s, c, p),
-            1 => self.transformed_plane::<2, 0, 1>(s, c, p),
-            _ => self.transformed_plane::<0, 1, 2>(s, c, p),
-        }
-    }
+    /// `self += X* y`: [`OriginInertia::transformed`] fused with [`OriginInertia::add`].
     #[inline(always)]
-    fn transformed_plane<const I: usize, const J: usize, const K: usize>(&self, s: f64, c: f64, p: &Vec3) -> OriginInertia {
-        let a = &self.i_o;
+    pub fn add_transformed(&mut self, y: &OriginInertia, x: &Se3) {
+        let r = &x.rotation;
+        let s = rotate_symmetric(r, &y.i_o);
+        self.add_shifted(y.mass, r * y.h, [s[(0, 0)], s[(1, 1)], s[(2, 2)], s[(0, 1)], s[(0, 2)], s[(1, 2)]], &x.translation);
+    }
+    /// `self += X* y` for `X` = (elementary rotation by θ about axis `K` in the plane `(I, J)`,
+    /// read from `x.rotation`, then the translation `x.translation`): CRBA's composite-inertia
+    /// step for the usual URDF joint. The rotation touches a 2x2 block and a pair of entries,
+    /// about 20 flops instead of 60.
+    #[inline(always)]
+    pub(crate) fn add_transformed_plane<const I: usize, const J: usize, const K: usize>(&mut self, y: &OriginInertia, x: &Se3) {
+        let (s, c) = (x.rotation[(J, I)], x.rotation[(I, I)]);
+        let a = &y.i_o;
         let (aii, ajj, aij, aik, ajk) = (a[(I, I)], a[(J, J)], a[(I, J)], a[(I, K)], a[(J, K)]);
         // [[c, −s], [s, c]] [[aii, aij], [aij, ajj]] [[c, s], [−s, c]] with double angles
         let (c2, s2) = (c * c - s * s, 2.0 * s * c);
         let (half_sum, half_diff) = (0.5 * (aii + ajj), 0.5 * (aii - ajj));
+        let rii = half_sum + half_diff * c2 - aij * s2;
+        let rjj = (aii + ajj) - rii;
+        let rij = half_diff * s2 + aij * c2;
+        let rik = c * aik - s * ajk;
+        let rjk = s * aik + c * ajk;
+        let mut h = Vec3::zeros();
+        h[I] = c * y.h[I] - s * y.h[J];
+        h[J] = s * y.h[I] + c * y.h[J];
+        h[K] = y.h[K];
         let mut r = [[0.0; 3]; 3];
-        r[I][I] = half_sum + half_diff * c2 - aij * s2;
-        r[J][J] = half_sum - half_diff * c2 + aij * s2;
+        r[I][I] = rii;
+        r[J][J] = rjj;
         r[K][K] = a[(K, K)];
-        r[I][J] = half_diff * s2 + aij * c2;
-        r[J][I] = r[I][J];
-        r[I][K] = c * aik - s * ajk;
-        r[K][I] = r[I][K];
-        r[J][K] = s * aik + c * ajk;
-        r[K][J] = r[J][K];
-        let mut h = self.h;
-        h[I] = c * self.h[I] - s * self.h[J];
-        h[J] = s * self.h[I] + c * self.h[J];
-        self.shifted(h, [r[0][0], r[1][1], r[2][2], r[0][1], r[0][2], r[1][2]], p)
+        (r[I][J], r[J][I]) = (rij, rij);
+        (r[I][K], r[K][I]) = (rik, rik);
+        (r[J][K], r[K][J]) = (rjk, rjk);
+        self.add_shifted(y.mass, h, [r[0][0], r[1][1], r[2][2], r[0][1], r[0][2], r[1][2]], &x.translation);
     }
+    /// `self +=` the inertia of mass `m`, first moment `h_r` and rotational inertia `s` = (xx,
+    /// yy, zz, xy, xz, yz) about a point `p` away (parent axes), moved to the origin.
     #[inline(always)]
-    fn rotated_shifted(&self, h_r: Vec3, s: Mat3, p: &Vec3) -> OriginInertia {
-        self.shifted(h_r, [s[(0, 0)], s[(1, 1)], s[(2, 2)], s[(0, 1)], s[(0, 2)], s[(1, 2)]], p)
-    }
-    /// The inertia (mass `self.mass`, first moment `h_r` and rotational inertia `s` = (xx, yy,
-    /// zz, xy, xz, yz) about the child origin, parent axes) moved to the parent origin, `p` away.
-    #[inline(always)]
-    fn shifted(&self, h_r: Vec3, s: [f64; 6], p: &Vec3) -> OriginInertia {
-        let m = self.mass;
+    fn add_shifted(&mut self, m: f64, h_r: Vec3, s: [f64; 6], p: &Vec3) {
         // I_P = I_R − [h]ₓ[p]ₓ − [p]ₓ[h]ₓ − m [p]ₓ², with [a]ₓ[b]ₓ = b aᵀ − (a·b) 1:
         // I_P = I_R − (p gᵀ + g pᵀ) + 2 (g·p) 1 with g = h + m p / 2
         let g = h_r + (0.5 * m) * p;
         let d = 2.0 * g.dot(p);
-        let (px, py, pz) = (p.x, p.y, p.z);
-        let (gx, gy, gz) = (g.x, g.y, g.z);
-        let xx = s[0] - 2.0 * px * gx + d;
-        let yy = s[1] - 2.0 * py * gy + d;
-        let zz = s[2] - 2.0 * pz * gz + d;
-        let xy = s[3] - (px * gy + gx * py);
-        let xz = s[4] - (px * gz + gx * pz);
-        let yz = s[5] - (py * gz + gy * pz);
-        OriginInertia { mass: m, h: h_r + m * p, i_o: Mat3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz) }
+        let io = &mut self.i_o;
+        io[(0, 0)] += s[0] - 2.0 * p.x * g.x + d;
+        io[(1, 1)] += s[1] - 2.0 * p.y * g.y + d;
+        io[(2, 2)] += s[2] - 2.0 * p.z * g.z + d;
+        let xy = s[3] - (p.x * g.y + g.x * p.y);
+        let xz = s[4] - (p.x * g.z + g.x * p.z);
+        let yz = s[5] - (p.y * g.z + g.y * p.z);
+        io[(0, 1)] += xy;
+        io[(1, 0)] += xy;
+        io[(0, 2)] += xz;
+        io[(2, 0)] += xz;
+        io[(1, 2)] += yz;
+        io[(2, 1)] += yz;
+        self.h += h_r + m * p;
+        self.mass += m;
     }
     /// The 6x6 matrix acting on `[linear; angular]` motions.
     pub fn to_matrix(&self) -> Mat6 {
@@ -269,7 +274,13 @@ mod tests {
         for (axis, v) in [(0, Vec3::x()), (1, Vec3::y()), (2, Vec3::z())] {
             let th: f64 = 0.77;
             let x = Se3::new(crate::spatial::rotation_about(&v, th), Vec3::new(0.5, 0.7, -0.9));
-            let fast = OriginInertia::from(&body).transformed_elementary(axis, th.sin(), th.cos(), &x.translation);
+            let mut fast = OriginInertia::zero();
+            let y = OriginInertia::from(&body);
+            match axis {
+                0 => fast.add_transformed_plane::<1, 2, 0>(&y, &x),
+                1 => fast.add_transformed_plane::<2, 0, 1>(&y, &x),
+                _ => fast.add_transformed_plane::<0, 1, 2>(&y, &x),
+            }
             let slow = OriginInertia::from(&body).transformed(&x);
             assert!((fast.i_o - slow.i_o).amax() < 1e-14 && (fast.h - slow.h).amax() < 1e-14, "axis {axis}");
         }

@@ -23,7 +23,7 @@
 //! the joint-frame moves are independent of the world placements).
 
 use super::HybridWorkspace;
-use crate::algorithms::{inertia_times_dof, inertia_to_parent, joint_motion, update_joint_placement};
+use crate::algorithms::{add_inertia_to_parent, inertia_times_dof, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
 use crate::spatial::{Force, Motion, OriginInertia, Vec3};
@@ -180,8 +180,8 @@ pub(super) fn floating_base_inverse(
                 for k in iv..iv + model.nvs[i] {
                     ws.f_world[k] = o_m_i.act_force(&inertia_times_dof(model, k, &ws.ic[i]));
                 }
-                let ic = inertia_to_parent(model, i, li, &ws.ic[i]);
-                ws.ic[p].add(&ic);
+                let (ic_lo, ic_hi) = ws.ic.split_at_mut(i);
+                add_inertia_to_parent(model, i, li, &ic_hi[0], &mut ic_lo[p]);
             }
         }
     }
