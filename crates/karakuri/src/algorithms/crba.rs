@@ -133,10 +133,12 @@ mod tests {
     use super::*;
     use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
     use crate::model::{Axis, JointId, ModelBuilder};
-    use crate::spatial::{exp3, Inertia, Mat3, Se3};
+    use crate::spatial::{exp3, rotation_about, Inertia, Mat3, Se3};
+    use std::f64::consts::FRAC_PI_2;
 
     /// A depth-first numbered tree (as URDF models are: one subtree range per joint), with a
-    /// free-flyer root, aligned and unaligned revolutes, identity and rotated placements.
+    /// free-flyer root, aligned and unaligned revolutes, identity, quarter-turn and rotated
+    /// placements.
     fn dfs_tree(seed: u64) -> Model {
         let mut rng = SplitMix64::new(seed);
         let mut b = ModelBuilder::new("dfs");
@@ -153,7 +155,12 @@ mod tests {
                     3 => JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)) },
                     _ => JointType::Prismatic { axis: Axis::Y },
                 };
-                let rotation = if rng.next_u64() % 2 == 0 { Mat3::identity() } else { exp3(&Vec3::new(0.3, -0.5, 0.9)) };
+                let rotation = match rng.next_u64() % 3 {
+                    0 => Mat3::identity(),
+                    // a quarter turn with cos(π/2) residues, as URDF rpy = (π/2, 0, -π/2)
+                    1 => rotation_about(&Vec3::z(), -FRAC_PI_2) * rotation_about(&Vec3::x(), FRAC_PI_2),
+                    _ => exp3(&Vec3::new(0.3, -0.5, 0.9)),
+                };
                 let placement = Se3::new(rotation, Vec3::new(rng.range(-0.3, 0.3), rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)));
                 *count += 1;
                 let j = b.add_joint(parent, &format!("j{count}"), kind, placement).unwrap();
@@ -171,6 +178,7 @@ mod tests {
         for seed in 0..4 {
             let model = dfs_tree(seed);
             assert!(model.subtree_v_ranges_start.windows(2).all(|w| w[1] - w[0] <= 1), "depth-first numbering");
+            assert!(model.placement_quarter_turn.iter().any(|q| q.is_some_and(|q| q > 0)), "has quarter turns");
             let mut data = Data::new(&model);
             let mut rng = SplitMix64::new(seed + 10);
             let q = random_configuration(&model, &mut rng);

@@ -1,4 +1,5 @@
 use super::{Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
+use crate::spatial::quarter_turn::{quarter_turn_code, quarter_turn_matrix};
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
 use crate::ModelError;
 
@@ -45,7 +46,7 @@ impl ModelBuilder {
             dof_axis: vec![],
             origin_inertias: vec![],
             subtree_end_v: vec![0],
-            placement_rotation_identity: vec![true],
+            placement_quarter_turn: vec![Some(0)],
             elementary_rotation_axis: vec![None],
             subtree_v_ranges: vec![],
             subtree_v_ranges_start: vec![0, 0],
@@ -263,16 +264,20 @@ impl ModelBuilder {
             }
         }
         m.subtree_end_v = end;
-        m.placement_rotation_identity = m.joint_placements.iter().map(|x| x.rotation == crate::spatial::Mat3::identity()).collect();
+        // quarter-turn placements snap to their exact rotation (see Model::placement_quarter_turn)
+        m.placement_quarter_turn = m
+            .joint_placements
+            .iter_mut()
+            .map(|x| {
+                let q = quarter_turn_code(&x.rotation, 1e-12)?;
+                x.rotation = quarter_turn_matrix(q);
+                Some(q)
+            })
+            .collect();
         m.elementary_rotation_axis = (0..m.njoints)
             .map(|i| match m.joint_types[i] {
-                JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if m.placement_rotation_identity[i] => {
-                    match axis {
-                        super::Axis::X => Some(0),
-                        super::Axis::Y => Some(1),
-                        super::Axis::Z => Some(2),
-                        super::Axis::Unaligned(_) => None,
-                    }
+                JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if m.placement_quarter_turn[i].is_some() => {
+                    axis.signed_basis().map(|(c, _)| c)
                 }
                 _ => None,
             })

@@ -111,12 +111,15 @@ pub struct Model {
     pub origin_inertias: Vec<OriginInertia>,
     /// Last dof of the subtree of each joint, exclusive `(njoints)`: dofs `idx_v[i]..subtree_end_v[i]`.
     pub subtree_end_v: Vec<usize>,
-    /// Whether the rotation of `joint_placements[i]` is exactly the identity `(njoints)` (then
-    /// a joint's world rotation is its parent's times the joint rotation, no 3x3 product).
-    pub placement_rotation_identity: Vec<bool>,
-    /// For a revolute joint about its +x, +y or +z axis (0, 1, 2) whose placement rotation is
-    /// the identity: that axis; `li_m_i` is then the elementary rotation about it followed by
-    /// the constant placement translation `(njoints)`.
+    /// Where the rotation of `joint_placements[i]` permutes and flips axes, its quarter-turn
+    /// code (0 the identity; see `spatial::quarter_turn`) `(njoints)`: a joint's world rotation
+    /// is then its parent's with columns moved, times the joint rotation, no 3x3 product.
+    /// [`ModelBuilder::build`] stores rotations within 1e-12 of a quarter turn as that turn
+    /// exactly (URDF `rpy` in multiples of π/2 leave `cos(π/2)` residues).
+    pub placement_quarter_turn: Vec<Option<u8>>,
+    /// For a revolute joint about ±x, ±y or ±z (0, 1, 2) whose placement rotation is a quarter
+    /// turn `P` (or none): that axis; `li_m_i`'s rotation is then `P` times the elementary
+    /// rotation about it, followed by the constant placement translation `(njoints)`.
     pub elementary_rotation_axis: Vec<Option<usize>>,
     /// Dofs of the subtree of each joint (itself included) as increasing, disjoint,
     /// non-adjacent ranges `start..end`: those of joint `i` are

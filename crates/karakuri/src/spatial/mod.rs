@@ -9,6 +9,7 @@ mod force;
 mod inertia;
 mod lie;
 mod motion;
+pub(crate) mod quarter_turn;
 mod se3;
 mod trig;
 
