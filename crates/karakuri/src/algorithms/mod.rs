@@ -67,9 +67,9 @@ pub(crate) fn update_joint_placement(model: &Model, data: &mut crate::Data, q: &
 }
 
 /// `parent += λX_i* y`: the inertia `y`, given in joint `i`'s frame, added to its parent's in
-/// the parent's frame (`li` = `li_m_i`). When the placement has no rotation and the joint is a
-/// revolute about ±x, ±y or ±z, `λX_i` is an elementary rotation and a translation: about 20
-/// flops, not 60, fused with the sum.
+/// the parent's frame (`li` = `li_m_i`). When the joint is a revolute about ±x, ±y or ±z and its
+/// placement has no rotation or a quarter turn, `λX_i` is an elementary rotation (with its
+/// entries moved) and a translation: about 20 flops, not 60, fused with the sum.
 #[inline(always)]
 pub(crate) fn add_inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
     match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
@@ -88,8 +88,8 @@ fn add_turned_plane<const Q: u8>(axis: usize, li: &Se3, y: &OriginInertia, paren
     }
 }
 
-/// [`add_inertia_to_parent`] after a quarter-turn placement (one instance per turn, called
-/// rather than inlined: 72 instances inlined in every recursion measured slower elsewhere).
+/// [`add_inertia_to_parent`] after a quarter-turn placement: one instance per turn and axis
+/// (72), called rather than inlined so that the recursions using it stay small.
 #[inline(never)]
 fn add_turned_inertia(turn: u8, axis: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
     dispatch_quarter_turn!(turn, add_turned_plane(axis, li, y, parent))
