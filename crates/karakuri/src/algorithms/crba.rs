@@ -86,10 +86,26 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
                     let fl = if root_ff { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
                     let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
                     m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
-                    // row k of the columns v0.. (below the diagonal)
-                    let n = (k - v0).min(6);
-                    for (c, x) in fl[..n].iter().enumerate() {
-                        m[(v0 + c) * nv + k] = *x;
+                    if !root_ff {
+                        // row k of the columns v0.. (below the diagonal)
+                        let n = (k - v0).min(6);
+                        for (c, x) in fl[..n].iter().enumerate() {
+                            m[(v0 + c) * nv + k] = *x;
+                        }
+                    }
+                }
+            }
+            if root_ff {
+                // below the diagonal, column v0 + c: M[k, v0 + c] = (F_k)_c, contiguous in k
+                for c in 0..6 {
+                    let col = &mut m[(v0 + c) * nv..(v0 + c + 1) * nv];
+                    for &(a, b) in sub {
+                        let a = a.max(v0 + c + 1);
+                        if a < b {
+                            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+                                *x = if c < 3 { f.linear[c] } else { f.angular[c - 3] };
+                            }
+                        }
                     }
                 }
             }
