@@ -32,6 +32,7 @@ def main():
     ap.add_argument("pinocchio")
     ap.add_argument("karakuri")
     ap.add_argument("--write-doc")
+    ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
     pin = json.load(open(args.pinocchio))
     # several builds per model: keep the fastest median per algorithm (as for Pinocchio)
@@ -101,7 +102,8 @@ constrained forward dynamics with the 3-D contacts of `models.tsv` against Pinoc
 multiple of karakuri's own RNEA.
 
 Machine: {cpu_model()}, 2 cores shared with other work; measured with
-`scripts/bench-vs-pinocchio --time 0.5 --write-doc` (both sides in the same run).
+`scripts/bench-vs-pinocchio --time 0.5{f" --rounds {args.rounds}" if args.rounds > 1 else ""} --write-doc` (both sides in the same run{
+f"; {args.rounds} rounds, the two libraries interleaved robot by robot, each side's fastest median of the rounds per cell" if args.rounds > 1 else ""}).
 
 """
         # keep the hand-written part that follows the generated table
