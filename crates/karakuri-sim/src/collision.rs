@@ -208,7 +208,7 @@ impl Collider {
                 let (w1, w2) = (pa * sub1, pb * sub2);
                 let normal = from_pvec(w1.rotation * m.local_n1);
                 let nn = normal.norm();
-                if !(nn > 0.5) {
+                if nn.is_nan() || nn <= 0.5 {
                     continue;
                 }
                 let normal = normal / nn;

@@ -51,6 +51,8 @@
 //! * **Engines behind one trait** ([`Engine`]): an engine loads the scene's bodies once, steps,
 //!   and writes body states back; [`World`] drives any engine.
 #![warn(missing_docs)]
+// index loops over dofs and rows read like the formulas they implement
+#![allow(clippy::needless_range_loop)]
 
 pub mod cli;
 pub mod collision;

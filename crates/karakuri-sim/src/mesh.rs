@@ -103,7 +103,7 @@ fn read_obj(bytes: &[u8]) -> Result<MeshData, String> {
         let p = &m.mesh.positions;
         out.vertices.extend(
             p.chunks_exact(3)
-                .map(|c| [f64::from(c[0]), f64::from(c[1]), f64::from(c[2])]),
+                .map(|c| [c[0], c[1], c[2]]),
         );
         out.triangles.extend(
             m.mesh

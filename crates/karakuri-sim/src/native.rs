@@ -545,8 +545,6 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     }
     let model = b.build().map_err(|e| model_err(scene, "bodies".into(), e))?;
     // robot joint initial values by name
-    let mut q0 = q0;
-    let mut v0 = v0;
     for rs in &scene.robots {
         for (name, x) in &rs.q0 {
             if let Some(j) = model.joint_id(&format!("{}/{}", rs.name, name)) {

@@ -1409,7 +1409,7 @@ fn mesh_file(r: &Reader) -> Result<Option<(crate::mesh::MeshData, MeshFile)>, Si
         None => [1.0; 3],
         Some(sr) => {
             let s = sr.vec::<3>()?;
-            if s.iter().any(|x| *x == 0.0) {
+            if s.contains(&0.0) {
                 return sr.err("scale factors must be non-zero");
             }
             s

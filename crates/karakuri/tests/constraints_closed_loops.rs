@@ -97,6 +97,9 @@ fn tangent_rate(model: &Model, theta: &DVector<f64>, v: &DVector<f64>) -> DVecto
     k
 }
 
+/// q̈ = f(q, q̇).
+type Accel<'a> = dyn FnMut(&DVector<f64>, &DVector<f64>) -> DVector<f64> + 'a;
+
 /// One Runge–Kutta–Munthe-Kaas (RK4) step on (q, q̇): configuration stages are offsets Θ in
 /// the tangent space at q, with the `dexp⁻¹` correction on free flyers (fourth order on SE(3)).
 fn rk4_step(
@@ -104,7 +107,7 @@ fn rk4_step(
     q: &mut DVector<f64>,
     v: &mut DVector<f64>,
     dt: f64,
-    f: &mut dyn FnMut(&DVector<f64>, &DVector<f64>) -> DVector<f64>,
+    f: &mut Accel<'_>,
 ) {
     let a1 = f(q, v);
     let k1 = v.clone();

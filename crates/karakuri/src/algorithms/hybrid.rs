@@ -59,9 +59,6 @@
 //! assert!(qdd.iter().skip(1).all(|&a| a == 0.0));
 //! ```
 
-// index loops over dofs and joints read like the book's sums
-#![allow(clippy::needless_range_loop)]
-
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};

@@ -8,6 +8,9 @@
 //! | [`forward_dynamics`] (aba) | articulated body | RBDA Table 7.1 |
 //! | [`joint_jacobian`], [`frame_jacobian`] | Jacobians | RBDA §4.1.4 |
 
+// index loops over dofs and joints read like the book's sums
+#![allow(clippy::needless_range_loop)]
+
 mod aba;
 mod com;
 mod configuration;

@@ -480,7 +480,7 @@ impl ConstraintSet {
             let bad = |what: &str| ConstraintError::BadAxis { constraint: c.label(i), what: what.into() };
             match &c.kind {
                 ConstraintKind::Contact { normals, point, .. } => {
-                    if normals.iter().any(|n| !(n.norm() > 0.0) || !n.iter().all(|x| x.is_finite())) {
+                    if normals.iter().any(|n| !n.iter().all(|x| x.is_finite()) || n.norm() <= 0.0) {
                         return Err(bad("a normal"));
                     }
                     if !point.iter().all(|x| x.is_finite()) {
@@ -488,7 +488,7 @@ impl ConstraintSet {
                     }
                 }
                 ConstraintKind::Frame { axes, .. } | ConstraintKind::Loop { axes, .. } => {
-                    if axes.iter().any(|a| !(a.norm() > 0.0) || !a.iter().all(|x| x.is_finite())) {
+                    if axes.iter().any(|a| !a.iter().all(|x| x.is_finite()) || a.norm() <= 0.0) {
                         return Err(bad("an axis"));
                     }
                 }

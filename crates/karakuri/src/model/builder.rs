@@ -323,6 +323,7 @@ impl ModelBuilder {
             let j = m.dof_joint[k];
             let s = m.motion_subspace[k];
             let inertia_along = s.dot(&composite[j].mul_motion(&s));
+            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN is an error too
             if !(inertia_along > 0.0) {
                 return Err(ModelError::BadInertia {
                     body: m.body_names[j].clone(),

@@ -7,11 +7,12 @@
 const PIO2_HI: f64 = 1.5707963267341256;
 const PIO2_MID: f64 = 6.077100506506192e-11;
 const PIO2_LO: f64 = 3.5215598651832e-27;
-const TWO_OVER_PI: f64 = 0.6366197723675814;
+const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 
 /// `(sin x, cos x)`.
 #[inline]
 pub fn sin_cos(x: f64) -> (f64, f64) {
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN takes libm's path too
     if !(x.abs() < 1e5) {
         return x.sin_cos();
     }
