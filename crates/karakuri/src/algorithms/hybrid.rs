@@ -65,7 +65,7 @@ use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
 use super::{add_inertia_to_parent, check_len, joint_motion, ltdl, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
-use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
+use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 const NONE: usize = usize::MAX;
@@ -208,7 +208,7 @@ pub fn hybrid_dynamics_aba<'a>(
 ) -> (&'a DVector<f64>, &'a DVector<f64>) {
     check_inputs(model, ws, q, v, known, is_forward);
     if let Some(root) = floating_base::single_floating_root(model, is_forward) {
-        floating_base::floating_base_inverse(model, data, ws, q, v, known, root);
+        floating_base::floating_base_inverse(model, data, ws, q, v, known, is_forward, root);
         return (&ws.qdd, &ws.tau);
     }
     classify_joints(model, ws, is_forward);
@@ -311,10 +311,11 @@ fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool])
     }
 }
 
-/// Forward pass shared by both routes (RBDA Table 5.1 with q̈1 = 0): placements, velocities,
-/// a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on inverse joints, zero on forward
-/// ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into `ws.pa`. Also starts the inertia
-/// accumulators of the articulated-body route.
+/// Forward pass shared by both routes and the floating-base fast path (RBDA Table 5.1 with
+/// q̈1 = 0): placements, velocities, a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on
+/// inverse joints, zero on forward ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into
+/// `ws.pa`.
+#[inline(always)]
 fn bias_pass(
     model: &Model,
     data: &mut Data,
@@ -330,18 +331,63 @@ fn bias_pass(
     for i in 1..model.njoints {
         update_joint_placement(model, data, qs, i);
         let (p, x) = (model.parents[i], data.li_m_i[i]);
-        let v_j = joint_motion(model, i, vs);
-        let vi = x.inv_act_motion(&data.v[p]) + v_j;
+        let iv = model.idx_v[i];
+        let (vi, a0) = match model.dof_axis[iv] {
+            Some(c) if model.nvs[i] == 1 => {
+                // one basis-vector dof (aligned revolute or prismatic): S q̇ and v × S q̇ in closed form
+                let qdd = if is_forward[i] { 0.0 } else { ks[iv] };
+                let vi = x.inv_act_motion(&data.v[p]) + axis_motion(c, vs[iv]);
+                let bias = motion_cross_axis(&vi, c, vs[iv]) + axis_motion(c, qdd);
+                (vi, x.inv_act_motion(&ws.a0[p]) + bias)
+            }
+            _ => {
+                let v_j = joint_motion(model, i, vs);
+                let vi = x.inv_act_motion(&data.v[p]) + v_j;
+                let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
+                if !is_forward[i] {
+                    a0 += joint_motion(model, i, ks);
+                }
+                (vi, a0)
+            }
+        };
         data.v[i] = vi;
-        let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
-        if !is_forward[i] {
-            a0 += joint_motion(model, i, ks);
-        }
         ws.a0[i] = a0;
         let inertia = &model.inertias[i];
         ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
     }
     data.stage = Stage::Velocities;
+}
+
+/// `x e_c` for the flattened `[linear; angular]` index `c`.
+#[inline(always)]
+fn axis_motion(c: usize, x: f64) -> Motion {
+    let mut m = Motion::zero();
+    if c < 3 {
+        m.linear[c] = x;
+    } else {
+        m.angular[c - 3] = x;
+    }
+    m
+}
+
+/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
+#[inline(always)]
+fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
+    match a {
+        0 => Vec3::new(0.0, u.z * x, -u.y * x),
+        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
+        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
+    }
+}
+
+/// `v ×ₘ (x e_c)`.
+#[inline(always)]
+fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
+    if c < 3 {
+        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
+    } else {
+        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
+    }
 }
 
 /// Backward pass of the articulated-body route (RBDA §9.2; Table 7.1 for the

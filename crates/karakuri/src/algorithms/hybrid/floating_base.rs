@@ -21,9 +21,9 @@
 //! summed in world coordinates (one full inertia rotation per body), and `karakuri bench` puts it
 //! at 1.15–1.19 RNEA against 1.21–1.32 for the world form, back to back.
 
-use super::HybridWorkspace;
-use crate::algorithms::{add_inertia_to_parent, inertia_times_dof, joint_motion, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{bias_pass, HybridWorkspace};
+use crate::algorithms::{add_inertia_to_parent, inertia_times_dof};
+use crate::data::Data;
 use crate::model::{JointType, Model};
 use crate::spatial::{Force, Motion, OriginInertia, Vec3};
 use nalgebra::DVector;
@@ -41,38 +41,6 @@ pub(super) fn single_floating_root(model: &Model, is_forward: &[bool]) -> Option
     }
     let r = root?;
     (model.parents[r] == 0 && model.joint_types[r] == JointType::FreeFlyer).then_some(r)
-}
-
-/// `x e_c` for the flattened `[linear; angular]` index `c`.
-#[inline(always)]
-fn axis_motion(c: usize, x: f64) -> Motion {
-    let mut m = Motion::zero();
-    if c < 3 {
-        m.linear[c] = x;
-    } else {
-        m.angular[c - 3] = x;
-    }
-    m
-}
-
-/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
-#[inline(always)]
-fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
-    match a {
-        0 => Vec3::new(0.0, u.z * x, -u.y * x),
-        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
-        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
-    }
-}
-
-/// `v ×ₘ (x e_c)`.
-#[inline(always)]
-fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
-    if c < 3 {
-        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
-    } else {
-        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
-    }
 }
 
 /// Solves `Y a = f` for a spatial inertia `Y` (m, h, I_O) through its centre of mass:
@@ -120,47 +88,21 @@ pub(super) fn floating_base_inverse(
     q: &DVector<f64>,
     v: &DVector<f64>,
     known: &DVector<f64>,
+    is_forward: &[bool],
     root: usize,
 ) {
-    let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
+    let ks = known.as_slice();
     let nj = model.njoints;
-    ws.a0[0] = -model.gravity;
-    data.v[0] = Motion::zero();
-    ws.moved_by_forward[0] = false;
     // 1. forward: RNEA with the base acceleration zero; composite inertias start as body inertias
+    bias_pass(model, data, ws, q, v, known, is_forward);
+    ws.moved_by_forward[0] = false;
     for i in 1..nj {
-        let p = model.parents[i];
-        update_joint_placement(model, data, qs, i);
-        let x = data.li_m_i[i];
-        let iv = model.idx_v[i];
-        let (vi, a0) = match model.dof_axis[iv] {
-            Some(c) if model.nvs[i] == 1 => {
-                // one basis-vector dof (aligned revolute or prismatic); never the root
-                let vi = x.inv_act_motion(&data.v[p]) + axis_motion(c, vs[iv]);
-                let bias = motion_cross_axis(&vi, c, vs[iv]) + axis_motion(c, ks[iv]);
-                (vi, x.inv_act_motion(&ws.a0[p]) + bias)
-            }
-            _ => {
-                let v_j = joint_motion(model, i, vs);
-                let vi = x.inv_act_motion(&data.v[p]) + v_j;
-                let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
-                if i != root {
-                    a0 += joint_motion(model, i, ks);
-                }
-                (vi, a0)
-            }
-        };
-        data.v[i] = vi;
-        ws.a0[i] = a0;
-        let inertia = &model.inertias[i];
-        ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
-        let moved = i == root || ws.moved_by_forward[p];
+        let moved = i == root || ws.moved_by_forward[model.parents[i]];
         ws.moved_by_forward[i] = moved;
         if moved {
             ws.ic[i] = model.origin_inertias[i];
         }
     }
-    data.stage = Stage::Velocities;
     // 2. backward: τ_i = S_iᵀ f⁰_i and f⁰_λ(i) += λX_i* f⁰_i as RNEA; I^c_λ(i) += λX_i* I^c_i;
     //    F_k = I^c_i S_k in world coordinates for the moved joints below the base
     let tau = ws.tau.as_mut_slice();
