@@ -251,26 +251,25 @@ impl Factorization {
 
     /// Solves H X = B for every column of `b` in place (`b` is `n x m`, X overwrites B).
     pub fn solve_columns(&self, b: &mut DMatrix<f64>) {
-        assert_eq!(b.nrows(), self.n(), "right-hand sides need n rows");
-        if self.n() == 0 {
-            return;
-        }
-        for col in b.as_mut_slice().chunks_exact_mut(self.n()) {
-            self.solve(col);
-        }
+        self.each_column(b, |col| self.solve(col));
     }
 
     /// B ← D^-½ L⁻ᵀ B for every column of `b` (`n x m`): with B = Gᵀ on entry, the result Y
     /// gives the Delassus operator G H⁻¹ Gᵀ = Yᵀ Y, and H⁻¹ Gᵀ = L⁻¹ D^-½ Y.
     pub fn half_solve_columns(&self, b: &mut DMatrix<f64>) {
+        self.each_column(b, |col| {
+            self.solve_lt(col);
+            self.mul_inv_sqrt_d(col);
+        });
+    }
+
+    /// `f` on every column of the `n x m` matrix `b`.
+    fn each_column(&self, b: &mut DMatrix<f64>, mut f: impl FnMut(&mut [f64])) {
         assert_eq!(b.nrows(), self.n(), "right-hand sides need n rows");
         if self.n() == 0 {
             return;
         }
-        for col in b.as_mut_slice().chunks_exact_mut(self.n()) {
-            self.solve_lt(col);
-            self.mul_inv_sqrt_d(col);
-        }
+        b.as_mut_slice().chunks_exact_mut(self.n()).for_each(&mut f);
     }
 }
 
