@@ -37,12 +37,9 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     // forward: placements, I_i and S_i in the working frame: the world, or the body of a
     // free-flyer root for its subtree (so the free flyer's rows need no transform)
     for i in 1..model.njoints {
+        update_joint_placement(model, data, qs, i);
         if model.parents[i] == 0 && model.joint_types[i] == JointType::FreeFlyer {
-            let (iq, nq) = (model.idx_q[i], model.nqs[i]);
-            data.li_m_i[i] = model.joint_types[i].placement_after(&model.joint_placements[i], &qs[iq..iq + nq]);
             data.o_m_i[i] = Se3::identity();
-        } else {
-            update_joint_placement(model, data, qs, i);
         }
         let o_m_i = &data.o_m_i[i];
         data.ycrb[i] = model.origin_inertias[i];
@@ -75,7 +72,8 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let ff = model.joint_types[i] == JointType::FreeFlyer;
         let root_ff = ff && model.parents[i] == 0;
         for k in v0..v1 {
-            // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then world
+            // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
+            // working frame
             let f = inertia_times_dof(model, k, y);
             fk[k] = if root_ff { f } else { o_m_i.act_force(&f) };
         }
@@ -87,7 +85,8 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
                     let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
                     m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
                     if !root_ff {
-                        // row k of the columns v0.. (below the diagonal)
+                        // row k of the columns v0.. (below the diagonal); a root's are mirrored
+                        // below from F_k, with contiguous stores
                         let n = (k - v0).min(6);
                         for (c, x) in fl[..n].iter().enumerate() {
                             m[(v0 + c) * nv + k] = *x;
