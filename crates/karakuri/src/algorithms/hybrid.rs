@@ -23,10 +23,10 @@
 //!   Fast path: when the only forward joint is a free-flyer child of the universe (a floating
 //!   robot driven by a known base wrench, every other joint following a known acceleration:
 //!   RBDA's floating-base inverse dynamics, Table 9.6), every moved body shares one world-frame
-//!   offset `δa`, so the route specialises to one RNEA-like forward pass, one backward pass
-//!   (RNEA's force recursion plus CRBA's composite inertias in joint frames and each
+//!   offset `δa`, so the route specialises to the shared RNEA-like forward pass, one backward
+//!   pass (RNEA's force recursion plus CRBA's composite inertias in joint frames and each
 //!   `F_k = I^c S_k` moved to world coordinates once), a closed-form 6x6 solve at the base and
-//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame): about 1.15–1.2 times
+//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame): about 1.2 times
 //!   [`inverse_dynamics`](super::inverse_dynamics) on Talos (`karakuri bench --floating`),
 //!   against 1.6 for the general passes with the same mask.
 //! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
