@@ -36,12 +36,14 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
                         + r2 * (-1.0 / 3628800.0
                             + r2 * (1.0 / 479001600.0
                                 + r2 * (-1.0 / 87178291200.0 + r2 * (1.0 / 20922789888000.0))))))));
-    match (k as i64) & 3 {
-        0 => (s, c),
-        1 => (c, -s),
-        2 => (-s, -c),
-        _ => (-c, s),
-    }
+    // the quadrant picks (s, c), (c, −s), (−s, −c) or (−c, s): by bit masks rather than a
+    // jump, which random angles would mispredict
+    let quadrant = (k as i64 as u64) & 3;
+    let swap = 0u64.wrapping_sub(quadrant & 1); // all ones for quadrants 1 and 3
+    let (sb, cb) = (s.to_bits(), c.to_bits());
+    let sin_bits = ((sb & !swap) | (cb & swap)) ^ ((quadrant & 2) << 62);
+    let cos_bits = ((cb & !swap) | (sb & swap)) ^ (((quadrant + 1) & 2) << 62);
+    (f64::from_bits(sin_bits), f64::from_bits(cos_bits))
 }
 
 #[cfg(test)]
