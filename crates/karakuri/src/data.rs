@@ -30,6 +30,9 @@ pub struct Data {
     pub li_m_i: Vec<Se3>,
     /// Joint placement in the world `(njoints)`.
     pub o_m_i: Vec<Se3>,
+    /// `(sin q, cos q)` of each revolute joint, the first step of every recursion that places
+    /// joints `(njoints)`.
+    pub joint_sin_cos: Vec<(f64, f64)>,
     /// Frame placements in the world `(nframes)`, filled by `update_frame_placements`.
     pub o_m_f: Vec<Se3>,
     /// Spatial velocity of each body in its own joint frame `(njoints)`.
@@ -111,6 +114,7 @@ impl Data {
             stage: Stage::Empty,
             li_m_i: vec![Se3::identity(); nj],
             o_m_i: vec![Se3::identity(); nj],
+            joint_sin_cos: vec![(0.0, 1.0); nj],
             o_m_f: vec![Se3::identity(); model.frames.len()],
             v: vec![Motion::zero(); nj],
             a: vec![Motion::zero(); nj],

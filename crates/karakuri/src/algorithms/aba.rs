@@ -1,6 +1,6 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{check_len, joint_motion, update_joint_placement};
+use super::{check_len, joint_angles, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
@@ -44,6 +44,7 @@ fn aba_impl<'a>(
     check_len("tau", tau, model.nv);
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
+    joint_angles(model, data, qs);
     for i in 1..model.njoints {
         update_joint_placement(model, data, qs, i);
         let p = model.parents[i];

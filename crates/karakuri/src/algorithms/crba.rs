@@ -16,7 +16,7 @@
 //! its children's placements skip one product. The placements are computed without a 3x3
 //! product where the joint placement has no rotation.
 
-use super::{check_len, add_inertia_to_parent, inertia_times_dof, update_joint_placement};
+use super::{add_inertia_to_parent, check_len, inertia_times_dof, joint_angles, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{JointType, Model};
 use crate::spatial::{Motion, Se3, Vec3};
@@ -36,6 +36,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     let qs = q.as_slice();
     // forward: placements, I_i and S_i in the working frame: the world, or the body of a
     // free-flyer root for its subtree (so the free flyer's rows need no transform)
+    joint_angles(model, data, qs);
     for i in 1..model.njoints {
         update_joint_placement(model, data, qs, i);
         if model.parents[i] == 0 && model.joint_types[i] == JointType::FreeFlyer {

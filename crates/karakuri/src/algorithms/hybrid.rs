@@ -62,7 +62,7 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{add_inertia_to_parent, check_len, joint_motion, ltdl, project_force, update_joint_placement};
+use super::{add_inertia_to_parent, check_len, joint_angles, joint_motion, ltdl, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec3, Vec6};
@@ -328,6 +328,7 @@ fn bias_pass(
     let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
     ws.a0[0] = -model.gravity;
     data.v[0] = Motion::zero();
+    joint_angles(model, data, qs);
     for i in 1..model.njoints {
         update_joint_placement(model, data, qs, i);
         let (p, x) = (model.parents[i], data.li_m_i[i]);

@@ -1,6 +1,6 @@
 //! Forward kinematics: placements, velocities and accelerations of every joint (RBDA §4.1).
 
-use super::{check_len, joint_motion, update_joint_placement};
+use super::{check_len, joint_angles, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::{FrameId, Model};
 use crate::spatial::{Motion, Se3};
@@ -9,6 +9,7 @@ use nalgebra::DVector;
 /// Placements of every joint for configuration `q`: `data.li_m_i`, `data.o_m_i`.
 pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
     check_len("q", q, model.nq);
+    joint_angles(model, data, q.as_slice());
     for i in 1..model.njoints {
         // li_m_i = X_T X_J(q) (placement then joint motion), o_m_i = o_m_λ(i) li_m_i
         update_joint_placement(model, data, q.as_slice(), i);

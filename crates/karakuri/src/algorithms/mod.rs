@@ -39,33 +39,49 @@ pub use kinematics::{
 pub use ltdl::mass_matrix_inverse;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
 
-use crate::model::{mul_axis_rotation, JointType, Model};
+use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
 use crate::spatial::quarter_turn::dispatch_quarter_turn;
 use crate::spatial::{sin_cos, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
 use nalgebra::DVector;
 
+/// `(sin q, cos q)` of every revolute joint into `data.joint_sin_cos`: the first step of every
+/// recursion that places joints ([`update_joint_placement`] reads them). Apart from the
+/// placements so that they do not wait on it: the angles are independent, the placements a
+/// chain, and a sine takes as long as a few joint placements.
+#[inline(always)]
+pub(crate) fn joint_angles(model: &Model, data: &mut crate::Data, q: &[f64]) {
+    for i in 1..model.njoints {
+        if let JointType::Revolute { .. } | JointType::RevoluteUnbounded { .. } = model.joint_types[i] {
+            data.joint_sin_cos[i] = sin_cos(q[model.idx_q[i]]);
+        }
+    }
+}
+
 /// Placement of joint `i` for configuration `q`: `li_m_i` (placement ∘ X_J(q)) and `o_m_i`
-/// (parents first). The one forward-kinematics step every recursion starts with. A revolute
-/// joint about ±x, ±y, ±z whose placement has no rotation (the usual URDF case) skips both 3x3
-/// products: `o_R_i = o_R_λ R_J` mixes two columns of the parent's rotation.
+/// (parents first), revolute angles from [`joint_angles`]. The one forward-kinematics step
+/// every recursion starts with. A revolute joint about ±x, ±y, ±z whose placement has no
+/// rotation (the usual URDF case) skips both 3x3 products: `o_R_i = o_R_λ R_J` mixes two
+/// columns of the parent's rotation.
 #[inline(always)]
 pub(crate) fn update_joint_placement(model: &Model, data: &mut crate::Data, q: &[f64], i: usize) {
-    let (iq, nq) = (model.idx_q[i], model.nqs[i]);
     let placement = &model.joint_placements[i];
     let p = model.parents[i];
-    if model.placement_quarter_turn[i] == Some(0) {
-        if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
-            if let Some((c, sign)) = axis.signed_basis() {
-                let (s, cos) = sin_cos(q[iq]);
+    if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
+        let (s, cos) = data.joint_sin_cos[i];
+        match axis.signed_basis() {
+            Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => {
                 let s = sign * s; // about −e_c by q = about e_c by −q
                 data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
                 let o_p = data.o_m_i[p];
                 data.o_m_i[i] = Se3::new(mul_axis_rotation(&o_p.rotation, c, s, cos), o_p.transform_point(&placement.translation));
                 return;
             }
+            _ => data.li_m_i[i] = revolute_placement_after(&axis, placement, s, cos),
         }
+    } else {
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        data.li_m_i[i] = model.joint_types[i].placement_after(placement, &q[iq..iq + nq]);
     }
-    data.li_m_i[i] = model.joint_types[i].placement_after(placement, &q[iq..iq + nq]);
     data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
 }
 

@@ -1,7 +1,7 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, joint_motion, update_joint_placement, project_force};
+use super::{check_len, joint_angles, joint_motion, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
@@ -42,6 +42,7 @@ pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>
 pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DVector<f64> {
     check_len("q", q, model.nq);
     // forward pass: placements only; f_i = I_i a_i with a_0 = -g
+    joint_angles(model, data, q.as_slice());
     for i in 1..model.njoints {
         update_joint_placement(model, data, q.as_slice(), i);
         data.v[i] = Motion::zero();
@@ -77,6 +78,7 @@ fn rnea_impl<'a>(
     data.a[0] = Motion::zero();
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
+    joint_angles(model, data, qs);
     for i in 1..model.njoints {
         update_joint_placement(model, data, qs, i);
         let p = model.parents[i];

@@ -171,14 +171,8 @@ impl JointType {
     pub fn placement_after(&self, placement: &Se3, q: &[f64]) -> Se3 {
         match self {
             JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => {
-                let rotation = match axis.signed_basis() {
-                    Some((c, sign)) => {
-                        let (s, cos) = sin_cos(q[0]);
-                        mul_axis_rotation(&placement.rotation, c, sign * s, cos)
-                    }
-                    None => placement.rotation * axis_rotation(axis, q[0]),
-                };
-                Se3::new(rotation, placement.translation)
+                let (s, c) = sin_cos(q[0]);
+                revolute_placement_after(axis, placement, s, c)
             }
             JointType::Prismatic { axis } => Se3::new(
                 placement.rotation,
@@ -283,6 +277,17 @@ pub(crate) fn mul_axis_rotation(r: &Mat3, axis: usize, s: f64, c: f64) -> Mat3 {
         // R · Rz(θ): columns (c c0 + s c1, −s c0 + c c1, c2)
         _ => Mat3::from_columns(&[c * c0 + s * c1, c * c1 - s * c0, c2.into()]),
     }
+}
+
+/// `placement ∘ X_J` for a revolute joint about `axis` at the angle whose sine and cosine are
+/// `s`, `c`: for ±x, ±y, ±z the placement rotation's columns mixed, no 3x3 product.
+#[inline(always)]
+pub(crate) fn revolute_placement_after(axis: &Axis, placement: &Se3, s: f64, c: f64) -> Se3 {
+    let rotation = match axis.signed_basis() {
+        Some((k, sign)) => mul_axis_rotation(&placement.rotation, k, sign * s, c),
+        None => placement.rotation * crate::spatial::rotation_about_sin_cos(&axis.vector(), s, c),
+    };
+    Se3::new(rotation, placement.translation)
 }
 
 /// Rotation by `angle` about an axis, with closed forms for the aligned ones.
