@@ -65,6 +65,12 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     for i in (1..model.njoints).rev() {
         let (ycrb_lo, ycrb_hi) = data.ycrb.split_at_mut(i);
         let y = &ycrb_hi[0];
+        let p = model.parents[i];
+        if p > 0 {
+            // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap),
+            // first: the parent's step waits on it, the rows of joint i do not
+            add_inertia_to_parent(model, i, &data.li_m_i[i], y, &mut ycrb_lo[p]);
+        }
         let v0 = model.idx_v[i];
         let v1 = v0 + model.nvs[i];
         let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
@@ -133,11 +139,6 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
                     }
                 }
             }
-        }
-        let p = model.parents[i];
-        if p > 0 {
-            // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap)
-            add_inertia_to_parent(model, i, &data.li_m_i[i], y, &mut ycrb_lo[p]);
         }
     }
     &data.mass_matrix
