@@ -96,7 +96,7 @@ Cells: karakuri ns / Pinocchio ns = **ratio** (median ns per call, thread CPU ti
 1000 random samples cycled; below 1 = karakuri faster). Pinocchio's figure is its fastest build
 (header-only `-O3 -march=native`, or the pip wheel's library) and, for CRBA and ABA, its faster
 convention (LOCAL or WORLD); karakuri's is the faster of its two builds (`-C target-cpu=native`
-and portable, both LTO, `codegen-units = 1`). `cd_contacts3d` is karakuri's range-space-sparse
+and portable, both the release profile). `cd_contacts3d` is karakuri's range-space-sparse
 constrained forward dynamics with the 3-D contacts of `models.tsv` against Pinocchio's
 `constraintDynamics` (exact KKT settings). `hybrid` (free flyer forward, all other joints inverse) is given as a
 multiple of karakuri's own RNEA.
