@@ -8,6 +8,8 @@ const PIO2_HI: f64 = 1.5707963267341256;
 const PIO2_MID: f64 = 6.077100506506192e-11;
 const PIO2_LO: f64 = 3.5215598651832e-27;
 const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
+/// `(sin, cos)` of `r + k π/2` from those of `r`, for `k mod 4`: `sin = m0 s + m2 c`, `cos = m1 s + m3 c`.
+const QUADRANT: [[f64; 4]; 4] = [[1.0, 0.0, 0.0, 1.0], [0.0, -1.0, 1.0, 0.0], [-1.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.0]];
 
 /// `(sin x, cos x)`.
 #[inline]
@@ -18,7 +20,10 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     }
     // round to nearest without a libm call: adding 1.5·2⁵² drops the fraction (|x·2/π| < 2⁵¹)
     const ROUND: f64 = 6755399441055744.0;
-    let k = (x * TWO_OVER_PI + ROUND) - ROUND;
+    let t = x * TWO_OVER_PI + ROUND;
+    let k = t - ROUND;
+    // k mod 4 is in the low bits of t, whose unit in the last place is 1
+    let quadrant = (t.to_bits() & 3) as usize;
     let r = ((x - k * PIO2_HI) - k * PIO2_MID) - k * PIO2_LO;
     // Taylor series: sin to r¹⁵ (next term < 5e-17), cos to r¹⁶ (next < 3e-18), in Estrin's
     // form (pairs of terms joined by z² and z⁴ for z = r²): a chain of 3 products and sums
@@ -32,14 +37,10 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     let cos_poly = ((-0.5 + z * (1.0 / 24.0)) + z2 * (-1.0 / 720.0 + z * (1.0 / 40320.0)))
         + z4 * ((-1.0 / 3628800.0 + z * (1.0 / 479001600.0)) + z2 * (-1.0 / 87178291200.0 + z * (1.0 / 20922789888000.0)));
     let c = 1.0 + z * cos_poly;
-    // the quadrant picks (s, c), (c, −s), (−s, −c) or (−c, s): by bit masks rather than a
-    // jump, which random angles would mispredict
-    let quadrant = (k as i64 as u64) & 3;
-    let swap = 0u64.wrapping_sub(quadrant & 1); // all ones for quadrants 1 and 3
-    let (sb, cb) = (s.to_bits(), c.to_bits());
-    let sin_bits = ((sb & !swap) | (cb & swap)) ^ ((quadrant & 2) << 62);
-    let cos_bits = ((cb & !swap) | (sb & swap)) ^ (((quadrant + 1) & 2) << 62);
-    (f64::from_bits(sin_bits), f64::from_bits(cos_bits))
+    // the quadrant picks (s, c), (c, −s), (−s, −c) or (−c, s): as products by 0 and ±1 (exact)
+    // rather than a jump, which random angles would mispredict
+    let m = &QUADRANT[quadrant];
+    (m[0] * s + m[2] * c, m[1] * s + m[3] * c)
 }
 
 #[cfg(test)]
