@@ -389,12 +389,21 @@ pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f6
             first = false;
         }
     }
-    // the lower triangle
-    for b in 1..n {
+    // the lower triangle: columns b and b + 1 at once, so that each row takes one pair store
+    let mut b = 1;
+    while b < n {
         let (lo, hi) = z.split_at_mut(b * n);
-        for (a, x) in hi[..b].iter().enumerate() {
-            lo[a * n + b] = *x;
+        if b + 1 < n {
+            for (col, (x0, x1)) in lo.chunks_exact_mut(n).zip(hi[..b].iter().zip(&hi[n..n + b])) {
+                col[b..b + 2].copy_from_slice(&[*x0, *x1]);
+            }
+            hi[b + 1] = hi[n + b];
+        } else {
+            for (col, x) in lo.chunks_exact_mut(n).zip(&hi[..b]) {
+                col[b] = *x;
+            }
         }
+        b += 2;
     }
     &data.mass_matrix_inverse
 }
