@@ -89,9 +89,9 @@ pub struct Data {
     pub kinetic_energy: f64,
     /// Potential energy (zero at z = 0 for gravity along -z).
     pub potential_energy: f64,
-    /// The branch-induced M = Lᵀ D L (`algorithms::ltdl`): `data.ltdl.factorize(&data.mass_matrix)`
+    /// The branch-induced M = Lᵀ D L (`linalg::ltdl`): `data.ltdl.factorize(&data.mass_matrix)`
     /// after `mass_matrix`, or left by `mass_matrix_inverse`.
-    pub ltdl: crate::algorithms::ltdl::Factorization,
+    pub ltdl: crate::linalg::Factorization,
     /// Row k of L⁻¹ on dof k's chain (the layout of `ltdl`), `mass_matrix_inverse`.
     pub ltdl_inv_chain: Vec<f64>,
     /// L⁻¹ (unit lower triangular, nonzero only on ancestor pairs), dense column-major
@@ -108,7 +108,7 @@ pub struct Data {
 impl Data {
     /// Allocates every buffer for `model`.
     pub fn new(model: &Model) -> Self {
-        let ltdl = crate::algorithms::ltdl::Factorization::new(model);
+        let ltdl = crate::linalg::Factorization::new(model);
         let (nj, nv) = (model.njoints, model.nv);
         Data {
             stage: Stage::Empty,

@@ -22,6 +22,7 @@ pub mod algorithms;
 pub mod constraints;
 pub mod data;
 pub mod io;
+pub mod linalg;
 pub mod model;
 pub mod spatial;
 

@@ -6,6 +6,7 @@ mod common;
 use common::{random_state, random_tree};
 use karakuri::algorithms::hybrid::{hybrid_dynamics, HybridMethod, HybridWorkspace};
 use karakuri::algorithms::*;
+use karakuri::linalg::ltdl;
 use karakuri::{Data, Model};
 use nalgebra::{DMatrix, DVector};
 use std::cell::Cell;

@@ -2,6 +2,7 @@
 
 use super::{check_len, joint_angles, joint_motion, update_joint_placement};
 use crate::data::{Data, Stage};
+use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
 use nalgebra::DVector;
@@ -113,9 +114,8 @@ fn ia_correction_c(udinv_r: &Vec6, u_r: &Vec6, c: &Motion) -> Vec6 {
     udinv_r * u_r.dot(&c.to_vec6())
 }
 
-/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv), through a hand-written Cholesky
-/// factorisation (D is symmetric positive definite; nv ≤ 6 so fixed-size loops beat the
-/// general routines). NaN if D is not positive definite.
+/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv): D formed here, inverted by
+/// [`spd_inverse_small`] (D is symmetric positive definite). NaN if it is not.
 pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
     let (iv, nv) = (model.idx_v[i], model.nvs[i]);
     let mut d = [[0.0; 6]; 6];
@@ -126,50 +126,7 @@ pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
             d[r][k] = s.linear.x * u[0] + s.linear.y * u[1] + s.linear.z * u[2] + s.angular.x * u[3] + s.angular.y * u[4] + s.angular.z * u[5];
         }
     }
-    let mut out = Mat6::zeros();
-    if nv == 1 {
-        out[(0, 0)] = 1.0 / d[0][0];
-        return out;
-    }
-    // D = L Lᵀ, L lower, in place
-    for j in 0..nv {
-        let mut djj = d[j][j];
-        for k in 0..j {
-            djj -= d[j][k] * d[j][k];
-        }
-        let ljj = if djj > 0.0 { djj.sqrt() } else { f64::NAN };
-        d[j][j] = ljj;
-        for r in j + 1..nv {
-            let mut x = d[r][j];
-            for k in 0..j {
-                x -= d[r][k] * d[j][k];
-            }
-            d[r][j] = x / ljj;
-        }
-    }
-    // W = L⁻¹ (lower), then D⁻¹ = Wᵀ W
-    let mut w = [[0.0; 6]; 6];
-    for c in 0..nv {
-        w[c][c] = 1.0 / d[c][c];
-        for r in c + 1..nv {
-            let mut x = 0.0;
-            for k in c..r {
-                x -= d[r][k] * w[k][c];
-            }
-            w[r][c] = x / d[r][r];
-        }
-    }
-    for r in 0..nv {
-        for c in 0..=r {
-            let mut x = 0.0;
-            for k in r..nv {
-                x += w[k][r] * w[k][c];
-            }
-            out[(r, c)] = x;
-            out[(c, r)] = x;
-        }
-    }
-    out
+    spd_inverse_small(&mut d, nv)
 }
 
 /// q̈_i = D_i⁻¹ (u_i − U_iᵀ a) for the joint's dofs into `out[idx_v..idx_v + nv]` (RBDA Table 7.1,

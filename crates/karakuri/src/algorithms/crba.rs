@@ -22,6 +22,9 @@ use crate::model::{JointType, Model};
 use crate::spatial::{Motion, Se3, Vec3};
 use nalgebra::{DMatrix, DVector};
 
+mod inverse;
+pub use inverse::mass_matrix_inverse;
+
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
 /// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in
 /// `data`. As Pinocchio's CRBA it does not leave world placements: `o_m_i`, the motion

@@ -33,7 +33,7 @@
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
 //!   (its pattern is the tree contracted to the forward dofs: no fill-in, see
-//!   [`ltdl::Factorization::set_parents`]), then
+//!   [`Factorization::set_parents`]), then
 //!   `τ2 = C'2 + H21 q̈1`.
 //!
 //! Both write the full `q̈` and `τ` into a [`HybridWorkspace`] (allocated once per model; the
@@ -62,8 +62,9 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{add_inertia_to_parent, check_len, joint_angles, joint_motion, ltdl, project_force, update_joint_placement};
+use super::{add_inertia_to_parent, check_len, joint_angles, joint_motion, project_force, update_joint_placement};
 use crate::data::{Data, Stage};
+use crate::linalg::Factorization;
 use crate::model::Model;
 use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
@@ -117,7 +118,7 @@ pub struct HybridWorkspace {
     /// H11, leading `n1 x n1` block, upper triangle along the contracted branches `(nv x nv)`.
     h11: DMatrix<f64>,
     /// The LᵀDL factors of H11 (pattern `forward_parent[..n1]`).
-    h11_fact: ltdl::Factorization,
+    h11_fact: Factorization,
     /// The forward dofs in increasing order, first `n1` entries `(nv)`.
     forward_dofs: Vec<usize>,
     /// Branch-induced parent of each forward dof within the forward dofs `(nv)`.
@@ -150,7 +151,7 @@ impl HybridWorkspace {
             d_inv: vec![Mat6::zeros(); nj],
             m: DMatrix::zeros(nv, nv),
             h11: DMatrix::zeros(nv, nv),
-            h11_fact: ltdl::Factorization::new(model),
+            h11_fact: Factorization::new(model),
             forward_dofs: vec![0; nv],
             forward_parent: vec![NONE; nv],
             forward_index: vec![NONE; nv],

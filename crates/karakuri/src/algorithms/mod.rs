@@ -19,13 +19,12 @@ mod energy;
 pub mod hybrid;
 mod jacobian;
 mod kinematics;
-pub mod ltdl;
 mod rnea;
 
 pub use aba::{forward_dynamics, forward_dynamics_with_forces};
 pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
-pub use crba::mass_matrix;
+pub use crba::{mass_matrix, mass_matrix_inverse};
 pub use energy::{kinetic_energy, potential_energy};
 pub use hybrid::{hybrid_dynamics, hybrid_dynamics_aba, hybrid_dynamics_crba, HybridMethod, HybridWorkspace};
 pub use jacobian::{
@@ -36,7 +35,6 @@ pub use kinematics::{
     forward_kinematics, forward_kinematics_acceleration, forward_kinematics_velocity, frame_placement, frame_velocity,
     update_frame_placements,
 };
-pub use ltdl::mass_matrix_inverse;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
 
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};

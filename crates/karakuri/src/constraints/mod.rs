@@ -36,7 +36,6 @@
 //! conflicting rows give [`ConstraintError::Conflicting`], with the least-squares answer
 //! still written to the output buffers. Never NaN.
 
-mod dense;
 mod solve;
 
 use crate::algorithms::{forward_kinematics, forward_kinematics_acceleration};
@@ -248,7 +247,7 @@ pub(crate) struct Workspace {
     /// `D^-½` of the LᵀDL of H (nv).
     pub dis: DVector<f64>,
     /// The branch-induced LᵀDL of H, stored compactly.
-    pub fact: crate::algorithms::ltdl::Factorization,
+    pub fact: crate::linalg::Factorization,
 }
 
 /// A set of contact and loop constraints on one model, with every buffer its solvers use.
@@ -615,7 +614,7 @@ impl ConstraintSet {
         ws.dis = DVector::zeros(model.nv);
         ws.phi_s = vec![Force::zero(); self.nrows];
         ws.phi_p = vec![Force::zero(); self.nrows];
-        ws.fact = crate::algorithms::ltdl::Factorization::new(model);
+        ws.fact = crate::linalg::Factorization::new(model);
     }
 
     #[track_caller]
