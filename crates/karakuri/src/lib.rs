@@ -26,7 +26,7 @@ pub mod linalg;
 pub mod model;
 pub mod spatial;
 
-pub use data::{Data, Stage};
+pub use data::{Data, Fresh, Stale};
 pub use model::{FrameId, JointId, Model, ModelBuilder};
 
 /// Errors from building a model.

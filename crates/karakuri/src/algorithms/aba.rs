@@ -1,13 +1,15 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{check_len, joint_angles, joint_motion, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{check_len, joint_motion, place_joints};
+use crate::data::{Data, Fresh};
 use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
 use nalgebra::DVector;
 
 /// q̈ = M⁻¹ (τ - C q̇ - g): the accelerations produced by joint forces `tau`, in `data.ddq`.
+/// Fresh after: placements, velocities, accelerations with gravity (the body accelerations
+/// ABA propagates have gravity folded in; [`Data::joint_accelerations`] then says so).
 #[doc(alias = "aba")]
 pub fn forward_dynamics<'a>(
     model: &Model,
@@ -45,9 +47,7 @@ fn aba_impl<'a>(
     check_len("tau", tau, model.nv);
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+    place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
         let v_j = joint_motion(model, i, vs);
         data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[p]) + v_j;
@@ -58,7 +58,7 @@ fn aba_impl<'a>(
         if let Some(fe) = f_ext {
             data.pa[i] -= fe[i];
         }
-    }
+    });
     // pass 2: U_i = IA_i S_i, D_i = S_iᵀ U_i, u_i = τ_i - S_iᵀ pA_i; articulated inertia to parent
     for i in (1..model.njoints).rev() {
         let (iv, nv) = (model.idx_v[i], model.nvs[i]);
@@ -95,15 +95,15 @@ fn aba_impl<'a>(
         data.pa[p] += fp;
     }
     // pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
-    data.a[0] = -model.gravity;
+    // (gravity folded in as a base acceleration -g: the accelerations are a_gf, not a)
+    data.a_gf[0] = -model.gravity;
     for i in 1..model.njoints {
         let p = model.parents[i];
-        let a_prime = data.li_m_i[i].inv_act_motion(&data.a[p]) + data.c[i];
+        let a_prime = data.li_m_i[i].inv_act_motion(&data.a_gf[p]) + data.c[i];
         joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
-        data.a[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
+        data.a_gf[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
     }
-    // a holds accelerations with gravity folded in; v is fresh
-    data.stage = Stage::Velocities;
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS_WITH_GRAVITY;
     &data.ddq
 }
 

@@ -38,7 +38,7 @@
 //!
 //! Both write the full `q̈` and `τ` into a [`HybridWorkspace`] (allocated once per model; the
 //! calls allocate nothing) and leave placements and velocities in `Data`
-//! (stage [`Stage::Velocities`]).
+//! (fresh after: placements, velocities).
 //!
 //! ```
 //! use karakuri::algorithms::{hybrid::*, *};
@@ -62,11 +62,11 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{add_inertia_to_parent, check_len, joint_angles, joint_motion, project_force, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{add_inertia_to_parent, axis_motion, check_len, joint_motion, motion_cross_axis, place_joints, project_force};
+use crate::data::{Data, Fresh};
 use crate::linalg::Factorization;
 use crate::model::Model;
-use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec3, Vec6};
+use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 const NONE: usize = usize::MAX;
@@ -178,7 +178,7 @@ impl HybridWorkspace {
 /// Returns `(q̈, τ)`, both full `(nv)`, satisfying `M q̈ + C q̇ + g = τ`; they stay in `ws`.
 /// With every joint forward this is [`forward_dynamics`](super::forward_dynamics), with every
 /// joint inverse [`inverse_dynamics`](super::inverse_dynamics). Placements and velocities are
-/// left in `data` ([`Stage::Velocities`]). See the [module documentation](self) for the two
+/// left in `data` (fresh after: placements, velocities). See the [module documentation](self) for the two
 /// methods.
 #[allow(clippy::too_many_arguments)]
 pub fn hybrid_dynamics<'a>(
@@ -329,9 +329,7 @@ fn bias_pass(
     let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
     ws.a0[0] = -model.gravity;
     data.v[0] = Motion::zero();
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+    place_joints(model, data, qs, |data, i| {
         let (p, x) = (model.parents[i], data.li_m_i[i]);
         let iv = model.idx_v[i];
         let (vi, a0) = match model.dof_axis[iv] {
@@ -356,40 +354,8 @@ fn bias_pass(
         ws.a0[i] = a0;
         let inertia = &model.inertias[i];
         ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
-    }
-    data.stage = Stage::Velocities;
-}
-
-/// `x e_c` for the flattened `[linear; angular]` index `c`.
-#[inline(always)]
-fn axis_motion(c: usize, x: f64) -> Motion {
-    let mut m = Motion::zero();
-    if c < 3 {
-        m.linear[c] = x;
-    } else {
-        m.angular[c - 3] = x;
-    }
-    m
-}
-
-/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
-#[inline(always)]
-fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
-    match a {
-        0 => Vec3::new(0.0, u.z * x, -u.y * x),
-        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
-        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
-    }
-}
-
-/// `v ×ₘ (x e_c)`.
-#[inline(always)]
-fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
-    if c < 3 {
-        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
-    } else {
-        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
-    }
+    });
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES;
 }
 
 /// Backward pass of the articulated-body route (RBDA §9.2; Table 7.1 for the

@@ -95,6 +95,13 @@ impl Factorization {
     /// (i, k) for i on the chain of k only (the upper triangle along the pattern, contiguous
     /// in each column).
     pub fn factorize(&mut self, h: &DMatrix<f64>) {
+        self.factorize_shifted(h, |_| 0.0);
+    }
+
+    /// Factorises `h + diag(shift(k))` (as [`Self::factorize`], `h` untouched): the
+    /// simulator's iteration matrix `M + armature + dt·damping + dt²·stiffness`.
+    #[inline]
+    pub fn factorize_shifted(&mut self, h: &DMatrix<f64>, shift: impl Fn(usize) -> f64) {
         let n = self.n();
         if n == 0 {
             return;
@@ -107,6 +114,7 @@ impl Factorization {
             for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
                 *x = col[r];
             }
+            u[cs[k + 1] - 1] += shift(k);
         }
         // RBDA Table 6.3 on compact rows: for k = n..1, eliminate row k into its ancestors i
         // (their chains are prefixes of k's), then scale: u_k[p] = L[k, chain_k[p]], u_k[last] = D_k

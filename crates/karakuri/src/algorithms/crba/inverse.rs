@@ -1,14 +1,27 @@
 //! M(q)⁻¹ through the branch-induced factorisation of the CRBA matrix (see
 //! `docs/ARCHITECTURE.md`, *Differences*: not Pinocchio's ABA-based `computeMinverse`).
 
-use crate::data::Data;
+use crate::data::{Data, Fresh, Stale};
 use crate::linalg::ltdl::{packed_prefix, PACKED};
+use crate::linalg::Factorization;
 use crate::model::Model;
 use nalgebra::{DMatrix, DVector};
 
 use super::mass_matrix;
 
-/// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric), through the branch-induced
+/// The branch-induced factorisation M = Lᵀ D L of the mass matrix in `data`
+/// ([`Data::mass_matrix_factorization`]; solves with M go through it). Needs the mass matrix
+/// ([`mass_matrix`] or [`compute_all_terms`](crate::algorithms::compute_all_terms) first);
+/// adds the factorisation to what is fresh.
+pub fn factorize_mass_matrix(data: &mut Data) -> Result<&Factorization, Stale> {
+    data.require(Fresh::MASS_MATRIX, "factorize_mass_matrix")?;
+    data.ltdl.factorize(&data.mass_matrix);
+    data.fresh = data.fresh | Fresh::MASS_MATRIX_FACTORIZATION;
+    Ok(&data.ltdl)
+}
+
+/// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric); fresh after: M, its factorisation,
+/// M⁻¹, through the branch-induced
 /// factorisation M = Lᵀ D L (left in `data.ltdl`): M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = V D⁻¹ Vᵀ with V = L⁻¹,
 /// which keeps L's pattern; V in `data.ltdl_inv` (and on the chains in `data.ltdl_inv_chain`).
 ///
@@ -19,11 +32,12 @@ use super::mass_matrix;
 /// triangle, mirrored at the end), the columns of V taken four at a time.
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     mass_matrix(model, data, q);
+    data.ltdl.factorize(&data.mass_matrix);
+    data.fresh = Fresh::MASS_MATRIX | Fresh::MASS_MATRIX_FACTORIZATION | Fresh::MASS_MATRIX_INVERSE;
     let n = model.nv;
     if n == 0 {
         return &data.mass_matrix_inverse;
     }
-    data.ltdl.factorize(&data.mass_matrix);
     let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
     // rows of V = L⁻¹ on the chains: w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]} (prefixes)
     let w = &mut data.ltdl_inv_chain[..];
