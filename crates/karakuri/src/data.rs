@@ -236,8 +236,9 @@ impl Data {
         self.fresh
     }
 
-    /// `Ok` when every quantity of `needs` is fresh, else [`Stale`] naming the first missing
-    /// one and the call that computes it (`read`: what is being read, for the message).
+    /// `Ok` when every quantity of `needs` is fresh, else [`Stale`] naming the most derived
+    /// missing one and the call that computes it (which computes what it derives from too;
+    /// `read`: what is being read, for the message).
     #[inline]
     pub fn require(&self, needs: Fresh, read: &'static str) -> Result<(), Stale> {
         if self.fresh.contains(needs) {
@@ -245,6 +246,7 @@ impl Data {
         }
         let (_, name, call) = Fresh::NAMES
             .iter()
+            .rev()
             .find(|(b, ..)| needs.contains(*b) && !self.fresh.contains(*b))
             .copied()
             .unwrap_or((Fresh::NONE, "?", "?"));
