@@ -667,8 +667,9 @@ impl NativeEngine {
         Ok(())
     }
 
-    /// Stage 2: kinematics, world Jacobian columns, mass matrix (with armature and the implicit
-    /// damping and stiffness terms) and its LTDL factorisation, collision detection.
+    /// Stage 2: kinematics, world Jacobian columns, mass matrix and bias forces in one sweep
+    /// (`compute_all_terms`), the LTDL factorisation of the iteration matrix (M with armature
+    /// and the implicit damping and stiffness terms), collision detection.
     pub fn stage_position(&mut self) {
         let (m, d) = (&self.model, &mut self.data);
         algorithms::compute_all_terms(m, d, &self.q, &self.v);
@@ -681,7 +682,8 @@ impl NativeEngine {
             .detect(o_m_i, self.contact.prediction_distance, &mut self.raw);
     }
 
-    /// Stage 3: bias forces `h = C v + g` and passive joint forces (damping, springs).
+    /// Stage 3: bias forces `h = C v + g` (computed by stage 2) and passive joint forces
+    /// (damping, springs).
     pub fn stage_velocity(&mut self) {
         let h = self.data.nonlinear_effects().expect("stage_position computes all terms at (q, v)");
         self.bias.copy_from(h);

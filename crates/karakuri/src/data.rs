@@ -173,8 +173,8 @@ pub struct Data {
     pub(crate) kinetic_energy: f64,
     /// Potential energy (zero at z = 0 for gravity along -z).
     pub(crate) potential_energy: f64,
-    /// The branch-induced M = Lᵀ D L (`linalg::ltdl`): `data.ltdl.factorize(&data.mass_matrix)`
-    /// after `mass_matrix`, or left by `mass_matrix_inverse`.
+    /// The branch-induced M = Lᵀ D L (`linalg::ltdl`), by `factorize_mass_matrix` or
+    /// `mass_matrix_inverse`.
     pub(crate) ltdl: Factorization,
     /// Row k of L⁻¹ on dof k's chain (the layout of `ltdl`), `mass_matrix_inverse`.
     pub(crate) ltdl_inv_chain: Vec<f64>,

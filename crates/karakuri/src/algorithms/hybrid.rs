@@ -26,9 +26,8 @@
 //!   offset `δa`, so the route specialises to the shared RNEA-like forward pass, one backward
 //!   pass (RNEA's force recursion plus CRBA's composite inertias in joint frames and each
 //!   `F_k = I^c S_k` moved to world coordinates once), a closed-form 6x6 solve at the base and
-//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame): about 1.2 times
-//!   [`inverse_dynamics`](super::inverse_dynamics) on Talos (`karakuri bench --floating`),
-//!   against 1.6 for the general passes with the same mask.
+//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame; its cost against
+//!   [`inverse_dynamics`](super::inverse_dynamics) is in `docs/PERFORMANCE.md`).
 //! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11

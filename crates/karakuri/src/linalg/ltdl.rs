@@ -4,10 +4,13 @@
 //! i an ancestor of k, so the factorisation and the solves touch nothing else: O(n d²) and
 //! O(n d) for tree depth d, against O(n³) and O(n²) dense.
 //!
-//! [`Factorization`] is the one implementation, used by [`mass_matrix_inverse`](crate::algorithms::mass_matrix_inverse), the forward
-//! dynamics of the simulator (`Data::ltdl`), the constraint solvers (range-space method) and
-//! hybrid dynamics (the block of the forward dofs, whose pattern is the tree contracted to
-//! them, through [`Factorization::set_parents`]). It stores L compactly on the *chains*: the
+//! [`Factorization`] is the one implementation, used by
+//! [`mass_matrix_inverse`](crate::algorithms::mass_matrix_inverse), the mass matrix's
+//! factorisation in `Data` ([`factorize_mass_matrix`](crate::algorithms::factorize_mass_matrix)),
+//! the simulator's iteration matrix ([`Factorization::factorize_shifted`]), the constraint
+//! solvers (range-space method) and hybrid dynamics (the block of the forward dofs, whose
+//! pattern is the tree contracted to them, through [`Factorization::set_parents`]). It stores
+//! L compactly on the *chains*: the
 //! chain of k is its ancestors in increasing order followed by k itself, and row k of the
 //! factors is one contiguous run on it (`L[k, chain_k[p]]`, then `D_k` last). The chain of the
 //! p-th ancestor of k is the first p + 1 entries of k's chain, so every elimination step is a
@@ -95,13 +98,17 @@ impl Factorization {
     /// (i, k) for i on the chain of k only (the upper triangle along the pattern, contiguous
     /// in each column).
     pub fn factorize(&mut self, h: &DMatrix<f64>) {
-        self.factorize_shifted(h, |_| 0.0);
+        self.factorize_impl::<false>(h, |_| 0.0);
     }
 
     /// Factorises `h + diag(shift(k))` (as [`Self::factorize`], `h` untouched): the
     /// simulator's iteration matrix `M + armature + dt·damping + dt²·stiffness`.
-    #[inline]
     pub fn factorize_shifted(&mut self, h: &DMatrix<f64>, shift: impl Fn(usize) -> f64) {
+        self.factorize_impl::<true>(h, shift);
+    }
+
+    #[inline(always)]
+    fn factorize_impl<const SHIFT: bool>(&mut self, h: &DMatrix<f64>, shift: impl Fn(usize) -> f64) {
         let n = self.n();
         if n == 0 {
             return;
@@ -114,7 +121,9 @@ impl Factorization {
             for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
                 *x = col[r];
             }
-            u[cs[k + 1] - 1] += shift(k);
+            if SHIFT {
+                u[cs[k + 1] - 1] += shift(k);
+            }
         }
         // RBDA Table 6.3 on compact rows: for k = n..1, eliminate row k into its ancestors i
         // (their chains are prefixes of k's), then scale: u_k[p] = L[k, chain_k[p]], u_k[last] = D_k

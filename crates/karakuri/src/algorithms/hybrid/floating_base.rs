@@ -17,10 +17,8 @@
 //!    `τ_k += S_kᵀ I^c_i δa_i = F_k · δa` with `δa` in world coordinates, so `δa` is never carried
 //!    frame by frame.
 //!
-//! Measured on talos_full_v2: this form runs 2 % fewer instructions (callgrind) than composites
-//! summed in world coordinates (one full inertia rotation per body), and `karakuri bench` put it
-//! at 1.15–1.19 RNEA against 1.21–1.32 for the world form, back to back. Pass 1 is the routes'
-//! shared `bias_pass` (3.5 % slower here than a private copy of it, 4.09 against 3.95 µs).
+//! Composites in joint frames rather than summed in world coordinates, and pass 1 shared with
+//! the general route: why, with the measurements, in `docs/PERFORMANCE.md` (hybrid).
 
 use super::{bias_pass, HybridWorkspace};
 use crate::algorithms::{add_inertia_to_parent, dof_dot, inertia_times_dof};
