@@ -314,8 +314,9 @@ fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool])
 /// Forward pass shared by both routes and the floating-base fast path (RBDA Table 5.1 with
 /// q̈1 = 0): placements, velocities, a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on
 /// inverse joints, zero on forward ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into
-/// `ws.pa`.
-#[inline(always)]
+/// `ws.pa`. Not inlined into its three callers, so that its per-joint step (a closure) has
+/// one call site and is inlined into the loop.
+#[inline(never)]
 fn bias_pass(
     model: &Model,
     data: &mut Data,
