@@ -16,9 +16,9 @@
 //! its children's placements skip one product. The placements are computed without a 3x3
 //! product where the joint placement has no rotation.
 
-use super::{add_inertia_to_parent, check_len, dof_in_frame, inertia_times_dof, place_joints};
+use super::{add_inertia_to_parent, check_len, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, place_joints};
 use crate::data::{Data, Fresh};
-use crate::model::{JointType, Model};
+use crate::model::Model;
 use crate::spatial::Se3;
 use nalgebra::{DMatrix, DVector};
 
@@ -41,7 +41,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     // forward: placements, I_i and S_i in the working frame: the world, or the body of a
     // free-flyer root for its subtree (so the free flyer's rows need no transform)
     place_joints(model, data, qs, |data, i| {
-        if model.parents[i] == 0 && model.joint_types[i] == JointType::FreeFlyer {
+        if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
         }
         data.ycrb[i] = model.origin_inertias[i];
@@ -70,7 +70,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
         let o_m_i = &data.o_m_i[i];
         // a free-flyer root: its frame is the working frame of its subtree
-        let ff = model.joint_types[i] == JointType::FreeFlyer;
+        let ff = is_free_flyer(model, i);
         let root_ff = ff && model.parents[i] == 0;
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
@@ -143,7 +143,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
 mod tests {
     use super::*;
     use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
-    use crate::model::{Axis, JointId, ModelBuilder};
+    use crate::model::{Axis, JointId, JointType, ModelBuilder};
     use crate::spatial::{exp3, rotation_about, Inertia, Mat3, Se3, Vec3};
     use std::f64::consts::FRAC_PI_2;
 

@@ -1,8 +1,9 @@
-//! The joint kernels, in one place as spatial_v2's `jcalc`: every dispatch on a joint's kind
-//! or on the fast-path tags the model builder gives it (`Model::dof_axis`: S_k a basis vector;
-//! `Model::elementary_rotation_axis` and `Model::placement_quarter_turn`: a revolute about ±x,
-//! ±y, ±z behind an unrotated or quarter-turn placement; `Axis::signed_basis`) happens here,
-//! and the recursions call these functions rather than matching themselves.
+//! The joint kernels, in one place as spatial_v2's `jcalc`: every dispatch of the recursions
+//! on a joint's kind or on the fast-path tags the model stores (defined beside the joint kinds
+//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::elementary_rotation_axis`
+//! and `Model::placement_quarter_turn`, a revolute about ±x, ±y, ±z behind an unrotated or
+//! quarter-turn placement; `Axis::signed_basis`) happens here, and the recursions call these
+//! functions rather than matching themselves.
 //!
 //! * placements: [`place_joints`], the one protocol every recursion starts with (the joint
 //!   angles first, then each joint's `X_J(q)` and placements, parents first);
@@ -135,6 +136,19 @@ pub(crate) fn project_force(model: &Model, i: usize, f: &Force, out: &mut [f64])
     for k in iv..iv + model.nvs[i] {
         out[k] = model.motion_subspace[k].dot(f);
     }
+}
+
+/// Joint `i` is a free flyer (S the identity in its frame).
+#[inline(always)]
+pub(crate) fn is_free_flyer(model: &Model, i: usize) -> bool {
+    model.joint_types[i] == JointType::FreeFlyer
+}
+
+/// Joint `i` is a free flyer hanging from the universe: a floating base, whose frame CRBA and
+/// hybrid dynamics use as the working frame of its subtree.
+#[inline(always)]
+pub(crate) fn is_floating_root(model: &Model, i: usize) -> bool {
+    model.parents[i] == 0 && is_free_flyer(model, i)
 }
 
 /// `S_k` of dof `k` moved by the placement `x` of its joint (`x S_k`): a column of `R` (and

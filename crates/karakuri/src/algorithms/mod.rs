@@ -44,8 +44,8 @@ pub use kinematics::{
     update_frame_placements,
 };
 pub(crate) use jcalc::{
-    add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, joint_motion, motion_cross_axis, place_joints,
-    project_force,
+    add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, joint_motion,
+    motion_cross_axis, place_joints, project_force,
 };
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
 

@@ -8,7 +8,7 @@ mod joint;
 
 pub use builder::ModelBuilder;
 pub use joint::{Axis, JointType};
-pub(crate) use joint::{mul_axis_rotation, revolute_placement_after};
+pub(crate) use joint::{dof_axis, elementary_rotation_axis, mul_axis_rotation, revolute_placement_after};
 
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3, Vec3};
 

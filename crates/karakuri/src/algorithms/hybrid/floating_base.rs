@@ -21,9 +21,9 @@
 //! the general route: why, with the measurements, in `docs/PERFORMANCE.md` (hybrid).
 
 use super::{bias_pass, HybridWorkspace};
-use crate::algorithms::{add_inertia_to_parent, dof_dot, inertia_times_dof};
+use crate::algorithms::{add_inertia_to_parent, dof_dot, inertia_times_dof, is_floating_root};
 use crate::data::Data;
-use crate::model::{JointType, Model};
+use crate::model::Model;
 use crate::spatial::{Force, Motion, OriginInertia, Vec3};
 use nalgebra::DVector;
 
@@ -39,7 +39,7 @@ pub(super) fn single_floating_root(model: &Model, is_forward: &[bool]) -> Option
         }
     }
     let r = root?;
-    (model.parents[r] == 0 && model.joint_types[r] == JointType::FreeFlyer).then_some(r)
+    is_floating_root(model, r).then_some(r)
 }
 
 /// Solves `Y a = f` for a spatial inertia `Y` (m, h, I_O) through its centre of mass:
