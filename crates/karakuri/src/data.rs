@@ -119,9 +119,11 @@ pub struct Data {
     pub(crate) o_m_f: Vec<Se3>,
     /// Spatial velocity of each body in its own joint frame `(njoints)`.
     pub(crate) v: Vec<Motion>,
-    /// Spatial acceleration of each body in its own joint frame `(njoints)`.
+    /// Spatial acceleration of each body in its own joint frame, gravity not included
+    /// (forward kinematics, RNEA) `(njoints)`.
     pub(crate) a: Vec<Motion>,
-    /// Acceleration with gravity added as a fictitious base acceleration (RNEA) `(njoints)`.
+    /// Acceleration with gravity added as a fictitious base acceleration `−g` (RNEA, ABA)
+    /// `(njoints)`.
     pub(crate) a_gf: Vec<Motion>,
     /// Net spatial force transmitted by each joint, in its frame (RNEA) `(njoints)`.
     pub(crate) f: Vec<Force>,
@@ -138,10 +140,10 @@ pub struct Data {
     /// Composite rigid-body inertia of each subtree about its joint origin, in joint axes
     /// (Pinocchio's `Ycrb`) `(njoints)`, filled by `mass_matrix`.
     pub(crate) ycrb: Vec<OriginInertia>,
-    /// Motion subspace column of each dof in world coordinates (CRBA) `(nv)`.
+    /// Motion subspace column of each dof in CRBA's working frame (the world, or a free-flyer
+    /// root's body for its subtree) `(nv)`.
     pub(crate) s_world: Vec<Motion>,
-    /// `F_k = I^c_i S_k` of each dof k (of joint i) in world coordinates (CRBA; the six of a
-    /// free-flyer root stay in its own frame) `(nv)`.
+    /// `F_k = I^c_i S_k` of each dof k (of joint i) in CRBA's working frame `(nv)`.
     pub(crate) f_world: Vec<Force>,
     /// Articulated-body inertia `IA` `(njoints)`.
     pub(crate) ia: Vec<Mat6>,
