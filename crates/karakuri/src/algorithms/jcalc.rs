@@ -32,8 +32,8 @@ pub(crate) fn place_joints(model: &Model, data: &mut Data, q: &[f64], mut step: 
     }
 }
 
-/// `(sin q, cos q)` of every revolute joint into `data.joint_sin_cos`: the first step of every
-/// recursion that places joints ([`update_joint_placement`] reads them). Apart from the
+/// `(sin q, cos q)` of every revolute joint into `data.joint_sin_cos`: the first half of
+/// [`place_joints`] ([`update_joint_placement`] reads them). Apart from the
 /// placements so that they do not wait on it: the angles are independent, the placements a
 /// chain, and a sine takes as long as a few joint placements.
 #[inline(always)]
@@ -46,8 +46,8 @@ fn joint_angles(model: &Model, data: &mut Data, q: &[f64]) {
 }
 
 /// Placement of joint `i` for configuration `q`: `li_m_i` (placement ∘ X_J(q)) and `o_m_i`
-/// (parents first), revolute angles from [`joint_angles`]. The one forward-kinematics step
-/// every recursion starts with. A revolute joint about ±x, ±y, ±z whose placement has no
+/// (parents first), revolute angles from [`joint_angles`]: the per-joint half of
+/// [`place_joints`], private so that no recursion calls it without the first. A revolute joint about ±x, ±y, ±z whose placement has no
 /// rotation (the usual URDF case) skips both 3x3 products: `o_R_i = o_R_λ R_J` mixes two
 /// columns of the parent's rotation.
 #[inline(always)]
