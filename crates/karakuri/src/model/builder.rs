@@ -252,8 +252,18 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Finishes the model.
-    pub fn build(mut self) -> Result<Model, ModelError> {
+    /// Finishes the model without [`build`](Self::build)'s check that every degree of freedom
+    /// moves mass, and lists the dofs that move none (increasing): for loaders that accept such
+    /// models as Pinocchio does (kinematics and inverse dynamics are defined, forward dynamics
+    /// is not) and report them.
+    pub(crate) fn build_listing_massless_dofs(self) -> Result<(Model, Vec<usize>), ModelError> {
+        let model = self.finish()?;
+        let massless = massless_dofs(&model);
+        Ok((model, massless))
+    }
+
+    /// The model's derived arrays.
+    fn finish(mut self) -> Result<Model, ModelError> {
         let m = &mut self.model;
         let mut end = vec![0usize; m.njoints];
         for i in (0..m.njoints).rev() {
@@ -282,21 +292,31 @@ impl ModelBuilder {
                 _ => None,
             })
             .collect();
-        // subtree dof ranges per joint (merged where contiguous) and dof chains
-        m.subtree_v_ranges.clear();
-        m.subtree_v_ranges_start = vec![0];
-        for i in 0..m.njoints {
-            let mut merged: Vec<(usize, usize)> = vec![];
-            for j in i.max(1)..m.njoints {
-                if m.nvs[j] == 0 || !m.is_ancestor(i, j) {
-                    continue;
-                }
-                let r = (m.idx_v[j], m.idx_v[j] + m.nvs[j]);
+        // subtree dof ranges per joint (merged where contiguous): each joint's dofs are appended
+        // to the lists of its ancestors (itself included), in increasing joint order, so the
+        // work is the sum of the joints' depths, not njoints² ancestor tests (a 5000-link chain)
+        let mut per_joint: Vec<Vec<(usize, usize)>> = vec![vec![]; m.njoints];
+        for j in 1..m.njoints {
+            if m.nvs[j] == 0 {
+                continue;
+            }
+            let r = (m.idx_v[j], m.idx_v[j] + m.nvs[j]);
+            let mut a = j;
+            loop {
+                let merged = &mut per_joint[a];
                 match merged.last_mut() {
                     Some(last) if last.1 == r.0 => last.1 = r.1,
                     _ => merged.push(r),
                 }
+                if a == 0 {
+                    break;
+                }
+                a = m.parents[a];
             }
+        }
+        m.subtree_v_ranges.clear();
+        m.subtree_v_ranges_start = vec![0];
+        for merged in per_joint {
             m.subtree_v_ranges.extend(merged);
             m.subtree_v_ranges_start.push(m.subtree_v_ranges.len());
         }
@@ -311,31 +331,47 @@ impl ModelBuilder {
                 (ones.len() == 1 && zeros == 5).then(|| ones[0])
             })
             .collect();
-        // composite inertia of each subtree at q = 0: a dof that moves no inertia would make
-        // the mass matrix singular
-        let mut composite = m.inertias.clone();
-        for i in (1..m.njoints).rev() {
-            let p = m.parents[i];
-            let child = composite[i].transformed(&m.joint_placements[i]);
-            composite[p] = composite[p].combined(&child);
-        }
-        for k in 0..m.nv {
-            let j = m.dof_joint[k];
-            let s = m.motion_subspace[k];
-            let inertia_along = s.dot(&composite[j].mul_motion(&s));
-            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN is an error too
-            if !(inertia_along > 0.0) {
-                return Err(ModelError::BadInertia {
-                    body: m.body_names[j].clone(),
-                    reason: format!(
-                        "joint '{}' moves no mass or inertia along its degree of freedom {}: the mass matrix would be singular; give the moving links an <inertial> with positive mass and inertia",
-                        m.joint_names[j], k - m.idx_v[j]
-                    ),
-                });
-            }
-        }
         Ok(self.model)
     }
+
+    /// Finishes the model and checks that every degree of freedom moves some mass or inertia
+    /// (else the mass matrix is singular and forward dynamics undefined).
+    pub fn build(self) -> Result<Model, ModelError> {
+        let (model, massless) = self.build_listing_massless_dofs()?;
+        if let Some(&k) = massless.first() {
+            let j = model.dof_joint[k];
+            return Err(ModelError::BadInertia {
+                body: model.body_names[j].clone(),
+                reason: format!(
+                    "joint '{}' moves no mass or inertia along its degree of freedom {}: the mass matrix would be singular; lock it (make it a fixed joint), give the links it moves mass and inertia, or add armature to it",
+                    model.joint_names[j],
+                    k - model.idx_v[j]
+                ),
+            });
+        }
+        Ok(model)
+    }
+}
+
+/// The degrees of freedom that move no mass or inertia at the neutral configuration (their
+/// row of the mass matrix is zero there; NaN inertias count too), in increasing order: the
+/// composite inertia of each subtree at q = 0 seen along each motion subspace vector.
+fn massless_dofs(m: &Model) -> Vec<usize> {
+    let mut composite = m.inertias.clone();
+    for i in (1..m.njoints).rev() {
+        let p = m.parents[i];
+        let child = composite[i].transformed(&m.joint_placements[i]);
+        composite[p] = composite[p].combined(&child);
+    }
+    (0..m.nv)
+        .filter(|&k| {
+            let s = m.motion_subspace[k];
+            let inertia_along = s.dot(&composite[m.dof_joint[k]].mul_motion(&s));
+            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN counts as massless
+            let massless = !(inertia_along > 0.0);
+            massless
+        })
+        .collect()
 }
 
 /// Checks that an inertia is physical: finite, mass ≥ 0, rotational inertia symmetric positive
