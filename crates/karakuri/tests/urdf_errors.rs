@@ -433,3 +433,69 @@ fn truncated_files_never_panic() {
         }
     }
 }
+
+#[test]
+fn negative_box_size() {
+    let xml = robot(
+        &[
+            link("base"),
+            r#"<link name="arm"><collision><geometry>"#.into(),
+            r#"<box size="0.1 -0.2 0.3"/></geometry></collision></link>"#.into(),
+        ]
+        .join("\n"),
+    );
+    expect_error(&xml, "box", "must not be negative", 4);
+}
+
+#[test]
+fn duplicate_parent_element() {
+    let xml = robot(
+        &[
+            link("base"),
+            link("arm"),
+            link("other"),
+            r#"<joint name="j" type="fixed"><parent link="base"/>"#.into(),
+            r#"<parent link="other"/><child link="arm"/></joint>"#.into(),
+        ]
+        .join("\n"),
+    );
+    let e = expect_error(&xml, "parent", "a second <parent>", 6);
+    assert!(e.reason.contains("line 5"), "{e}");
+}
+
+#[test]
+fn duplicate_inertial_element() {
+    let xml = robot(&[format!("<link name=\"base\">{INERTIAL}\n{INERTIAL}</link>")].join("\n"));
+    expect_error(&xml, "inertial", "a second <inertial>", 3);
+}
+
+#[test]
+fn duplicate_shape_in_one_geometry() {
+    let xml = robot(
+        &[
+            r#"<link name="base"><visual><geometry><sphere radius="1"/>"#,
+            r#"<box size="1 1 1"/></geometry></visual></link>"#,
+        ]
+        .join("\n"),
+    );
+    expect_error(&xml, "box", "a second shape", 3);
+}
+
+#[test]
+fn empty_joint_name() {
+    let xml = robot(
+        &[
+            link("base"),
+            link("arm"),
+            joint("", "revolute", "base", "arm"),
+        ]
+        .join("\n"),
+    );
+    expect_error(&xml, "joint", "empty name", 4);
+}
+
+#[test]
+fn blank_link_name() {
+    let xml = robot(&[link("base"), link("  "), joint("j", "revolute", "base", "  ")].join("\n"));
+    expect_error(&xml, "link", "empty name", 3);
+}

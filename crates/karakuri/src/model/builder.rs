@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use super::{Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
 use crate::spatial::quarter_turn::{quarter_turn_code, quarter_turn_matrix};
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
@@ -17,6 +19,10 @@ use crate::ModelError;
 #[derive(Clone, Debug)]
 pub struct ModelBuilder {
     model: Model,
+    /// The joint names so far, and the (name, kind) of the frames: duplicate checks in
+    /// constant time (a linear scan per addition made large models quadratic to load).
+    joint_names: HashSet<String>,
+    frame_names: HashSet<(String, u8)>,
 }
 
 impl ModelBuilder {
@@ -65,7 +71,11 @@ impl ModelBuilder {
             }],
             gravity,
         };
-        Self { model }
+        Self {
+            model,
+            joint_names: HashSet::from(["universe".to_string()]),
+            frame_names: HashSet::from([("universe".to_string(), FrameKind::Body as u8)]),
+        }
     }
 
     /// Number of joints so far, the universe included.
@@ -85,7 +95,7 @@ impl ModelBuilder {
         if parent.0 >= m.njoints {
             return Err(ModelError::UnknownParent { joint: name.into(), parent: parent.0 });
         }
-        if m.joint_names.iter().any(|n| n == name) {
+        if self.joint_names.contains(name) {
             return Err(ModelError::DuplicateName { what: "joint", name: name.into() });
         }
         if kind == JointType::Universe {
@@ -97,6 +107,8 @@ impl ModelBuilder {
                 return Err(ModelError::Invalid(format!("joint '{name}': axis must be a unit vector (norm {n})")));
             }
         }
+        self.joint_names.insert(name.into());
+        self.frame_names.insert((name.into(), FrameKind::Joint as u8));
         let id = m.njoints;
         let (nq, nv) = (kind.nq(), kind.nv());
         m.njoints += 1;
@@ -178,10 +190,10 @@ impl ModelBuilder {
     /// Adds a frame on `joint` at `placement` (joint_from_frame).
     pub fn add_frame(&mut self, name: &str, joint: JointId, placement: Se3, kind: FrameKind) -> Result<FrameId, ModelError> {
         self.check_joint(joint)?;
-        let m = &mut self.model;
-        if m.frames.iter().any(|f| f.name == name && f.kind == kind) {
+        if !self.frame_names.insert((name.into(), kind as u8)) {
             return Err(ModelError::DuplicateName { what: "frame", name: name.into() });
         }
+        let m = &mut self.model;
         m.frames.push(Frame { name: name.into(), parent_joint: joint, placement, kind });
         Ok(FrameId(m.frames.len() - 1))
     }

@@ -85,15 +85,19 @@ pub(super) struct UrdfJoint {
 }
 
 /// Position of elements and the error factory.
-struct Ctx<'a, 'input> {
+struct Ctx<'a> {
     file: &'a str,
-    doc: &'a Document<'input>,
+    /// Byte offset of the start of each line after the first (the position of each '\n' + 1):
+    /// a binary search gives an element's line (`Document::text_pos_at` scans the text from the
+    /// start each time, quadratic over a large file).
+    line_starts: Vec<usize>,
     ns: Option<&'a str>,
 }
 
-impl Ctx<'_, '_> {
+impl Ctx<'_> {
     fn line(&self, node: Node) -> u32 {
-        self.doc.text_pos_at(node.range().start).row
+        let at = node.range().start;
+        u32::try_from(1 + self.line_starts.partition_point(|&s| s <= at)).unwrap_or(u32::MAX)
     }
 
     fn err(&self, node: Node, reason: impl Into<String>) -> UrdfError {
@@ -294,7 +298,7 @@ pub(super) fn parse_robot(xml: &str, file: &str) -> Result<UrdfRobot> {
     let root = doc.root_element();
     let ctx = Ctx {
         file,
-        doc: &doc,
+        line_starts: xml.match_indices('\n').map(|(i, _)| i + 1).collect(),
         ns: root.tag_name().namespace(),
     };
     if root.tag_name().name() != "robot" {
