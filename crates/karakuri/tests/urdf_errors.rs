@@ -499,3 +499,15 @@ fn blank_link_name() {
     let xml = robot(&[link("base"), link("  "), joint("j", "revolute", "base", "  ")].join("\n"));
     expect_error(&xml, "link", "empty name", 3);
 }
+
+#[test]
+fn mass_out_of_range() {
+    let xml = robot(r#"<link name="base"><inertial><mass value="1e308"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#);
+    expect_error(&xml, "mass", "out of range", 2);
+}
+
+#[test]
+fn subnormal_inertia() {
+    let xml = robot(r#"<link name="base"><inertial><mass value="1"/><inertia ixx="5e-324" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#);
+    expect_error(&xml, "inertia", "subnormal", 2);
+}

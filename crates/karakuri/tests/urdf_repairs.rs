@@ -111,3 +111,26 @@ fn joint_moving_no_mass_loads_with_a_warning_and_the_builder_refuses_it() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Two hinges on one axis with a massless link between them: each moves mass, but together they
+/// repeat one motion, so the mass matrix is singular (the second pivot of ABA is zero).
+#[test]
+fn two_identical_hinges_in_series_are_named_in_a_warning() {
+    let xml = robot(
+        &[
+            link("a"),
+            "<link name=\"b\"/>".into(),
+            link("c"),
+            joint("j1", "revolute", "a", "b"),
+            joint("j2", "revolute", "b", "c"),
+        ]
+        .join("\n"),
+    );
+    let (_, warnings) = load(&xml, Root::Fixed);
+    let w = warnings.iter().find(|w| w.contains("move no mass")).unwrap_or_else(|| panic!("{warnings:#?}"));
+    assert!(w.contains("'j1' (line 5)") && !w.contains("'j2'"), "{w}");
+    // a different axis for the second hinge makes it regular
+    let xml = xml.replacen(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 1 0"/>"#, 2).replacen(r#"<axis xyz="0 1 0"/>"#, r#"<axis xyz="0 0 1"/>"#, 1);
+    let (_, warnings) = load(&xml, Root::Fixed);
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}

@@ -355,7 +355,7 @@ impl ModelBuilder {
             return Err(ModelError::BadInertia {
                 body: model.body_names[j].clone(),
                 reason: format!(
-                    "joint '{}' moves no mass or inertia along its degree of freedom {}: the mass matrix would be singular; lock it (make it a fixed joint), give the links it moves mass and inertia, or add armature to it",
+                    "joint '{}' moves no mass or inertia along its degree of freedom {} (or only repeats another joint's motion): the mass matrix would be singular; lock it (make it a fixed joint), give the links it moves mass and inertia, or add armature to it",
                     model.joint_names[j],
                     k - model.idx_v[j]
                 ),
@@ -365,25 +365,49 @@ impl ModelBuilder {
     }
 }
 
-/// The degrees of freedom that move no mass or inertia at the neutral configuration (their
-/// row of the mass matrix is zero there; NaN inertias count too), in increasing order: the
-/// composite inertia of each subtree at q = 0 seen along each motion subspace vector.
+/// The degrees of freedom whose forward dynamics is undefined at the neutral configuration:
+/// those that move no mass or inertia, and those that only repeat others (two hinges on one
+/// axis with no mass between them, a massless base over a single hinge), in increasing order.
+///
+/// The test is the articulated-body pivots of ABA (RBDA Table 7.1) at q = 0: `D = Sᵀ Iᴬ S`,
+/// positive definite for every joint exactly when the mass matrix is. A pivot below 1e-13 of
+/// the largest entry of `Iᴬ` (or not finite) marks the joint's dofs; such a joint is then
+/// treated as locked for its ancestors, so that each degenerate dof is named once.
 fn massless_dofs(m: &Model) -> Vec<usize> {
-    let mut composite = m.inertias.clone();
+    use crate::spatial::{Mat6, Motion};
+    use nalgebra::DMatrix;
+    let mut articulated: Vec<Mat6> = m.inertias.iter().map(|i| i.to_matrix()).collect();
+    let mut out = vec![];
     for i in (1..m.njoints).rev() {
+        let (iv, nv) = (m.idx_v[i], m.nvs[i]);
+        let mut ia = articulated[i];
+        if nv > 0 {
+            let s = DMatrix::from_fn(6, nv, |r, c| m.motion_subspace[iv + c].to_vec6()[r]);
+            let u = DMatrix::from_fn(6, 6, |r, c| ia[(r, c)]) * &s;
+            let d = s.transpose() * &u;
+            let tol = 1e-13 * ia.amax();
+            let pivots_ok = d.iter().all(|x| x.is_finite())
+                && d.clone().symmetric_eigenvalues().iter().all(|&e| e > tol);
+            match d.clone().try_inverse() {
+                Some(d_inv) if pivots_ok => {
+                    let reduced = &u * d_inv * u.transpose();
+                    ia -= Mat6::from_fn(|r, c| reduced[(r, c)]);
+                }
+                _ => out.extend(iv..iv + nv),
+            }
+        }
+        // to the parent's frame: Iᴬ_parent += Bᵀ Iᴬ B, B the parent-to-child motion transform
+        let x = &m.joint_placements[i];
+        let b = Mat6::from_fn(|r, c| {
+            let mut e = [0.0; 6];
+            e[c] = 1.0;
+            x.inv_act_motion(&Motion::from_slice(&e)).to_vec6()[r]
+        });
         let p = m.parents[i];
-        let child = composite[i].transformed(&m.joint_placements[i]);
-        composite[p] = composite[p].combined(&child);
+        articulated[p] += b.transpose() * ia * b;
     }
-    (0..m.nv)
-        .filter(|&k| {
-            let s = m.motion_subspace[k];
-            let inertia_along = s.dot(&composite[m.dof_joint[k]].mul_motion(&s));
-            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN counts as massless
-            let massless = !(inertia_along > 0.0);
-            massless
-        })
-        .collect()
+    out.sort_unstable();
+    out
 }
 
 /// Checks that an inertia is physical: finite, mass ≥ 0, rotational inertia symmetric positive

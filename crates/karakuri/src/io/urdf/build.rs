@@ -523,20 +523,25 @@ impl<'a> Loader<'a> {
             .map_err(|e| self.build_error(e))?;
         self.check_finite(&model)?;
         if !massless.is_empty() {
-            let joints: Vec<String> = massless
-                .iter()
-                .map(|&k| {
-                    let j = model.dof_joint[k];
-                    let name = &model.joint_names[j];
-                    let line = self.robot.joints.iter().find(|o| &o.name == name).map_or(self.robot.line, |o| o.line);
-                    match model.nvs[j] {
-                        1 => format!("'{name}' (line {line})"),
-                        _ => format!("'{name}' (line {line}, its degree of freedom {})", k - model.idx_v[j]),
-                    }
-                })
-                .collect();
+            let mut joints: Vec<String> = Vec::new();
+            let mut last = None;
+            for &k in &massless {
+                let j = model.dof_joint[k];
+                if last == Some(j) {
+                    continue; // a joint's dofs are named once
+                }
+                last = Some(j);
+                let name = &model.joint_names[j];
+                let line = self
+                    .robot
+                    .joints
+                    .iter()
+                    .find(|o| &o.name == name)
+                    .map_or(self.robot.line, |o| o.line);
+                joints.push(format!("'{name}' (line {line})"));
+            }
             self.geometry.warnings.push(format!(
-                "{}: joint(s) {} move no mass or inertia: the mass matrix is singular, so kinematics and inverse dynamics work but forward dynamics and simulation do not (the simulator refuses the model); lock them (type=\"fixed\"), give the links they move an <inertial>, or add armature to them",
+                "{}: joint(s) {} move no mass or inertia (or only repeat another joint's motion): the mass matrix is singular, so kinematics and inverse dynamics work but forward dynamics and simulation do not (the simulator refuses the model); lock them (type=\"fixed\"), give the links they move an <inertial>, or add armature to them",
                 self.file,
                 joints.join(", ")
             ));

@@ -11,6 +11,11 @@ use crate::spatial::{Inertia, Mat3, Se3, Vec3};
 
 type Result<T> = std::result::Result<T, UrdfError>;
 
+/// The largest magnitude of a length (m), mass (kg) or inertia entry (kg m²): far beyond any
+/// machine, and small enough that masses times squared distances summed over thousands of
+/// links stay far from overflow.
+const MAX_QUANTITY: f64 = 1e15;
+
 /// The robot as written.
 pub(super) struct UrdfRobot {
     pub name: String,
@@ -178,14 +183,28 @@ impl Ctx<'_> {
                 format!("attribute {attr}=\"{text}\": expected {n} number(s) separated by spaces, found {}", words.len()),
             ));
         }
+        // lengths, masses and inertias: bounded so that every product the dynamics forms stays
+        // finite (limits, damping and colours may be any finite number)
+        let bounded = matches!(
+            attr,
+            "xyz" | "value" | "ixx" | "ixy" | "ixz" | "iyy" | "iyz" | "izz" | "size" | "radius" | "length" | "scale"
+        );
         words
             .iter()
             .map(|w| match w.parse::<f64>() {
-                Ok(x) if x.is_finite() => Ok(x),
-                Ok(_) => Err(self.err(
+                Ok(x) if !x.is_finite() => Err(self.err(
                     node,
                     format!("attribute {attr}=\"{text}\": '{w}' is not a finite number"),
                 )),
+                Ok(x) if bounded && x.abs() > MAX_QUANTITY => Err(self.err(
+                    node,
+                    format!("attribute {attr}=\"{text}\": '{w}' is out of range: lengths, masses and inertias must be within ±{MAX_QUANTITY:e} (SI units: m, kg, kg m²)"),
+                )),
+                Ok(x) if bounded && x != 0.0 && !x.is_normal() => Err(self.err(
+                    node,
+                    format!("attribute {attr}=\"{text}\": '{w}' is too small to compute with (a subnormal number): write 0"),
+                )),
+                Ok(x) => Ok(x),
                 Err(_) => Err(self.err(
                     node,
                     format!("attribute {attr}=\"{text}\": '{w}' is not a number"),
