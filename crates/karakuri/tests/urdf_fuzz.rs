@@ -3,7 +3,7 @@
 //!
 //! Every URDF of `tests/data` (and `tests/data/erd`) is mutated (numbers replaced by extreme
 //! values, spans deleted, duplicated or moved, attribute values swapped, elements spliced from
-//! other files, hostile snippets inserted) and loaded. Each load must return within
+//! other files, hostile snippets and deep nesting inserted) and loaded. Each load must return within
 //! `PER_INPUT_LIMIT` without panicking, and a loaded model must hold finite numbers only, with a
 //! finite mass matrix and bias forces at the neutral configuration. A failing input is written
 //! to `target/urdf-fuzz/` and named in the failure; it then becomes a regression test below.
@@ -125,7 +125,7 @@ fn mutate(text: &str, other: &str, rng: &mut SplitMix64) -> String {
         if t.is_empty() {
             t = other.to_string();
         }
-        match rng.next_u64() % 9 {
+        match rng.next_u64() % 10 {
             0 | 1 => {
                 if let Some((a, b)) = find_number(&t, rng) {
                     let v = EXTREME_NUMBERS[rng.next_u64() as usize % EXTREME_NUMBERS.len()];
@@ -182,6 +182,13 @@ fn mutate(text: &str, other: &str, rng: &mut SplitMix64) -> String {
                         }
                     }
                 }
+            }
+            8 => {
+                // elements nested up to 100 000 deep (the XML reader recurses per level)
+                let depth = 1usize << (rng.next_u64() % 17);
+                let at = boundary(&t, rng);
+                let nest = format!("{}{}", "<n>".repeat(depth), "</n>".repeat(depth));
+                t.insert_str(at, &nest);
             }
             _ => {
                 // a random byte (kept valid UTF-8)

@@ -58,3 +58,35 @@ fn serial_chain_of_5000_links_loads_fast() {
     assert_eq!(ranges, [(model.idx_v[j], model.nv)]);
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
 }
+
+/// Found while writing these tests: elements nested 100 000 deep overflowed the stack (the XML
+/// reader recurses once per level) and aborted the process. Refused before parsing.
+#[test]
+fn elements_nested_100000_deep_overflowed_the_stack() {
+    let depth = 100_000;
+    let xml = format!("<robot name=\"r\"><link name=\"a\"/>\n{}{}</robot>", "<x>".repeat(depth), "</x>".repeat(depth));
+    let start = Instant::now();
+    let e = urdf::parse_str(&xml, "deep.urdf", &LoadOptions::default()).expect_err("accepted");
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert_eq!((e.element.as_str(), e.line), ("xml", Some(2)), "{e}");
+    assert!(e.reason.contains("nested more than 256 deep"), "{e}");
+    // 200 levels (with comments, CDATA, quoted '>' and self-closing tags on the way) still parse
+    // as XML: the robot loads, the unknown elements ignored
+    let xml = format!(
+        "<?xml version=\"1.0\"?><!DOCTYPE robot [<!ELEMENT robot ANY>]><robot name=\"r\"><!-- <a><b> --><link name=\"a\"/>{}<y v=\">\"/><![CDATA[<z>]]>{}</robot>",
+        "<x>".repeat(200),
+        "</x>".repeat(200)
+    );
+    urdf::parse_str(&xml, "deep.urdf", &LoadOptions::default()).unwrap();
+}
+
+/// 20 000 sibling links with no joints: one error naming the roots, quickly.
+#[test]
+fn many_unconnected_links_are_one_quick_error() {
+    let links: String = (0..20_000).map(|k| format!("<link name=\"l{k}\"/>")).collect();
+    let xml = format!("<robot name=\"r\">{links}</robot>");
+    let start = Instant::now();
+    let e = urdf::parse_str(&xml, "roots.urdf", &LoadOptions::default()).expect_err("accepted");
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(e.reason.contains("several root links"), "{}", &e.reason[..200]);
+}

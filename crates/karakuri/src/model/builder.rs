@@ -264,8 +264,8 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Finishes the model without [`build`](Self::build)'s check that every degree of freedom
-    /// moves mass, and lists the dofs that move none (increasing): for loaders that accept such
+    /// Finishes the model without [`build`](Self::build)'s check of forward dynamics, and lists
+    /// the dofs that fail it (increasing; see `massless_dofs`): for loaders that accept such
     /// models as Pinocchio does (kinematics and inverse dynamics are defined, forward dynamics
     /// is not) and report them.
     pub(crate) fn build_listing_massless_dofs(self) -> Result<(Model, Vec<usize>), ModelError> {
@@ -346,8 +346,9 @@ impl ModelBuilder {
         Ok(self.model)
     }
 
-    /// Finishes the model and checks that every degree of freedom moves some mass or inertia
-    /// (else the mass matrix is singular and forward dynamics undefined).
+    /// Finishes the model and checks that forward dynamics is defined at the neutral
+    /// configuration: every degree of freedom moves some mass or inertia, and none only repeats
+    /// another's motion (else the mass matrix is singular).
     pub fn build(self) -> Result<Model, ModelError> {
         let (model, massless) = self.build_listing_massless_dofs()?;
         if let Some(&k) = massless.first() {
