@@ -162,7 +162,7 @@ fn romeo_laas_small_non_psd_body_inertia_is_repaired_with_a_warning() {
 /// The installed example-robot-data's `robots/` directory, if any.
 fn example_robot_data() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("EXAMPLE_ROBOT_DATA_DIR") {
-        return Some(PathBuf::from(d));
+        return Some(PathBuf::from(d)).filter(|d| d.is_dir());
     }
     let out = std::process::Command::new("python3")
         .args(["-c", "import site; print('\\n'.join(site.getsitepackages()))"])
