@@ -6,6 +6,7 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 
+const scriptStart = performance.now();
 const D = JSON.parse(document.getElementById('karakuri-data').textContent);
 const statusEl = document.getElementById('karakuri-status');
 
@@ -558,6 +559,8 @@ function replay() {
     resize();
     seek(fromHash(), false);
     render();
+    statusEl.dataset.readyms = performance.now().toFixed(0);
+    statusEl.dataset.scriptms = (performance.now() - scriptStart).toFixed(0);
     statusEl.dataset.ready = '1';
     requestAnimationFrame(loop);
   }, 0);
@@ -659,6 +662,8 @@ function model() {
   statusProbe = () => probe({ joints: String(inputs.length) });
   resize();
   render();
+  statusEl.dataset.readyms = performance.now().toFixed(0);
+  statusEl.dataset.scriptms = (performance.now() - scriptStart).toFixed(0);
   statusEl.dataset.ready = '1';
   requestAnimationFrame(function loop() { render(); requestAnimationFrame(loop); });
 }
