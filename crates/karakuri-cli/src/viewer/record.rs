@@ -335,3 +335,105 @@ impl Recorder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unbase64(s: &str) -> Vec<u8> {
+        let val = |c: u8| match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            _ => 63,
+        };
+        let clean: Vec<u8> = s.bytes().filter(|&c| c != b'=').collect();
+        let mut out = Vec::new();
+        for chunk in clean.chunks(4) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (k, &c)| n | u32::from(val(c)) << (18 - 6 * k));
+            out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+        }
+        out
+    }
+    fn f32s_of(v: &Value) -> Vec<f32> {
+        unbase64(v.as_str().unwrap()).chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+    }
+    fn i16s_of(v: &Value) -> Vec<i16> {
+        unbase64(v.as_str().unwrap()).chunks(2).map(|b| i16::from_le_bytes(b.try_into().unwrap())).collect()
+    }
+    fn scene(name: &str) -> Scene {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenes").join(name);
+        Scene::from_file(p).unwrap()
+    }
+
+    /// Runs `scene` for `steps` steps through a recorder; the page data and the true poses of
+    /// the moving bodies at each step.
+    fn record(scene: Scene, steps: u64) -> (Value, Vec<(f64, Vec<Se3>)>) {
+        let mut world = World::new(scene).unwrap();
+        let mut rec = Recorder::new();
+        let moving: Vec<usize> = (0..world.bodies().len()).filter(|&i| !world.bodies()[i].is_static).collect();
+        let mut truth = vec![(0.0, moving.iter().map(|&i| world.states()[i].pose).collect())];
+        rec.observe(&world, false);
+        for k in 1..=steps {
+            world.step().unwrap();
+            rec.observe(&world, k == steps);
+            truth.push((world.time(), moving.iter().map(|&i| world.states()[i].pose).collect()));
+        }
+        (rec.into_page_data(""), truth)
+    }
+
+    #[test]
+    fn frames_decode_to_the_world_poses_within_the_quantisation() {
+        let (data, truth) = record(scene("02_bounce.json"), 1000);
+        let f = &data["frames"];
+        let times = f32s_of(&f["t"]);
+        let (p, q) = (i16s_of(&f["p"]), i16s_of(&f["q"]));
+        let m = f["bodies"].as_array().unwrap().len();
+        let lo: Vec<f64> = f["lo"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let step: Vec<f64> = f["step"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        // display rate: at most 60 frames per simulated second, at least one per 1/60 s + a step
+        let dt = data["dt"].as_f64().unwrap();
+        let stride = data["stride"].as_u64().unwrap() as f64;
+        assert!(stride * dt >= 1.0 / 60.0 - 1e-12 && (stride - 1.0) * dt < 1.0 / 60.0);
+        assert_eq!(times.len(), (1000.0 / stride).floor() as usize + 1 + usize::from(1000 % stride as u64 != 0));
+        assert_eq!(*times.last().unwrap(), 1.0f32, "the last step is a frame");
+        for (k, &t) in times.iter().enumerate() {
+            let (_, poses) = truth.iter().find(|(tt, _)| (*tt as f32) == t).expect("a frame at a step");
+            for b in 0..m {
+                let x = &poses[b];
+                for c in 0..3 {
+                    let decoded = lo[3 * b + c] + (f64::from(p[(k * m + b) * 3 + c]) + 32767.0) * step[3 * b + c];
+                    let err = (decoded - x.translation[c]).abs();
+                    assert!(err <= 0.5 * step[3 * b + c] + 1e-12, "frame {k} body {b}: {decoded} vs {}", x.translation[c]);
+                }
+                let qt = karakuri::spatial::quat_to_xyzw(&x.rotation);
+                let qd: Vec<f64> = (0..4).map(|c| f64::from(q[(k * m + b) * 4 + c]) / 32767.0).collect();
+                let sign = if (0..4).map(|c| qd[c] * qt[c]).sum::<f64>() < 0.0 { -1.0 } else { 1.0 };
+                for c in 0..4 {
+                    assert!((sign * qd[c] - qt[c]).abs() <= 0.5 / 32767.0 + 1e-9, "frame {k} body {b}: {qd:?} vs {qt:?}");
+                }
+            }
+        }
+        // a 2 m drop: positions to better than 0.1 mm
+        assert!(step.iter().all(|&s| s < 1e-4), "{step:?}");
+    }
+
+    #[test]
+    fn joint_positions_from_body_poses_start_at_the_scene_q0() {
+        let plot_q0 = |data: &Value, name: &str| -> f64 {
+            let joints = data["plots"].as_array().unwrap().iter().find(|p| p["title"] == "Joint positions").unwrap();
+            let s = joints["series"].as_array().unwrap().iter().find(|s| s["label"].as_str().unwrap().starts_with(name));
+            f64::from(f32s_of(&s.unwrap_or_else(|| panic!("no series {name}"))["v"])[0])
+        };
+        let (data, _) = record(scene("06_double_pendulum.json"), 3);
+        assert!((plot_q0(&data, "j00 ") - std::f64::consts::FRAC_PI_2).abs() < 1e-6);
+        assert!(plot_q0(&data, "j01 ").abs() < 1e-6);
+        // a URDF robot with prescribed q0 (the bundled demo)
+        let (data, _) = record(karakuri_sim::cli::demo_scene().unwrap(), 3);
+        for (joint, q0) in [("FL_HFE", 0.8), ("FL_KFE", -1.6), ("HR_HFE", -0.8), ("HR_KFE", 1.6), ("FR_HAA", 0.0)] {
+            let q = plot_q0(&data, &format!("solo/{joint} "));
+            assert!((q - q0).abs() < 1e-6, "{joint}: {q} vs {q0}");
+        }
+    }
+}
