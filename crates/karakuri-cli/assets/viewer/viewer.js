@@ -53,12 +53,15 @@ view.append(hint);
 const panel = el('div', 'kk-panel');
 view.append(panel);
 
-function toggle(label, initial, onChange) {
+// `#show=frames,trails` / `#hide=contacts` in the address override a toggle's default
+const fragment = (key) => ((new RegExp('[#&]' + key + '=([^&]*)').exec(location.hash) || [])[1] || '').split(',');
+function toggle(label, initial, onChange, key) {
   const l = el('label');
   const c = el('input');
   c.type = 'checkbox';
-  c.checked = initial;
+  c.checked = (initial || fragment('show').includes(key)) && !fragment('hide').includes(key);
   c.addEventListener('change', () => { onChange(c.checked); requestRender(true); });
+  if (c.checked !== false) onChange(c.checked);
   l.append(c, document.createTextNode(label));
   panel.append(l);
   return c;
@@ -364,14 +367,15 @@ function replay() {
   }
 
   // panel
-  toggle('contacts and forces', true, (on) => { contactGroup.visible = on; });
-  toggle('body frames', false, (on) => axesHelpers.forEach((a) => { a.visible = on; }));
+  let started = false;
+  toggle('contacts and forces', true, (on) => { contactGroup.visible = on; }, 'contacts');
+  toggle('body frames', false, (on) => axesHelpers.forEach((a) => { a.visible = on; }), 'frames');
   toggle('trails', false, (on) => {
     if (on && !trails) buildTrails();
     if (trails) trails.forEach((t) => { t.visible = on; });
-    update();
-  });
-  toggle('collision shapes', false, (on) => collisionGroups.forEach((g) => { g.visible = on; }));
+    if (started) update();
+  }, 'trails');
+  toggle('collision shapes', false, (on) => collisionGroups.forEach((g) => { g.visible = on; }), 'collision');
   const forceRow = el('div', 'kk-row', 'force scale');
   const forceInput = el('input');
   Object.assign(forceInput, { type: 'range', min: '-2', max: '2', step: '0.1', value: '0' });
@@ -463,6 +467,7 @@ function replay() {
 
   // time
   let t = 0;
+  started = true;
   let playing = false;
   function frameAt(time) {
     let lo = 0;
@@ -511,7 +516,8 @@ function replay() {
     t = Math.min(tEnd, Math.max(0, Number.isFinite(time) ? time : 0));
     update();
     requestRender(true);
-    if (share) history.replaceState(null, '', '#t=' + t.toFixed(3));
+    if (share) history.replaceState(null, '', location.hash.match(/[#&]t=/)
+      ? location.hash.replace(/([#&]t=)[-+0-9.eE]+/, '$1' + t.toFixed(3)) : (location.hash ? location.hash + '&' : '#') + 't=' + t.toFixed(3));
   }
   function setPlaying(on) {
     if (on && t >= tEnd) t = 0;
@@ -528,7 +534,7 @@ function replay() {
     }
   });
   const fromHash = () => {
-    const m = /t=([-+0-9.eE]+)/.exec(location.hash);
+    const m = /[#&]t=([-+0-9.eE]+)/.exec(location.hash);
     return m ? parseFloat(m[1]) : 0;
   };
   window.addEventListener('hashchange', () => seek(fromHash(), false));
@@ -623,9 +629,9 @@ function model() {
   frameCamera({ center, radius }, 1.45);
   frames.forEach((a) => a.scale.setScalar(Math.max(0.5, radius / 1.5)));
 
-  toggle('link frames', false, (on) => frames.forEach((a) => { a.visible = on; }));
-  toggle('inertia boxes', false, (on) => inertiaBoxes.forEach((b) => { b.visible = on; }));
-  toggle('collision shapes', false, (on) => collisionGroups.forEach((g) => { g.visible = on; }));
+  toggle('link frames', false, (on) => frames.forEach((a) => { a.visible = on; }), 'frames');
+  toggle('inertia boxes', false, (on) => inertiaBoxes.forEach((b) => { b.visible = on; }), 'inertia');
+  toggle('collision shapes', false, (on) => collisionGroups.forEach((g) => { g.visible = on; }), 'collision');
 
   const side = el('aside', 'kk-side');
   side.append(el('h2', null, 'Joints'));
