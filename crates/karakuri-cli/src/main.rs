@@ -134,7 +134,7 @@ fn simulate(
             .expect("valid template"),
     );
     let started = std::time::Instant::now();
-    let mut recorder = html.as_ref().map(|_| viewer::Recorder::new());
+    let mut recorder = html.as_deref().map(viewer::Recorder::for_page).transpose()?;
     let summary = karakuri_sim::cli::simulate_observed(
         &args,
         &mut |fraction| {

@@ -92,6 +92,13 @@ impl Recorder {
         Recorder::default()
     }
 
+    /// A recorder for a page to be written at `path`, checked writable now (not after the run).
+    pub fn for_page(path: &std::path::Path) -> anyhow::Result<Recorder> {
+        std::fs::write(path, "")
+            .map_err(|e| anyhow::anyhow!("{}: cannot write the page: {e}", path.display()))?;
+        Ok(Recorder::new())
+    }
+
     /// Called with the world at the start and after every step; `last` on the run's last call.
     pub fn observe(&mut self, world: &World, last: bool) {
         if !self.started {
