@@ -6,7 +6,8 @@
 //!   (a 10 m fall: 0.15 mm steps), orientations as 16-bit quaternion components (~3e-5 rad);
 //!   the page interpolates between frames.
 //! * Contacts: point and force of each contact (float32) at the frames, thinned to every k-th
-//!   frame when they would exceed [`CONTACT_BYTES`] (a long pile of 100 bodies).
+//!   frame when they would exceed [`CONTACT_BYTES`] before compression (a long pile of 100
+//!   bodies). Every long array is deflated in the page ([`super::page::pack`]).
 //! * Plots at the frames: mechanical energy, number of contacts, and the position of every
 //!   1-dof joint (URDF joints, single-hinge scene bodies), recovered from the body states.
 
@@ -25,7 +26,7 @@ use super::page::{f32s, i16s, u32s};
 /// Largest display rate (frames per simulated second).
 pub const MAX_FPS: f64 = 60.0;
 /// Contact data above this many bytes is thinned to every k-th frame.
-pub const CONTACT_BYTES: usize = 3_000_000;
+pub const CONTACT_BYTES: usize = 8_000_000;
 
 /// A 1-dof joint whose position is recovered from the poses of its two bodies:
 /// `X = base⁻¹ · pose(parent)⁻¹ · pose(body)` is the joint's motion (with the anchor moved
@@ -347,27 +348,11 @@ impl Recorder {
 mod tests {
     use super::*;
 
-    fn unbase64(s: &str) -> Vec<u8> {
-        let val = |c: u8| match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            _ => 63,
-        };
-        let clean: Vec<u8> = s.bytes().filter(|&c| c != b'=').collect();
-        let mut out = Vec::new();
-        for chunk in clean.chunks(4) {
-            let n = chunk.iter().enumerate().fold(0u32, |n, (k, &c)| n | u32::from(val(c)) << (18 - 6 * k));
-            out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
-        }
-        out
-    }
     fn f32s_of(v: &Value) -> Vec<f32> {
-        unbase64(v.as_str().unwrap()).chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+        super::super::page::tests::unpack(v.as_str().unwrap()).chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
     }
     fn i16s_of(v: &Value) -> Vec<i16> {
-        unbase64(v.as_str().unwrap()).chunks(2).map(|b| i16::from_le_bytes(b.try_into().unwrap())).collect()
+        super::super::page::tests::unpack(v.as_str().unwrap()).chunks(2).map(|b| i16::from_le_bytes(b.try_into().unwrap())).collect()
     }
     fn scene(name: &str) -> Scene {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenes").join(name);
