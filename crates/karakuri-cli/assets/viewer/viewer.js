@@ -581,10 +581,14 @@ function replay() {
       frame: String(frameAt(t).f), bodies: JSON.stringify(screen), plots: String(plots.length) });
   };
   // uPlot sets its scales in a microtask: start once the plots are ready
+  const builtMs = performance.now() - scriptStart;
   setTimeout(() => {
     resize();
     seek(fromHash(), false);
+    const renderStart = performance.now();
     render();
+    statusEl.dataset.buildms = builtMs.toFixed(0);
+    statusEl.dataset.renderms = (performance.now() - renderStart).toFixed(0);
     statusEl.dataset.readyms = performance.now().toFixed(0);
     statusEl.dataset.scriptms = (performance.now() - scriptStart).toFixed(0);
   statusEl.dataset.inflatems = inflatedMs.toFixed(0);
