@@ -283,12 +283,24 @@ function replay() {
     box.expandByPoint(new THREE.Vector3(F.lo[3 * b] + 65534 * F.step[3 * b],
       F.lo[3 * b + 1] + 65534 * F.step[3 * b + 1], F.lo[3 * b + 2] + 65534 * F.step[3 * b + 2]));
   }
-  D.bodies.forEach((b, i) => {
-    if (!b.moving) {
-      const s = new THREE.Box3().setFromObject(bodyObjects[i]);
-      if (!s.isEmpty() && s.getSize(new THREE.Vector3()).length() < 1e3) box.union(s);
-    }
+  // and the bodies' shapes at the first and the last frame
+  const addShapes = () => D.bodies.forEach((b, i) => {
+    const s = new THREE.Box3().setFromObject(bodyObjects[i]);
+    if (!s.isEmpty() && s.getSize(new THREE.Vector3()).length() < 1e3) box.union(s);
   });
+  const v = new THREE.Vector3();
+  const qv = new THREE.Quaternion();
+  for (const f of n > 0 ? [0, n - 1] : []) {
+    moving.forEach((bi, b) => {
+      position(f, b, v);
+      orientation(f, b, qv);
+      bodyObjects[bi].position.copy(v);
+      bodyObjects[bi].quaternion.copy(qv);
+    });
+    scene.updateMatrixWorld(true);
+    addShapes();
+  }
+  if (n === 0) addShapes();
   if (box.isEmpty()) box.set(new THREE.Vector3(-1, -1, 0), new THREE.Vector3(1, 1, 1));
   const center = box.getCenter(new THREE.Vector3());
   const radius = Math.max(0.5, 0.5 * box.getSize(new THREE.Vector3()).length());
@@ -467,11 +479,20 @@ function replay() {
     u.over.addEventListener('mouseleave', () => setTimeout(() => placeCursors(), 0));
     plots.push(u);
   }
-  new ResizeObserver(() => plots.forEach((u) => {
-    const w = Math.max(300, u.root.parentElement.clientWidth - 16);
-    if (Math.abs(u.width - w) > 1) u.setSize({ width: w, height: 170 });
-    placeCursors();
-  })).observe(plotsDiv);
+  // resized outside the observer's callback (resizing inside it loops)
+  let resizeQueued = false;
+  new ResizeObserver(() => {
+    if (resizeQueued) return;
+    resizeQueued = true;
+    requestAnimationFrame(() => {
+      resizeQueued = false;
+      for (const u of plots) {
+        const w = Math.max(300, u.root.parentElement.clientWidth - 16);
+        if (Math.abs(u.width - w) > 1) u.setSize({ width: w, height: 170 });
+      }
+      placeCursors();
+    });
+  }).observe(plotsDiv);
   function placeCursors() {
     for (const u of plots) {
       if (u.over.matches(':hover')) continue;
