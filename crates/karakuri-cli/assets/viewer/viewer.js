@@ -342,6 +342,9 @@ function replay() {
   const headGeometry = new THREE.ConeGeometry(1, 2.5, 12).translate(0, -1.25, 0);
   const heads = new THREE.InstancedMesh(headGeometry, new THREE.MeshBasicMaterial({ color: 0xd62828, depthTest: false }), cap);
   heads.renderOrder = 2;
+  // a few contacts show through the bodies; a pile's hundreds only where they are in sight
+  const xray = maxPerFrame <= 40;
+  for (const o of [points, arrows, heads]) o.material.depthTest = !xray;
   const contactGroup = new THREE.Group();
   contactGroup.add(points, arrows, heads);
   for (const o of [points, arrows, heads]) o.frustumCulled = false;
