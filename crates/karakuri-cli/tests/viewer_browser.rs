@@ -33,7 +33,10 @@ fn repo() -> PathBuf {
 }
 
 fn karakuri(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_karakuri")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_karakuri"))
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "karakuri {args:?} failed:\n{}{}",
@@ -86,9 +89,12 @@ fn load(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Status {
         .output()
         .expect("run chromium");
     let dom = String::from_utf8_lossy(&out.stdout);
-    let tag_at = dom
-        .find("id=\"karakuri-status\"")
-        .unwrap_or_else(|| panic!("{url}: no #karakuri-status in the DOM; stderr:\n{}", String::from_utf8_lossy(&out.stderr)));
+    let tag_at = dom.find("id=\"karakuri-status\"").unwrap_or_else(|| {
+        panic!(
+            "{url}: no #karakuri-status in the DOM; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     let start = dom[..tag_at].rfind('<').unwrap();
     let tag = &dom[start..start + dom[start..].find('>').unwrap()];
     let mut attrs = BTreeMap::new();
@@ -118,8 +124,18 @@ fn load(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Status {
 
 /// Ready, no errors, and the view is not blank.
 fn check_drawn(s: &Status, what: &str) {
-    assert_eq!(s.get("ready"), "1", "{what}: the page did not finish ({:?}, errors: {})", s.attrs, s.errors);
-    assert!(s.num("width") >= 400.0 && s.num("height") >= 300.0, "{what}: canvas {:?}", s.attrs);
+    assert_eq!(
+        s.get("ready"),
+        "1",
+        "{what}: the page did not finish ({:?}, errors: {})",
+        s.attrs,
+        s.errors
+    );
+    assert!(
+        s.num("width") >= 400.0 && s.num("height") >= 300.0,
+        "{what}: canvas {:?}",
+        s.attrs
+    );
     assert!(s.num("drawn") > 0.05, "{what}: view nearly blank: {:?}", s.attrs);
     assert!(s.num("colours") >= 20.0, "{what}: too few colours drawn: {:?}", s.attrs);
 }
@@ -132,7 +148,10 @@ fn check_time(s: &Status, t: f64, what: &str) {
     assert!(cursors.len() >= 2, "{what}: plots {:?}", s.attrs);
     for c in cursors {
         // a pixel of a ~1000 px wide plot spans at most END/1000 s
-        assert!((c - slider).abs() <= 2e-3 * s.num("tend").max(1.0), "{what}: plot cursor at {c}, slider at {slider}");
+        assert!(
+            (c - slider).abs() <= 2e-3 * s.num("tend").max(1.0),
+            "{what}: plot cursor at {c}, slider at {slider}"
+        );
     }
 }
 
@@ -151,7 +170,11 @@ fn check_replay(browser: &Path, page: &Path, profile: &Path) {
     assert!(!a.is_empty(), "{what}: no moving bodies");
     let moved = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
     assert!(moved > 0.02, "{what}: bodies on screen at t=0 {a:?} and at t=END {b:?}");
-    assert_ne!(start.get("hash"), end.get("hash"), "{what}: the same pixels at t=0 and t=END");
+    assert_ne!(
+        start.get("hash"),
+        end.get("hash"),
+        "{what}: the same pixels at t=0 and t=END"
+    );
     let mid = load(browser, page, &format!("#t={}", end_t / 2.0), profile);
     check_time(&mid, end_t / 2.0, &what);
 }

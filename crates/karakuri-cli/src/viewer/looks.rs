@@ -127,7 +127,9 @@ pub fn scene_shape(spec: &ShapeSpec, color: [f32; 4], layer: &str, meshes: &mut 
         }
         Geometry::Plane => json!({"type": "plane"}),
         Geometry::ConvexMesh { vertices, .. } => json!({"type": "mesh", "mesh": meshes.hull(vertices)?}),
-        Geometry::TriMesh { vertices, triangles, .. } => {
+        Geometry::TriMesh {
+            vertices, triangles, ..
+        } => {
             json!({"type": "mesh", "mesh": meshes.add(vertices, triangles)})
         }
     };
@@ -152,7 +154,11 @@ fn urdf_shape(g: &GeometryObject, color: [f32; 4], layer: &str, meshes: &mut Mes
                 let tried: Vec<String> = tried.iter().map(|p| format!("'{}'", p.display())).collect();
                 meshes.notes.push(format!(
                     "{what}: not found (tried {})",
-                    if tried.is_empty() { "nothing".to_string() } else { tried.join(", ") }
+                    if tried.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        tried.join(", ")
+                    }
                 ));
                 return None;
             };

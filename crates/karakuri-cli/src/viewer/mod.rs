@@ -40,12 +40,24 @@ pub fn view(model: &Path, floating: bool, html: &Path) -> anyhow::Result<std::pr
 
 /// Tells where the page is, how big, and what it could not draw.
 pub fn print_written(html: &Path, bytes: usize, data: &serde_json::Value) {
-    println!("page             {} ({:.2} MB); open it in a browser", html.display(), bytes as f64 / 1e6);
-    let notes: Vec<&str> = data["notes"].as_array().into_iter().flatten().filter_map(|n| n.as_str()).collect();
+    println!(
+        "page             {} ({:.2} MB); open it in a browser",
+        html.display(),
+        bytes as f64 / 1e6
+    );
+    let notes: Vec<&str> = data["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str())
+        .collect();
     for n in notes.iter().take(3) {
         eprintln!("note: {n}");
     }
     if notes.len() > 3 {
-        eprintln!("note: ... and {} more, listed in the page (Run summary and notes)", notes.len() - 3);
+        eprintln!(
+            "note: ... and {} more, listed in the page (Run summary and notes)",
+            notes.len() - 3
+        );
     }
 }

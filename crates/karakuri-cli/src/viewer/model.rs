@@ -51,7 +51,9 @@ pub fn page_data(path: &Path, floating: bool) -> anyhow::Result<Value> {
     notes.extend(geometry.warnings.iter().cloned());
     notes.sort();
     notes.dedup();
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
     Ok(json!({
         "kind": "model",
         "title": format!("{} ({})", model.name, name),
@@ -139,13 +141,26 @@ mod tests {
         ));
         let r = karakuri::spatial::rotation_about(&karakuri::spatial::Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7);
         let mut b = karakuri::model::ModelBuilder::new("box");
-        let jt = JointType::Revolute { axis: karakuri::model::Axis::Z };
-        let j = b.add_joint(karakuri::model::JointId::UNIVERSE, "j", jt, Se3::identity()).unwrap();
-        b.add_body(j, "b", karakuri::spatial::Inertia::new(m, karakuri::spatial::Vec3::zeros(), r * diag * r.transpose()))
+        let jt = JointType::Revolute {
+            axis: karakuri::model::Axis::Z,
+        };
+        let j = b
+            .add_joint(karakuri::model::JointId::UNIVERSE, "j", jt, Se3::identity())
             .unwrap();
+        b.add_body(
+            j,
+            "b",
+            karakuri::spatial::Inertia::new(m, karakuri::spatial::Vec3::zeros(), r * diag * r.transpose()),
+        )
+        .unwrap();
         let model = b.build().unwrap();
         let v = inertia_box(&model, 1);
-        let mut half: Vec<f64> = v["half"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let mut half: Vec<f64> = v["half"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         half.sort_by(f64::total_cmp);
         for (h, s) in half.iter().zip(s) {
             assert!((h - s / 2.0).abs() < 1e-9, "{half:?}");

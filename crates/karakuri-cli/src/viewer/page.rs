@@ -148,7 +148,10 @@ pub(crate) mod tests {
         let packed = pack(&data);
         let z = packed.strip_prefix("z:").expect("deflated");
         assert!(z.len() < data.len() / 4, "{} -> {}", data.len(), z.len());
-        assert_eq!(miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(z)).unwrap(), data);
+        assert_eq!(
+            miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(z)).unwrap(),
+            data
+        );
         assert_eq!(pack(&data[..10]), base64(&data[..10]));
     }
 
@@ -164,7 +167,10 @@ pub(crate) mod tests {
         let clean: Vec<u8> = s.bytes().filter(|&c| c != b'=').collect();
         let mut out = Vec::new();
         for chunk in clean.chunks(4) {
-            let n = chunk.iter().enumerate().fold(0u32, |n, (k, &c)| n | u32::from(val(c)) << (18 - 6 * k));
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (k, &c)| n | u32::from(val(c)) << (18 - 6 * k));
             out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
         }
         out
@@ -180,7 +186,11 @@ pub(crate) mod tests {
 
     #[test]
     fn the_vendored_three_module_imports_its_core_by_the_rewritten_path() {
-        assert_eq!(THREE_MODULE.matches(CORE_IMPORT).count(), 2, "one import, one re-export");
+        assert_eq!(
+            THREE_MODULE.matches(CORE_IMPORT).count(),
+            2,
+            "one import, one re-export"
+        );
         assert!(ORBIT_CONTROLS.contains("from 'three'"));
     }
 

@@ -95,8 +95,7 @@ impl Recorder {
 
     /// A recorder for a page to be written at `path`, checked writable now (not after the run).
     pub fn for_page(path: &std::path::Path) -> anyhow::Result<Recorder> {
-        std::fs::write(path, "")
-            .map_err(|e| anyhow::anyhow!("{}: cannot write the page: {e}", path.display()))?;
+        std::fs::write(path, "").map_err(|e| anyhow::anyhow!("{}: cannot write the page: {e}", path.display()))?;
         Ok(Recorder::new())
     }
 
@@ -119,7 +118,12 @@ impl Recorder {
         self.dt = world.engine().dt();
         self.stride = ((1.0 / (MAX_FPS * self.dt)) - 1e-9).ceil().max(1.0) as u64;
         self.scene_name = scene.name.clone();
-        self.scene_title = scene.extra.get("title").and_then(Value::as_str).unwrap_or("").to_string();
+        self.scene_title = scene
+            .extra
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let mut shapes: Vec<Vec<Value>> = vec![Vec::new(); world.bodies().len()];
         let mut free = 0;
         for b in &scene.bodies {
@@ -130,15 +134,30 @@ impl Recorder {
                 free += 1;
                 palette(free - 1)
             };
-            shapes[i].extend(b.shapes.iter().filter_map(|s| scene_shape(s, color, "visual", &mut self.meshes)));
-            if let [JointSpec::Hinge { name, prismatic, axis, anchor, .. }] = b.joints.as_slice() {
+            shapes[i].extend(
+                b.shapes
+                    .iter()
+                    .filter_map(|s| scene_shape(s, color, "visual", &mut self.meshes)),
+            );
+            if let [JointSpec::Hinge {
+                name,
+                prismatic,
+                axis,
+                anchor,
+                ..
+            }] = b.joints.as_slice()
+            {
                 let pip = super::looks::se3(&b.pose_in_parent);
                 let a = Vec3::from(*anchor);
                 self.probes.push(JointProbe {
                     name: name.clone(),
                     body: i,
                     parent: (b.parent != "world").then(|| world.body_index(&b.parent)).flatten(),
-                    base: if *prismatic { pip } else { pip.compose(&Se3::from_translation(a)) },
+                    base: if *prismatic {
+                        pip
+                    } else {
+                        pip.compose(&Se3::from_translation(a))
+                    },
                     axis: Vec3::from(*axis),
                     prismatic: *prismatic,
                 });
@@ -190,7 +209,11 @@ impl Recorder {
             model: &model,
             geometry: &geometry,
             extra: &r.shapes,
-            collision: if r.collide { r.collision } else { karakuri_sim::scene::RobotCollision::None },
+            collision: if r.collide {
+                r.collision
+            } else {
+                karakuri_sim::scene::RobotCollision::None
+            },
         };
         let per_joint = looks.shapes(&mut self.meshes);
         let body_of = |j: usize| world.body_index(&format!("{}/{}", r.name, model.body_names[j]));
@@ -205,7 +228,9 @@ impl Recorder {
                 JointType::Prismatic { axis } => (axis.vector(), true),
                 _ => continue,
             };
-            let (Some(body), Some(parent)) = (body_of(j), body_of(model.parents[j])) else { continue };
+            let (Some(body), Some(parent)) = (body_of(j), body_of(model.parents[j])) else {
+                continue;
+            };
             self.probes.push(JointProbe {
                 name: format!("{}/{}", r.name, model.joint_names[j]),
                 body,
@@ -226,7 +251,12 @@ impl Recorder {
             self.positions.push([p.x, p.y, p.z]);
             let mut q = karakuri::spatial::quat_to_xyzw(&pose.rotation);
             // the sign nearest the previous frame's, so the page interpolates the short way
-            if let Some(prev) = self.orientations.len().checked_sub(self.moving.len()).map(|k| self.orientations[k]) {
+            if let Some(prev) = self
+                .orientations
+                .len()
+                .checked_sub(self.moving.len())
+                .map(|k| self.orientations[k])
+            {
                 if (0..4).map(|c| q[c] * prev[c]).sum::<f64>() < 0.0 {
                     q = q.map(|x| -x);
                 }
@@ -238,7 +268,8 @@ impl Recorder {
         self.contact_count.push(contacts.len() as u32);
         self.contact_start.push(self.contacts.len() as u32);
         for c in contacts {
-            self.contacts.push((c.point.map(|x| x as f32).into(), c.force.map(|x| x as f32).into()));
+            self.contacts
+                .push((c.point.map(|x| x as f32).into(), c.force.map(|x| x as f32).into()));
         }
         let n = self.probes.len();
         for k in 0..n {
@@ -286,14 +317,20 @@ impl Recorder {
         let (mut cp, mut cf) = (Vec::new(), Vec::new());
         for f in (0..nf).step_by(every) {
             start.push(cp.len() as u32 / 3);
-            let end = self.contact_start.get(f + 1).map_or(self.contacts.len(), |&e| e as usize);
+            let end = self
+                .contact_start
+                .get(f + 1)
+                .map_or(self.contacts.len(), |&e| e as usize);
             for (p, force) in &self.contacts[self.contact_start[f] as usize..end] {
                 cp.extend_from_slice(p);
                 cf.extend_from_slice(force);
             }
         }
         start.push(cp.len() as u32 / 3);
-        let fmax = cf.chunks(3).map(|f| (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt()).fold(0.0f32, f32::max);
+        let fmax = cf
+            .chunks(3)
+            .map(|f| (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt())
+            .fold(0.0f32, f32::max);
         let mut plots = vec![
             json!({"title": "Mechanical energy", "unit": "J",
                    "series": [{"label": "energy (J)", "v": f32s(self.energy.iter().map(|&x| x as f32))}]}),
@@ -349,13 +386,21 @@ mod tests {
     use super::*;
 
     fn f32s_of(v: &Value) -> Vec<f32> {
-        super::super::page::tests::unpack(v.as_str().unwrap()).chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+        super::super::page::tests::unpack(v.as_str().unwrap())
+            .chunks(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
     }
     fn i16s_of(v: &Value) -> Vec<i16> {
-        super::super::page::tests::unpack(v.as_str().unwrap()).chunks(2).map(|b| i16::from_le_bytes(b.try_into().unwrap())).collect()
+        super::super::page::tests::unpack(v.as_str().unwrap())
+            .chunks(2)
+            .map(|b| i16::from_le_bytes(b.try_into().unwrap()))
+            .collect()
     }
     fn scene(name: &str) -> Scene {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenes").join(name);
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/scenes")
+            .join(name);
         Scene::from_file(p).unwrap()
     }
 
@@ -364,7 +409,9 @@ mod tests {
     fn record(scene: Scene, steps: u64) -> (Value, Vec<(f64, Vec<Se3>)>) {
         let mut world = World::new(scene).unwrap();
         let mut rec = Recorder::new();
-        let moving: Vec<usize> = (0..world.bodies().len()).filter(|&i| !world.bodies()[i].is_static).collect();
+        let moving: Vec<usize> = (0..world.bodies().len())
+            .filter(|&i| !world.bodies()[i].is_static)
+            .collect();
         let mut truth = vec![(0.0, moving.iter().map(|&i| world.states()[i].pose).collect())];
         rec.observe(&world, false);
         for k in 1..=steps {
@@ -382,28 +429,55 @@ mod tests {
         let times = f32s_of(&f["t"]);
         let (p, q) = (i16s_of(&f["p"]), i16s_of(&f["q"]));
         let m = f["bodies"].as_array().unwrap().len();
-        let lo: Vec<f64> = f["lo"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        let step: Vec<f64> = f["step"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let lo: Vec<f64> = f["lo"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let step: Vec<f64> = f["step"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         // display rate: at most 60 frames per simulated second, at least one per 1/60 s + a step
         let dt = data["dt"].as_f64().unwrap();
         let stride = data["stride"].as_u64().unwrap() as f64;
         assert!(stride * dt >= 1.0 / 60.0 - 1e-12 && (stride - 1.0) * dt < 1.0 / 60.0);
-        assert_eq!(times.len(), (1000.0 / stride).floor() as usize + 1 + usize::from(1000 % stride as u64 != 0));
+        assert_eq!(
+            times.len(),
+            (1000.0 / stride).floor() as usize + 1 + usize::from(1000 % stride as u64 != 0)
+        );
         assert_eq!(*times.last().unwrap(), 1.0f32, "the last step is a frame");
         for (k, &t) in times.iter().enumerate() {
-            let (_, poses) = truth.iter().find(|(tt, _)| (*tt as f32) == t).expect("a frame at a step");
+            let (_, poses) = truth
+                .iter()
+                .find(|(tt, _)| (*tt as f32) == t)
+                .expect("a frame at a step");
             for b in 0..m {
                 let x = &poses[b];
                 for c in 0..3 {
                     let decoded = lo[3 * b + c] + (f64::from(p[(k * m + b) * 3 + c]) + 32767.0) * step[3 * b + c];
                     let err = (decoded - x.translation[c]).abs();
-                    assert!(err <= 0.5 * step[3 * b + c] + 1e-12, "frame {k} body {b}: {decoded} vs {}", x.translation[c]);
+                    assert!(
+                        err <= 0.5 * step[3 * b + c] + 1e-12,
+                        "frame {k} body {b}: {decoded} vs {}",
+                        x.translation[c]
+                    );
                 }
                 let qt = karakuri::spatial::quat_to_xyzw(&x.rotation);
                 let qd: Vec<f64> = (0..4).map(|c| f64::from(q[(k * m + b) * 4 + c]) / 32767.0).collect();
-                let sign = if (0..4).map(|c| qd[c] * qt[c]).sum::<f64>() < 0.0 { -1.0 } else { 1.0 };
+                let sign = if (0..4).map(|c| qd[c] * qt[c]).sum::<f64>() < 0.0 {
+                    -1.0
+                } else {
+                    1.0
+                };
                 for c in 0..4 {
-                    assert!((sign * qd[c] - qt[c]).abs() <= 0.5 / 32767.0 + 1e-9, "frame {k} body {b}: {qd:?} vs {qt:?}");
+                    assert!(
+                        (sign * qd[c] - qt[c]).abs() <= 0.5 / 32767.0 + 1e-9,
+                        "frame {k} body {b}: {qd:?} vs {qt:?}"
+                    );
                 }
             }
         }
@@ -414,8 +488,17 @@ mod tests {
     #[test]
     fn joint_positions_from_body_poses_start_at_the_scene_q0() {
         let plot_q0 = |data: &Value, name: &str| -> f64 {
-            let joints = data["plots"].as_array().unwrap().iter().find(|p| p["title"] == "Joint positions").unwrap();
-            let s = joints["series"].as_array().unwrap().iter().find(|s| s["label"].as_str().unwrap().starts_with(name));
+            let joints = data["plots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["title"] == "Joint positions")
+                .unwrap();
+            let s = joints["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["label"].as_str().unwrap().starts_with(name));
             f64::from(f32s_of(&s.unwrap_or_else(|| panic!("no series {name}"))["v"])[0])
         };
         let (data, _) = record(scene("06_double_pendulum.json"), 3);
@@ -423,7 +506,13 @@ mod tests {
         assert!(plot_q0(&data, "j01 ").abs() < 1e-6);
         // a URDF robot with prescribed q0 (the bundled demo)
         let (data, _) = record(karakuri_sim::cli::demo_scene().unwrap(), 3);
-        for (joint, q0) in [("FL_HFE", 0.8), ("FL_KFE", -1.6), ("HR_HFE", -0.8), ("HR_KFE", 1.6), ("FR_HAA", 0.0)] {
+        for (joint, q0) in [
+            ("FL_HFE", 0.8),
+            ("FL_KFE", -1.6),
+            ("HR_HFE", -0.8),
+            ("HR_KFE", 1.6),
+            ("FR_HAA", 0.0),
+        ] {
             let q = plot_q0(&data, &format!("solo/{joint} "));
             assert!((q - q0).abs() < 1e-6, "{joint}: {q} vs {q0}");
         }
