@@ -51,10 +51,11 @@ pub struct Summary {
     pub contacts_max: usize,
     /// Mean number of contacts per step.
     pub contacts_mean: f64,
-    /// Mechanical energy at the start and at the end (J).
+    /// Mechanical energy (kinetic + gravitational) at the start and at the end (J). Impacts,
+    /// friction and damping dissipate it; actuation adds to it.
     pub energy: (f64, f64),
     /// `(E_end - E_start) / max(|E_start|, 1 J)`.
-    pub energy_drift: f64,
+    pub energy_change: f64,
 }
 
 impl std::fmt::Display for Summary {
@@ -81,10 +82,19 @@ impl std::fmt::Display for Summary {
             "contacts         {} at the end, {} max, {:.2} mean",
             self.contacts_final, self.contacts_max, self.contacts_mean
         )?;
+        let (e0, e1) = self.energy;
+        let what = if e1 < e0 {
+            "dissipated (impacts, friction, damping)"
+        } else if e1 > e0 {
+            "gained (actuation, contact correction, integration)"
+        } else {
+            "conserved"
+        };
         write!(
             f,
-            "energy           {:.6} J -> {:.6} J (drift {:+.3e})",
-            self.energy.0, self.energy.1, self.energy_drift
+            "energy           {e0:.6} J -> {e1:.6} J ({:+.3e} J, {:+.2} %: {what})",
+            e1 - e0,
+            100.0 * self.energy_change
         )
     }
 }
@@ -97,20 +107,27 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         None => demo_scene()?,
     };
     if let Some(dt) = args.dt {
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(SimError::Input(format!("--dt must be positive (got {dt})")));
+        if !(dt >= crate::scene::MIN_DT && dt.is_finite()) {
+            return Err(SimError::Input(format!(
+                "--dt must be a number of seconds from {:e} on (got {dt:e})",
+                crate::scene::MIN_DT
+            )));
         }
         scene.world.dt = dt;
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
-    if !(duration >= 0.0 && duration.is_finite()) {
+    let dt = scene.world.dt;
+    let n = crate::world::step_count(duration, dt).map_err(|e| SimError::Input(format!("--duration: {e}")))?;
+    if n == 0 {
         return Err(SimError::Input(format!(
-            "--duration must be non-negative (got {duration})"
+            "--duration {duration} s is shorter than half a time step (dt = {dt} s): nothing to simulate"
         )));
     }
     let name = scene.name.clone();
     let mut world = World::new(scene)?;
-    let n = (duration / world.engine().dt()).round() as u64;
+    for w in world.warnings() {
+        warn(w);
+    }
     let mut traj = args
         .out
         .as_ref()
@@ -171,15 +188,14 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         contacts_max: cmax,
         contacts_mean: if n > 0 { csum as f64 / n as f64 } else { 0.0 },
         energy: (e0, e1),
-        energy_drift: (e1 - e0) / e0.abs().max(1.0),
+        energy_change: (e1 - e0) / e0.abs().max(1.0),
     })
 }
 
-/// The bundled demo scene; its URDF is found next to the repository's `tests/data`.
+/// The bundled demo scene; it refers to no file (its robot is `builtin:solo12.urdf`), so a
+/// copied binary runs it from anywhere.
 pub fn demo_scene() -> Result<Scene, SimError> {
-    // the demo's URDF paths are relative to the crate's `scenes/` directory
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join("demo.yaml");
-    Scene::from_str(DEMO_SCENE, &path.display().to_string())
+    Scene::from_str(DEMO_SCENE, "demo.yaml")
 }
 
 struct CsvOut {
@@ -240,4 +256,9 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
         ))?;
     }
     Ok(())
+}
+
+/// A warning for the user of `karakuri simulate`, on stderr.
+fn warn(w: &str) {
+    eprintln!("warning: {w}");
 }

@@ -102,6 +102,7 @@ pub struct NativeEngine {
     steps: u64,
     times: StageTimes,
     last_solve: SolveStats,
+    warnings: Vec<String>,
     loaded: bool,
 }
 
@@ -142,6 +143,7 @@ impl Default for NativeEngine {
             steps: 0,
             times: StageTimes::default(),
             last_solve: SolveStats::default(),
+            warnings: vec![],
             loaded: false,
             model,
         }
@@ -212,6 +214,7 @@ struct Assembly {
     dof_params: Vec<(usize, f64, f64, f64, f64)>,
     limits: Vec<(usize, f64, f64)>,
     loops: Vec<LoopSpec>,
+    warnings: Vec<String>,
 }
 
 fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
@@ -224,6 +227,7 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     let mut free_init = Vec::new();
     let mut dof_params = Vec::new();
     let mut limits = Vec::new();
+    let mut warnings = Vec::new();
     for (bi, bs) in scene.bodies.iter().enumerate() {
         let path = |s: &str| format!("bodies[{bi}].{s}");
         let parent_idx = if bs.parent == "world" {
@@ -342,13 +346,18 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 .chain([scene.base_dir()])
                 .collect(),
         };
-        let (rm, geom) = karakuri::io::urdf::load_with(&path, &opts).map_err(|e| {
+        let loaded = match crate::scene::builtin_urdf(&rs.urdf) {
+            Some(xml) => karakuri::io::urdf::parse_str(xml, &rs.urdf, &opts),
+            None => karakuri::io::urdf::load_with(&path, &opts),
+        };
+        let (rm, geom) = loaded.map_err(|e| {
             scene_err(
                 scene,
                 format!("robots[{ri}].urdf"),
                 format!("cannot load '{}': {e}", rs.urdf),
             )
         })?;
+        warnings.extend(geom.warnings.iter().map(|w| format!("robots[{ri}] ('{}'): {w}", rs.urdf)));
         let base = se3(&rs.pose);
         let mut map = vec![0usize; rm.njoints];
         let mut link_body = vec![usize::MAX; rm.njoints];
@@ -589,6 +598,7 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
         dof_params,
         limits,
         loops,
+        warnings,
     })
 }
 
@@ -1221,6 +1231,10 @@ impl Engine for NativeEngine {
         "native"
     }
 
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     fn load(&mut self, scene: &Scene) -> Result<Vec<BodyInfo>, SimError> {
         let asm = assemble(scene)?;
         let model = asm.model;
@@ -1340,6 +1354,7 @@ impl Engine for NativeEngine {
             v,
             data,
             model,
+            warnings: asm.warnings,
             loaded: true,
             ..NativeEngine::default()
         };

@@ -451,17 +451,47 @@ impl Default for EngineParams {
     }
 }
 
+/// The shortest time step a scene may ask for (s): below it the step count of any useful run
+/// exceeds [`crate::world::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
+pub const MIN_DT: f64 = 1e-9;
+
 const DEFAULT_MATERIAL: Material = Material {
     static_friction: 0.5,
     dynamic_friction: 0.5,
     restitution: 0.0,
 };
 
+/// URDF files inside the binary, by the name a scene's `robots[].urdf` gives them: the bundled
+/// demo's robot, so that the demo runs from a copied binary.
+pub const BUILTIN_URDFS: &[(&str, &str)] = &[("builtin:solo12.urdf", include_str!("../../../tests/data/solo12.urdf"))];
+
+/// The text of a built-in URDF (`builtin:<name>`), `None` for any other path.
+pub fn builtin_urdf(path: &str) -> Option<&'static str> {
+    BUILTIN_URDFS.iter().find(|(name, _)| *name == path).map(|(_, xml)| *xml)
+}
+
 impl Scene {
     /// Reads a scene from a `.json`, `.yaml` or `.yml` file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Scene, SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if !matches!(ext.as_str(), "json" | "yaml" | "yml") {
+            let hint = match ext.as_str() {
+                "urdf" | "xml" | "xacro" | "mjcf" | "sdf" => {
+                    " (a robot model is not a scene: name it in a scene's robots[].urdf; MJCF and SDF are not read)"
+                }
+                _ => "",
+            };
+            return Err(SimError::Scene {
+                file,
+                path: String::new(),
+                reason: format!(
+                    "unknown scene format '{}': scene files are .json, .yaml or .yml{hint}",
+                    if ext.is_empty() { "no extension".to_string() } else { format!(".{ext}") }
+                ),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|e| SimError::Scene {
             file: file.clone(),
             path: String::new(),
@@ -476,7 +506,8 @@ impl Scene {
     /// are resolved against its directory, and its extension (`.yaml`/`.yml`) selects YAML,
     /// anything else JSON.
     pub fn from_str(text: &str, file: &str) -> Result<Scene, SimError> {
-        let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
+        let lower = file.to_ascii_lowercase();
+        let yaml = lower.ends_with(".yaml") || lower.ends_with(".yml");
         let value: Value = if yaml {
             serde_saphyr::from_str(text).map_err(|e| SimError::Scene {
                 file: file.into(),
@@ -553,7 +584,7 @@ impl Scene {
             return s;
         }
         let fix = |p: &mut String| {
-            if Path::new(p.as_str()).is_absolute() || p.contains("://") {
+            if Path::new(p.as_str()).is_absolute() || p.contains("://") || builtin_urdf(p).is_some() {
                 return;
             }
             if let Ok(target) = from_c.join(p.as_str()).canonicalize() {
@@ -790,12 +821,13 @@ fn relative_path(target: &Path, dir: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// The value as written, cut to 40 characters (characters, not bytes: a cut inside a multi-byte
+/// character would panic).
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.len() > 40 {
-        format!("{}...", &s[..40])
-    } else {
-        s
+    match s.char_indices().nth(40) {
+        Some((end, _)) => format!("{}...", &s[..end]),
+        None => s,
     }
 }
 
@@ -824,10 +856,18 @@ fn parse_scene(r: &Reader) -> Result<Scene, SimError> {
     let world = match r.get("world") {
         Some(w) => {
             w.known_keys(&["gravity", "dt", "duration", "integrator_hint"])?;
+            let dt = w.get("dt").map_or(Ok(0.001), |x| x.positive())?;
+            if dt < MIN_DT {
+                return w.req("dt")?.err(format!("must be at least {MIN_DT:e} s (found {dt:e})"));
+            }
+            let duration = w.get("duration").map_or(Ok(1.0), |x| x.nonneg())?;
+            if let Err(e) = crate::world::step_count(duration, dt) {
+                return w.req("duration")?.err(e.to_string());
+            }
             WorldParams {
                 gravity: w.opt_vec3("gravity", [0.0, 0.0, -9.81])?,
-                dt: w.get("dt").map_or(Ok(0.001), |x| x.positive())?,
-                duration: w.get("duration").map_or(Ok(1.0), |x| x.nonneg())?,
+                dt,
+                duration,
                 integrator_hint: w.opt_string("integrator_hint")?,
             }
         }

@@ -321,3 +321,44 @@ fn the_demo_robot_lands_on_its_feet_and_the_cli_writes_its_csv_files() {
     assert_eq!(steps.lines().count(), 602);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 13, item 6: the bundled demo names no file, so a copied binary runs it anywhere.
+#[test]
+fn the_bundled_demo_refers_to_no_file() {
+    let scene = karakuri_sim::cli::demo_scene().unwrap();
+    assert!(scene.robots.iter().all(|r| karakuri_sim::scene::builtin_urdf(&r.urdf).is_some()));
+    let mesh_file = |s: &karakuri_sim::scene::ShapeSpec| {
+        matches!(
+            s.geometry,
+            karakuri_sim::scene::Geometry::ConvexMesh { file: Some(_), .. } | karakuri_sim::scene::Geometry::TriMesh { file: Some(_), .. }
+        )
+    };
+    assert!(!scene.bodies.iter().flat_map(|b| &b.shapes).any(mesh_file));
+    assert!(scene.robots.iter().all(|r| r.collision == karakuri_sim::scene::RobotCollision::None && r.package_dirs.is_empty()));
+    World::new(scene).unwrap();
+}
+
+/// Issue 13, item 8: a wrong-typed value with multi-byte characters is quoted in the error
+/// (cut at a character boundary), not a panic.
+#[test]
+fn a_non_ascii_wrong_typed_value_is_an_error_not_a_panic() {
+    let long = "é".repeat(60);
+    for text in [format!("name: t\nworld: {{dt: \"{long}\"}}\n"), format!("name: t\nworld: {{dt: \"a{long}\"}}\n")] {
+        let e = error_of(&text);
+        assert!(e.contains("world.dt") && e.contains("expected a number") && e.contains("éé"), "{e}");
+    }
+}
+
+/// Issue 13, item 9: a time step or duration whose step count no run can reach is refused at
+/// load, and `World::run` bounds the count too.
+#[test]
+fn a_subnormal_dt_or_a_huge_duration_is_refused() {
+    let e = error_of("name: t\nworld: {dt: 5e-324}\n");
+    assert!(e.contains("world.dt") && e.contains("at least 1e-9"), "{e}");
+    let e = error_of("name: t\nworld: {duration: 1e308}\n");
+    assert!(e.contains("world.duration") && e.contains("more than the 1e9"), "{e}");
+    let mut w = World::new(yaml(&ground_and(""))).unwrap();
+    let e = w.run(1e308).unwrap_err().to_string();
+    assert!(e.contains("more than the 1e9"), "{e}");
+    assert!(w.run(f64::NAN).is_err());
+}
