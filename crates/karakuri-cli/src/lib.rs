@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod inspect;
+pub mod simulate;
 pub mod verify;
 
 use karakuri::io::urdf::{self, LoadOptions, Root};

@@ -1,17 +1,19 @@
-//! What `karakuri simulate` runs: [`simulate`] with [`SimulateArgs`].
+//! `karakuri simulate`: [`simulate`] with [`SimulateArgs`] runs a scene (or the bundled demo),
+//! writes the trajectory and step CSV files, reports progress and returns a [`Summary`].
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
+use karakuri_sim::scene::{Scene, MIN_DT};
+use karakuri_sim::world::step_count;
+use karakuri_sim::World;
 
-use crate::scene::Scene;
-use crate::world::World;
-use crate::SimError;
-
-/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`.
+/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
+/// robot is `builtin:solo12.urdf`, inside the binary too.
 pub const DEMO_SCENE: &str = include_str!("../scenes/demo.yaml");
 
 /// Arguments of `karakuri simulate`.
@@ -101,27 +103,22 @@ impl std::fmt::Display for Summary {
 
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
 /// fraction done (0..=1) about a hundred times.
-pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
+pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary> {
     let mut scene = match &args.scene {
         Some(p) => Scene::from_file(p)?,
         None => demo_scene()?,
     };
     if let Some(dt) = args.dt {
-        if !(dt >= crate::scene::MIN_DT && dt.is_finite()) {
-            return Err(SimError::Input(format!(
-                "--dt must be a number of seconds from {:e} on (got {dt:e})",
-                crate::scene::MIN_DT
-            )));
+        if !(dt >= MIN_DT && dt.is_finite()) {
+            bail!("--dt must be a number of seconds from {MIN_DT:e} on (got {dt:e})");
         }
         scene.world.dt = dt;
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
     let dt = scene.world.dt;
-    let n = crate::world::step_count(duration, dt).map_err(|e| SimError::Input(format!("--duration: {e}")))?;
+    let n = step_count(duration, dt).context("--duration")?;
     if n == 0 {
-        return Err(SimError::Input(format!(
-            "--duration {duration} s is shorter than half a time step (dt = {dt} s): nothing to simulate"
-        )));
+        bail!("--duration {duration} s is shorter than half a time step (dt = {dt} s): nothing to simulate");
     }
     let name = scene.name.clone();
     let mut world = World::new(scene)?;
@@ -194,8 +191,8 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
 
 /// The bundled demo scene; it refers to no file (its robot is `builtin:solo12.urdf`), so a
 /// copied binary runs it from anywhere.
-pub fn demo_scene() -> Result<Scene, SimError> {
-    Scene::from_str(DEMO_SCENE, "demo.yaml")
+pub fn demo_scene() -> Result<Scene> {
+    Ok(Scene::from_str(DEMO_SCENE, "demo.yaml")?)
 }
 
 struct CsvOut {
@@ -205,9 +202,8 @@ struct CsvOut {
 }
 
 impl CsvOut {
-    fn create(path: &Path, header: &str) -> Result<CsvOut, SimError> {
-        let f = std::fs::File::create(path)
-            .map_err(|e| SimError::Output(format!("{}: cannot create: {e}", path.display())))?;
+    fn create(path: &Path, header: &str) -> Result<CsvOut> {
+        let f = std::fs::File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
         let mut out = CsvOut {
             path: path.to_path_buf(),
             w: std::io::BufWriter::new(f),
@@ -216,22 +212,18 @@ impl CsvOut {
         out.line(format_args!("{header}"))?;
         Ok(out)
     }
-    fn line(&mut self, args: std::fmt::Arguments) -> Result<(), SimError> {
+    fn line(&mut self, args: std::fmt::Arguments) -> Result<()> {
         self.buf.clear();
         let _ = self.buf.write_fmt(args);
         self.buf.push('\n');
-        self.w
-            .write_all(self.buf.as_bytes())
-            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+        self.w.write_all(self.buf.as_bytes()).with_context(|| self.path.display().to_string())
     }
-    fn finish(mut self) -> Result<(), SimError> {
-        self.w
-            .flush()
-            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+    fn finish(mut self) -> Result<()> {
+        self.w.flush().with_context(|| self.path.display().to_string())
     }
 }
 
-fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> Result<(), SimError> {
+fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> Result<()> {
     let t = world.time();
     for &i in moving {
         let s = &world.states()[i];
@@ -261,4 +253,23 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
 /// A warning for the user of `karakuri simulate`, on stderr.
 fn warn(w: &str) {
     eprintln!("warning: {w}");
+}
+
+/// `karakuri simulate`: runs with a progress bar on stderr (drawn only on a terminal and only
+/// for runs longer than a moment) and prints the summary.
+pub fn run(args: &SimulateArgs) -> Result<std::process::ExitCode> {
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% (eta {eta})")
+            .expect("valid template"),
+    );
+    let started = Instant::now();
+    let summary = simulate(args, &mut |fraction| {
+        if started.elapsed().as_secs_f64() > 0.5 {
+            bar.set_position((fraction * 1000.0) as u64);
+        }
+    });
+    bar.finish_and_clear();
+    println!("{}", summary?);
+    Ok(std::process::ExitCode::SUCCESS)
 }
