@@ -204,6 +204,10 @@ fn located(file: &str, mut path: String, reason: String) -> SimError {
             reason = format!("{head}expected {words}");
         }
     }
+    // a missing key: into the path, as the conversions' errors
+    if let Some(key) = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`')) {
+        reason = format!("`{key}`: missing");
+    }
     if let Some(rest) = reason.strip_prefix('`') {
         if let Some((key, tail)) = rest.split_once("`: ") {
             if !key.contains(' ') {
