@@ -6,7 +6,7 @@ use karakuri::spatial::Vec3;
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::Scene;
+use crate::scene::{EngineKind, Scene};
 use crate::SimError;
 
 /// A simulated world.
@@ -33,9 +33,8 @@ impl World {
 
     /// Builds the world of a scene with the engine it names (`engine.type`).
     pub fn new(scene: Scene) -> Result<World, SimError> {
-        let engine: Box<dyn Engine> = match scene.engine.kind.as_str() {
-            "native" => Box::new(NativeEngine::new()),
-            other => return Err(SimError::Input(format!("unknown engine '{other}'"))),
+        let engine: Box<dyn Engine> = match scene.engine.kind {
+            EngineKind::Native => Box::new(NativeEngine::new()),
         };
         World::with_engine(scene, engine)
     }

@@ -350,3 +350,10 @@ fn every_scene_saves_and_reloads_bit_identical() {
         }
     }
 }
+
+/// Issue 12, item 4: the engine is an enum; an unknown one is named with the known ones.
+#[test]
+fn unknown_engine_is_an_error() {
+    let e = error_of("name: t\nengine: {type: bullet}\n");
+    assert!(e.contains("engine.type") && e.contains("unknown value `bullet`") && e.contains("`native`"), "{e}");
+}

@@ -1,7 +1,7 @@
 //! The scene's types: what a scene file holds, with its defaults. Each type reads and writes
 //! itself through serde; the few whose file layout differs from their shape in memory (a
 //! shape's `type` beside its sizes, a contact mode's `stiffness` beside its `mode`, a joint's
-//! `q0` that is a pose or a number) go through one layout struct each ([`super::layout`]), used
+//! `q0` that is a pose or a number) go through one layout struct each (`scene/layout.rs`), used
 //! both ways. Semantic checks (ranges, names, units) are in [`super::validate`].
 
 use serde::{Deserialize, Serialize};
@@ -142,13 +142,22 @@ pub enum SolverKind {
     Auto,
 }
 
+/// The engine that steps a world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// [`crate::NativeEngine`]: one karakuri model, Springhead's contacts, velocity-level LCP.
+    #[default]
+    Native,
+}
+
 /// `engine`: which engine steps the world and its numerical settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineParams {
-    /// Engine name (`native`).
+    /// The engine (`type: native`).
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: EngineKind,
     /// Integration scheme.
     pub integrator: Integrator,
     /// Constraint solver.
@@ -172,7 +181,7 @@ pub struct EngineParams {
 impl Default for EngineParams {
     fn default() -> Self {
         EngineParams {
-            kind: "native".into(),
+            kind: EngineKind::Native,
             integrator: Integrator::SemiImplicitEuler,
             solver: SolverKind::Auto,
             max_iterations: 50,

@@ -127,9 +127,6 @@ impl Validator<'_> {
 
     fn engine(&self, s: &Scene) -> Check {
         let e = &s.engine;
-        if e.kind != "native" {
-            return Err(self.err("engine.type", format!("unknown engine '{}' (available: native)", e.kind)));
-        }
         self.nonneg("engine.tolerance", e.tolerance)?;
         self.nonneg("engine.loop_correction_rate", e.loop_correction_rate)?;
         self.positive("engine.max_speed", e.max_speed)
