@@ -1,7 +1,7 @@
 //! The `karakuri` command: inspect models, verify them against Pinocchio exports, benchmark,
 //! simulate.
 
-use karakuri_cli::{bench, inspect, verify, viewer};
+use karakuri_cli::{bench, inspect, simulate, verify, viewer};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -103,7 +103,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, html } => simulate(scene, duration, dt, out, steps, html),
+        Command::Simulate { scene, duration, dt, out, steps, html } => {
+            simulate::run(&simulate::SimulateArgs { scene, duration, dt, out, steps }, html.as_deref())
+        }
         Command::View { model, floating, html } => viewer::view(&model, floating, &html),
         Command::Bench { model, floating, time, only, contacts, json } => {
             bench::run(&model, floating, time, only.as_deref(), &contacts, json)
@@ -116,41 +118,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn simulate(
-    scene: Option<PathBuf>,
-    duration: Option<f64>,
-    dt: Option<f64>,
-    out: Option<PathBuf>,
-    steps: Option<PathBuf>,
-    html: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
-    let args = karakuri_sim::cli::SimulateArgs { scene, duration, dt, out, steps };
-    // a progress bar on stderr, drawn only on a terminal and only for runs longer than a moment
-    let bar = indicatif::ProgressBar::new(1000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% (eta {eta})")
-            .expect("valid template"),
-    );
-    let started = std::time::Instant::now();
-    let mut recorder = html.as_deref().map(viewer::Recorder::for_page).transpose()?;
-    let summary = karakuri_sim::cli::simulate_observed(
-        &args,
-        &mut |fraction| {
-            if started.elapsed().as_secs_f64() > 0.5 {
-                bar.set_position((fraction * 1000.0) as u64);
-            }
-        },
-        &mut |world, last| recorder.iter_mut().for_each(|r| r.observe(world, last)),
-    );
-    bar.finish_and_clear();
-    let summary = summary?;
-    println!("{summary}");
-    if let (Some(path), Some(recorder)) = (html, recorder) {
-        let data = recorder.into_page_data(&summary.to_string());
-        let bytes = viewer::write_page(&path, &data)?;
-        viewer::print_written(&path, bytes, &data);
-    }
-    Ok(ExitCode::SUCCESS)
 }

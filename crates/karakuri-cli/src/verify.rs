@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use karakuri::algorithms::*;
-use karakuri::io::urdf::{self, Root};
+use karakuri::io::urdf::Root;
 use karakuri::constraints::{ConstraintSet, Method};
 use karakuri::spatial::{Se3, Vec3};
 use karakuri::{Data, JointId, Model};
@@ -137,7 +137,7 @@ pub fn run(model_path: &Path, reference_path: &Path, only: Option<&[String]>) ->
         Some("free_flyer") => Root::FreeFlyer,
         _ => Root::Fixed,
     };
-    let model = urdf::load(model_path, root)?;
+    let model = crate::load_urdf(model_path, root)?;
     let rows = verify(&model, &reference, only)?;
     println!("{} vs {} ({} samples)", model_path.display(), reference_path.display(),
         reference["samples"].as_array().map_or(0, |s| s.len()));

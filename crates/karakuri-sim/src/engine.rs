@@ -112,6 +112,10 @@ pub trait Engine {
     fn name(&self) -> &str;
     /// Builds the engine's own representation of the scene's bodies (called once).
     fn load(&mut self, scene: &Scene) -> Result<Vec<BodyInfo>, SimError>;
+    /// Non-fatal remarks of [`Engine::load`] (e.g. a URDF's repaired inertias), for the user.
+    fn warnings(&self) -> &[String] {
+        &[]
+    }
     /// Advances by one time step.
     fn step(&mut self) -> Result<(), SimError>;
     /// Writes the current state of every body (in [`Engine::load`]'s order).

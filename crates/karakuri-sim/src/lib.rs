@@ -54,7 +54,6 @@
 // index loops over dofs and rows read like the formulas they implement
 #![allow(clippy::needless_range_loop)]
 
-pub mod cli;
 pub mod collision;
 pub mod engine;
 pub mod mesh;

@@ -2,7 +2,6 @@
 //! in joint space with Springhead's contact model.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use karakuri::algorithms;
@@ -16,8 +15,8 @@ use parry3d_f64::shape::SharedShape;
 use crate::collision::{make_shape, ColShape, Collider, RawContact};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
 use crate::scene::{
-    ContactMode, ContactParams, EngineParams, Geometry, Integrator, JointSpec, Material, Pose, RobotCollision,
-    RobotRoot, Scene, SolverKind,
+    ContactMode, ContactParams, EngineParams, Integrator, JointSpec, LoopKind, Material, Pose, RobotRoot, Scene,
+    SolverKind,
 };
 use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind, Rows, SolveStats};
 use crate::SimError;
@@ -105,6 +104,7 @@ pub struct NativeEngine {
     steps: u64,
     times: StageTimes,
     last_solve: SolveStats,
+    warnings: Vec<String>,
     loaded: bool,
 }
 
@@ -146,6 +146,7 @@ impl Default for NativeEngine {
             steps: 0,
             times: StageTimes::default(),
             last_solve: SolveStats::default(),
+            warnings: vec![],
             loaded: false,
             model,
         }
@@ -216,6 +217,7 @@ struct Assembly {
     dof_params: Vec<(usize, f64, f64, f64, f64)>,
     limits: Vec<(usize, f64, f64)>,
     loops: Vec<LoopSpec>,
+    warnings: Vec<String>,
 }
 
 fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
@@ -228,6 +230,7 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     let mut free_init = Vec::new();
     let mut dof_params = Vec::new();
     let mut limits = Vec::new();
+    let mut warnings = Vec::new();
     for (bi, bs) in scene.bodies.iter().enumerate() {
         let path = |s: &str| format!("bodies[{bi}].{s}");
         let parent_idx = if bs.parent == "world" {
@@ -332,27 +335,9 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     }
     // robots from URDF
     for (ri, rs) in scene.robots.iter().enumerate() {
-        let path = scene.base_dir().join(&rs.urdf);
-        let path = if path.exists() { path } else { PathBuf::from(&rs.urdf) };
-        let opts = karakuri::io::urdf::LoadOptions {
-            root: match rs.root {
-                RobotRoot::Floating => karakuri::io::urdf::Root::FreeFlyer,
-                RobotRoot::Fixed => karakuri::io::urdf::Root::Fixed,
-            },
-            package_dirs: rs
-                .package_dirs
-                .iter()
-                .map(|d| crate::mesh::resolve(&scene.base_dir(), d))
-                .chain([scene.base_dir()])
-                .collect(),
-        };
-        let (rm, geom) = karakuri::io::urdf::load_with(&path, &opts).map_err(|e| {
-            scene_err(
-                scene,
-                format!("robots[{ri}].urdf"),
-                format!("cannot load '{}': {e}", rs.urdf),
-            )
-        })?;
+        let robot = crate::scene::geometry::load_robot(scene, ri)?;
+        let rm = &robot.model;
+        warnings.extend(robot.warnings);
         let base = se3(&rs.pose);
         let mut map = vec![0usize; rm.njoints];
         let mut link_body = vec![usize::MAX; rm.njoints];
@@ -416,89 +401,26 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 mass: rm.inertias[j].mass,
             });
         }
-        if rs.collide && rs.collision != RobotCollision::None {
-            let mat = scene.material(rs.material.as_deref());
-            // hulls by mesh file and scale (robots reuse a mesh for several links)
-            let mut hulls: BTreeMap<(PathBuf, [u64; 3]), (SharedShape, Se3, bool)> = BTreeMap::new();
-            for g in &geom.collisions {
-                let rj = g.parent_joint.0;
-                // (shape, extra placement, unbounded) of the link's collision element
-                let made = match &g.shape {
-                    karakuri::io::urdf::Shape::Box { size } => make_shape(&Geometry::Box {
-                        half_extents: [size.x / 2.0, size.y / 2.0, size.z / 2.0],
-                    }),
-                    karakuri::io::urdf::Shape::Sphere { radius } => make_shape(&Geometry::Sphere { radius: *radius }),
-                    karakuri::io::urdf::Shape::Cylinder { radius, length } => make_shape(&Geometry::Cylinder {
-                        radius: *radius,
-                        half_length: length / 2.0,
-                    }),
-                    karakuri::io::urdf::Shape::Capsule { radius, length } => make_shape(&Geometry::Capsule {
-                        radius: *radius,
-                        half_length: length / 2.0,
-                    }),
-                    karakuri::io::urdf::Shape::Mesh {
-                        filename,
-                        resolved,
-                        tried,
-                        scale,
-                    } => {
-                        if rs.collision == RobotCollision::Primitives {
-                            continue;
-                        }
-                        let at = || format!("robots[{ri}].collision");
-                        let what = || format!("link '{}': collision mesh '{filename}'", g.link);
-                        let Some(file) = resolved else {
-                            let tried = if tried.is_empty() {
-                                "nothing (only package://, file:// and plain paths are looked up)".to_string()
-                            } else {
-                                tried
-                                    .iter()
-                                    .map(|p| format!("'{}'", p.display()))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            };
-                            return Err(scene_err(
-                                scene,
-                                at(),
-                                format!(
-                                    "{} not found; tried {tried} (add the directory holding the package to \
-                                     robots[{ri}].package_dirs, or set robots[{ri}].collision to primitives or none)",
-                                    what()
-                                ),
-                            ));
-                        };
-                        let key = (file.clone(), [scale.x.to_bits(), scale.y.to_bits(), scale.z.to_bits()]);
-                        if !hulls.contains_key(&key) {
-                            let mesh = crate::mesh::load(file, [scale.x, scale.y, scale.z])
-                                .map_err(|e| scene_err(scene, at(), format!("{}: {e}", what())))?;
-                            crate::mesh::check_hull_points(&mesh.vertices).map_err(|e| {
-                                scene_err(scene, at(), format!("{} ('{}'): {e}", what(), file.display()))
-                            })?;
-                            let hull = make_shape(&Geometry::ConvexMesh {
-                                vertices: mesh.vertices,
-                                file: None,
-                            })
-                            .map_err(|e| scene_err(scene, at(), format!("{}: {e}", what())))?;
-                            hulls.insert(key.clone(), hull);
-                        }
-                        Ok(hulls[&key].clone())
-                    }
-                };
-                let (shape, extra, unbounded) = made.map_err(|e| scene_err(scene, format!("robots[{ri}]"), e))?;
-                let placement = if rj == 0 {
-                    base.compose(&g.placement)
-                } else {
-                    g.placement
-                };
-                shapes.push(ColShape {
-                    body: link_body[rj],
-                    joint: map[rj],
-                    placement: placement.compose(&extra),
-                    shape,
-                    material: mat,
-                    unbounded,
-                });
-            }
+        let mat = scene.material(rs.material.as_deref());
+        let mut made: Vec<(SharedShape, Se3, bool)> = Vec::with_capacity(robot.collisions.len());
+        for g in &robot.collisions {
+            // a mesh shared by several links is one hull
+            let (shape, extra, unbounded) = match g.same_mesh_as {
+                Some(first) => made[first].clone(),
+                None => make_shape(&g.geometry)
+                    .map_err(|e| scene_err(scene, format!("robots[{ri}].collision"), format!("link '{}': {e}", g.link)))?,
+            };
+            made.push((shape.clone(), extra, unbounded));
+            let rj = g.parent_joint;
+            let placement = if rj == 0 { base.compose(&g.placement) } else { g.placement };
+            shapes.push(ColShape {
+                body: link_body[rj],
+                joint: map[rj],
+                placement: placement.compose(&extra),
+                shape,
+                material: mat,
+                unbounded,
+            });
         }
         for (si, (link, spec)) in rs.shapes.iter().enumerate() {
             let path = format!("robots[{ri}].shapes[{si}]");
@@ -578,7 +500,7 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             pa: ba.placement.transform_point(&v3(&l.anchor_a)),
             jb: bb.joint,
             pb: bb.placement.transform_point(&v3(&l.anchor_b)),
-            revolute: l.kind == "revolute",
+            revolute: l.kind == LoopKind::Revolute,
             axis_a: ba.placement.rotation * v3(&l.axis_a),
             axis_b: Vec3::zeros(), // set from the initial configuration
         });
@@ -593,6 +515,7 @@ fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
         dof_params,
         limits,
         loops,
+        warnings,
     })
 }
 
@@ -1227,6 +1150,10 @@ impl Engine for NativeEngine {
         "native"
     }
 
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     fn load(&mut self, scene: &Scene) -> Result<Vec<BodyInfo>, SimError> {
         let asm = assemble(scene)?;
         let model = asm.model;
@@ -1348,6 +1275,7 @@ impl Engine for NativeEngine {
             data,
             iteration_matrix: Factorization::new(&model),
             model,
+            warnings: asm.warnings,
             loaded: true,
             ..NativeEngine::default()
         };

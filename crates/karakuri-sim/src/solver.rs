@@ -88,7 +88,7 @@ impl Rows {
     /// [`Rows::push`] for a row touching only the dofs in `ranges` (sorted, disjoint).
     pub fn push_ranged(&mut self, kind: RowKind, b: f64, warm: f64, ranges: [(usize, usize); 2]) -> usize {
         self.ranges.push(ranges);
-        self.j.extend(std::iter::repeat(0.0).take(self.nv));
+        self.j.extend(std::iter::repeat_n(0.0, self.nv));
         self.b.push(b);
         self.kind.push(kind);
         self.lambda.push(warm);

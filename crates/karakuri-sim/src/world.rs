@@ -6,7 +6,7 @@ use karakuri::spatial::Vec3;
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::Scene;
+use crate::scene::{EngineKind, Scene};
 use crate::SimError;
 
 /// A simulated world.
@@ -33,9 +33,8 @@ impl World {
 
     /// Builds the world of a scene with the engine it names (`engine.type`).
     pub fn new(scene: Scene) -> Result<World, SimError> {
-        let engine: Box<dyn Engine> = match scene.engine.kind.as_str() {
-            "native" => Box::new(NativeEngine::new()),
-            other => return Err(SimError::Input(format!("unknown engine '{other}'"))),
+        let engine: Box<dyn Engine> = match scene.engine.kind {
+            EngineKind::Native => Box::new(NativeEngine::new()),
         };
         World::with_engine(scene, engine)
     }
@@ -62,13 +61,18 @@ impl World {
         Ok(())
     }
 
-    /// Advances by `duration` seconds (rounded to whole steps).
+    /// Advances by `duration` seconds (rounded to whole steps, at most [`MAX_STEPS`]).
     pub fn run(&mut self, duration: f64) -> Result<(), SimError> {
-        let n = (duration / self.engine.dt()).round() as u64;
+        let n = step_count(duration, self.engine.dt())?;
         for _ in 0..n {
             self.step()?;
         }
         Ok(())
+    }
+
+    /// Non-fatal remarks of the engine's load (e.g. a URDF's repaired inertias).
+    pub fn warnings(&self) -> &[String] {
+        self.engine.warnings()
     }
 
     /// The scene.
@@ -144,4 +148,25 @@ impl World {
     pub fn stage_times(&self) -> StageTimes {
         self.times
     }
+}
+
+/// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).
+pub const MAX_STEPS: u64 = 1_000_000_000;
+
+/// The steps `duration` seconds take at `dt`, rounded; an error when the duration is not a
+/// finite non-negative number or the count exceeds [`MAX_STEPS`] (the count would otherwise
+/// saturate and the run never end).
+pub fn step_count(duration: f64, dt: f64) -> Result<u64, SimError> {
+    if !(duration >= 0.0 && duration.is_finite()) {
+        return Err(SimError::Input(format!("the duration must be a non-negative number of seconds (got {duration})")));
+    }
+    let n = (duration / dt).round();
+    if n.is_nan() || n > MAX_STEPS as f64 {
+        return Err(SimError::Input(format!(
+            "a duration of {duration:e} s at dt = {dt:e} s is {n:.3e} steps, more than the {:e} one run may take \
+             (shorten the duration or lengthen the time step)",
+            MAX_STEPS as f64
+        )));
+    }
+    Ok(n as u64)
 }

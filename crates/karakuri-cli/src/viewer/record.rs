@@ -197,7 +197,12 @@ impl Recorder {
                 .chain([base_dir.clone()])
                 .collect(),
         };
-        let (model, geometry) = match urdf::load_with(&path, &opts) {
+        // the robot's URDF as the engine reads it: a file, or one built into the binary
+        let loaded = match karakuri_sim::scene::builtin_urdf(&r.urdf) {
+            Some(xml) => urdf::parse_str(xml, &r.urdf, &opts),
+            None => urdf::load_with(&path, &opts),
+        };
+        let (model, geometry) = match loaded {
             Ok(x) => x,
             Err(e) => {
                 self.meshes.notes.push(format!("robot '{}': {e}", r.name));
@@ -505,7 +510,7 @@ mod tests {
         assert!((plot_q0(&data, "j00 ") - std::f64::consts::FRAC_PI_2).abs() < 1e-6);
         assert!(plot_q0(&data, "j01 ").abs() < 1e-6);
         // a URDF robot with prescribed q0 (the bundled demo)
-        let (data, _) = record(karakuri_sim::cli::demo_scene().unwrap(), 3);
+        let (data, _) = record(crate::simulate::demo_scene().unwrap(), 3);
         for (joint, q0) in [
             ("FL_HFE", 0.8),
             ("FL_KFE", -1.6),

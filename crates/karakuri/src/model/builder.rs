@@ -146,10 +146,10 @@ impl ModelBuilder {
         };
         m.lower_position_limit.extend(lo);
         m.upper_position_limit.extend(hi);
-        m.velocity_limit.extend(std::iter::repeat(f64::INFINITY).take(nv));
-        m.effort_limit.extend(std::iter::repeat(f64::INFINITY).take(nv));
-        m.damping.extend(std::iter::repeat(0.0).take(nv));
-        m.friction.extend(std::iter::repeat(0.0).take(nv));
+        m.velocity_limit.extend(std::iter::repeat_n(f64::INFINITY, nv));
+        m.effort_limit.extend(std::iter::repeat_n(f64::INFINITY, nv));
+        m.damping.extend(std::iter::repeat_n(0.0, nv));
+        m.friction.extend(std::iter::repeat_n(0.0, nv));
         m.nq += nq;
         m.nv += nv;
         m.frames.push(Frame {

@@ -167,7 +167,8 @@ impl Model {
     }
     /// Total mass of the moving bodies.
     pub fn total_mass(&self) -> f64 {
-        self.inertias[1..].iter().map(|i| i.mass).sum()
+        // from +0.0: `Sum` for floats starts at -0.0, which a model without bodies printed
+        self.inertias[1..].iter().fold(0.0, |m, i| m + i.mass)
     }
     /// Gravity's linear part.
     pub fn gravity_vector(&self) -> Vec3 {
