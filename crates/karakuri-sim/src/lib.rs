@@ -57,6 +57,7 @@
 pub mod cli;
 pub mod collision;
 pub mod engine;
+mod error;
 pub mod mesh;
 pub mod native;
 pub mod scene;
@@ -64,40 +65,8 @@ pub mod solver;
 pub mod world;
 
 pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+pub use error::SimError;
 pub use karakuri::Model;
-pub use native::NativeEngine;
+pub use native::{NativeEngine, SimModel, SimState, StepData};
 pub use scene::Scene;
 pub use world::World;
-
-/// Errors of the simulator.
-#[derive(Debug, thiserror::Error, Clone, PartialEq)]
-pub enum SimError {
-    /// A scene file problem: the file, the path inside it and the reason.
-    #[error("{file}: {path}{}{reason}", if path.is_empty() { "" } else { ": " })]
-    Scene {
-        /// The scene file.
-        file: String,
-        /// Where in it, e.g. `bodies[3].shapes[0].radius` (empty: the whole file).
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The simulation diverged (a non-finite or runaway state).
-    #[error("diverged at step {step} (t = {time} s), body '{body}': {reason}")]
-    Diverged {
-        /// The step about to be taken.
-        step: u64,
-        /// Its time (s).
-        time: f64,
-        /// The body concerned.
-        body: String,
-        /// What was found.
-        reason: String,
-    },
-    /// Bad arguments.
-    #[error("{0}")]
-    Input(String),
-    /// Writing output failed.
-    #[error("{0}")]
-    Output(String),
-}
