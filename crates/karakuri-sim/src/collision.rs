@@ -170,8 +170,9 @@ impl Collider {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
             order: Vec::with_capacity(n),
-            pairs: Vec::with_capacity(4 * n),
-            manifolds: vec![ContactManifold::new()],
+            // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
+            pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            manifolds: vec![manifold_with_room()],
         }
     }
 
@@ -281,6 +282,13 @@ impl Collider {
     }
 }
 
+/// An empty manifold with room for more points than any convex pair gives.
+fn manifold_with_room() -> ContactManifold<(), ()> {
+    let mut m = ContactManifold::new();
+    m.points.reserve(32);
+    m
+}
+
 /// A fresh manifold (as `ContactManifold::new()`) that keeps its points' capacity.
 fn reset(m: &mut ContactManifold<(), ()>) {
     let mut points = std::mem::take(&mut m.points);
@@ -318,7 +326,7 @@ fn narrow_phase(
             .is_ok();
     }
     if manifolds.is_empty() {
-        manifolds.push(ContactManifold::new());
+        manifolds.push(manifold_with_room());
     }
     manifolds.truncate(1);
     let m = &mut manifolds[0];

@@ -107,6 +107,17 @@ impl Rows {
         let nv = self.nv;
         &mut self.j[i * nv..(i + 1) * nv]
     }
+    /// Makes room for `m` rows without allocating (no-op when there is room).
+    pub fn reserve(&mut self, m: usize) {
+        let nv = self.nv;
+        ensure(&mut self.j, m * nv);
+        ensure(&mut self.minv_jt, m * nv);
+        ensure(&mut self.b, m);
+        ensure(&mut self.kind, m);
+        ensure(&mut self.diag, m);
+        ensure(&mut self.lambda, m);
+        ensure(&mut self.ranges, m);
+    }
     /// Makes `self` a copy of `other`, reusing its buffers (no allocation once large enough).
     pub fn assign(&mut self, other: &Rows) {
         self.nv = other.nv;
@@ -179,6 +190,30 @@ pub struct SolverWork {
     r: Vec<f64>,
     /// Direct: dependent rows of the LDLᵀ `(k)`.
     skip: Vec<bool>,
+}
+
+impl SolverWork {
+    /// Makes room for problems of `m` rows, of which at most `direct_max_rows` go to the
+    /// direct solver.
+    pub fn reserve(&mut self, m: usize, direct_max_rows: usize) {
+        ensure(&mut self.blocks, m);
+        let d = m.min(direct_max_rows);
+        ensure(&mut self.w, d * d);
+        ensure(&mut self.c, d);
+        ensure(&mut self.active, d);
+        ensure(&mut self.lambda, d);
+        ensure(&mut self.idx, d);
+        ensure(&mut self.a, d * d);
+        ensure(&mut self.r, d);
+        ensure(&mut self.skip, d);
+    }
+}
+
+/// Grows `v`'s capacity to at least `cap`.
+pub fn ensure<T>(v: &mut Vec<T>, cap: usize) {
+    if v.capacity() < cap {
+        v.reserve(cap - v.len());
+    }
 }
 
 /// Projected Gauss–Seidel: writes `dv = M⁻¹ Jᵀ λ` (length nv) and the impulses in `rows.lambda`.

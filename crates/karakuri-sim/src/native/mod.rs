@@ -54,8 +54,9 @@ impl NativeEngine {
     /// Builds the engine of a scene, at the scene's initial state with its kinematics fresh.
     pub fn new(scene: &Scene) -> Result<NativeEngine, SimError> {
         let model = SimModel::from_scene(scene)?;
-        let state = SimState::new(&model);
+        let mut state = SimState::new(&model);
         let mut work = StepData::new(&model);
+        work.reserve(&model, &mut state, 0);
         stages::kinematics(&model, &state.q, &state.v, &mut work.data, &mut work.bias);
         Ok(NativeEngine { model, state, work })
     }

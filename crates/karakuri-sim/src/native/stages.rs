@@ -164,6 +164,9 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
 /// `w.contact_rows`, `w.dv`, `w.last_solve`, the warm start in `s`, and `s.v`.
 pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) {
     let nv = m.model.nv;
+    if w.raw.len() > w.reserved_contacts {
+        w.reserve(m, s, w.raw.len());
+    }
     w.rows.clear(nv);
     w.contact_rows.clear();
     contact::contact_rows(m, s, w);

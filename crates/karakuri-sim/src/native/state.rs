@@ -12,7 +12,7 @@ use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::engine::{ContactInfo, StageTimes};
-use crate::solver::{Rows, SolveStats, SolverWork};
+use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
 /// What a step starts from and carries to the next.
 pub struct SimState {
@@ -147,6 +147,8 @@ pub struct StepData {
     pub times: StageTimes,
     /// Statistics of the last constraint solve.
     pub last_solve: SolveStats,
+    /// The contact count every contact buffer has room for (the largest seen).
+    pub reserved_contacts: usize,
 }
 
 impl StepData {
@@ -200,6 +202,38 @@ impl StepData {
             },
             times: StageTimes::default(),
             last_solve: SolveStats::default(),
+            reserved_contacts: 0,
         }
+    }
+
+    /// Sizes every buffer for the rows that do not depend on contacts (loops, limits) and
+    /// `contacts` contacts (up to three rows each): the rows, the solver's scratch, the
+    /// warm-start memory, the contact lists. Called at load and when a step finds more
+    /// contacts than every earlier step, so the steps in between allocate nothing.
+    pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
+        let nv = m.model.nv;
+        let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
+        let fixed = loop_rows + 2 * m.limits.len();
+        let rows = fixed + 3 * contacts;
+        self.rows.nv = nv;
+        self.rows.reserve(rows);
+        self.solver.reserve(rows, m.engine.direct_max_rows);
+        for r in [
+            &mut self.loop_rows,
+            &mut self.shake.rows,
+            &mut self.shake.trial_rows,
+        ] {
+            r.nv = nv;
+            r.reserve(loop_rows);
+        }
+        ensure(&mut self.loop_err, loop_rows);
+        ensure(&mut self.shake.err, loop_rows);
+        ensure(&mut s.warm_other, fixed);
+        ensure(&mut s.warm_contacts, contacts);
+        ensure(&mut self.warm_next, contacts);
+        ensure(&mut self.raw, contacts);
+        ensure(&mut self.contact_rows, contacts);
+        ensure(&mut self.contacts, contacts);
+        self.reserved_contacts = self.reserved_contacts.max(contacts);
     }
 }
