@@ -30,15 +30,15 @@ fn arm() -> Scene {
 #[test]
 fn the_mass_matrix_stays_the_mass_matrix() {
     let mut e = NativeEngine::new(&arm()).unwrap();
-    let q = e.state.q.clone();
+    let q = e.state().q.clone();
     e.step().unwrap();
     let model = e.model();
     let mut data = Data::new(model);
     let m = algorithms::mass_matrix(model, &mut data, &q).clone();
-    assert_eq!(e.work.inertia.crba.mass_matrix, m);
+    assert_eq!(e.work().inertia.crba.mass_matrix, m);
     let k = model.idx_v[model.joint_id("shoulder").unwrap().0];
     let dt = e.dt();
-    let extra = e.work.inertia.qh[(k, k)] - m[(k, k)];
+    let extra = e.work().inertia.qh[(k, k)] - m[(k, k)];
     assert!(
         (extra - (0.05 + dt * 3.0 + dt * dt * 5.0)).abs() < 1e-12,
         "{extra}"

@@ -41,13 +41,17 @@ use crate::solver::SolveStats;
 use crate::SimError;
 
 /// The reduced-coordinate engine (Featherstone + contact LCP). See the crate docs.
+///
+/// The three parts are read through [`NativeEngine::sim_model`], [`NativeEngine::state`] and
+/// [`NativeEngine::work`]; only the engine's own methods change them, so the kinematics in the
+/// workspace always belong to the state.
 pub struct NativeEngine {
     /// The world's description.
-    pub model: SimModel,
+    model: SimModel,
     /// The state.
-    pub state: SimState,
+    state: SimState,
     /// The step's workspace (kinematics of the state, contacts, rows, solver buffers).
-    pub work: StepData,
+    work: StepData,
 }
 
 impl NativeEngine {
@@ -61,7 +65,22 @@ impl NativeEngine {
         Ok(NativeEngine { model, state, work })
     }
 
-    /// The world model.
+    /// The world's description.
+    pub fn sim_model(&self) -> &SimModel {
+        &self.model
+    }
+
+    /// The state.
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// The workspace of the last step (and the kinematics of the state).
+    pub fn work(&self) -> &StepData {
+        &self.work
+    }
+
+    /// The world's multibody model.
     pub fn model(&self) -> &Model {
         &self.model.model
     }
