@@ -4,7 +4,7 @@
 //! warm-start keys that recognise a contact in the next step.
 
 use karakuri::constraints::rows::add_relative_point_row;
-use karakuri::spatial::Vec3;
+use karakuri::spatial::{Motion, Vec3};
 use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
 
@@ -109,6 +109,30 @@ pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
     row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
 }
 
+/// A contact seen from the rows: the joints of A and B, the point, and the world directions
+/// normal, tangent 1, tangent 2.
+struct ContactFrame {
+    ja: usize,
+    jb: usize,
+    p: Vec3,
+    dirs: [Vec3; 3],
+}
+
+impl ContactFrame {
+    /// The row of B's velocity relative to A's at the point along `dir` into `row`.
+    fn row(&self, model: &Model, s_world: &[Motion], dir: &Vec3, row: &mut [f64]) {
+        row.fill(0.0);
+        add_relative_point_row(
+            model,
+            s_world,
+            (self.ja, &self.p),
+            (self.jb, &self.p),
+            dir,
+            row,
+        );
+    }
+}
+
 /// The contact stage of the constraint build.
 ///
 /// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.inertia.ltdl`, the
@@ -117,114 +141,144 @@ pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
 /// last step) or, for a penalty pair, its spring-damper impulse into `w.v_free`; and the
 /// bookkeeping in `w.contact_rows`.
 pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
-    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
+    let (model, cp) = (&m.model, &m.contact);
     let shapes = &m.collider.shapes;
-    for (ci, c) in w.raw.iter().enumerate() {
+    for ci in 0..w.raw.len() {
+        let c = w.raw[ci];
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
-        let (ja, jb) = (sa.joint, sb.joint);
-        let (n, p) = (c.normal, c.point);
-        // relative velocity of B with respect to A at the contact point, before the step
-        let (s_world, row) = (&w.s_world, &mut w.row);
-        let mut rel = |v: &DVector<f64>, dir: &Vec3| -> f64 {
-            row.fill(0.0);
-            add_relative_point_row(model, s_world, (ja, &p), (jb, &p), dir, row);
-            row_dot(row, v)
-        };
+        let n = c.normal;
         let (t1, t2) = tangents(&n);
-        let vn = rel(&s.v, &n);
-        let vt = Vec3::new(rel(&s.v, &t1), rel(&s.v, &t2), 0.0);
+        let frame = ContactFrame {
+            ja: sa.joint,
+            jb: sb.joint,
+            p: c.point,
+            dirs: [n, t1, t2],
+        };
+        // relative velocity of B with respect to A at the contact point, before the step
+        let mut rel = |dir: &Vec3| -> f64 {
+            frame.row(model, &w.s_world, dir, &mut w.row);
+            row_dot(&w.row, &s.v)
+        };
+        let vn = rel(&n);
+        let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
         let mat = mean_material(&sa.material, &sb.material);
         let mu = if vt.norm() <= cp.friction_threshold_velocity {
             mat.static_friction
         } else {
             mat.dynamic_friction
         };
-        if let ContactMode::Penalty { stiffness, damping } = c.mode {
-            // spring-damper normal force and regularised Coulomb friction, as impulses on v_free
-            let mut f = Vec3::zeros();
-            if c.depth > 0.0 {
-                let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
-                let vt_w = t1 * vt.x + t2 * vt.y;
-                let slip = vt_w.norm();
-                let ft = if slip > 1e-12 {
-                    -vt_w / slip * (mu * fn_).min(damping.max(stiffness * dt) * slip)
-                } else {
-                    Vec3::zeros()
-                };
-                f = n * fn_ + ft;
-                for dir in [n, t1, t2] {
-                    let fd = f.dot(&dir);
-                    if fd == 0.0 {
-                        continue;
-                    }
-                    w.row.fill(0.0);
-                    add_relative_point_row(model, &w.s_world, (ja, &p), (jb, &p), &dir, &mut w.row);
-                    w.inertia.ltdl.solve(&mut w.row);
-                    w.v_free
-                        .axpy(fd * dt, &DVectorView::from_slice(&w.row, model.nv), 1.0);
-                }
-            }
-            w.contact_rows.push(ContactRows {
+        let rows = if let ContactMode::Penalty { stiffness, damping } = c.mode {
+            let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
+            ContactRows {
                 raw: ci,
                 row: usize::MAX,
                 nrows: 0,
-                dirs: [n, t1, t2],
+                dirs: frame.dirs,
                 penalty_force: f,
-            });
+            }
+        } else {
+            let (row, nrows) = springhead_rows(m, s, w, &c, &frame, (vn, mu), mat.restitution);
+            ContactRows {
+                raw: ci,
+                row,
+                nrows,
+                dirs: frame.dirs,
+                penalty_force: Vec3::zeros(),
+            }
+        };
+        w.contact_rows.push(rows);
+    }
+}
+
+/// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
+/// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
+/// velocities and the friction coefficient. Returns the force on B (world).
+fn penalty_impulses(
+    m: &SimModel,
+    w: &mut StepData,
+    c: &RawContact,
+    frame: &ContactFrame,
+    (vn, vt, mu): (f64, Vec3, f64),
+    (stiffness, damping): (f64, f64),
+) -> Vec3 {
+    let (model, dt) = (&m.model, m.dt);
+    let [n, t1, t2] = frame.dirs;
+    let touching = c.depth > 0.0;
+    if !touching {
+        return Vec3::zeros();
+    }
+    let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
+    let vt_w = t1 * vt.x + t2 * vt.y;
+    let slip = vt_w.norm();
+    let ft = if slip > 1e-12 {
+        -vt_w / slip * (mu * fn_).min(damping.max(stiffness * dt) * slip)
+    } else {
+        Vec3::zeros()
+    };
+    let f = n * fn_ + ft;
+    for dir in frame.dirs {
+        let fd = f.dot(&dir);
+        if fd == 0.0 {
             continue;
         }
-        // Springhead's normal target
-        let e = mat.restitution;
-        let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
-        w.row.fill(0.0);
-        add_relative_point_row(model, &w.s_world, (ja, &p), (jb, &p), &n, &mut w.row);
-        let vfree_n = row_dot(&w.row, &w.v_free);
-        let b = if c.depth < 0.0 {
-            let gap = -c.depth;
-            if impact && vfree_n * dt < -gap {
-                -e * vn
-            } else {
-                -gap / dt
-            }
-        } else if impact {
+        frame.row(model, &w.s_world, &dir, &mut w.row);
+        w.inertia.ltdl.solve(&mut w.row);
+        w.v_free
+            .axpy(fd * dt, &DVectorView::from_slice(&w.row, model.nv), 1.0);
+    }
+    f
+}
+
+/// A constraint contact: the normal row with Springhead's target (restitution `e` above the
+/// threshold speed, else penetration correction; a gap may only close within the step) and,
+/// when `μ > 0`, the two friction rows, warm-started from the last step. Returns the first
+/// row and the number of rows.
+fn springhead_rows(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    c: &RawContact,
+    frame: &ContactFrame,
+    (vn, mu): (f64, f64),
+    e: f64,
+) -> (usize, usize) {
+    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
+    let [n, t1, t2] = frame.dirs;
+    let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
+    frame.row(model, &w.s_world, &n, &mut w.row);
+    let vfree_n = row_dot(&w.row, &w.v_free);
+    let b = if c.depth < 0.0 {
+        let gap = -c.depth;
+        if impact && vfree_n * dt < -gap {
             -e * vn
         } else {
-            cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt
-        };
-        let friction = if mu > 0.0 { 2 } else { 0 };
-        let warm = if m.engine.warm_start {
-            warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-        } else {
-            [0.0; 3]
-        };
-        let ranges = pair_ranges(model, ja, jb);
-        let r0 = w
-            .rows
-            .push_ranged(RowKind::Normal { friction, mu }, b, warm[0], ranges);
-        w.rows.j_row_mut(r0).copy_from_slice(&w.row);
-        if friction == 2 {
-            for (k, t) in [t1, t2].iter().enumerate() {
-                let r = w
-                    .rows
-                    .push_ranged(RowKind::Tangent, 0.0, warm[1 + k], ranges);
-                add_relative_point_row(
-                    model,
-                    &w.s_world,
-                    (ja, &p),
-                    (jb, &p),
-                    t,
-                    w.rows.j_row_mut(r),
-                );
-            }
+            -gap / dt
         }
-        w.contact_rows.push(ContactRows {
-            raw: ci,
-            row: r0,
-            nrows: 1 + friction,
-            dirs: [n, t1, t2],
-            penalty_force: Vec3::zeros(),
-        });
+    } else if impact {
+        -e * vn
+    } else {
+        cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt
+    };
+    let friction = if mu > 0.0 { 2 } else { 0 };
+    let warm = if m.engine.warm_start {
+        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let ranges = pair_ranges(model, frame.ja, frame.jb);
+    let r0 = w
+        .rows
+        .push_ranged(RowKind::Normal { friction, mu }, b, warm[0], ranges);
+    w.rows.j_row_mut(r0).copy_from_slice(&w.row);
+    if friction == 2 {
+        for (k, t) in [t1, t2].iter().enumerate() {
+            let r = w
+                .rows
+                .push_ranged(RowKind::Tangent, 0.0, warm[1 + k], ranges);
+            frame.row(model, &w.s_world, t, w.rows.j_row_mut(r));
+        }
     }
+    (r0, 1 + friction)
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
