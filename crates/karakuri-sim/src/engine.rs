@@ -64,9 +64,9 @@ pub struct ContactInfo {
 pub struct StageTimes {
     /// NaN / divergence guard.
     pub check_state: Duration,
-    /// Kinematics, mass matrix and factorisation, collision, contact frames.
+    /// Factorisation of the iteration matrix qH, world motion columns, collision.
     pub position: Duration,
-    /// Bias forces, passive forces.
+    /// Passive forces.
     pub velocity: Duration,
     /// Actuation.
     pub actuation: Duration,
@@ -76,7 +76,8 @@ pub struct StageTimes {
     pub constraint: Duration,
     /// Configuration update (or the whole RK4 step).
     pub integrate: Duration,
-    /// Kinematics and bias forces at the new state (one RNEA sweep).
+    /// Kinematics, Jacobians, mass matrix and bias forces at the new state
+    /// (`compute_all_terms`).
     pub kinematics: Duration,
     /// Contact forces.
     pub sensors: Duration,

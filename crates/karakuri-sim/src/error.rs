@@ -45,6 +45,10 @@ pub enum SimError {
         /// Its degrees of freedom.
         dofs: usize,
     },
+    /// A stage read a quantity of the dynamics core that was not computed for the current
+    /// state (the stages ran out of order: a bug of the engine, not of the scene).
+    #[error("engine stage order: {0}")]
+    Stale(#[from] karakuri::Stale),
     /// Bad arguments (command-line values).
     #[error("{0}")]
     Input(String),

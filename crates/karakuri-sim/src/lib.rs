@@ -20,18 +20,19 @@
 //!   bodies, static bodies are frames of the universe, and URDF robots are grafted as subtrees.
 //!   A joint frame sits at its anchor: the joint is placed at `pose_in_parent · T(anchor)` and
 //!   the body frame is `T(-anchor)` in it. The mass matrix is block-diagonal per tree and the
-//!   branch-induced LTDL factorisation (`karakuri::algorithms::ltdl`) handles it.
+//!   branch-induced LTDL factorisation (`karakuri::linalg::ltdl`) handles it.
 //! * **Model, state, workspace** (MuJoCo's `mjModel` / `mjData`): [`NativeEngine`] is a
 //!   [`SimModel`] (built once from the scene, never written by a step), a [`SimState`] (q, v,
 //!   user torques, time, warm-start impulses) and a [`StepData`] (every buffer the stages hand
 //!   to each other, sized at load: a running step allocates nothing).
 //! * **The step is a fixed list of stage functions** ([`native::stages`], each documenting
 //!   what it reads and writes, timed in [`StageTimes`]): check state (NaN / divergence guard)
-//!   → position (CRBA's M, `qH = M + armature + implicit damping/stiffness` and its LTDL, world
-//!   motion columns, collision) → velocity (passive forces) → actuation → acceleration
-//!   (`qH⁻¹(τ - h)`, `v_free`) → constraint (rows, solve, `v⁺`) → integrate → kinematics (one
-//!   RNEA sweep at the new state: placements, velocities and the next step's bias forces
-//!   `h = C v + g`) → sensors (contact forces). `docs/ARCHITECTURE.md` draws the data flow.
+//!   → position (the LTDL of `qH = M + armature + implicit damping/stiffness`, world motion
+//!   columns, collision) → velocity (passive forces) → actuation → acceleration
+//!   (`qH⁻¹(τ - h)`, `v_free`) → constraint (rows, solve, `v⁺`) → integrate → kinematics
+//!   (`compute_all_terms` at the new state: placements, velocities, Jacobians, M and the next
+//!   step's bias forces `h = C v + g`, read through the core's checked accessors) → sensors
+//!   (contact forces). `docs/ARCHITECTURE.md` draws the data flow.
 //! * **Shapes** (parry3d-f64): sphere, box, capsule, cylinder, plane, convex hulls (of inline
 //!   points or of an STL/OBJ file's vertices, [`mesh`]) and triangle meshes for static bodies.
 //!   URDF robots bring their `<collision>` elements: primitives as such, meshes as convex hulls

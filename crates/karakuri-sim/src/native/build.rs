@@ -66,7 +66,7 @@ pub struct LoopSpec {
 /// Per-dof passive parameters `(nv)` each.
 #[derive(Clone, Debug)]
 pub struct DofParams {
-    /// Armature (rotor inertia) added to M's diagonal.
+    /// Armature (rotor inertia) added to qH's diagonal.
     pub armature: Vec<f64>,
     /// Viscous damping (N·m·s/rad or N·s/m), implicit in the step.
     pub damping: Vec<f64>,
@@ -158,9 +158,10 @@ impl SimModel {
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
         algorithms::forward_kinematics(&model, &mut data, &q);
+        let o_m_i = data.joint_placements()?;
         let mut loops = asm.loops;
         for l in &mut loops {
-            let (xa, xb) = (data.o_m_i[l.ja], data.o_m_i[l.jb]);
+            let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
         }
         let infos = bodies

@@ -135,7 +135,7 @@ impl ContactFrame {
 
 /// The contact stage of the constraint build.
 ///
-/// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.inertia.ltdl`, the
+/// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.qh`, the
 /// materials and `s.warm_contacts`. Writes, per contact, either rows into `w.rows` (a normal
 /// with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from the
 /// last step) or, for a penalty pair, its spring-damper impulse into `w.v_free`; and the
@@ -222,7 +222,7 @@ fn penalty_impulses(
             continue;
         }
         frame.row(model, &w.s_world, &dir, &mut w.row);
-        w.inertia.ltdl.solve(&mut w.row);
+        w.qh.solve(&mut w.row);
         w.v_free
             .axpy(fd * dt, &DVectorView::from_slice(&w.row, model.nv), 1.0);
     }

@@ -11,6 +11,7 @@ use nalgebra::DVector;
 use super::build::SimModel;
 use super::stages;
 use super::state::{SimState, StepData};
+use crate::SimError;
 
 /// Quaternion product of `[x, y, z, w]` quaternions.
 fn quat_mul(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
@@ -73,32 +74,39 @@ pub fn integrate_world(model: &Model, q: &mut DVector<f64>, v: &mut DVector<f64>
 }
 
 /// The smooth acceleration at `(w.rk4.q, w.rk4.v)` into `w.rk4.kv[i]` (and the velocity into
-/// `w.rk4.kq[i]`): the kinematics, mass-matrix, passive, actuation and acceleration stages
-/// with explicit damping and springs.
-fn evaluate(m: &SimModel, s: &SimState, w: &mut StepData, i: usize, kinematics_fresh: bool) {
+/// `w.rk4.kq[i]`): the kinematics, iteration-matrix, passive, actuation and acceleration
+/// stages with explicit damping and springs (`qH = M + armature`).
+fn evaluate(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    i: usize,
+    kinematics_fresh: bool,
+) -> Result<(), SimError> {
     let (q, v) = (&w.rk4.q, &w.rk4.v);
     if !kinematics_fresh {
-        stages::kinematics(m, q, v, &mut w.data, &mut w.bias);
+        stages::kinematics(m, q, v, &mut w.data);
     }
-    stages::mass_matrix(m, q, &mut w.inertia, 0.0, 0.0);
+    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0)?;
     stages::passive_forces(m, q, v, 0.0, &mut w.tau);
     stages::actuation(s, &mut w.tau);
-    stages::smooth_acceleration(w);
+    stages::smooth_acceleration(w)?;
     w.rk4.kv[i].copy_from(&w.qacc);
     w.rk4.kq[i].copy_from(&w.rk4.v);
+    Ok(())
 }
 
 /// One classical RK4 step of the smooth dynamics (no contacts, loops or limits). Reads and
-/// writes `s.q`, `s.v`; uses `w.rk4`, `w.data`, `w.inertia.crba`, `w.inertia.ltdl` (the kinematics stage
-/// after the step refreshes `w.data` at the new state).
-pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+/// writes `s.q`, `s.v`; uses `w.rk4`, `w.data`, `w.qh` (the kinematics stage after the step
+/// refreshes `w.data` at the new state).
+pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let (model, dt) = (&m.model, m.dt);
     w.rk4.q0.copy_from(&s.q);
     w.rk4.v0.copy_from(&s.v);
     w.rk4.q.copy_from(&s.q);
     w.rk4.v.copy_from(&s.v);
     // k1 at the state, whose kinematics and bias forces are fresh
-    evaluate(m, s, w, 0, true);
+    evaluate(m, s, w, 0, true)?;
     for (i, h) in [(1, dt / 2.0), (2, dt / 2.0), (3, dt)] {
         let r = &mut w.rk4;
         // the slope of the previous evaluation, scaled, from the start
@@ -109,7 +117,7 @@ pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) {
         for k in 0..model.nv {
             r.v[k] = r.v0[k] + r.kv[i - 1][k] * h;
         }
-        evaluate(m, s, w, i, false);
+        evaluate(m, s, w, i, false)?;
     }
     let r = &mut w.rk4;
     let sixth = dt / 6.0;
@@ -120,4 +128,5 @@ pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) {
     for k in 0..model.nv {
         s.v[k] = r.v0[k] + (r.kv[0][k] + r.kv[1][k] * 2.0 + r.kv[2][k] * 2.0 + r.kv[3][k]) * sixth;
     }
+    Ok(())
 }

@@ -13,6 +13,7 @@ use super::contact::tangents;
 use super::integrate::integrate_world;
 use super::state::{SimState, StepData};
 use crate::solver::{solve_direct, RowKind, Rows};
+use crate::SimError;
 
 /// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
 /// (bilateral, targets zero) and their position errors `C` into `err`, one per row: the three
@@ -58,14 +59,19 @@ pub fn loop_rows(
     }
 }
 
-/// The loop stage of the constraint build. Reads `w.data.o_m_i`, `w.s_world`, the warm
-/// impulses `s.warm_other[*other..]`; writes `w.loop_rows`, `w.loop_err` and one bilateral
-/// row per loop row into `w.rows` with the Baumgarte target `-β C / dt`.
-pub fn loop_constraint_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
+/// The loop stage of the constraint build. Reads the placements of `w.data`, `w.s_world`,
+/// the warm impulses `s.warm_other[*other..]`; writes `w.loop_rows`, `w.loop_err` and one
+/// bilateral row per loop row into `w.rows` with the Baumgarte target `-β C / dt`.
+pub fn loop_constraint_rows(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    other: &mut usize,
+) -> Result<(), SimError> {
     let beta = m.engine.loop_correction_rate;
     loop_rows(
         &m.model,
-        &w.data.o_m_i,
+        w.data.joint_placements()?,
         &w.s_world,
         &m.loops,
         &mut w.loop_rows,
@@ -77,6 +83,7 @@ pub fn loop_constraint_rows(m: &SimModel, s: &SimState, w: &mut StepData, other:
         let r = w.rows.push(RowKind::Bilateral, -beta * c / m.dt, warm);
         w.rows.j_row_mut(r).copy_from_slice(w.loop_rows.j_row(k));
     }
+    Ok(())
 }
 
 /// SHAKE: adds loop impulses along the step's loop rows `J(q_n)` until the configuration
@@ -84,24 +91,25 @@ pub fn loop_constraint_rows(m: &SimModel, s: &SimState, w: &mut StepData, other:
 /// step's Delassus matrix). A first-order scheme whose velocity constraint is imposed at the
 /// end of the step keeps the energy of closed loops instead of dissipating it.
 ///
-/// Reads `s.q`, `w.loop_rows`, `w.inertia.ltdl`; writes `s.v` and `w.shake`, and uses `w.data` as
+/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v` and `w.shake`, and uses `w.data` as
 /// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
-pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let (model, dt) = (&m.model, m.dt);
     let sh = &mut w.shake;
     // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
     sh.rows.assign(&w.loop_rows);
-    let fact = &w.inertia.ltdl;
+    let fact = &w.qh;
     sh.rows.prepare(|x| fact.solve(x));
     for _ in 0..4 {
         sh.q.copy_from(&s.q);
         sh.v.copy_from(&s.v);
         integrate_world(model, &mut sh.q, &mut sh.v, dt);
         algorithms::forward_kinematics(model, &mut w.data, &sh.q);
-        world_motion_columns(model, &w.data.o_m_i, &mut sh.s_world);
+        let o_m_i = w.data.joint_placements()?;
+        world_motion_columns(model, o_m_i, &mut sh.s_world);
         loop_rows(
             model,
-            &w.data.o_m_i,
+            o_m_i,
             &sh.s_world,
             &m.loops,
             &mut sh.trial_rows,
@@ -120,4 +128,5 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) {
             s.v[k] += sh.dv[k];
         }
     }
+    Ok(())
 }

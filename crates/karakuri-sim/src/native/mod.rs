@@ -7,10 +7,11 @@
 //! sized at load). A step is the list of stage functions of [`stages`]:
 //!
 //! ```text
-//! check_state → position (CRBA → qH → LᵀDL, world columns, collision)
+//! check_state → position (LᵀDL of qH = M + diag, world columns, collision)
 //!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
 //!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
-//!   → kinematics (RNEA at the new state: placements, velocities, bias forces) → sensors
+//!   → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
+//!     M, bias forces) → sensors
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
@@ -61,7 +62,7 @@ impl NativeEngine {
         let mut state = SimState::new(&model);
         let mut work = StepData::new(&model);
         work.reserve(&model, &mut state, 0);
-        stages::kinematics(&model, &state.q, &state.v, &mut work.data, &mut work.bias);
+        stages::kinematics(&model, &state.q, &state.v, &mut work.data);
         Ok(NativeEngine { model, state, work })
     }
 
@@ -141,10 +142,10 @@ impl Engine for NativeEngine {
         };
         stages::check_state(m, s)?;
         lap(&mut t.check_state);
-        stages::position(m, s, w);
+        stages::position(m, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
-            integrate::rk4_step(m, s, w);
+            integrate::rk4_step(m, s, w)?;
             w.raw.clear();
             w.contact_rows.clear();
             lap(&mut t.integrate);
@@ -153,17 +154,17 @@ impl Engine for NativeEngine {
             lap(&mut t.velocity);
             stages::actuation(s, &mut w.tau);
             lap(&mut t.actuation);
-            stages::smooth_acceleration(w);
+            stages::smooth_acceleration(w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
-            stages::constraints(m, s, w);
+            stages::constraints(m, s, w)?;
             lap(&mut t.constraint);
-            stages::integrate(m, s, w);
+            stages::integrate(m, s, w)?;
             lap(&mut t.integrate);
         }
         s.steps += 1;
         s.time = s.steps as f64 * m.dt;
-        stages::kinematics(m, &s.q, &s.v, &mut w.data, &mut w.bias);
+        stages::kinematics(m, &s.q, &s.v, &mut w.data);
         lap(&mut t.kinematics);
         stages::sensors(m, w);
         lap(&mut t.sensors);
@@ -173,10 +174,15 @@ impl Engine for NativeEngine {
 
     fn write_states(&self, out: &mut [BodyState]) {
         let (model, data) = (&self.model.model, &self.work.data);
+        // `new` and every `step` end with the kinematics stage at the state; a step that fails
+        // does so before it writes `data` (the checked reads after the step's own writes, in
+        // SHAKE and RK4, follow the algorithm that makes them fresh)
+        let o_m_i = data.joint_placements().expect("the kinematics stage ends new and step");
+        let vel = data.joint_velocities().expect("the kinematics stage ends new and step");
         for (o, b) in out.iter_mut().zip(&self.model.bodies) {
-            let x = data.o_m_i[b.joint];
+            let x = o_m_i[b.joint];
             let pose = x.compose(&b.placement);
-            let vw = x.act_motion(&data.v[b.joint]);
+            let vw = x.act_motion(&vel[b.joint]);
             let p = pose.translation;
             *o = BodyState {
                 pose,

@@ -3,9 +3,9 @@
 //! writes; `docs/ARCHITECTURE.md` draws the whole flow.
 
 use karakuri::algorithms;
-use karakuri::constraints::rows::world_motion_columns;
+use karakuri::linalg::Factorization;
 use karakuri::model::JointType;
-use karakuri::spatial::Vec3;
+use karakuri::spatial::{Motion, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -14,7 +14,7 @@ use super::contact;
 use super::integrate::integrate_world;
 use super::limits::limit_rows;
 use super::loops;
-use super::state::{InertiaWork, SimState, StepData};
+use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
 use crate::scene::SolverKind;
 use crate::solver::{direct_applies, solve_direct, solve_pgs, SolveStats};
@@ -53,56 +53,50 @@ pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Kinematics and bias forces: one RNEA sweep at `(q, v)` with q̈ = 0. Reads `q`, `v`;
-/// writes `data.o_m_i`, `data.v` (what the world reports) and `bias = h = C v + g`. Runs at
-/// load and as the last stage of every step, so the next step starts from it.
-pub fn kinematics(
+/// Kinematics and dynamics terms at `(q, v)`, one `compute_all_terms` call (CRBA, then one
+/// RNEA sweep with q̈ = 0): writes into `data` the world placements and body velocities (what
+/// the world reports), the world Jacobian columns, `M(q)` and the bias forces `h = C v + g`.
+/// Runs at load and as the last stage of every step, so the next step starts from it (the
+/// state does not change between steps).
+pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut Data) {
+    algorithms::compute_all_terms(&m.model, data, q, v);
+}
+
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
+/// into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes damping and
+/// springs implicit in the Euler step; RK4 passes zeros (explicit). Reads `data`'s mass
+/// matrix (fresh from the kinematics stage), `m.dofs`.
+pub fn factorize_qh(
     m: &SimModel,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    data: &mut Data,
-    bias: &mut DVector<f64>,
-) {
-    let h = algorithms::nonlinear_effects(&m.model, data, q, v);
-    bias.copy_from(h);
+    data: &Data,
+    qh: &mut Factorization,
+    c_d: f64,
+    c_k: f64,
+) -> Result<(), SimError> {
+    let d = &m.dofs;
+    qh.factorize_shifted(data.mass_matrix()?, |k| {
+        d.armature[k] + c_d * d.damping[k] + c_k * d.stiffness[k]
+    });
+    Ok(())
 }
 
-/// Mass matrix: `M(q)` by CRBA into `w.crba.mass_matrix`, then
-/// `qH = M + diag(armature + c_d·damping + c_k·stiffness)` on M's pattern into `w.qh`, and its
-/// LᵀDL into `w.ltdl`. `(c_d, c_k) = (dt, dt²)` makes damping and springs implicit in the
-/// Euler step; RK4 passes zeros (explicit). Reads `q`, `m.dofs`.
-pub fn mass_matrix(m: &SimModel, q: &DVector<f64>, w: &mut InertiaWork, c_d: f64, c_k: f64) {
-    let (model, d) = (&m.model, &m.dofs);
-    let mm = algorithms::mass_matrix(model, &mut w.crba, q);
-    // copy the entries the factorisation reads: each column k on k's chain of ancestors
-    for k in 0..model.nv {
-        let mut r = k;
-        loop {
-            w.qh[(r, k)] = mm[(r, k)];
-            w.qh[(k, r)] = mm[(k, r)];
-            r = model.dof_parent[r];
-            if r == usize::MAX {
-                break;
-            }
-        }
-        w.qh[(k, k)] += d.armature[k] + c_d * d.damping[k] + c_k * d.stiffness[k];
-    }
-    w.ltdl.factorize(&w.qh);
-}
-
-/// Position: the mass matrix stage with implicit damping and springs, the world motion
-/// columns `w.s_world` from `w.data.o_m_i`, and collision detection into `w.raw`. Reads
-/// `s.q`, `w.data.o_m_i` (fresh from the kinematics stage).
-pub fn position(m: &SimModel, s: &SimState, w: &mut StepData) {
+/// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
+/// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
+/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
+pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     let dt = m.dt;
-    mass_matrix(m, &s.q, &mut w.inertia, dt, dt * dt);
-    world_motion_columns(&m.model, &w.data.o_m_i, &mut w.s_world);
+    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt)?;
+    let jac = w.data.jacobians()?;
+    for (k, sk) in w.s_world.iter_mut().enumerate() {
+        *sk = Motion::from_slice(jac.column(k).as_slice());
+    }
     m.collider.detect(
         &mut w.collision,
-        &w.data.o_m_i,
+        w.data.joint_placements()?,
         m.contact.prediction_distance,
         &mut w.raw,
     );
+    Ok(())
 }
 
 /// Passive joint forces: `τ = -d v - k (q - q_ref + c v)` for dofs with damping or a spring,
@@ -132,11 +126,13 @@ pub fn actuation(s: &SimState, tau: &mut DVector<f64>) {
     *tau += &s.tau_user;
 }
 
-/// Smooth acceleration `q̈ = qH⁻¹ (τ - h)` into `w.qacc`. Reads `w.tau`, `w.bias`, `w.inertia.ltdl`.
-pub fn smooth_acceleration(w: &mut StepData) {
+/// Smooth acceleration `q̈ = qH⁻¹ (τ - h)` into `w.qacc`. Reads `w.tau`, the bias forces `h`
+/// of `w.data`, `w.qh`.
+pub fn smooth_acceleration(w: &mut StepData) -> Result<(), SimError> {
     w.qacc.copy_from(&w.tau);
-    w.qacc -= &w.bias;
-    w.inertia.ltdl.solve(w.qacc.as_mut_slice());
+    w.qacc -= w.data.nonlinear_effects()?;
+    w.qh.solve(w.qacc.as_mut_slice());
+    Ok(())
 }
 
 /// Free velocity: `v_free = v + dt q̈`; free-flyer linear velocities keep their world
@@ -160,9 +156,9 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// Constraints: contact rows (and penalty impulses on `w.v_free`), loop rows, limit rows,
 /// then the solve and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`, the
-/// columns `w.s_world`, `w.inertia.ltdl`, the warm start in `s`; writes `w.rows`,
-/// `w.contact_rows`, `w.dv`, `w.last_solve`, the warm start in `s`, and `s.v`.
-pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+/// columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
+/// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the warm start in `s`, and `s.v`.
+pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let nv = m.model.nv;
     if w.raw.len() > w.reserved_contacts {
         w.reserve(m, s, w.raw.len());
@@ -172,13 +168,13 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) {
     contact::contact_rows(m, s, w);
     w.other_row_start = w.rows.len();
     let mut other = 0;
-    loops::loop_constraint_rows(m, s, w, &mut other);
+    loops::loop_constraint_rows(m, s, w, &mut other)?;
     limit_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
     w.last_solve = if w.rows.is_empty() {
         SolveStats::default()
     } else {
-        let fact = &w.inertia.ltdl;
+        let fact = &w.qh;
         w.rows.prepare(|x| fact.solve(x));
         let vf = w.v_free.as_slice();
         let e = &m.engine;
@@ -206,15 +202,17 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) {
     for k in 0..nv {
         s.v[k] = w.v_free[k] + w.dv[k];
     }
+    Ok(())
 }
 
 /// Integrate: the loop projection (if asked), then `q ← q ⊕ dt v⁺` (see
 /// [`integrate_world`]). Reads and writes `s.q`, `s.v`.
-pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     if m.engine.loop_projection && !m.loops.is_empty() {
-        loops::shake(m, s, w);
+        loops::shake(m, s, w)?;
     }
     integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
+    Ok(())
 }
 
 /// Sensors: each contact with the mean force it carried over the step (penalty force plus

@@ -3,10 +3,10 @@
 //! the stages hand to each other, sized once at load and reused, so a running step allocates
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
-use karakuri::algorithms::ltdl::Factorization;
+use karakuri::linalg::Factorization;
 use karakuri::spatial::Motion;
 use karakuri::Data;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 
 use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
@@ -86,29 +86,20 @@ pub struct ShakeWork {
     pub s_world: Vec<Motion>,
 }
 
-/// The inertia of the step: M, qH and qH's factorisation.
-pub struct InertiaWork {
-    /// CRBA's workspace; `crba.mass_matrix` is `M(q)` `(nv x nv, branch-induced pattern)`.
-    pub crba: Data,
-    /// `qH = M + diag(armature + c_d·damping + c_k·stiffness)` on M's pattern `(nv x nv)`:
-    /// the matrix of the implicit step (MuJoCo's `qH`); M itself is left as is.
-    pub qh: DMatrix<f64>,
-    /// The LᵀDL factorisation of `qh` (every `M⁻¹` of the step goes through it).
-    pub ltdl: Factorization,
-}
-
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
 pub struct StepData {
-    /// Kinematics at `(q, v)` of the state: `o_m_i` `(njoints)`, body velocities `v`
-    /// `(njoints)`, and the bias forces in `tau` `(nv)` (RNEA with q̈ = 0). Written by the
-    /// kinematics stage at load and at the end of every step, so it is fresh between steps.
+    /// Everything the dynamics core derives at `(q, v)` of the state, read through its checked
+    /// accessors: world placements `(njoints)`, body velocities `(njoints)`, the world
+    /// Jacobian columns `(6 x nv)`, the mass matrix `M(q)` `(nv x nv)` and the bias forces
+    /// `h = C(q, v) v + g(q)` `(nv)` (`compute_all_terms`). Written by the kinematics stage at
+    /// load and at the end of every step, so it is fresh between steps.
     pub data: Data,
-    /// The mass matrix, qH and its factorisation.
-    pub inertia: InertiaWork,
+    /// The LᵀDL factorisation of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
+    /// (MuJoCo's `qH`, the matrix of the implicit step; `M` in `data` is left as is). Every
+    /// `M⁻¹` of the step goes through it.
+    pub qh: Factorization,
     /// World motion column of each dof `(nv)` at the state's q.
     pub s_world: Vec<Motion>,
-    /// Bias forces `h = C(q, v) v + g(q)` `(nv)`.
-    pub bias: DVector<f64>,
     /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
     pub tau: DVector<f64>,
     /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
@@ -159,13 +150,8 @@ impl StepData {
         let zv = || DVector::zeros(nv);
         StepData {
             data: Data::new(&m.model),
-            inertia: InertiaWork {
-                crba: Data::new(&m.model),
-                qh: DMatrix::zeros(nv, nv),
-                ltdl: Factorization::new(&m.model),
-            },
+            qh: Factorization::new(&m.model),
             s_world: vec![Motion::zero(); nv],
-            bias: zv(),
             tau: zv(),
             qacc: zv(),
             v_free: zv(),

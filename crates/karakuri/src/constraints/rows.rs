@@ -16,16 +16,18 @@
 //! its constraints; the simulator (`karakuri-sim`) writes whole rows with [`add_point_row`],
 //! [`add_angular_row`] and their relative forms, walking each body's joint chain to the root.
 
+use crate::algorithms::dof_in_frame;
 use crate::model::Model;
 use crate::spatial::{Force, Motion, Se3, Vec3};
 
 /// The world motion column of every dof, `S_k = X_{world←joint} S_k^joint`, from the joint
-/// placements `o_m_i` (`model.nv` entries in `s`). The same arithmetic as the columns of
-/// `algorithms::joint_jacobians`, without its forward-kinematics sweep.
+/// placements `o_m_i` (`model.nv` entries in `s`). The same kernel as the columns of
+/// `algorithms::joint_jacobians` ([`Data::jacobians`](crate::Data::jacobians)), without its
+/// forward-kinematics sweep.
 pub fn world_motion_columns(model: &Model, o_m_i: &[Se3], s: &mut [Motion]) {
     debug_assert_eq!(s.len(), model.nv);
     for (k, sk) in s.iter_mut().enumerate() {
-        *sk = o_m_i[model.dof_joint[k]].act_motion(&model.motion_subspace[k]);
+        *sk = dof_in_frame(model, k, &o_m_i[model.dof_joint[k]]);
     }
 }
 
@@ -158,13 +160,14 @@ mod tests {
         let v = DVector::from_fn(model.nv, |k, _| 0.3 + 0.1 * k as f64);
         let jac = joint_jacobians(&model, &mut data, &q).clone();
         let mut s = vec![Motion::zero(); model.nv];
-        world_motion_columns(&model, &data.o_m_i, &mut s);
+        world_motion_columns(&model, data.joint_placements().unwrap(), &mut s);
         for (k, sk) in s.iter().enumerate() {
             assert_eq!(sk.to_vec6().as_slice(), jac.column(k).as_slice());
         }
         forward_kinematics_velocity(&model, &mut data, &q, &v);
-        let x = data.o_m_i[2];
-        let vw = x.act_motion(&data.v[2]);
+        let (o_m_i, vel) = (data.joint_placements().unwrap(), data.joint_velocities().unwrap());
+        let x = o_m_i[2];
+        let vw = x.act_motion(&vel[2]);
         let p = x.transform_point(&Vec3::new(0.0, 0.0, 0.4));
         let dir = Vec3::new(0.3, -0.5, 0.8).normalize();
         let mut row = vec![0.0; model.nv];
@@ -179,7 +182,7 @@ mod tests {
         row.fill(0.0);
         add_relative_angular_row(&model, &s, 1, 2, &dir, &mut row);
         let u: f64 = row.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
-        let va = data.o_m_i[1].act_motion(&data.v[1]);
+        let va = o_m_i[1].act_motion(&vel[1]);
         assert!((u - dir.dot(&(vw.angular - va.angular))).abs() < 1e-14);
     }
 }
