@@ -34,14 +34,14 @@ impl World {
     /// Builds the world of a scene with the engine it names (`engine.type`).
     pub fn new(scene: Scene) -> Result<World, SimError> {
         let engine: Box<dyn Engine> = match scene.engine.kind {
-            EngineKind::Native => Box::new(NativeEngine::new()),
+            EngineKind::Native => Box::new(NativeEngine::new(&scene)?),
         };
         World::with_engine(scene, engine)
     }
 
-    /// Builds the world of a scene with a given engine.
-    pub fn with_engine(scene: Scene, mut engine: Box<dyn Engine>) -> Result<World, SimError> {
-        let bodies = engine.load(&scene)?;
+    /// Builds the world of a scene with an engine already built from it.
+    pub fn with_engine(scene: Scene, engine: Box<dyn Engine>) -> Result<World, SimError> {
+        let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
         Ok(World {
@@ -80,14 +80,35 @@ impl World {
         &self.scene
     }
 
-    /// The engine.
+    /// The engine (read only: everything that changes the simulation goes through the world,
+    /// which keeps its body states in step with the engine).
     pub fn engine(&self) -> &dyn Engine {
         &*self.engine
     }
 
-    /// The engine, mutable (e.g. to set joint torques).
-    pub fn engine_mut(&mut self) -> &mut dyn Engine {
-        &mut *self.engine
+    /// The time step (s).
+    pub fn dt(&self) -> f64 {
+        self.engine.dt()
+    }
+
+    /// Position of a one-dof joint by name (rad or m).
+    pub fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_position(joint)
+    }
+
+    /// Velocity of a one-dof joint by name (rad/s or m/s).
+    pub fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_velocity(joint)
+    }
+
+    /// The torque (force) set on a one-dof joint by name.
+    pub fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_torque(joint)
+    }
+
+    /// Sets the torque (force) of a one-dof joint by name, applied from the next step on.
+    pub fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
+        self.engine.set_joint_torque(joint, torque)
     }
 
     /// The bodies, in the order of [`World::states`].
@@ -126,7 +147,7 @@ impl World {
     }
 
     /// Net contact wrench on each body over the last step: (force, torque about the body-frame
-    /// origin), world axes.
+    /// origin), world axes. The one implementation (engines report contacts, the world sums).
     pub fn contact_wrenches(&self) -> Vec<(Vec3, Vec3)> {
         let mut out = vec![(Vec3::zeros(), Vec3::zeros()); self.bodies.len()];
         for c in self.engine.contacts() {

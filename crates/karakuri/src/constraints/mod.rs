@@ -36,6 +36,7 @@
 //! conflicting rows give [`ConstraintError::Conflicting`], with the least-squares answer
 //! still written to the output buffers. Never NaN.
 
+pub mod rows;
 mod solve;
 
 use crate::algorithms::{dof_in_frame, forward_kinematics, forward_kinematics_acceleration};
@@ -663,9 +664,8 @@ impl ConstraintSet {
                     // n·(S_lin + S_ang × x): the velocity of the point along n
                     for (&k, &sg) in sup.iter().zip(sign) {
                         let sk = &self.ws.s_world[k];
-                        let pv = (sk.linear + sk.angular.cross(&x)) * sg;
                         for (kk, n) in normals.iter().enumerate() {
-                            g[k * nc + r0 + kk] = n.dot(&pv);
+                            g[k * nc + r0 + kk] = sg * rows::point_coefficient(sk, &x, n);
                         }
                     }
                     for (k, n) in normals.iter().enumerate() {
@@ -696,7 +696,7 @@ impl ConstraintSet {
                         let phi = o_m_f.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
                         for (&k, &sg) in sup.iter().zip(sign) {
-                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                            g[k * nc + r] = sg * rows::wrench_coefficient(&self.ws.s_world[k], &phi);
                         }
                         if velocities {
                             self.velocity_error[r] = vw.dot(&phi);
@@ -727,7 +727,7 @@ impl ConstraintSet {
                         let phi = o_m_fp.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
                         for (&k, &sg) in sup.iter().zip(sign) {
-                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                            g[k * nc + r] = sg * rows::wrench_coefficient(&self.ws.s_world[k], &phi);
                         }
                         if velocities {
                             self.velocity_error[r] = dv.dot(&phi);
