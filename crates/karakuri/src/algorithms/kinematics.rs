@@ -21,6 +21,7 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
 pub fn forward_kinematics_velocity(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
     check_len("v", v, model.nv);
     forward_kinematics(model, data, q);
+    data.v[0] = Motion::zero();
     for i in 1..model.njoints {
         let p = model.parents[i];
         // v_i = X_i v_λ(i) + S_i q̇_i
@@ -39,6 +40,8 @@ pub fn forward_kinematics_acceleration(
 ) {
     check_len("a", a, model.nv);
     forward_kinematics_velocity(model, data, q, v);
+    // the universe does not accelerate (ABA leaves -gravity here)
+    data.a[0] = Motion::zero();
     for i in 1..model.njoints {
         let p = model.parents[i];
         let v_j = joint_motion(model, i, v.as_slice());
