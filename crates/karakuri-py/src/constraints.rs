@@ -2,7 +2,7 @@
 //! forward dynamics and impulses by the four methods (karakuri's `constraints` module, after
 //! RBDL's ConstraintSet).
 
-use crate::convert::{array1, array2, matrix, read_dvector, vector};
+use crate::convert::{array1, array2, in_call, matrix, read_dvector, vector};
 use crate::model::{joint_id, PyData, PyModel};
 use karakuri::constraints::{ConstraintSet, Method};
 use karakuri::spatial::{Mat3, Se3, Vec3, Vec6};
@@ -197,7 +197,7 @@ impl PyConstraintSet {
     fn set_anchors_to_current(&mut self, mut data: PyRefMut<'_, PyData>, q: &Bound<'_, PyAny>) -> PyResult<()> {
         let d: &mut PyData = &mut data;
         d.check_model(&self.model, "set_anchors_to_current")?;
-        read_dvector("q", "nq", q, &mut d.q)?;
+        read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
         d.jacobians_fresh = false;
         self.set.set_anchors_to_current(&self.model, &mut d.data, &d.q);
         Ok(())
@@ -225,9 +225,9 @@ impl PyConstraintSet {
         let m = self::method(method)?;
         let d: &mut PyData = &mut data;
         self.prepare(d, "forward_dynamics")?;
-        read_dvector("q", "nq", q, &mut d.q)?;
-        read_dvector("v", "nv", v, &mut d.v)?;
-        read_dvector("tau", "nv", tau, &mut d.tau)?;
+        read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
+        read_dvector("v", "nv", v, &mut d.v).map_err(in_call("ConstraintSet"))?;
+        read_dvector("tau", "nv", tau, &mut d.tau).map_err(in_call("ConstraintSet"))?;
         d.jacobians_fresh = false;
         self.set
             .forward_dynamics(&self.model, &mut d.data, &d.q, &d.v, &d.tau, m)
@@ -250,8 +250,8 @@ impl PyConstraintSet {
         let m = self::method(method)?;
         let d: &mut PyData = &mut data;
         self.prepare(d, "compute_impulses")?;
-        read_dvector("q", "nq", q, &mut d.q)?;
-        read_dvector("v_minus", "nv", v_minus, &mut d.v)?;
+        read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
+        read_dvector("v_minus", "nv", v_minus, &mut d.v).map_err(in_call("ConstraintSet"))?;
         d.jacobians_fresh = false;
         self.set
             .compute_impulses(&self.model, &mut d.data, &d.q, &d.v, m)

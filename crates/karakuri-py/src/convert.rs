@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 /// Copies the 1-D argument `obj` (`name`, `n` entries; `size` says what `n` is, e.g. `"nq"`)
 /// into `dst`. A contiguous float64 array is read as a slice (one copy into the preallocated
 /// buffer, no allocation); other real-number arrays and sequences are converted; anything
-/// else raises `ValueError` naming the argument and the expected shape.
+/// else, and NaN or infinite entries, raise `ValueError` naming the argument and the
+/// expected shape.
 pub fn read_vector(name: &str, size: &str, obj: &Bound<'_, PyAny>, dst: &mut [f64]) -> PyResult<()> {
     let n = dst.len();
     if let Ok(array) = obj.cast::<PyArray1<f64>>() {
@@ -24,7 +25,7 @@ pub fn read_vector(name: &str, size: &str, obj: &Bound<'_, PyAny>, dst: &mut [f6
             Ok(s) => dst.copy_from_slice(s),
             Err(_) => dst.iter_mut().zip(array.as_array().iter()).for_each(|(d, x)| *d = *x),
         }
-        return Ok(());
+        return check_finite(name, dst);
     }
     if let Ok(array) = obj.cast::<PyUntypedArray>() {
         let kind = array.dtype().kind();
@@ -44,7 +45,7 @@ pub fn read_vector(name: &str, size: &str, obj: &Bound<'_, PyAny>, dst: &mut [f6
     match obj.extract::<Vec<f64>>() {
         Ok(v) if v.len() == n => {
             dst.copy_from_slice(&v);
-            Ok(())
+            check_finite(name, dst)
         }
         Ok(v) => Err(shape_error(name, size, n, &format!("a sequence of {} numbers", v.len()))),
         Err(_) => Err(PyValueError::new_err(format!(
@@ -89,6 +90,16 @@ pub fn matrix(name: &str, obj: &Bound<'_, PyAny>, rows: Option<usize>, cols: usi
     Ok(DMatrix::from_fn(shape[0], cols, |i, j| a[[i, j]]))
 }
 
+/// NaN or infinite entries would come out as NaN results: refused at the door.
+#[inline]
+fn check_finite(name: &str, x: &[f64]) -> PyResult<()> {
+    if x.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!("argument '{name}' has NaN or infinite entries")))
+    }
+}
+
 fn shape_error(name: &str, size: &str, n: usize, got: &str) -> PyErr {
     PyValueError::new_err(format!("argument '{name}' must have shape ({size},) = ({n},), got {got}"))
 }
@@ -115,4 +126,9 @@ pub fn array2<'py>(py: Python<'py>, m: &DMatrix<f64>) -> Bound<'py, PyArray2<f64
     let a = Array2::from_shape_vec((m.nrows(), m.ncols()).f(), m.as_slice().to_vec())
         .expect("a DMatrix's storage has nrows * ncols entries");
     PyArray2::from_owned_array(py, a)
+}
+
+/// Prefixes an argument error with the function it came from (`"rnea: argument 'q' ..."`).
+pub fn in_call(what: &'static str) -> impl FnOnce(PyErr) -> PyErr {
+    move |e| Python::attach(|py| PyValueError::new_err(format!("{what}: {}", e.value(py))))
 }

@@ -2,7 +2,7 @@
 //! checks that `data` belongs to `model`, reads its arguments into `data`'s buffers, calls
 //! the one karakuri function and returns a new array with the result.
 
-use crate::convert::{array1, array2, read_dvector, vector};
+use crate::convert::{array1, array2, in_call, read_dvector, vector};
 use crate::model::{joint_id, PyData, PyModel};
 use karakuri::algorithms::{self as alg, HybridMethod, HybridWorkspace, ReferenceFrame, SplitMix64};
 use karakuri::FrameId;
@@ -60,7 +60,7 @@ macro_rules! prologue {
     ($what:expr, $model:ident, $data:ident $(, $buf:ident = ($arg:ident, $size:expr))*) => {{
         let d: &mut PyData = &mut *$data;
         d.check_model(&$model.get().inner, $what)?;
-        $( read_dvector(stringify!($arg), $size, $arg, &mut d.$buf)?; )*
+        $( read_dvector(stringify!($arg), $size, $arg, &mut d.$buf).map_err(in_call($what))?; )*
         d.jacobians_fresh = false;
         d
     }};
@@ -167,12 +167,12 @@ pub fn forward_kinematics<'py>(
     match (v, a) {
         (None, None) => alg::forward_kinematics(&d.model, &mut d.data, &d.q),
         (Some(v), None) => {
-            read_dvector("v", "nv", v, &mut d.v)?;
+            read_dvector("v", "nv", v, &mut d.v).map_err(in_call("forward_kinematics"))?;
             alg::forward_kinematics_velocity(&d.model, &mut d.data, &d.q, &d.v)
         }
         (Some(v), Some(a)) => {
-            read_dvector("v", "nv", v, &mut d.v)?;
-            read_dvector("a", "nv", a, &mut d.a)?;
+            read_dvector("v", "nv", v, &mut d.v).map_err(in_call("forward_kinematics"))?;
+            read_dvector("a", "nv", a, &mut d.a).map_err(in_call("forward_kinematics"))?;
             alg::forward_kinematics_acceleration(&d.model, &mut d.data, &d.q, &d.v, &d.a)
         }
         (None, Some(_)) => return Err(PyValueError::new_err("forward_kinematics: 'a' given without 'v'")),
@@ -267,7 +267,7 @@ pub fn center_of_mass<'py>(
             alg::center_of_mass(&d.model, &mut d.data, &d.q);
         }
         Some(v) => {
-            read_dvector("v", "nv", v, &mut d.v)?;
+            read_dvector("v", "nv", v, &mut d.v).map_err(in_call("center_of_mass"))?;
             alg::center_of_mass_velocity(&d.model, &mut d.data, &d.q, &d.v);
         }
     }
@@ -378,7 +378,8 @@ pub fn integrate<'py>(
     v: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let m = &model.get().inner;
-    let (q, v) = (vector("q", "nq", q, m.nq)?, vector("v", "nv", v, m.nv)?);
+    let ctx = || in_call("integrate");
+    let (q, v) = (vector("q", "nq", q, m.nq).map_err(ctx())?, vector("v", "nv", v, m.nv).map_err(ctx())?);
     Ok(array1(py, alg::integrate(m, &q, &v).as_slice()))
 }
 
@@ -391,7 +392,8 @@ pub fn difference<'py>(
     q1: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let m = &model.get().inner;
-    let (q0, q1) = (vector("q0", "nq", q0, m.nq)?, vector("q1", "nq", q1, m.nq)?);
+    let ctx = || in_call("difference");
+    let (q0, q1) = (vector("q0", "nq", q0, m.nq).map_err(ctx())?, vector("q1", "nq", q1, m.nq).map_err(ctx())?);
     Ok(array1(py, alg::difference(m, &q0, &q1).as_slice()))
 }
 
@@ -403,7 +405,7 @@ pub fn normalize<'py>(
     q: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let m = &model.get().inner;
-    let mut q = vector("q", "nq", q, m.nq)?;
+    let mut q = vector("q", "nq", q, m.nq).map_err(in_call("normalize"))?;
     alg::normalize(m, &mut q);
     Ok(array1(py, q.as_slice()))
 }
