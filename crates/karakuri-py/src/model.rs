@@ -64,6 +64,17 @@ impl PyModel {
         PyData::new(slf.get().inner.clone())
     }
 
+    /// Alias of :meth:`create_data` (Pinocchio's name).
+    #[pyo3(name = "createData")]
+    fn create_data_alias(slf: &Bound<'_, Self>) -> PyData {
+        Self::create_data(slf)
+    }
+    /// Alias of :meth:`get_joint_id` (Pinocchio's name).
+    #[pyo3(name = "getJointId")]
+    fn get_joint_id_alias(&self, name: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.get_joint_id(name)
+    }
+
     /// Size of the configuration vector ``q``.
     #[getter]
     fn nq(&self) -> usize {
