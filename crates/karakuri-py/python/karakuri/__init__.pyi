@@ -29,6 +29,53 @@ class UrdfError(ValueError):
 class ConstraintError(ValueError):
     """Constraints that cannot all hold (conflicting rows) or that are malformed."""
 
+class SceneError(ValueError):
+    """A scene file that cannot be loaded; the message says ``file: path.inside: reason``."""
+
+class World:
+    """A simulated world from a scene file (docs/SCENE_FORMAT.md); state arrays follow
+    :attr:`body_names`, world axes."""
+
+    @staticmethod
+    def from_file(path: Union[str, "os.PathLike[str]"]) -> "World":
+        """Loads a scene file; raises :class:`SceneError`."""
+    def step(self, n: int = 1) -> None:
+        """Advances ``n`` steps; ``RuntimeError`` if the simulation diverges."""
+    def set_joint_torque(self, joint: str, torque: float) -> None:
+        """Torque of a robot joint by name, from the next step on."""
+    def body_index(self, name: str) -> int:
+        """Index of a body in the state arrays."""
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken."""
+    @property
+    def energy(self) -> float:
+        """Kinetic + gravitational energy (J)."""
+    @property
+    def body_names(self) -> List[str]:
+        """Body names, the order of the state arrays."""
+    @property
+    def positions(self) -> Matrix:
+        """Body frame origins ``(nbodies, 3)``."""
+    @property
+    def poses(self) -> npt.NDArray[np.float64]:
+        """Body placements, 4x4 homogeneous ``(nbodies, 4, 4)``."""
+    @property
+    def linear_velocities(self) -> Matrix:
+        """Velocities of the body frame origins ``(nbodies, 3)``."""
+    @property
+    def angular_velocities(self) -> Matrix:
+        """Angular velocities ``(nbodies, 3)``."""
+    @property
+    def contacts(self) -> List[Dict[str, object]]:
+        """Contacts of the last step: bodies, point, normal, depth, force."""
+
 class ReferenceFrame(enum.Enum):
     """The frame a Jacobian is expressed in (Pinocchio's ``pin.ReferenceFrame``); rows are
     ``[linear; angular]``."""
