@@ -9,7 +9,8 @@ humanoid; tests/data/ur5.urdf fixed, the arm) and are fed the same random states
 between their joint orders by joint name; checked to give the same results first). One
 measurement is the wall time of a Python loop of `--calls` calls cycling over 100 prepared
 states, divided by the number of calls: what a user's loop pays, interpreter and binding
-overhead included. The libraries alternate measurement by measurement; each cell is the median
+overhead included. Time is the thread's CPU time (`time.thread_time_ns`, as `karakuri bench`
+uses), so that time spent descheduled on a shared machine does not count. The libraries alternate measurement by measurement; each cell is the median
 over `--rounds` rounds. Pinocchio's CRBA and ABA are timed in both of its conventions (LOCAL,
 WORLD) and the faster is kept. Results are new arrays on both sides (Pinocchio's bindings
 copy `data.tau`, `data.M`, `data.ddq` into a new numpy array; so do karakuri's).
@@ -82,24 +83,24 @@ def loops(pair):
 
     def rnea(f, model, data, states, n, *extra):
         cycle = states * (n // len(states))
-        t = time.perf_counter_ns()
+        t = time.thread_time_ns()
         for q, v, a, _ in cycle:
             f(model, data, q, v, a, *extra)
-        return (time.perf_counter_ns() - t) / len(cycle)
+        return (time.thread_time_ns() - t) / len(cycle)
 
     def crba(f, model, data, states, n, *extra):
         cycle = states * (n // len(states))
-        t = time.perf_counter_ns()
+        t = time.thread_time_ns()
         for q, _, _, _ in cycle:
             f(model, data, q, *extra)
-        return (time.perf_counter_ns() - t) / len(cycle)
+        return (time.thread_time_ns() - t) / len(cycle)
 
     def aba(f, model, data, states, n, *extra):
         cycle = states * (n // len(states))
-        t = time.perf_counter_ns()
+        t = time.thread_time_ns()
         for q, v, _, tau in cycle:
             f(model, data, q, v, tau, *extra)
-        return (time.perf_counter_ns() - t) / len(cycle)
+        return (time.thread_time_ns() - t) / len(cycle)
 
     conventions = (pin.Convention.LOCAL, pin.Convention.WORLD)
     return {
@@ -138,7 +139,7 @@ def main():
                     times[lib].append(f(args.calls))
             k = statistics.median(times["karakuri"])
             p = statistics.median(times["pinocchio"])
-            spread = max(times["karakuri"]) / min(times["karakuri"])
+            spread = tuple(max(times[lib]) / min(times[lib]) for lib in ("karakuri", "pinocchio"))
             rows.append((algo, f"{name} ({pair.k.nq}/{pair.k.nv})", k, p, spread))
     print()
     print("| call | robot (nq/nv) | karakuri ns | Pinocchio ns | ratio |")
@@ -146,7 +147,8 @@ def main():
     for algo, robot, k, p, spread in rows:
         print(f"| {algo} | {robot} | {k:.0f} | {p:.0f} | **{k / p:.2f}** |")
     print()
-    print("(karakuri's max/min over the rounds: " + ", ".join(f"{a} {r.split()[0]} {s:.2f}" for a, r, _, _, s in rows) + ")")
+    print("max/min over the rounds (karakuri, Pinocchio): "
+          + ", ".join(f"{a} {r.split()[0]} {s[0]:.2f}, {s[1]:.2f}" for a, r, _, _, s in rows))
 
 
 if __name__ == "__main__":
