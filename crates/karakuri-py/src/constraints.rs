@@ -64,7 +64,7 @@ fn placement(name: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Se3> {
 fn axes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec6>> {
     let m = matrix("axes", obj, None, 6)?;
     let rows: Vec<Vec6> = (0..m.nrows()).map(|i| Vec6::from_fn(|k, _| m[(i, k)])).collect();
-    if rows.is_empty() || rows.iter().any(|a| !(a.norm() > 0.0) || !a.iter().all(|x| x.is_finite())) {
+    if rows.is_empty() || rows.iter().any(|a| !a.iter().all(|x| x.is_finite()) || a.norm() == 0.0) {
         return Err(PyValueError::new_err("argument 'axes' must hold at least one nonzero, finite row [linear; angular]"));
     }
     Ok(rows)

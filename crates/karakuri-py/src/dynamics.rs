@@ -309,6 +309,9 @@ pub fn potential_energy<'py>(
     Ok(alg::potential_energy(&d.model, &mut d.data, &d.q))
 }
 
+/// `(q̈, τ)` of hybrid dynamics.
+type ArrayPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// Hybrid dynamics: joints in ``forward_joints`` (names or ids) have a known torque and a
 /// sought acceleration, the others a known acceleration and a sought torque. ``known``
 /// (shape ``(nv,)``) holds tau on the dofs of forward joints and ddq on the others. Returns
@@ -327,7 +330,7 @@ pub fn hybrid_dynamics<'py>(
     known: &Bound<'py, PyAny>,
     forward_joints: &Bound<'py, PyAny>,
     method: &str,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<ArrayPair<'py>> {
     let method = match method {
         "aba" => HybridMethod::ArticulatedBody,
         "crba" => HybridMethod::Crba,
