@@ -198,7 +198,6 @@ impl PyConstraintSet {
         let d: &mut PyData = &mut data;
         d.check_model(&self.model, "set_anchors_to_current")?;
         read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
-        d.jacobians_fresh = false;
         self.set.set_anchors_to_current(&self.model, &mut d.data, &d.q);
         Ok(())
     }
@@ -228,7 +227,6 @@ impl PyConstraintSet {
         read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
         read_dvector("v", "nv", v, &mut d.v).map_err(in_call("ConstraintSet"))?;
         read_dvector("tau", "nv", tau, &mut d.tau).map_err(in_call("ConstraintSet"))?;
-        d.jacobians_fresh = false;
         self.set
             .forward_dynamics(&self.model, &mut d.data, &d.q, &d.v, &d.tau, m)
             .map_err(|e| ConstraintError::new_err(e.to_string()))?;
@@ -252,7 +250,6 @@ impl PyConstraintSet {
         self.prepare(d, "compute_impulses")?;
         read_dvector("q", "nq", q, &mut d.q).map_err(in_call("ConstraintSet"))?;
         read_dvector("v_minus", "nv", v_minus, &mut d.v).map_err(in_call("ConstraintSet"))?;
-        d.jacobians_fresh = false;
         self.set
             .compute_impulses(&self.model, &mut d.data, &d.q, &d.v, m)
             .map_err(|e| ConstraintError::new_err(e.to_string()))?;

@@ -3,11 +3,11 @@
 //! the one karakuri function and returns a new array with the result.
 
 use crate::convert::{array1, array2, in_call, read_dvector, vector};
-use crate::model::{joint_id, PyData, PyModel};
+use crate::model::{joint_id, stale, PyData, PyModel};
 use karakuri::algorithms::{self as alg, HybridMethod, HybridWorkspace, ReferenceFrame, SplitMix64};
 use karakuri::FrameId;
 use numpy::{PyArray1, PyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,14 +54,12 @@ fn reference_frame(obj: &Bound<'_, PyAny>) -> PyResult<ReferenceFrame> {
     }
 }
 
-/// Reads the arguments into `data`'s buffers after checking `data` belongs to `model`; marks
-/// the Jacobian columns stale (every call here places joints).
+/// Reads the arguments into `data`'s buffers after checking `data` belongs to `model`.
 macro_rules! prologue {
     ($what:expr, $model:ident, $data:ident $(, $buf:ident = ($arg:ident, $size:expr))*) => {{
         let d: &mut PyData = &mut *$data;
         d.check_model(&$model.get().inner, $what)?;
         $( read_dvector(stringify!($arg), $size, $arg, &mut d.$buf).map_err(in_call($what))?; )*
-        d.jacobians_fresh = false;
         d
     }};
 }
@@ -79,7 +77,8 @@ pub fn rnea<'py>(
     a: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let d = prologue!("rnea", model, data, q = (q, "nq"), v = (v, "nv"), a = (a, "nv"));
-    Ok(array1(py, alg::inverse_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.a).as_slice()))
+    d.last.tau.copy_from(alg::inverse_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.a));
+    Ok(array1(py, d.last.tau.as_slice()))
 }
 
 /// Nonlinear effects ``C(q, v) v + g(q)`` (RNEA with zero acceleration), shape ``(nv,)``.
@@ -93,7 +92,8 @@ pub fn nle<'py>(
     v: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let d = prologue!("nle", model, data, q = (q, "nq"), v = (v, "nv"));
-    Ok(array1(py, alg::nonlinear_effects(&d.model, &mut d.data, &d.q, &d.v).as_slice()))
+    d.last.tau.copy_from(alg::nonlinear_effects(&d.model, &mut d.data, &d.q, &d.v));
+    Ok(array1(py, d.last.tau.as_slice()))
 }
 
 /// Generalized gravity ``g(q)``, shape ``(nv,)``. Aliases: ``gravity_torques``,
@@ -106,7 +106,8 @@ pub fn gravity<'py>(
     q: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let d = prologue!("gravity", model, data, q = (q, "nq"));
-    Ok(array1(py, alg::gravity_torques(&d.model, &mut d.data, &d.q).as_slice()))
+    d.last.tau.copy_from(alg::gravity_torques(&d.model, &mut d.data, &d.q));
+    Ok(array1(py, d.last.tau.as_slice()))
 }
 
 /// Joint-space inertia matrix ``M(q)`` by the composite rigid body algorithm, full symmetric,
@@ -135,7 +136,8 @@ pub fn aba<'py>(
     tau: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let d = prologue!("aba", model, data, q = (q, "nq"), v = (v, "nv"), tau = (tau, "nv"));
-    Ok(array1(py, alg::forward_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.tau).as_slice()))
+    d.last.ddq.copy_from(alg::forward_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.tau));
+    Ok(array1(py, d.last.ddq.as_slice()))
 }
 
 /// Inverse of the mass matrix ``M(q)⁻¹``, full symmetric, shape ``(nv, nv)`` (also in
@@ -191,26 +193,13 @@ pub fn compute_joint_jacobians<'py>(
     q: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let d = prologue!("compute_joint_jacobians", model, data, q = (q, "nq"));
-    alg::joint_jacobians(&d.model, &mut d.data, &d.q);
-    d.jacobians_fresh = true;
-    Ok(array2(py, &d.data.jacobian))
-}
-
-fn require_jacobians(d: &PyData, what: &str) -> PyResult<()> {
-    if d.jacobians_fresh {
-        Ok(())
-    } else {
-        Err(PyRuntimeError::new_err(format!(
-            "{what} reads the Jacobian columns of compute_joint_jacobians(model, data, q): call it first \
-             (any other call on this data since replaces the placements it used)"
-        )))
-    }
+    Ok(array2(py, alg::joint_jacobians(&d.model, &mut d.data, &d.q)))
 }
 
 /// The Jacobian of ``joint`` (a name or an id) expressed in ``frame`` (a
 /// :class:`ReferenceFrame`), shape ``(6, nv)``, rows ``[linear; angular]``; columns of dofs
-/// that do not move the joint are zero. Needs :func:`compute_joint_jacobians` first (raises
-/// ``RuntimeError`` otherwise). Alias: ``getJointJacobian``.
+/// that do not move the joint are zero. Needs :func:`compute_joint_jacobians` first, with no
+/// other call on ``data`` since (raises ``RuntimeError`` otherwise). Alias: ``getJointJacobian``.
 #[pyfunction]
 pub fn get_joint_jacobian<'py>(
     py: Python<'py>,
@@ -221,9 +210,9 @@ pub fn get_joint_jacobian<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let d: &mut PyData = &mut data;
     d.check_model(&model.get().inner, "get_joint_jacobian")?;
-    require_jacobians(d, "get_joint_jacobian")?;
     let j = joint_id(&d.model, joint, "get_joint_jacobian")?;
-    alg::joint_jacobian(&d.model, &d.data, j, reference_frame(frame)?, &mut d.jacobian_out);
+    alg::joint_jacobian(&d.model, &d.data, j, reference_frame(frame)?, &mut d.jacobian_out)
+        .map_err(|e| stale("get_joint_jacobian", e))?;
     Ok(array2(py, &d.jacobian_out))
 }
 
@@ -241,12 +230,12 @@ pub fn get_frame_jacobian<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let d: &mut PyData = &mut data;
     d.check_model(&model.get().inner, "get_frame_jacobian")?;
-    require_jacobians(d, "get_frame_jacobian")?;
     let f: FrameId = d
         .model
         .frame_id(frame_name)
         .ok_or_else(|| PyValueError::new_err(format!("get_frame_jacobian: no frame named '{frame_name}'")))?;
-    alg::frame_jacobian(&d.model, &d.data, f, reference_frame(frame)?, &mut d.jacobian_out);
+    alg::frame_jacobian(&d.model, &d.data, f, reference_frame(frame)?, &mut d.jacobian_out)
+        .map_err(|e| stale("get_frame_jacobian", e))?;
     Ok(array2(py, &d.jacobian_out))
 }
 
@@ -262,16 +251,12 @@ pub fn center_of_mass<'py>(
     v: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let d = prologue!("center_of_mass", model, data, q = (q, "nq"));
-    match v {
-        None => {
-            alg::center_of_mass(&d.model, &mut d.data, &d.q);
-        }
-        Some(v) => {
-            read_dvector("v", "nv", v, &mut d.v).map_err(in_call("center_of_mass"))?;
-            alg::center_of_mass_velocity(&d.model, &mut d.data, &d.q, &d.v);
-        }
+    if let Some(v) = v {
+        read_dvector("v", "nv", v, &mut d.v).map_err(in_call("center_of_mass"))?;
+        d.last.vcom = alg::center_of_mass_velocity(&d.model, &mut d.data, &d.q, &d.v);
     }
-    Ok(array1(py, d.data.com.as_slice()))
+    d.last.com = alg::center_of_mass(&d.model, &mut d.data, &d.q);
+    Ok(array1(py, d.last.com.as_slice()))
 }
 
 /// Jacobian of the centre of mass, shape ``(3, nv)``. Alias: ``jacobianCenterOfMass``.
@@ -295,7 +280,8 @@ pub fn kinetic_energy<'py>(
     v: &Bound<'py, PyAny>,
 ) -> PyResult<f64> {
     let d = prologue!("kinetic_energy", model, data, q = (q, "nq"), v = (v, "nv"));
-    Ok(alg::kinetic_energy(&d.model, &mut d.data, &d.q, &d.v))
+    d.last.kinetic_energy = alg::kinetic_energy(&d.model, &mut d.data, &d.q, &d.v);
+    Ok(d.last.kinetic_energy)
 }
 
 /// Potential energy ``-Σ mᵢ g·cᵢ`` (J; zero at z = 0). Alias: ``computePotentialEnergy``.
@@ -306,7 +292,8 @@ pub fn potential_energy<'py>(
     q: &Bound<'py, PyAny>,
 ) -> PyResult<f64> {
     let d = prologue!("potential_energy", model, data, q = (q, "nq"));
-    Ok(alg::potential_energy(&d.model, &mut d.data, &d.q))
+    d.last.potential_energy = alg::potential_energy(&d.model, &mut d.data, &d.q);
+    Ok(d.last.potential_energy)
 }
 
 /// `(q̈, τ)` of hybrid dynamics.

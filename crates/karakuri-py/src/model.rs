@@ -5,7 +5,8 @@ use crate::convert::{array1, array2};
 use karakuri::algorithms::HybridWorkspace;
 use karakuri::io::urdf::{self, Root};
 use karakuri::spatial::Se3;
-use karakuri::{JointId, Model, Stage};
+use karakuri::spatial::{Motion, Vec3};
+use karakuri::{JointId, Model, Stale};
 use nalgebra::{DMatrix, DVector};
 use numpy::{PyArray1, PyArray2, PyArray3};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -212,9 +213,8 @@ pub struct PyData {
     pub(crate) tau: DVector<f64>,
     /// Output of `get_joint_jacobian` (6 x nv).
     pub(crate) jacobian_out: DMatrix<f64>,
-    /// `data.jacobian` holds the columns for the placements in `data` (set by
-    /// `compute_joint_jacobians`, cleared by every other call that places joints).
-    pub(crate) jacobians_fresh: bool,
+    /// The last results that the core returns rather than keeps readable (`data.tau`, ...).
+    pub(crate) last: LastResults,
     /// Hybrid dynamics' workspace and forward-joint mask, made on first use.
     pub(crate) hybrid: Option<(HybridWorkspace, Vec<bool>)>,
 }
@@ -229,7 +229,7 @@ impl PyData {
             a: DVector::zeros(nv),
             tau: DVector::zeros(nv),
             jacobian_out: DMatrix::zeros(6, nv),
-            jacobians_fresh: false,
+            last: LastResults { tau: DVector::zeros(nv), ddq: DVector::zeros(nv), ..LastResults::default() },
             hybrid: None,
             model,
         }
@@ -247,12 +247,8 @@ impl PyData {
         }
     }
 
-    fn placements<'py>(&self, py: Python<'py>, which: &[Se3], what: &str) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        if self.data.stage < Stage::Positions {
-            return Err(PyRuntimeError::new_err(format!(
-                "data.{what} is not up to date: call forward_kinematics(model, data, q) first"
-            )));
-        }
+    fn placements<'py>(&self, py: Python<'py>, which: Result<&[Se3], Stale>, what: &str) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let which = which.map_err(|e| stale(what, e))?;
         let mut out = Vec::with_capacity(which.len() * 16);
         for m in which {
             out.extend_from_slice(&homogeneous(m));
@@ -260,6 +256,36 @@ impl PyData {
         let a = numpy::ndarray::Array3::from_shape_vec((which.len(), 4, 4), out).expect("16 entries per placement");
         Ok(PyArray3::from_owned_array(py, a))
     }
+}
+
+/// Results the core's functions return (kept here so that `data.tau`, `data.com`, ... read the
+/// last one, as in Pinocchio).
+#[derive(Default)]
+pub(crate) struct LastResults {
+    pub(crate) tau: DVector<f64>,
+    pub(crate) ddq: DVector<f64>,
+    pub(crate) com: Vec3,
+    pub(crate) vcom: Vec3,
+    pub(crate) kinetic_energy: f64,
+    pub(crate) potential_energy: f64,
+}
+
+/// The core's [`Stale`] as a `RuntimeError` naming the Python call to make first.
+pub(crate) fn stale(read: &str, e: Stale) -> PyErr {
+    let call = match e.call {
+        "forward_kinematics" => "forward_kinematics(model, data, q)",
+        "forward_kinematics_velocity" => "forward_kinematics(model, data, q, v)",
+        "forward_kinematics_acceleration or inverse_dynamics" => "forward_kinematics(model, data, q, v, a) or rnea",
+        "inverse_dynamics or forward_dynamics" => "rnea or aba",
+        "joint_jacobians" => "compute_joint_jacobians(model, data, q)",
+        "mass_matrix" => "crba(model, data, q)",
+        "mass_matrix_inverse" => "minverse(model, data, q)",
+        other => other,
+    };
+    PyRuntimeError::new_err(format!(
+        "{read} needs {}, which data does not hold for the last inputs it was given: call {call} first",
+        e.needs
+    ))
 }
 
 /// Row-major 4x4 homogeneous matrix of a placement.
@@ -278,77 +304,71 @@ impl PyData {
     /// Joint torques of the last ``rnea`` / ``nle`` / ``gravity``, shape ``(nv,)``.
     #[getter]
     fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.data.tau.as_slice())
+        array1(py, self.last.tau.as_slice())
     }
     /// Joint accelerations of the last ``aba``, shape ``(nv,)``.
     #[getter]
     fn ddq<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.data.ddq.as_slice())
+        array1(py, self.last.ddq.as_slice())
     }
     /// Joint-space inertia matrix of the last ``crba`` (full symmetric), shape ``(nv, nv)``.
     #[getter(M)]
-    fn mass_matrix<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array2(py, &self.data.mass_matrix)
+    fn mass_matrix<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        Ok(array2(py, self.data.mass_matrix().map_err(|e| stale("data.M", e))?))
     }
     /// Inverse of the mass matrix of the last ``minverse`` (full symmetric), shape ``(nv, nv)``.
     #[getter(Minv)]
-    fn mass_matrix_inverse<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array2(py, &self.data.mass_matrix_inverse)
+    fn mass_matrix_inverse<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        Ok(array2(py, self.data.mass_matrix_inverse().map_err(|e| stale("data.Minv", e))?))
     }
     /// World Jacobian columns of every dof from ``compute_joint_jacobians``, shape ``(6, nv)``
     /// (rows ``[linear; angular]``).
     #[getter(J)]
-    fn jacobian<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        array2(py, &self.data.jacobian)
+    fn jacobian<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        Ok(array2(py, self.data.jacobians().map_err(|e| stale("data.J", e))?))
     }
     /// World placement of every joint (``oMi``) as 4x4 homogeneous matrices, shape
     /// ``(njoints, 4, 4)``. Needs ``forward_kinematics`` (or ``rnea``, ``aba``, ...) first.
     #[getter(oMi)]
     fn o_m_i<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        self.placements(py, &self.data.o_m_i, "oMi")
+        self.placements(py, self.data.joint_placements(), "data.oMi")
     }
     /// Placement of every joint in its parent joint's frame (``liMi``), shape ``(njoints, 4, 4)``.
     #[getter(liMi)]
     fn li_m_i<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        self.placements(py, &self.data.li_m_i, "liMi")
+        self.placements(py, self.data.parent_placements(), "data.liMi")
     }
     /// Spatial velocity of every body in its own joint frame, ``[linear; angular]``, shape
     /// ``(njoints, 6)``. Needs ``forward_kinematics(model, data, q, v)`` first.
     #[getter]
     fn v<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        if self.data.stage < Stage::Velocities {
-            return Err(PyRuntimeError::new_err("data.v is not up to date: call forward_kinematics(model, data, q, v) first"));
-        }
-        Ok(motions(py, self.data.v.iter().map(|m| m.to_vec6())))
+        Ok(motions(py, self.data.joint_velocities().map_err(|e| stale("data.v", e))?))
     }
     /// Spatial acceleration of every body in its own joint frame (gravity not included),
     /// shape ``(njoints, 6)``. Needs ``forward_kinematics(model, data, q, v, a)`` first.
     #[getter]
     fn a<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        if self.data.stage < Stage::Accelerations {
-            return Err(PyRuntimeError::new_err("data.a is not up to date: call forward_kinematics(model, data, q, v, a) first"));
-        }
-        Ok(motions(py, self.data.a.iter().map(|m| m.to_vec6())))
+        Ok(motions(py, self.data.joint_accelerations().map_err(|e| stale("data.a", e))?))
     }
     /// Centre of mass of the last ``center_of_mass``, shape ``(3,)``.
     #[getter]
     fn com<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.data.com.as_slice())
+        array1(py, self.last.com.as_slice())
     }
     /// Velocity of the centre of mass of the last ``center_of_mass(model, data, q, v)``.
     #[getter]
     fn vcom<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        array1(py, self.data.com_velocity.as_slice())
+        array1(py, self.last.vcom.as_slice())
     }
     /// Kinetic energy of the last ``kinetic_energy`` (J).
     #[getter]
     fn kinetic_energy(&self) -> f64 {
-        self.data.kinetic_energy
+        self.last.kinetic_energy
     }
     /// Potential energy of the last ``potential_energy`` (J).
     #[getter]
     fn potential_energy(&self) -> f64 {
-        self.data.potential_energy
+        self.last.potential_energy
     }
 
     fn __repr__(&self) -> String {
@@ -356,11 +376,10 @@ impl PyData {
     }
 }
 
-fn motions<'py>(py: Python<'py>, rows: impl ExactSizeIterator<Item = nalgebra::Vector6<f64>>) -> Bound<'py, PyArray2<f64>> {
-    let n = rows.len();
-    let mut out = Vec::with_capacity(n * 6);
+fn motions<'py>(py: Python<'py>, rows: &[Motion]) -> Bound<'py, PyArray2<f64>> {
+    let mut out = Vec::with_capacity(rows.len() * 6);
     for r in rows {
-        out.extend_from_slice(r.as_slice());
+        out.extend_from_slice(r.to_vec6().as_slice());
     }
-    PyArray2::from_owned_array(py, numpy::ndarray::Array2::from_shape_vec((n, 6), out).expect("6 entries per row"))
+    PyArray2::from_owned_array(py, numpy::ndarray::Array2::from_shape_vec((rows.len(), 6), out).expect("6 entries per row"))
 }

@@ -130,6 +130,11 @@ def test_stale_reads_raise(ur5):
     karakuri.forward_kinematics(model, data, q)
     with pytest.raises(RuntimeError, match=r"forward_kinematics\(model, data, q, v\)"):
         data.v
+    M = karakuri.crba(model, data, q)
+    assert np.array_equal(data.M, M)
+    karakuri.rnea(model, data, karakuri.neutral(model), np.zeros(6), np.zeros(6))
+    with pytest.raises(RuntimeError, match=r"crba\(model, data, q\)"):
+        data.M
 
 
 def test_identities(talos):

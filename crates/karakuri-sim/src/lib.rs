@@ -20,7 +20,7 @@
 //!   bodies, static bodies are frames of the universe, and URDF robots are grafted as subtrees.
 //!   A joint frame sits at its anchor: the joint is placed at `pose_in_parent · T(anchor)` and
 //!   the body frame is `T(-anchor)` in it. The mass matrix is block-diagonal per tree and the
-//!   branch-induced LTDL factorisation (`karakuri::algorithms::ltdl`) handles it.
+//!   branch-induced LTDL factorisation (`karakuri::linalg::ltdl`) handles it.
 //! * **The step is a fixed list of named stages** (each a public method of [`NativeEngine`],
 //!   timed in [`StageTimes`]): check state (NaN / divergence guard) → position (kinematics,
 //!   Jacobian columns, mass matrix + armature + implicit damping/stiffness terms, LTDL,

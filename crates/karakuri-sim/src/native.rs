@@ -8,6 +8,7 @@ use std::time::Instant;
 use karakuri::algorithms;
 use karakuri::model::{Axis, FrameKind, JointId, JointType};
 use karakuri::spatial::{exp3, quat_from_xyzw, Inertia, Mat3, Se3, Vec3};
+use karakuri::linalg::Factorization;
 use karakuri::{Data, Model, ModelBuilder, ModelError};
 use nalgebra::DVector;
 use parry3d_f64::shape::SharedShape;
@@ -74,6 +75,8 @@ pub struct NativeEngine {
     dt: f64,
     model: Model,
     data: Data,
+    /// LᵀDL of the step's iteration matrix `M + armature + dt·damping + dt²·stiffness`.
+    iteration_matrix: Factorization,
     bodies: Vec<SimBody>,
     collider: Collider,
     q: DVector<f64>,
@@ -114,6 +117,7 @@ impl Default for NativeEngine {
             params: EngineParams::default(),
             dt: 0.001,
             data,
+            iteration_matrix: Factorization::default(),
             bodies: vec![],
             collider: Collider::new(vec![], |_, _| None),
             q: DVector::zeros(0),
@@ -663,24 +667,25 @@ impl NativeEngine {
         Ok(())
     }
 
-    /// Stage 2: kinematics, world Jacobian columns, mass matrix (with armature and the implicit
-    /// damping and stiffness terms) and its LTDL factorisation, collision detection.
+    /// Stage 2: kinematics, world Jacobian columns, mass matrix and bias forces in one sweep
+    /// (`compute_all_terms`), the LTDL factorisation of the iteration matrix (M with armature
+    /// and the implicit damping and stiffness terms), collision detection.
     pub fn stage_position(&mut self) {
         let (m, d) = (&self.model, &mut self.data);
-        algorithms::mass_matrix(m, d, &self.q);
-        algorithms::joint_jacobians(m, d, &self.q);
+        algorithms::compute_all_terms(m, d, &self.q, &self.v);
         let dt = self.dt;
-        for k in 0..m.nv {
-            d.mass_matrix[(k, k)] += self.armature[k] + dt * self.damping[k] + dt * dt * self.stiffness[k];
-        }
-        d.ltdl.factorize(&d.mass_matrix);
+        let (arm, damp, stiff) = (&self.armature, &self.damping, &self.stiffness);
+        let mm = d.mass_matrix().expect("compute_all_terms leaves M");
+        self.iteration_matrix.factorize_shifted(mm, |k| arm[k] + dt * damp[k] + dt * dt * stiff[k]);
+        let o_m_i = d.joint_placements().expect("compute_all_terms leaves world placements");
         self.collider
-            .detect(&d.o_m_i, self.contact.prediction_distance, &mut self.raw);
+            .detect(o_m_i, self.contact.prediction_distance, &mut self.raw);
     }
 
-    /// Stage 3: bias forces `h = C v + g` and passive joint forces (damping, springs).
+    /// Stage 3: bias forces `h = C v + g` (computed by stage 2) and passive joint forces
+    /// (damping, springs).
     pub fn stage_velocity(&mut self) {
-        let h = algorithms::nonlinear_effects(&self.model, &mut self.data, &self.q, &self.v);
+        let h = self.data.nonlinear_effects().expect("stage_position computes all terms at (q, v)");
         self.bias.copy_from(h);
         let m = &self.model;
         self.tau.fill(0.0);
@@ -704,7 +709,7 @@ impl NativeEngine {
     pub fn stage_acceleration(&mut self) {
         let m = &self.model;
         let mut a = &self.tau - &self.bias;
-        self.data.ltdl.solve(a.as_mut_slice());
+        self.iteration_matrix.solve(a.as_mut_slice());
         self.v_free.copy_from(&self.v);
         self.v_free.axpy(self.dt, &a, 1.0);
         for j in 1..m.njoints {
@@ -722,10 +727,11 @@ impl NativeEngine {
 
     /// Adds `sign · dirᵀ J_p` (linear velocity of world point `p` on `joint` along `dir`) to `row`.
     fn add_point_row(model: &Model, data: &Data, joint: usize, p: &Vec3, dir: &Vec3, sign: f64, row: &mut [f64]) {
+        let jac = data.jacobians().expect("the step computes the Jacobians at q first");
         let mut j = joint;
         while j > 0 {
             for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-                let c = data.jacobian.column(k);
+                let c = jac.column(k);
                 let lin = Vec3::new(c[0], c[1], c[2]);
                 let ang = Vec3::new(c[3], c[4], c[5]);
                 row[k] += sign * dir.dot(&(lin + ang.cross(p)));
@@ -736,10 +742,11 @@ impl NativeEngine {
 
     /// Adds `sign · dirᵀ ω` (angular velocity of `joint` along `dir`) to `row`.
     fn add_angular_row(model: &Model, data: &Data, joint: usize, dir: &Vec3, sign: f64, row: &mut [f64]) {
+        let jac = data.jacobians().expect("the step computes the Jacobians at q first");
         let mut j = joint;
         while j > 0 {
             for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-                let c = data.jacobian.column(k);
+                let c = jac.column(k);
                 row[k] += sign * dir.dot(&Vec3::new(c[3], c[4], c[5]));
             }
             j = model.parents[j];
@@ -826,7 +833,7 @@ impl NativeEngine {
                         scratch.iter_mut().for_each(|x| *x = 0.0);
                         Self::add_point_row(&self.model, &self.data, jb, &c.point, &dir, 1.0, &mut scratch);
                         Self::add_point_row(&self.model, &self.data, ja, &c.point, &dir, -1.0, &mut scratch);
-                        self.data.ltdl.solve(&mut scratch);
+                        self.iteration_matrix.solve(&mut scratch);
                         self.v_free.axpy(fd * dt, &DVector::from_column_slice(&scratch), 1.0);
                     }
                 }
@@ -928,7 +935,7 @@ impl NativeEngine {
         self.dv.resize(nv, 0.0);
         self.dv.iter_mut().for_each(|x| *x = 0.0);
         if !self.rows.is_empty() {
-            let fact = &self.data.ltdl;
+            let fact = &self.iteration_matrix;
             self.rows.prepare(|x| fact.solve(x));
             let vf = self.v_free.as_slice();
             let direct =
@@ -992,8 +999,9 @@ impl NativeEngine {
     fn loop_rows_into(model: &Model, data: &Data, loops: &[LoopSpec], rows: &mut Rows, err: &mut Vec<f64>) {
         rows.clear(model.nv);
         err.clear();
+        let o_m_i = data.joint_placements().expect("the step computes the placements at q first");
         for l in loops {
-            let (xa, xb) = (data.o_m_i[l.ja], data.o_m_i[l.jb]);
+            let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
             let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
             let e = pb - pa;
             for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
@@ -1028,7 +1036,7 @@ impl NativeEngine {
         // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
         let mut rows = self.loop_rows.clone();
         {
-            let fact = &self.data.ltdl;
+            let fact = &self.iteration_matrix;
             rows.prepare(|x| fact.solve(x));
         }
         let zero = vec![0.0; nv];
@@ -1101,12 +1109,10 @@ impl NativeEngine {
     fn rk4_step(&mut self) {
         let dt = self.dt;
         let m = &self.model;
-        let accel = |d: &mut Data, q: &DVector<f64>, v: &DVector<f64>, s: &Self| -> DVector<f64> {
-            algorithms::mass_matrix(m, d, q);
-            for k in 0..m.nv {
-                d.mass_matrix[(k, k)] += s.armature[k];
-            }
-            d.ltdl.factorize(&d.mass_matrix);
+        let mut fact = self.iteration_matrix.clone();
+        let mut accel = |d: &mut Data, q: &DVector<f64>, v: &DVector<f64>, s: &Self| -> DVector<f64> {
+            let mm = algorithms::mass_matrix(m, d, q);
+            fact.factorize_shifted(mm, |k| s.armature[k]);
             let h = algorithms::nonlinear_effects(m, d, q, v).clone();
             let mut tau = s.tau_user.clone();
             for k in 0..m.nv {
@@ -1115,7 +1121,7 @@ impl NativeEngine {
                 tau[k] += -s.damping[k] * v[k] - s.stiffness[k] * (q[iq] - s.spring_ref[k]);
             }
             let mut a = tau - h;
-            d.ltdl.solve(a.as_mut_slice());
+            fact.solve(a.as_mut_slice());
             a
         };
         let mut data = self.data.clone();
@@ -1307,8 +1313,9 @@ impl Engine for NativeEngine {
         // loop axes of B from the initial configuration
         algorithms::forward_kinematics(&model, &mut data, &q);
         let mut loops = asm.loops;
+        let o_m_i = data.joint_placements().expect("forward_kinematics leaves placements");
         for l in &mut loops {
-            let (xa, xb) = (data.o_m_i[l.ja], data.o_m_i[l.jb]);
+            let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
         }
         let infos = bodies
@@ -1339,6 +1346,7 @@ impl Engine for NativeEngine {
             q,
             v,
             data,
+            iteration_matrix: Factorization::new(&model),
             model,
             loaded: true,
             ..NativeEngine::default()
@@ -1384,10 +1392,12 @@ impl Engine for NativeEngine {
     }
 
     fn write_states(&self, out: &mut [BodyState]) {
+        let o_m_i = self.data.joint_placements().expect("every step ends with the kinematics at the new state");
+        let vel = self.data.joint_velocities().expect("every step ends with the kinematics at the new state");
         for (o, b) in out.iter_mut().zip(&self.bodies) {
-            let x = self.data.o_m_i[b.joint];
+            let x = o_m_i[b.joint];
             let pose = x.compose(&b.placement);
-            let vw = x.act_motion(&self.data.v[b.joint]);
+            let vw = x.act_motion(&vel[b.joint]);
             let p = pose.translation;
             *o = BodyState {
                 pose,

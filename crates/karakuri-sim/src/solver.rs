@@ -18,6 +18,8 @@
 //! on a dense LDLᵀ (redundant rows, such as the out-of-plane rows of a planar loop, get zero
 //! impulse).
 
+use karakuri::linalg::dense::ldlt_semidefinite_solve;
+
 /// What a row asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RowKind {
@@ -309,7 +311,9 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
                 a[p * k + q] = w[i * m + j];
             }
         }
-        let x = ldlt_solve(&mut a, &mut r, k, 1e-10 * scale);
+        let mut skip = vec![false; k];
+        ldlt_semidefinite_solve(&mut a, &mut r, &mut skip, k, 1e-10 * scale);
+        let x = r;
         lambda.iter_mut().for_each(|l| *l = 0.0);
         for (p, &i) in idx.iter().enumerate() {
             lambda[i] = x[p];
@@ -352,77 +356,9 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
     None
 }
 
-/// Solves `A x = r` for symmetric positive semi-definite `A` (k x k, overwritten) by LDLᵀ;
-/// pivots below `tiny` mark dependent rows, whose unknowns are set to zero.
-fn ldlt_solve(a: &mut [f64], r: &mut [f64], k: usize, tiny: f64) -> Vec<f64> {
-    let mut skip = vec![false; k];
-    for j in 0..k {
-        let mut d = a[j * k + j];
-        for p in 0..j {
-            if !skip[p] {
-                d -= a[j * k + p] * a[j * k + p] * a[p * k + p];
-            }
-        }
-        if d <= tiny {
-            skip[j] = true;
-            a[j * k + j] = 0.0;
-            for i in j + 1..k {
-                a[i * k + j] = 0.0;
-            }
-            continue;
-        }
-        a[j * k + j] = d;
-        for i in j + 1..k {
-            let mut s = a[i * k + j];
-            for p in 0..j {
-                if !skip[p] {
-                    s -= a[i * k + p] * a[j * k + p] * a[p * k + p];
-                }
-            }
-            a[i * k + j] = s / d;
-        }
-    }
-    // L y = r
-    let mut y = r.to_vec();
-    for i in 0..k {
-        if skip[i] {
-            y[i] = 0.0;
-            continue;
-        }
-        for p in 0..i {
-            y[i] -= a[i * k + p] * y[p];
-        }
-    }
-    for i in 0..k {
-        if !skip[i] {
-            y[i] /= a[i * k + i];
-        }
-    }
-    // Lᵀ x = y
-    for i in (0..k).rev() {
-        if skip[i] {
-            y[i] = 0.0;
-            continue;
-        }
-        for p in i + 1..k {
-            y[i] -= a[p * k + i] * y[p];
-        }
-    }
-    y
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ldlt_handles_dependent_rows() {
-        // rows 0 and 1 identical: one gets the whole impulse
-        let mut a = vec![2.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1.0];
-        let mut r = vec![4.0, 4.0, 3.0];
-        let x = ldlt_solve(&mut a, &mut r, 3, 1e-12);
-        assert!((x[0] + x[1] - 2.0).abs() < 1e-12 && (x[2] - 3.0).abs() < 1e-12);
-    }
 
     #[test]
     fn pgs_and_direct_agree_on_a_frictionless_problem() {

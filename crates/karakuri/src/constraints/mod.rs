@@ -36,11 +36,10 @@
 //! conflicting rows give [`ConstraintError::Conflicting`], with the least-squares answer
 //! still written to the output buffers. Never NaN.
 
-mod dense;
 mod solve;
 
-use crate::algorithms::{forward_kinematics, forward_kinematics_acceleration};
-use crate::data::{Data, Stage};
+use crate::algorithms::{dof_in_frame, forward_kinematics, forward_kinematics_acceleration};
+use crate::data::{Data, Fresh};
 use crate::model::{JointId, Model};
 use crate::spatial::{log3, Force, Motion, Se3, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
@@ -248,7 +247,7 @@ pub(crate) struct Workspace {
     /// `D^-½` of the LᵀDL of H (nv).
     pub dis: DVector<f64>,
     /// The branch-induced LᵀDL of H, stored compactly.
-    pub fact: crate::algorithms::ltdl::Factorization,
+    pub fact: crate::linalg::Factorization,
 }
 
 /// A set of contact and loop constraints on one model, with every buffer its solvers use.
@@ -615,7 +614,7 @@ impl ConstraintSet {
         ws.dis = DVector::zeros(model.nv);
         ws.phi_s = vec![Force::zero(); self.nrows];
         ws.phi_p = vec![Force::zero(); self.nrows];
-        ws.fact = crate::algorithms::ltdl::Factorization::new(model);
+        ws.fact = crate::linalg::Factorization::new(model);
     }
 
     #[track_caller]
@@ -642,15 +641,7 @@ impl ConstraintSet {
         // world motion subspaces of the dofs the rows touch
         for &k in &self.ws.used_dofs {
             let o_m_i = &data.o_m_i[model.dof_joint[k]];
-            self.ws.s_world[k] = match model.dof_axis[k] {
-                // S = e_c: a column of R (and p × it for a rotation)
-                Some(c) if c < 3 => Motion::new(o_m_i.rotation.column(c).into(), Vec3::zeros()),
-                Some(c) => {
-                    let w: Vec3 = o_m_i.rotation.column(c - 3).into();
-                    Motion::new(o_m_i.translation.cross(&w), w)
-                }
-                None => o_m_i.act_motion(&model.motion_subspace[k]),
-            };
+            self.ws.s_world[k] = dof_in_frame(model, k, o_m_i);
         }
         // G rows: G_r q̇ = φ_r·(v_s - v_p) = Σ_k ±(φ_r·S_k world) q̇_k over the support
         self.g.as_mut_slice().fill(0.0);
@@ -800,7 +791,7 @@ impl ConstraintSet {
     /// Requires `data` to hold `o_m_i`, `v` and `a` at q̈ = 0 (e.g. after
     /// `nonlinear_effects`), then fills the rows.
     fn fill_rows_from_rnea(&mut self, model: &Model, data: &Data) {
-        data.require(Stage::Accelerations, "constrained dynamics");
+        debug_assert!(data.fresh.contains(Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS), "constrained dynamics after RNEA");
         self.fill_rows(model, data, true, false);
     }
 

@@ -1,4 +1,4 @@
-use super::{Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
+use super::{dof_axis, elementary_rotation_axis, Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
 use crate::spatial::quarter_turn::{quarter_turn_code, quarter_turn_matrix};
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
 use crate::ModelError;
@@ -274,14 +274,8 @@ impl ModelBuilder {
                 Some(q)
             })
             .collect();
-        m.elementary_rotation_axis = (0..m.njoints)
-            .map(|i| match m.joint_types[i] {
-                JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if m.placement_quarter_turn[i].is_some() => {
-                    axis.signed_basis().map(|(c, _)| c)
-                }
-                _ => None,
-            })
-            .collect();
+        m.elementary_rotation_axis =
+            (0..m.njoints).map(|i| elementary_rotation_axis(&m.joint_types[i], m.placement_quarter_turn[i])).collect();
         // subtree dof ranges per joint (merged where contiguous) and dof chains
         m.subtree_v_ranges.clear();
         m.subtree_v_ranges_start = vec![0];
@@ -301,16 +295,7 @@ impl ModelBuilder {
             m.subtree_v_ranges_start.push(m.subtree_v_ranges.len());
         }
         m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
-        m.dof_axis = m
-            .motion_subspace
-            .iter()
-            .map(|s| {
-                let v = s.to_vec6();
-                let ones: Vec<usize> = (0..6).filter(|&c| v[c] == 1.0).collect();
-                let zeros = (0..6).filter(|&c| v[c] == 0.0).count();
-                (ones.len() == 1 && zeros == 5).then(|| ones[0])
-            })
-            .collect();
+        m.dof_axis = m.motion_subspace.iter().map(dof_axis).collect();
         // composite inertia of each subtree at q = 0: a dof that moves no inertia would make
         // the mass matrix singular
         let mut composite = m.inertias.clone();
