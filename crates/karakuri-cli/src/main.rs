@@ -1,7 +1,7 @@
 //! The `karakuri` command: inspect models, verify them against Pinocchio exports, benchmark,
 //! simulate.
 
-use karakuri_cli::{bench, inspect, verify};
+use karakuri_cli::{bench, inspect, verify, viewer};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -50,6 +50,20 @@ enum Command {
         /// Per-step CSV: step,t,contacts,wall_ns.
         #[arg(long)]
         steps: Option<PathBuf>,
+        /// Replay page: one HTML file (3-D view, time slider, plots) to open in a browser.
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
+    View {
+        /// URDF file.
+        model: PathBuf,
+        /// Add a free-flyer root joint (floating base).
+        #[arg(long)]
+        floating: bool,
+        /// The HTML file to write.
+        #[arg(long)]
+        html: PathBuf,
     },
     /// Time every algorithm on a model (ns per call, thread CPU time, median over ~5 ms batches).
     Bench {
@@ -89,7 +103,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps } => simulate(scene, duration, dt, out, steps),
+        Command::Simulate { scene, duration, dt, out, steps, html } => simulate(scene, duration, dt, out, steps, html),
+        Command::View { model, floating, html } => viewer::view(&model, floating, &html),
         Command::Bench { model, floating, time, only, contacts, json } => {
             bench::run(&model, floating, time, only.as_deref(), &contacts, json)
         }
@@ -109,6 +124,7 @@ fn simulate(
     dt: Option<f64>,
     out: Option<PathBuf>,
     steps: Option<PathBuf>,
+    html: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let args = karakuri_sim::cli::SimulateArgs { scene, duration, dt, out, steps };
     // a progress bar on stderr, drawn only on a terminal and only for runs longer than a moment
@@ -118,12 +134,23 @@ fn simulate(
             .expect("valid template"),
     );
     let started = std::time::Instant::now();
-    let summary = karakuri_sim::cli::simulate(&args, &mut |fraction| {
-        if started.elapsed().as_secs_f64() > 0.5 {
-            bar.set_position((fraction * 1000.0) as u64);
-        }
-    });
+    let mut recorder = html.as_deref().map(viewer::Recorder::for_page).transpose()?;
+    let summary = karakuri_sim::cli::simulate_observed(
+        &args,
+        &mut |fraction| {
+            if started.elapsed().as_secs_f64() > 0.5 {
+                bar.set_position((fraction * 1000.0) as u64);
+            }
+        },
+        &mut |world, last| recorder.iter_mut().for_each(|r| r.observe(world, last)),
+    );
     bar.finish_and_clear();
-    println!("{}", summary?);
+    let summary = summary?;
+    println!("{summary}");
+    if let (Some(path), Some(recorder)) = (html, recorder) {
+        let data = recorder.into_page_data(&summary.to_string());
+        let bytes = viewer::write_page(&path, &data)?;
+        viewer::print_written(&path, bytes, &data);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -92,6 +92,16 @@ impl std::fmt::Display for Summary {
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
 /// fraction done (0..=1) about a hundred times.
 pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
+    simulate_observed(args, progress, &mut |_, _| {})
+}
+
+/// [`simulate`], showing the world to `observe` at the start and after every step (the flag:
+/// this is the run's last call), e.g. to record a replay page.
+pub fn simulate_observed(
+    args: &SimulateArgs,
+    progress: &mut dyn FnMut(f64),
+    observe: &mut dyn FnMut(&World, bool),
+) -> Result<Summary, SimError> {
     let mut scene = match &args.scene {
         Some(p) => Scene::from_file(p)?,
         None => demo_scene()?,
@@ -125,6 +135,7 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         .filter(|&i| !world.bodies()[i].is_static)
         .collect();
     let e0 = world.energy();
+    observe(&world, n == 0);
     if let Some(t) = traj.as_mut() {
         write_rows(t, &world, &moving, 0)?;
     }
@@ -142,6 +153,7 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         let nc = world.contacts().len();
         cmax = cmax.max(nc);
         csum += nc;
+        observe(&world, k == n);
         if let Some(t) = traj.as_mut() {
             write_rows(t, &world, &moving, k)?;
         }
