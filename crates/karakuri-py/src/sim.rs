@@ -67,7 +67,7 @@ impl PyWorld {
         if !torque.is_finite() {
             return Err(PyValueError::new_err("argument 'torque' must be finite"));
         }
-        self.world.engine_mut().set_joint_torque(joint, torque).map_err(|e| PyValueError::new_err(e.to_string()))
+        self.world.set_joint_torque(joint, torque).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// Simulated time (s).
