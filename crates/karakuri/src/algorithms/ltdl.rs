@@ -284,9 +284,15 @@ impl Factorization {
 /// triangle, mirrored at the end), the columns of V taken four at a time.
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     mass_matrix(model, data, q);
+    invert_mass_matrix(model, data);
+    &data.mass_matrix_inverse
+}
+
+/// [`mass_matrix_inverse`] of the M already in `data.mass_matrix` (factors left in `data.ltdl`).
+pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
     let n = model.nv;
     if n == 0 {
-        return &data.mass_matrix_inverse;
+        return;
     }
     data.ltdl.factorize(&data.mass_matrix);
     let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
@@ -405,7 +411,6 @@ pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f6
         }
         b += 2;
     }
-    &data.mass_matrix_inverse
 }
 
 /// Length of the free-flyer-like prefix handled as one packed triangle.

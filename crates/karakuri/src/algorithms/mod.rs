@@ -7,6 +7,7 @@
 //! | [`mass_matrix`] (crba) | composite rigid body | RBDA Table 6.2 |
 //! | [`forward_dynamics`] (aba) | articulated body | RBDA Table 7.1 |
 //! | [`joint_jacobian`], [`frame_jacobian`] | Jacobians | RBDA §4.1.4 |
+//! | [`rnea_derivatives`], [`aba_derivatives`] | analytical derivatives of the dynamics | Carpentier & Mansard 2018 |
 
 // index loops over dofs and joints read like the book's sums
 #![allow(clippy::needless_range_loop)]
@@ -15,6 +16,7 @@ mod aba;
 mod com;
 mod configuration;
 mod crba;
+pub mod derivatives;
 mod energy;
 pub mod hybrid;
 mod jacobian;
@@ -26,6 +28,9 @@ pub use aba::{forward_dynamics, forward_dynamics_with_forces};
 pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
 pub use crba::mass_matrix;
+pub use derivatives::{
+    aba_derivatives, aba_derivatives_with_forces, rnea_derivatives, rnea_derivatives_with_forces, DerivativesWorkspace,
+};
 pub use energy::{kinetic_energy, potential_energy};
 pub use hybrid::{hybrid_dynamics, hybrid_dynamics_aba, hybrid_dynamics_crba, HybridMethod, HybridWorkspace};
 pub use jacobian::{
