@@ -38,6 +38,8 @@ fn hot_paths_allocate_nothing() {
     let (v, a) = (rng.vector(model.nv), rng.vector(model.nv));
     let mut j = nalgebra::DMatrix::zeros(6, model.nv);
     let mut x = v.clone();
+    let mut derivatives = DerivativesWorkspace::new(&model);
+    let f_ext = vec![karakuri::spatial::Force::new(v.fixed_rows::<3>(0).into(), a.fixed_rows::<3>(0).into()); model.njoints];
     let mut run = |data: &mut Data| {
         forward_kinematics(&model, data, &q);
         forward_kinematics_velocity(&model, data, &q, &v);
@@ -58,6 +60,10 @@ fn hot_paths_allocate_nothing() {
         center_of_mass_jacobian(&model, data, &q);
         kinetic_energy(&model, data, &q, &v);
         potential_energy(&model, data, &q);
+        rnea_derivatives(&model, data, &mut derivatives, &q, &v, &a);
+        rnea_derivatives_with_forces(&model, data, &mut derivatives, &q, &v, &a, &f_ext);
+        aba_derivatives(&model, data, &mut derivatives, &q, &v, &a);
+        aba_derivatives_with_forces(&model, data, &mut derivatives, &q, &v, &a, &f_ext);
     };
     run(&mut data);
     let before = ALLOCATIONS.load(Ordering::SeqCst);
