@@ -2,9 +2,9 @@
 //! differentiating M(q) q̈ + b(q, v) = τ at q̈ = ABA(q, v, τ) gives
 //! `∂q̈/∂(q, v) = −M⁻¹ ∂τ/∂(q, v)` with ∂τ/∂(q, v) those of RNEA at a = q̈.
 //!
-//! Pinocchio multiplies by a dense M⁻¹ (O(n³)); here M = Lᵀ D L is factorised along the
-//! branches (`ltdl`) and the solves run on the rows of ∂τ/∂q and ∂τ/∂v at once (each
-//! elimination step is one contiguous `axpy` of two rows of length n): O(n² d).
+//! M⁻¹ comes from the branch-induced LᵀDL factors of M (`ltdl`); Pinocchio then multiplies
+//! by the dense M⁻¹ (O(n³)), here only the columns of M⁻¹ at the rows where ∂τ/∂q, ∂τ/∂v can
+//! be nonzero (dofs whose joints are ancestor and descendant) enter: O(n² d).
 
 use super::rnea::rnea_derivatives_impl;
 use super::DerivativesWorkspace;
@@ -65,54 +65,36 @@ fn from_rnea_derivatives(
     if n == 0 {
         return;
     }
-    // rows of ∂τ/∂q and ∂τ/∂v side by side: column k of `rows` = [row k of ∂τ/∂q; row k of ∂τ/∂v]
-    let m = 2 * n;
-    let rows = ws.rows.as_mut_slice();
-    for (c, (xq, xv)) in ws.dtau_dq.as_slice().chunks_exact(n).zip(ws.dtau_dv.as_slice().chunks_exact(n)).enumerate() {
-        for r in 0..n {
-            rows[r * m + c] = xq[r];
-            rows[r * m + n + c] = xv[r];
-        }
-    }
-    solve_rows(&data.ltdl, rows, m);
-    // ∂q̈/∂(q, v) = −(solved rows)
-    for (c, (yq, yv)) in ws.dqdd_dq.as_mut_slice().chunks_exact_mut(n).zip(ws.dqdd_dv.as_mut_slice().chunks_exact_mut(n)).enumerate() {
-        for r in 0..n {
-            yq[r] = -rows[r * m + c];
-            yv[r] = -rows[r * m + n + c];
-        }
-    }
-}
-
-/// Solves M Y = X for X given by rows: `x[k * m..(k + 1) * m]` is row k (length m), Y
-/// overwrites X. M = Lᵀ D L from `f`: x ← L⁻¹ D⁻¹ L⁻ᵀ x, each step a row `axpy`.
-fn solve_rows(f: &crate::algorithms::ltdl::Factorization, x: &mut [f64], m: usize) {
-    let n = f.n();
-    // L⁻ᵀ: last rows first, each row scattered into its ancestors' (all earlier)
-    for k in (0..n).rev() {
-        let (before, rest) = x.split_at_mut(k * m);
-        let xk = &rest[..m];
-        let (anc, l) = f.row(k);
-        for (&a, &lv) in anc.iter().zip(l) {
-            for (y, z) in before[a * m..a * m + m].iter_mut().zip(xk) {
-                *y -= lv * z;
+    // column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related to j's joint (the
+    // only rows where X = ∂τ/∂q or ∂τ/∂v is nonzero), four columns of M⁻¹ at a time
+    let minv = data.mass_matrix_inverse.as_slice();
+    let (xq, xv) = (ws.dtau_dq.as_slice(), ws.dtau_dv.as_slice());
+    let (yq, yv) = (ws.dqdd_dq.as_mut_slice(), ws.dqdd_dv.as_mut_slice());
+    for i in 1..model.njoints {
+        let related = &ws.related_dofs[ws.related_start[i]..ws.related_start[i + 1]];
+        for j in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
+            let (xq, xv) = (&xq[j * n..j * n + n], &xv[j * n..j * n + n]);
+            let (yq, yv) = (&mut yq[j * n..j * n + n], &mut yv[j * n..j * n + n]);
+            yq.fill(0.0);
+            yv.fill(0.0);
+            let mut chunks = related.chunks_exact(4);
+            for r in &mut chunks {
+                let col = |t: usize| &minv[r[t] * n..r[t] * n + n];
+                let (c0, c1, c2, c3) = (col(0), col(1), col(2), col(3));
+                let (q0, q1, q2, q3) = (xq[r[0]], xq[r[1]], xq[r[2]], xq[r[3]]);
+                let (v0, v1, v2, v3) = (xv[r[0]], xv[r[1]], xv[r[2]], xv[r[3]]);
+                for t in 0..n {
+                    let (a, b, c, d) = (c0[t], c1[t], c2[t], c3[t]);
+                    yq[t] -= q0 * a + q1 * b + q2 * c + q3 * d;
+                    yv[t] -= v0 * a + v1 * b + v2 * c + v3 * d;
+                }
             }
-        }
-    }
-    for k in 0..n {
-        let inv = 1.0 / f.d(k);
-        for y in &mut x[k * m..k * m + m] {
-            *y *= inv;
-        }
-    }
-    // L⁻¹: first rows first, each row gathering its ancestors'
-    for k in 0..n {
-        let (before, rest) = x.split_at_mut(k * m);
-        let xk = &mut rest[..m];
-        let (anc, l) = f.row(k);
-        for (&a, &lv) in anc.iter().zip(l) {
-            for (y, z) in xk.iter_mut().zip(&before[a * m..a * m + m]) {
-                *y -= lv * z;
+            for &r in chunks.remainder() {
+                let (cq, cv) = (xq[r], xv[r]);
+                for ((a, y), z) in minv[r * n..r * n + n].iter().zip(yq.iter_mut()).zip(yv.iter_mut()) {
+                    *y -= cq * a;
+                    *z -= cv * a;
+                }
             }
         }
     }

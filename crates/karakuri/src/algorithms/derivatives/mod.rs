@@ -136,9 +136,12 @@ pub struct DerivativesWorkspace {
     pub(crate) ancestor_dofs: Vec<usize>,
     /// Offsets into `ancestor_dofs` `(njoints + 1)`.
     pub(crate) ancestor_start: Vec<usize>,
-    /// Rows of ∂τ/∂q then of ∂τ/∂v, one column per dof, for the sparse solves of the ABA
-    /// route `(2 nv x nv)`.
-    pub(crate) rows: DMatrix<f64>,
+    /// Dofs related to each joint's (its ancestors', then its subtree's, its own included):
+    /// where its columns of ∂τ/∂q and ∂τ/∂v may be nonzero,
+    /// `related_dofs[related_start[i]..related_start[i + 1]]`.
+    pub(crate) related_dofs: Vec<usize>,
+    /// Offsets into `related_dofs` `(njoints + 1)`.
+    pub(crate) related_start: Vec<usize>,
 }
 
 impl DerivativesWorkspace {
@@ -147,6 +150,8 @@ impl DerivativesWorkspace {
         let (nj, nv) = (model.njoints, model.nv);
         let mut ancestor_dofs = vec![];
         let mut ancestor_start = vec![0; nj + 1];
+        let mut related_dofs = vec![];
+        let mut related_start = vec![0; nj + 1];
         for i in 1..nj {
             let mut chain = vec![];
             let mut p = model.parents[i];
@@ -156,6 +161,11 @@ impl DerivativesWorkspace {
             }
             ancestor_dofs.extend(chain.iter().rev());
             ancestor_start[i + 1] = ancestor_dofs.len();
+            related_dofs.extend(chain.iter().rev());
+            for &(lo, hi) in &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]] {
+                related_dofs.extend(lo..hi);
+            }
+            related_start[i + 1] = related_dofs.len();
         }
         DerivativesWorkspace {
             dtau_dq: DMatrix::zeros(nv, nv),
@@ -173,7 +183,8 @@ impl DerivativesWorkspace {
             da_dv: vec![Motion::zero(); nv],
             ancestor_dofs,
             ancestor_start,
-            rows: DMatrix::zeros(2 * nv, nv),
+            related_dofs,
+            related_start,
         }
     }
 }
