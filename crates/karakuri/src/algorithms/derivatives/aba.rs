@@ -2,22 +2,26 @@
 //! differentiating M(q) q̈ + b(q, v) = τ at q̈ = ABA(q, v, τ) gives
 //! `∂q̈/∂(q, v) = −M⁻¹ ∂τ/∂(q, v)` with ∂τ/∂(q, v) those of RNEA at a = q̈.
 //!
-//! M⁻¹ comes from the branch-induced LᵀDL factors of M (`ltdl`); Pinocchio then multiplies
+//! One RNEA-derivative recursion at q̈ = 0 gives M, the bias b and ∂τ/∂v (which do not depend
+//! on q̈); M = Lᵀ D L is factorised along the branches (`ltdl`), q̈ = M⁻¹ (τ − b) is solved on
+//! the factors (no separate ABA pass: the placements are computed once), and a light second
+//! sweep adds q̈'s share to ∂τ/∂q. M⁻¹ comes from the same factors; Pinocchio then multiplies
 //! by the dense M⁻¹ (O(n³)), here only the columns of M⁻¹ at the rows where ∂τ/∂q, ∂τ/∂v can
 //! be nonzero (dofs whose joints are ancestor and descendant) enter: O(n² d).
 
-use super::rnea::rnea_derivatives_impl;
+use super::rnea::{backward_pass, configuration_entries_at, forward_pass};
 use super::DerivativesWorkspace;
+use crate::algorithms::check_len;
 use crate::algorithms::ltdl::invert_mass_matrix;
-use crate::algorithms::{check_len, forward_dynamics, forward_dynamics_with_forces};
-use crate::data::Data;
+use crate::data::{Data, Stage};
 use crate::model::Model;
 use crate::spatial::Force;
 use nalgebra::DVector;
 
 /// ∂q̈/∂q and ∂q̈/∂v of q̈ = ABA(q, v, τ) into `ws.dqdd_dq`, `ws.dqdd_dv`, and ∂q̈/∂τ = M⁻¹ into
 /// `data.mass_matrix_inverse` (full symmetric). Also leaves q̈ in `data.ddq`, M in
-/// `data.mass_matrix` (its factors in `data.ltdl`) and ∂τ/∂q, ∂τ/∂v at a = q̈ in the workspace.
+/// `data.mass_matrix` (its factors in `data.ltdl`), τ in `data.tau`, ∂τ/∂q and ∂τ/∂v at a = q̈
+/// in the workspace, and the placements of `data` (`Stage::Positions`).
 #[doc(alias = "computeABADerivatives")]
 pub fn aba_derivatives(
     model: &Model,
@@ -27,12 +31,11 @@ pub fn aba_derivatives(
     v: &DVector<f64>,
     tau: &DVector<f64>,
 ) {
-    forward_dynamics(model, data, q, v, tau);
-    from_rnea_derivatives(model, data, ws, q, v, None);
+    aba_derivatives_impl(model, data, ws, q, v, tau, None);
 }
 
 /// [`aba_derivatives`] with external forces `f_ext` on each body, in the body's joint frame
-/// (`njoints` entries), as [`forward_dynamics_with_forces`].
+/// (`njoints` entries), as [`forward_dynamics_with_forces`](crate::algorithms::forward_dynamics_with_forces).
 pub fn aba_derivatives_with_forces(
     model: &Model,
     data: &mut Data,
@@ -42,29 +45,37 @@ pub fn aba_derivatives_with_forces(
     tau: &DVector<f64>,
     f_ext: &[Force],
 ) {
-    forward_dynamics_with_forces(model, data, q, v, tau, f_ext);
-    from_rnea_derivatives(model, data, ws, q, v, Some(f_ext));
+    assert_eq!(f_ext.len(), model.njoints, "f_ext needs one force per joint (njoints)");
+    aba_derivatives_impl(model, data, ws, q, v, tau, Some(f_ext));
 }
 
-/// The RNEA derivatives at a = q̈ (`data.ddq`), M⁻¹, then −M⁻¹ ∂τ/∂(q, v).
-fn from_rnea_derivatives(
+/// The RNEA recursion at q̈ = 0 gives M, the bias b = τ(q̈ = 0) and ∂τ/∂v (independent of q̈);
+/// then q̈ = M⁻¹ (τ − b) through the factors of M, ∂τ/∂q at a = q̈, and −M⁻¹ ∂τ/∂(q, v).
+fn aba_derivatives_impl(
     model: &Model,
     data: &mut Data,
     ws: &mut DerivativesWorkspace,
     q: &DVector<f64>,
     v: &DVector<f64>,
+    tau: &DVector<f64>,
     f_ext: Option<&[Force]>,
 ) {
+    check_len("q", q, model.nq);
+    check_len("v", v, model.nv);
+    check_len("tau", tau, model.nv);
+    assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
     let n = model.nv;
-    // q̈ out of `data` for the call (a zero-length vector does not allocate)
-    let qdd = std::mem::replace(&mut data.ddq, DVector::zeros(0));
-    check_len("q̈", &qdd, n);
-    rnea_derivatives_impl(model, data, ws, q, v, &qdd, f_ext);
-    data.ddq = qdd;
+    forward_pass(model, data, ws, q.as_slice(), v.as_slice(), None, f_ext);
+    data.stage = Stage::Positions;
+    backward_pass::<false>(model, data, ws);
     invert_mass_matrix(model, data);
-    if n == 0 {
-        return;
+    // q̈ = M⁻¹ (τ − b), b in data.tau
+    for k in 0..n {
+        data.ddq[k] = tau[k] - data.tau[k];
+        data.tau[k] = tau[k];
     }
+    data.ltdl.solve(data.ddq.as_mut_slice());
+    configuration_entries_at(model, ws, data.ddq.as_slice());
     // column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related to j's joint (the
     // only rows where X = ∂τ/∂q or ∂τ/∂v is nonzero), four columns of M⁻¹ at a time
     let minv = data.mass_matrix_inverse.as_slice();
@@ -81,6 +92,7 @@ fn from_rnea_derivatives(
             for r in &mut chunks {
                 let col = |t: usize| &minv[r[t] * n..r[t] * n + n];
                 let (c0, c1, c2, c3) = (col(0), col(1), col(2), col(3));
+                let (yq, yv) = (&mut yq[..n], &mut yv[..n]);
                 let (q0, q1, q2, q3) = (xq[r[0]], xq[r[1]], xq[r[2]], xq[r[3]]);
                 let (v0, v1, v2, v3) = (xv[r[0]], xv[r[1]], xv[r[2]], xv[r[3]]);
                 for t in 0..n {

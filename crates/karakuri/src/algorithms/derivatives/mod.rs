@@ -132,6 +132,10 @@ pub struct DerivativesWorkspace {
     pub(crate) da_dq: Vec<Motion>,
     /// `∂a_i/∂v_k` beyond `J_k × v_i`: `v_i × J_k + ∂v/∂q_k` `(nv)`.
     pub(crate) da_dv: Vec<Motion>,
+    /// ABA route: `δa_i`, the growth of `a_i` from q̈ = 0 to q̈ `(njoints)`.
+    pub(crate) delta_a: Vec<Motion>,
+    /// ABA route: `P_i = Σ_{k in subtree} I^C_k J_k q̈_k` `(njoints)`.
+    pub(crate) p: Vec<Force>,
     /// Strict ancestor dofs of each joint, ascending: `ancestor_dofs[ancestor_start[i]..ancestor_start[i + 1]]`.
     pub(crate) ancestor_dofs: Vec<usize>,
     /// Offsets into `ancestor_dofs` `(njoints + 1)`.
@@ -181,6 +185,8 @@ impl DerivativesWorkspace {
             dv_dq: vec![Motion::zero(); nv],
             da_dq: vec![Motion::zero(); nv],
             da_dv: vec![Motion::zero(); nv],
+            delta_a: vec![Motion::zero(); nj],
+            p: vec![Force::zero(); nj],
             ancestor_dofs,
             ancestor_start,
             related_dofs,

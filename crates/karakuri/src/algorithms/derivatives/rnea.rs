@@ -67,21 +67,21 @@ pub(super) fn rnea_derivatives_impl(
     check_len("q", q, model.nq);
     check_len("v", v, model.nv);
     assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
-    forward_pass(model, data, ws, q.as_slice(), v.as_slice(), a.as_slice(), f_ext);
+    forward_pass(model, data, ws, q.as_slice(), v.as_slice(), Some(a.as_slice()), f_ext);
     data.stage = Stage::Positions;
-    backward_pass(model, data, ws);
+    backward_pass::<true>(model, data, ws);
 }
 
 /// Placements, then per joint `v_i`, `a_i`, `I_i`, `B_i`, `f_i` and per dof `J_k`, `∂v/∂q_k`,
-/// `∂a/∂q_k`, `∂a/∂q̇_k`, all in world coordinates.
+/// `∂a/∂q_k`, `∂a/∂q̇_k`, all in world coordinates (`a = None`: q̈ = 0).
 #[inline(always)]
-fn forward_pass(
+pub(super) fn forward_pass(
     model: &Model,
     data: &mut Data,
     ws: &mut DerivativesWorkspace,
     q: &[f64],
     v: &[f64],
-    a: &[f64],
+    a: Option<&[f64]>,
     f_ext: Option<&[Force]>,
 ) {
     ws.ov[0] = Motion::zero();
@@ -99,7 +99,9 @@ fn forward_pass(
             let j = o_m_i.act_motion(&model.motion_subspace[k]);
             ws.j[k] = j;
             v_j += j * v[k];
-            a_j += j * a[k];
+            if let Some(a) = a {
+                a_j += j * a[k];
+            }
         }
         let v_i = v_p + v_j;
         let a_i = a_p + a_j + v_p.cross(&v_j);
@@ -124,10 +126,11 @@ fn forward_pass(
     }
 }
 
-/// Subtree sums `I^C`, `B^C`, `F` (children first) and the entries of ∂τ/∂q, ∂τ/∂v and M
-/// between each joint's dofs and those of the joint and its ancestors (module documentation).
+/// Subtree sums `I^C`, `B^C`, `F` (children first), τ, and the entries of M, ∂τ/∂v and (when
+/// `Q`) ∂τ/∂q between each joint's dofs and those of the joint and its ancestors (module
+/// documentation).
 #[inline(always)]
-fn backward_pass(model: &Model, data: &mut Data, ws: &mut DerivativesWorkspace) {
+pub(super) fn backward_pass<const Q: bool>(model: &Model, data: &mut Data, ws: &mut DerivativesWorkspace) {
     let n = model.nv;
     let (dq, dv, m, tau) = (
         ws.dtau_dq.as_mut_slice(),
@@ -135,24 +138,26 @@ fn backward_pass(model: &Model, data: &mut Data, ws: &mut DerivativesWorkspace) 
         data.mass_matrix.as_mut_slice(),
         data.tau.as_mut_slice(),
     );
+    let (j_cols, dv_dq, da_dq, da_dv) = (&ws.j[..], &ws.dv_dq[..], &ws.da_dq[..], &ws.da_dv[..]);
     for i in (1..model.njoints).rev() {
         let (iv, nv) = (model.idx_v[i], model.nvs[i]);
         let (ic, bc, f) = (ws.ic[i], ws.bc[i], ws.fc[i]);
         let ancestors = &ws.ancestor_dofs[ws.ancestor_start[i]..ws.ancestor_start[i + 1]];
         for k in iv..iv + nv {
-            let j_k = ws.j[k];
+            let j_k = j_cols[k];
             tau[k] = j_k.dot(&f);
             // row k: F^a = I^C J_k (= ∂F/∂q̈_k), r = angular part of J_kᵀ B^C
             let fa = ic.mul_motion(&j_k);
             let r = bc.transpose_mul_motion(&j_k);
-            // column k: ∂F_i/∂q_k, ∂F_i/∂q̇_k
-            let df_dq = ic.mul_motion(&ws.da_dq[k]) + bc.mul_motion(&ws.dv_dq[k]) + j_k.cross_force(&f);
-            let df_dv = ic.mul_motion(&ws.da_dv[k]) + bc.mul_motion(&j_k);
+            if Q {
+                let df_dq = ic.mul_motion(&da_dq[k]) + bc.mul_motion(&dv_dq[k]) + j_k.cross_force(&f);
+                configuration_entries(dq, n, k, iv..iv + nv, ancestors, j_cols, dv_dq, da_dq, &fa, &r, &df_dq);
+            }
+            // column k: ∂F_i/∂q̇_k
+            let df_dv = ic.mul_motion(&da_dv[k]) + bc.mul_motion(&j_k);
             for &j in ancestors {
-                let j_j = &ws.j[j];
-                dq[j * n + k] = ws.da_dq[j].dot(&fa) + ws.dv_dq[j].angular.dot(&r);
-                dv[j * n + k] = ws.da_dv[j].dot(&fa) + j_j.angular.dot(&r);
-                dq[k * n + j] = j_j.dot(&df_dq);
+                let j_j = &j_cols[j];
+                dv[j * n + k] = da_dv[j].dot(&fa) + j_j.angular.dot(&r);
                 dv[k * n + j] = j_j.dot(&df_dv);
                 let mkj = j_j.dot(&fa);
                 m[j * n + k] = mkj;
@@ -160,9 +165,8 @@ fn backward_pass(model: &Model, data: &mut Data, ws: &mut DerivativesWorkspace) 
             }
             // the joint's own block (its dofs move body i like an ancestor's would)
             for j in iv..iv + nv {
-                dq[j * n + k] = ws.da_dq[j].dot(&fa) + ws.dv_dq[j].angular.dot(&r);
-                dv[j * n + k] = ws.da_dv[j].dot(&fa) + ws.j[j].angular.dot(&r);
-                m[j * n + k] = ws.j[j].dot(&fa);
+                dv[j * n + k] = da_dv[j].dot(&fa) + j_cols[j].angular.dot(&r);
+                m[j * n + k] = j_cols[j].dot(&fa);
             }
         }
         let p = model.parents[i];
@@ -170,6 +174,76 @@ fn backward_pass(model: &Model, data: &mut Data, ws: &mut DerivativesWorkspace) 
             ws.ic[p].add(&ic);
             ws.bc[p].add(&bc);
             ws.fc[p] += f;
+        }
+    }
+}
+
+/// The entries of ∂τ/∂q (column-major `dq`, `n x n`) between dof k of a joint (its dofs `own`)
+/// and the dofs of the joint and of its `ancestors`: row k from `fa` = `I^C J_k` and `r` (the
+/// angular part of `J_kᵀ B^C`), column k (ancestors' rows) from `df_dq` = `∂F/∂q_k`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn configuration_entries(
+    dq: &mut [f64],
+    n: usize,
+    k: usize,
+    own: std::ops::Range<usize>,
+    ancestors: &[usize],
+    j_cols: &[Motion],
+    dv_dq: &[Motion],
+    da_dq: &[Motion],
+    fa: &Force,
+    r: &crate::spatial::Vec3,
+    df_dq: &Force,
+) {
+    for &j in ancestors {
+        dq[j * n + k] = da_dq[j].dot(fa) + dv_dq[j].angular.dot(r);
+        dq[k * n + j] = j_cols[j].dot(df_dq);
+    }
+    for j in own {
+        dq[j * n + k] = da_dq[j].dot(fa) + dv_dq[j].angular.dot(r);
+    }
+}
+
+/// ∂τ/∂q at a = q̈ after [`forward_pass`] and [`backward_pass`] ran with q̈ = 0 (the ABA route,
+/// where q̈ is only known once M is): the accelerations grow by `δa_i = δa_λ + J_i q̈_i`, so
+/// `∂a/∂q_k` by `δa_λ × J_k`, and the subtree forces by `I^C_i δa_λ + P_i` with
+/// `P_i = Σ_{k in subtree} I^C_k J_k q̈_k`; M, ∂τ/∂v, `I^C` and `B^C` do not depend on q̈.
+pub(super) fn configuration_entries_at(model: &Model, ws: &mut DerivativesWorkspace, qdd: &[f64]) {
+    let n = model.nv;
+    ws.delta_a[0] = Motion::zero();
+    for i in 1..model.njoints {
+        let da_p = ws.delta_a[model.parents[i]];
+        let mut da = da_p;
+        for k in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
+            let j = ws.j[k];
+            da += j * qdd[k];
+            ws.da_dq[k] += da_p.cross(&j);
+        }
+        ws.delta_a[i] = da;
+        ws.p[i] = Force::zero();
+    }
+    let dq = ws.dtau_dq.as_mut_slice();
+    let (j_cols, dv_dq, da_dq) = (&ws.j[..], &ws.dv_dq[..], &ws.da_dq[..]);
+    for i in (1..model.njoints).rev() {
+        let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+        let (ic, bc) = (&ws.ic[i], &ws.bc[i]);
+        let p = model.parents[i];
+        let mut p_i = ws.p[i];
+        for k in iv..iv + nv {
+            p_i += ic.mul_motion(&j_cols[k]) * qdd[k];
+        }
+        let f = ws.fc[i] + ic.mul_motion(&ws.delta_a[p]) + p_i;
+        let ancestors = &ws.ancestor_dofs[ws.ancestor_start[i]..ws.ancestor_start[i + 1]];
+        for k in iv..iv + nv {
+            let j_k = j_cols[k];
+            let fa = ic.mul_motion(&j_k);
+            let r = bc.transpose_mul_motion(&j_k);
+            let df_dq = ic.mul_motion(&da_dq[k]) + bc.mul_motion(&dv_dq[k]) + j_k.cross_force(&f);
+            configuration_entries(dq, n, k, iv..iv + nv, ancestors, j_cols, dv_dq, da_dq, &fa, &r, &df_dq);
+        }
+        if p > 0 {
+            ws.p[p] += p_i;
         }
     }
 }
