@@ -91,27 +91,45 @@ pub(super) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, min
         for j in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
             let (xq, xv) = (&xq[j * n..j * n + n], &xv[j * n..j * n + n]);
             let (yq, yv) = (&mut yq[j * n..j * n + n], &mut yv[j * n..j * n + n]);
-            yq.fill(0.0);
-            yv.fill(0.0);
-            let mut chunks = related.chunks_exact(4);
-            for r in &mut chunks {
-                let col = |t: usize| &minv[r[t] * n..r[t] * n + n];
-                let (c0, c1, c2, c3) = (col(0), col(1), col(2), col(3));
-                let (yq, yv) = (&mut yq[..n], &mut yv[..n]);
-                let (q0, q1, q2, q3) = (xq[r[0]], xq[r[1]], xq[r[2]], xq[r[3]]);
-                let (v0, v1, v2, v3) = (xv[r[0]], xv[r[1]], xv[r[2]], xv[r[3]]);
-                for t in 0..n {
-                    let (a, b, c, d) = (c0[t], c1[t], c2[t], c3[t]);
-                    yq[t] -= q0 * a + q1 * b + q2 * c + q3 * d;
-                    yv[t] -= v0 * a + v1 * b + v2 * c + v3 * d;
-                }
+            if ws.zero_dq_column[j] {
+                yq.fill(0.0);
+                minus_minv_column::<false>(related, minv, xv, xv, yv, yq);
+            } else {
+                minus_minv_column::<true>(related, minv, xq, xv, yq, yv);
             }
-            for &r in chunks.remainder() {
-                let (cq, cv) = (xq[r], xv[r]);
-                for ((a, y), z) in minv[r * n..r * n + n].iter().zip(yq.iter_mut()).zip(yv.iter_mut()) {
-                    *y -= cq * a;
-                    *z -= cv * a;
-                }
+        }
+    }
+}
+
+/// `ya = −M⁻¹ xa` (and `yb = −M⁻¹ xb` when `BOTH`) for columns `x` that vanish outside `related`.
+#[inline(always)]
+fn minus_minv_column<const BOTH: bool>(related: &[usize], minv: &[f64], xa: &[f64], xb: &[f64], ya: &mut [f64], yb: &mut [f64]) {
+    let n = ya.len();
+    let (ya, yb) = (&mut ya[..n], &mut yb[..n]);
+    ya.fill(0.0);
+    if BOTH {
+        yb.fill(0.0);
+    }
+    let mut chunks = related.chunks_exact(4);
+    for r in &mut chunks {
+        let col = |t: usize| &minv[r[t] * n..r[t] * n + n];
+        let (c0, c1, c2, c3) = (col(0), col(1), col(2), col(3));
+        let (a0, a1, a2, a3) = (xa[r[0]], xa[r[1]], xa[r[2]], xa[r[3]]);
+        let (b0, b1, b2, b3) = (xb[r[0]], xb[r[1]], xb[r[2]], xb[r[3]]);
+        for t in 0..n {
+            let (p, q, u, w) = (c0[t], c1[t], c2[t], c3[t]);
+            ya[t] -= a0 * p + a1 * q + a2 * u + a3 * w;
+            if BOTH {
+                yb[t] -= b0 * p + b1 * q + b2 * u + b3 * w;
+            }
+        }
+    }
+    for &r in chunks.remainder() {
+        let (ca, cb) = (xa[r], xb[r]);
+        for ((p, y), z) in minv[r * n..r * n + n].iter().zip(ya.iter_mut()).zip(yb.iter_mut()) {
+            *y -= ca * p;
+            if BOTH {
+                *z -= cb * p;
             }
         }
     }

@@ -149,6 +149,9 @@ pub struct DerivativesWorkspace {
     pub(crate) related_dofs: Vec<usize>,
     /// Offsets into `related_dofs` `(njoints + 1)`.
     pub(crate) related_start: Vec<usize>,
+    /// Column k of ∂τ/∂q is zero whatever the state: a translation of a root joint moves the
+    /// whole subtree in a uniform gravity field `(nv)`.
+    pub(crate) zero_dq_column: Vec<bool>,
 }
 
 impl DerivativesWorkspace {
@@ -194,6 +197,9 @@ impl DerivativesWorkspace {
             ancestor_start,
             related_dofs,
             related_start,
+            zero_dq_column: (0..nv)
+                .map(|k| model.parents[model.dof_joint[k]] == 0 && model.motion_subspace[k].angular == Vec3::zeros())
+                .collect(),
         }
     }
 }
