@@ -1,4 +1,4 @@
-//! ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of the forward dynamics (Carpentier & Mansard 2018, §IV.C):
+//! ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ = M⁻¹ of the forward dynamics (Carpentier & Mansard 2018):
 //! differentiating M(q) q̈ + b(q, v) = τ at q̈ = ABA(q, v, τ) gives
 //! `∂q̈/∂(q, v) = −M⁻¹ ∂τ/∂(q, v)` with ∂τ/∂(q, v) those of RNEA at a = q̈.
 //!

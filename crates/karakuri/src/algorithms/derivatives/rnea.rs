@@ -1,5 +1,5 @@
 //! ∂τ/∂q, ∂τ/∂v and ∂τ/∂a = M of the recursive Newton–Euler algorithm (Carpentier & Mansard
-//! 2018, Algorithm 1 in world coordinates, as Pinocchio's `computeRNEADerivatives`).
+//! 2018, in world coordinates as Pinocchio's `computeRNEADerivatives`).
 //!
 //! With `J_k` the motion subspace column of dof k in the world, body i's velocity and
 //! acceleration are `v_i = v_λ + J_i q̇_i`, `a_i = a_λ + J_i q̈_i + v_λ × J_i q̇_i` (gravity as
