@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 use karakuri::algorithms::*;
-use karakuri::io::urdf::{self, Root};
+use karakuri::io::urdf::Root;
 use karakuri::constraints::{ConstraintSet, Method};
 use karakuri::spatial::Vec3;
 use karakuri::{Data, Model};
@@ -158,9 +158,11 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
     let mut out = vec![];
     let mut hybrid_ws = HybridWorkspace::new(model);
     let mut derivatives_ws = DerivativesWorkspace::new(model);
+    // the forward joint of `hybrid`: the root's first joint (none in a model without joints)
+    let root = model.children[0].first().copied();
     let mut is_forward = vec![false; model.njoints];
-    if model.njoints > 1 {
-        is_forward[model.children[0][0]] = true;
+    if let Some(r) = root {
+        is_forward[r] = true;
     }
     let mut cs = ConstraintSet::new();
     for name in contacts {
@@ -172,7 +174,7 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
         if only.is_some_and(|o| !o.iter().any(|k| k == key)) {
             continue;
         }
-        if key.starts_with("cd_") && contacts.is_empty() {
+        if (key.starts_with("cd_") && contacts.is_empty()) || (key.starts_with("hybrid") && root.is_none()) {
             continue;
         }
         let cd = |method: Method, cs: &mut ConstraintSet, d: &mut Data, i: usize| {
@@ -204,7 +206,7 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
                 let known: Vec<DVector<f64>> = (0..n)
                     .map(|i| {
                         let mut k = s.a[i].clone();
-                        let r = model.children[0][0];
+                        let r = root.expect("hybrid is skipped without a joint");
                         for dof in model.idx_v[r]..model.idx_v[r] + model.nvs[r] {
                             k[dof] = s.tau[i][dof];
                         }
@@ -229,7 +231,7 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
 
 /// `karakuri bench`.
 pub fn run(path: &Path, floating: bool, target_s: f64, only: Option<&[String]>, contacts: &[String], json: bool) -> Result<ExitCode> {
-    let model = urdf::load(path, if floating { Root::FreeFlyer } else { Root::Fixed })?;
+    let model = crate::load_urdf(path, if floating { Root::FreeFlyer } else { Root::Fixed })?;
     let stats = bench_model(&model, target_s, only, contacts)?;
     if json {
         let algorithms: serde_json::Map<String, serde_json::Value> = stats

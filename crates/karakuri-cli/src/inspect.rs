@@ -1,13 +1,13 @@
 //! `karakuri inspect`: the tree of a model.
 
 use anyhow::Result;
-use karakuri::io::urdf::{self, Root};
+use karakuri::io::urdf::Root;
 use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(path: &Path, floating: bool) -> Result<ExitCode> {
     let root = if floating { Root::FreeFlyer } else { Root::Fixed };
-    let model = urdf::load(path, root)?;
+    let model = crate::load_urdf(path, root)?;
     println!("model {}: nq = {}, nv = {}, joints = {} (+ universe), frames = {}, total mass = {:.6} kg",
         model.name, model.nq, model.nv, model.njoints - 1, model.frames.len(), model.total_mass());
     println!("{:<40} {:<22} {:>5} {:>5} {:>10}  body", "joint", "type", "q", "v", "mass");

@@ -2,4 +2,30 @@
 
 pub mod bench;
 pub mod inspect;
+pub mod simulate;
 pub mod verify;
+pub mod viewer;
+
+use karakuri::io::urdf::{self, LoadOptions, Root};
+use karakuri::Model;
+use std::path::Path;
+
+/// Loads a URDF for a subcommand and prints its warnings (inertias repaired or accepted, mimic
+/// joints, mesh files not found, ...) on stderr as `warning: file: ...`.
+pub fn load_urdf(path: &Path, root: Root) -> Result<Model, urdf::UrdfError> {
+    let (model, geometry) = urdf::load_with(path, &LoadOptions { root, ..LoadOptions::default() })?;
+    let file = path.display().to_string();
+    for w in &geometry.warnings {
+        if w.starts_with(&file) {
+            eprintln!("warning: {w}");
+        } else {
+            eprintln!("warning: {file}: {w}");
+        }
+    }
+    Ok(model)
+}
+
+/// The repository's README, so that its Rust example compiles as a doctest (`cargo test --doc`).
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctest;

@@ -1,7 +1,7 @@
 //! The `karakuri` command: inspect models, verify them against Pinocchio exports, benchmark,
 //! simulate.
 
-use karakuri_cli::{bench, inspect, verify};
+use karakuri_cli::{bench, inspect, simulate, verify, viewer};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -50,6 +50,20 @@ enum Command {
         /// Per-step CSV: step,t,contacts,wall_ns.
         #[arg(long)]
         steps: Option<PathBuf>,
+        /// Replay page: one HTML file (3-D view, time slider, plots) to open in a browser.
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
+    View {
+        /// URDF file.
+        model: PathBuf,
+        /// Add a free-flyer root joint (floating base).
+        #[arg(long)]
+        floating: bool,
+        /// The HTML file to write.
+        #[arg(long)]
+        html: PathBuf,
     },
     /// Time every algorithm on a model (ns per call, thread CPU time, median over ~5 ms batches).
     Bench {
@@ -89,7 +103,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps } => simulate(scene, duration, dt, out, steps),
+        Command::Simulate { scene, duration, dt, out, steps, html } => {
+            simulate::run(&simulate::SimulateArgs { scene, duration, dt, out, steps }, html.as_deref())
+        }
+        Command::View { model, floating, html } => viewer::view(&model, floating, &html),
         Command::Bench { model, floating, time, only, contacts, json } => {
             bench::run(&model, floating, time, only.as_deref(), &contacts, json)
         }
@@ -101,29 +118,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn simulate(
-    scene: Option<PathBuf>,
-    duration: Option<f64>,
-    dt: Option<f64>,
-    out: Option<PathBuf>,
-    steps: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
-    let args = karakuri_sim::cli::SimulateArgs { scene, duration, dt, out, steps };
-    // a progress bar on stderr, drawn only on a terminal and only for runs longer than a moment
-    let bar = indicatif::ProgressBar::new(1000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% (eta {eta})")
-            .expect("valid template"),
-    );
-    let started = std::time::Instant::now();
-    let summary = karakuri_sim::cli::simulate(&args, &mut |fraction| {
-        if started.elapsed().as_secs_f64() > 0.5 {
-            bar.set_position((fraction * 1000.0) as u64);
-        }
-    });
-    bar.finish_and_clear();
-    println!("{}", summary?);
-    Ok(ExitCode::SUCCESS)
 }

@@ -2,9 +2,11 @@ use karakuri_sim::{Engine, NativeEngine, Scene};
 fn main() {
     let path = std::env::args().nth(1).unwrap();
     let scene = Scene::from_file(&path).unwrap();
-    let mut e = NativeEngine::new();
-    e.load(&scene).unwrap();
-    let n: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(1000);
+    let mut e = NativeEngine::new(&scene).unwrap();
+    let n: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(1000);
     let mut its = 0;
     let mut maxit = 0;
     let mut t = karakuri_sim::StageTimes::default();

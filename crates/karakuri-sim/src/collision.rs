@@ -9,8 +9,10 @@
 use karakuri::spatial::{quat_to_xyzw, Se3, Vec3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::math::{Pose as PPose, Rotation, Vector as PVec};
-use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
-use parry3d_f64::shape::SharedShape;
+use parry3d_f64::query::{
+    ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, TrackedContact,
+};
+use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, ShapeType, SharedShape};
 
 use crate::scene::{ContactMode, Geometry, Material};
 
@@ -56,11 +58,23 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
     let v = |a: &[f64; 3]| PVec::new(a[0], a[1], a[2]);
     Ok(match g {
         Geometry::Sphere { radius } => (SharedShape::ball(*radius), Se3::identity(), false),
-        Geometry::Box { half_extents: h } => (SharedShape::cuboid(h[0], h[1], h[2]), Se3::identity(), false),
-        Geometry::Capsule { radius, half_length } => {
-            (SharedShape::capsule_z(*half_length, *radius), Se3::identity(), false)
-        }
-        Geometry::Cylinder { radius, half_length } => {
+        Geometry::Box { half_extents: h } => (
+            SharedShape::cuboid(h[0], h[1], h[2]),
+            Se3::identity(),
+            false,
+        ),
+        Geometry::Capsule {
+            radius,
+            half_length,
+        } => (
+            SharedShape::capsule_z(*half_length, *radius),
+            Se3::identity(),
+            false,
+        ),
+        Geometry::Cylinder {
+            radius,
+            half_length,
+        } => {
             // parry's cylinder axis is y: rotate +90° about x so that y maps to z
             let r = karakuri::spatial::rotation_about(&Vec3::x(), std::f64::consts::FRAC_PI_2);
             (
@@ -69,17 +83,25 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
                 false,
             )
         }
-        Geometry::Plane => (SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)), Se3::identity(), true),
+        Geometry::Plane => (
+            SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)),
+            Se3::identity(),
+            true,
+        ),
         Geometry::ConvexMesh { vertices, .. } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
             let s = SharedShape::convex_hull(&pts)
                 .ok_or("the convex hull of the vertices is degenerate (flat or repeated points)")?;
             (s, Se3::identity(), false)
         }
-        Geometry::TriMesh { vertices, triangles, .. } => {
+        Geometry::TriMesh {
+            vertices,
+            triangles,
+            ..
+        } => {
             let pts: Vec<PVec> = vertices.iter().map(v).collect();
-            let s =
-                SharedShape::trimesh(pts, triangles.clone()).map_err(|e| format!("invalid triangle mesh: {e:?}"))?;
+            let s = SharedShape::trimesh(pts, triangles.clone())
+                .map_err(|e| format!("invalid triangle mesh: {e:?}"))?;
             (s, Se3::identity(), false)
         }
     })
@@ -99,21 +121,35 @@ fn from_pvec(v: PVec) -> Vec3 {
     Vec3::new(v.x, v.y, v.z)
 }
 
-/// Shapes, which pairs may touch, and reusable buffers.
+/// The collision description of a world: its shapes and which pairs may touch (built once).
 pub struct Collider {
     /// Every collision shape.
     pub shapes: Vec<ColShape>,
-    /// Contact mode of each candidate pair `(i, j)`, `i < j`; pairs not listed never collide.
+    /// Contact mode of each candidate pair `(i, j)`, `i < j` (`n x n`, upper triangle); pairs
+    /// not listed never collide.
     pair_mode: Vec<Option<ContactMode>>,
+}
+
+/// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
+pub struct CollisionWork {
+    /// parry pose of each shape `(nshapes)`.
     poses: Vec<PPose>,
+    /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
+    /// Bounded shapes sorted by `aabb.mins.x` (sweep and prune) `(≤ nshapes)`.
     order: Vec<usize>,
+    /// Candidate pairs of this step `(grows to the largest count seen)`.
+    pairs: Vec<(usize, usize)>,
+    /// The narrow phase's manifolds (one for convex pairs; composite shapes may use more).
     manifolds: Vec<ContactManifold<(), ()>>,
 }
 
 impl Collider {
     /// `pair_mode(a, b)` gives the mode of two shapes (None: never collide).
-    pub fn new(shapes: Vec<ColShape>, pair_mode: impl Fn(&ColShape, &ColShape) -> Option<ContactMode>) -> Self {
+    pub fn new(
+        shapes: Vec<ColShape>,
+        pair_mode: impl Fn(&ColShape, &ColShape) -> Option<ContactMode>,
+    ) -> Self {
         let n = shapes.len();
         let mut modes = vec![None; n * n];
         for i in 0..n {
@@ -123,11 +159,20 @@ impl Collider {
         }
         Collider {
             pair_mode: modes,
+            shapes,
+        }
+    }
+
+    /// Buffers for [`Collider::detect`].
+    pub fn work(&self) -> CollisionWork {
+        let n = self.shapes.len();
+        CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
-            order: (0..n).collect(),
-            manifolds: Vec::new(),
-            shapes,
+            order: Vec::with_capacity(n),
+            // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
+            pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            manifolds: vec![manifold_with_room()],
         }
     }
 
@@ -137,8 +182,17 @@ impl Collider {
     }
 
     /// Finds the contacts for joint placements `o_m_i` (world), detecting gaps up to `margin`.
-    /// The result is in a deterministic order (by shape pair, then manifold point).
-    pub fn detect(&mut self, o_m_i: &[Se3], margin: f64, out: &mut Vec<RawContact>) {
+    /// The result is in a deterministic order (by shape pair, then manifold point). Reads the
+    /// shapes and `o_m_i`; writes `work` and `out`. Allocates nothing once `work.pairs` and
+    /// `out` have grown to the largest counts seen (triangle meshes excepted: parry's composite
+    /// dispatch keeps its own buffers).
+    pub fn detect(
+        &self,
+        work: &mut CollisionWork,
+        o_m_i: &[Se3],
+        margin: f64,
+        out: &mut Vec<RawContact>,
+    ) {
         out.clear();
         let n = self.shapes.len();
         if n < 2 {
@@ -146,24 +200,27 @@ impl Collider {
         }
         for (k, s) in self.shapes.iter().enumerate() {
             let x = o_m_i[s.joint].compose(&s.placement);
-            self.poses[k] = to_parry(&x);
+            work.poses[k] = to_parry(&x);
             if !s.unbounded {
-                self.aabbs[k] = s.shape.compute_aabb(&self.poses[k]).loosened(margin);
+                work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
             }
         }
         // broad phase: sweep and prune along x; unbounded shapes pair with everything
-        self.order.clear();
-        self.order.extend((0..n).filter(|&k| !self.shapes[k].unbounded));
-        let aabbs = &self.aabbs;
-        self.order
-            .sort_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
-        let mut pairs: Vec<(usize, usize)> = Vec::new();
-        for (ia, &a) in self.order.iter().enumerate() {
-            for &b in &self.order[ia + 1..] {
-                if self.aabbs[b].mins.x > self.aabbs[a].maxs.x {
+        work.order.clear();
+        work.order
+            .extend((0..n).filter(|&k| !self.shapes[k].unbounded));
+        let aabbs = &work.aabbs;
+        // a total order (ties broken by index), so the unstable sort gives the stable result
+        work.order
+            .sort_unstable_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
+        let pairs = &mut work.pairs;
+        pairs.clear();
+        for (ia, &a) in work.order.iter().enumerate() {
+            for &b in &work.order[ia + 1..] {
+                if aabbs[b].mins.x > aabbs[a].maxs.x {
                     break;
                 }
-                if self.aabbs[a].intersects(&self.aabbs[b]) {
+                if aabbs[a].intersects(&aabbs[b]) {
                     pairs.push((a.min(b), a.max(b)));
                 }
             }
@@ -177,32 +234,24 @@ impl Collider {
         }
         pairs.sort_unstable();
         pairs.dedup();
-        let dispatcher = DefaultQueryDispatcher;
-        for (a, b) in pairs {
+        for &(a, b) in work.pairs.iter() {
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };
             if mode == ContactMode::None {
                 continue;
             }
-            let (pa, pb) = (self.poses[a], self.poses[b]);
-            let pos12 = pa.inv_mul(&pb);
-            self.manifolds.clear();
-            let mut workspace = None;
-            if dispatcher
-                .contact_manifolds(
-                    &pos12,
-                    &*self.shapes[a].shape.0,
-                    &*self.shapes[b].shape.0,
-                    margin,
-                    &mut self.manifolds,
-                    &mut workspace,
-                )
-                .is_err()
-            {
+            let (pa, pb) = (work.poses[a], work.poses[b]);
+            if !narrow_phase(
+                &pa.inv_mul(&pb),
+                &self.shapes[a].shape,
+                &self.shapes[b].shape,
+                margin,
+                &mut work.manifolds,
+            ) {
                 continue;
             }
-            for m in &self.manifolds {
+            for m in &work.manifolds {
                 let sub1 = m.subshape_pos1().copied().unwrap_or(PPose::identity());
                 let sub2 = m.subshape_pos2().copied().unwrap_or(PPose::identity());
                 let (w1, w2) = (pa * sub1, pb * sub2);
@@ -221,11 +270,123 @@ impl Collider {
                         point: 0.5 * (p1 + p2),
                         normal,
                         depth: -c.dist,
-                        features: (c.fid1.0 ^ (m.subshape1 << 20), c.fid2.0 ^ (m.subshape2 << 20)),
+                        features: (
+                            c.fid1.0 ^ (m.subshape1 << 20),
+                            c.fid2.0 ^ (m.subshape2 << 20),
+                        ),
                         mode,
                     });
                 }
             }
         }
     }
+}
+
+/// An empty manifold with room for more points than any convex pair gives.
+fn manifold_with_room() -> ContactManifold<(), ()> {
+    let mut m = ContactManifold::new();
+    m.points.reserve(32);
+    m
+}
+
+/// A fresh manifold (as `ContactManifold::new()`) that keeps its points' capacity.
+fn reset(m: &mut ContactManifold<(), ()>) {
+    let mut points = std::mem::take(&mut m.points);
+    points.clear();
+    *m = ContactManifold::new();
+    m.points = points;
+}
+
+/// The narrow phase of one pair: the contact manifolds of shapes `s1`, `s2` at relative pose
+/// `pos12` into `manifolds`, every one computed afresh (nothing is carried from an earlier
+/// step). Which function handles a pair:
+///
+/// | pair | function |
+/// | --- | --- |
+/// | plane – convex (but a ball) | [`plane_convex`] (here: parry's allocates a point list per call) |
+/// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
+/// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
+///
+/// Returns false when parry does not support the pair.
+fn narrow_phase(
+    pos12: &PPose,
+    s1: &SharedShape,
+    s2: &SharedShape,
+    margin: f64,
+    manifolds: &mut Vec<ContactManifold<(), ()>>,
+) -> bool {
+    let dispatcher = DefaultQueryDispatcher;
+    let (t1, t2) = (s1.shape_type(), s2.shape_type());
+    let composite = s1.as_composite_shape().is_some() || s2.as_composite_shape().is_some();
+    if composite || t1 == ShapeType::TriMesh || t2 == ShapeType::TriMesh {
+        manifolds.clear();
+        let mut workspace = None;
+        return dispatcher
+            .contact_manifolds(pos12, &*s1.0, &*s2.0, margin, manifolds, &mut workspace)
+            .is_ok();
+    }
+    if manifolds.is_empty() {
+        manifolds.push(manifold_with_room());
+    }
+    manifolds.truncate(1);
+    let m = &mut manifolds[0];
+    reset(m);
+    let ball = t1 == ShapeType::Ball || t2 == ShapeType::Ball;
+    if !ball && t1 == ShapeType::HalfSpace {
+        return plane_convex(pos12, s1, s2, margin, m, false);
+    }
+    if !ball && t2 == ShapeType::HalfSpace {
+        return plane_convex(&pos12.inverse(), s2, s1, margin, m, true);
+    }
+    dispatcher
+        .contact_manifold_convex_convex(pos12, &*s1.0, &*s2.0, None, None, margin, m)
+        .is_ok()
+}
+
+/// Contacts of a plane (`plane`, its normal along its z) with a convex shape (`convex`, at
+/// `pos12` in the plane's frame): the vertices of the shape's support feature against the
+/// plane that lie within `margin` of it (Springhead's contact region: a box face gives its four
+/// corners). `flipped`: the convex shape is the pair's first shape. Same result as parry's
+/// half-space dispatch, into the kept point list.
+fn plane_convex(
+    pos12: &PPose,
+    plane: &SharedShape,
+    convex: &SharedShape,
+    margin: f64,
+    m: &mut ContactManifold<(), ()>,
+    flipped: bool,
+) -> bool {
+    let (Some(half), Some((pfm, radius))) =
+        (plane.as_halfspace(), convex.as_polygonal_feature_map())
+    else {
+        return false;
+    };
+    let n = half.normal;
+    // the plane's normal in the convex shape's frame
+    let n_in_2 = pos12.rotation.inverse() * n;
+    let mut feature = PolygonalFeature::default();
+    pfm.local_support_feature(-n_in_2, &mut feature);
+    for i in 0..feature.num_vertices {
+        let vtx2 = feature.vertices[i];
+        let vtx_in_1 = pos12 * vtx2;
+        let height = vtx_in_1.dot(n);
+        if height - radius <= margin {
+            m.points.push(TrackedContact::flipped(
+                vtx_in_1 - n * height,
+                vtx2 - n_in_2 * radius,
+                PackedFeatureId::face(0),
+                feature.vids[i],
+                height - radius,
+                flipped,
+            ));
+        }
+    }
+    if flipped {
+        m.local_n1 = -n_in_2;
+        m.local_n2 = n;
+    } else {
+        m.local_n1 = n;
+        m.local_n2 = -n_in_2;
+    }
+    true
 }

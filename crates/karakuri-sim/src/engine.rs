@@ -1,14 +1,13 @@
-//! Engines behind one trait, as Choreonoid's simulator items: an engine receives the world's
-//! bodies (the [`Scene`]), builds its own representation once ([`Engine::load`]), then steps it
-//! and writes the state back ([`Engine::write_states`]). [`crate::NativeEngine`] is the
-//! reduced-coordinate engine of this crate; a wrapper around another physics library plugs in
-//! by implementing the same trait and handing it to [`crate::World::with_engine`].
+//! Engines behind one trait, as Choreonoid's simulator items: an engine is built from the
+//! world's [`crate::Scene`] (its own representation, once: [`crate::NativeEngine::new`]), then
+//! steps it and writes the state back ([`Engine::write_states`]). [`crate::NativeEngine`] is
+//! the reduced-coordinate engine of this crate; a wrapper around another physics library plugs
+//! in by implementing the same trait and handing it to [`crate::World::with_engine`].
 
 use std::time::Duration;
 
 use karakuri::spatial::{Se3, Vec3};
 
-use crate::scene::Scene;
 use crate::SimError;
 
 /// What the world knows of a simulated body.
@@ -65,9 +64,9 @@ pub struct ContactInfo {
 pub struct StageTimes {
     /// NaN / divergence guard.
     pub check_state: Duration,
-    /// Kinematics, mass matrix and factorisation, collision, contact frames.
+    /// Factorisation of the iteration matrix qH, world motion columns, collision.
     pub position: Duration,
-    /// Bias forces, passive forces.
+    /// Passive forces.
     pub velocity: Duration,
     /// Actuation.
     pub actuation: Duration,
@@ -75,9 +74,12 @@ pub struct StageTimes {
     pub acceleration: Duration,
     /// Constraint rows and solve.
     pub constraint: Duration,
-    /// Configuration update.
+    /// Configuration update (or the whole RK4 step).
     pub integrate: Duration,
-    /// Body states, contact forces.
+    /// Kinematics, Jacobians, mass matrix and bias forces at the new state
+    /// (`compute_all_terms`).
+    pub kinematics: Duration,
+    /// Contact forces.
     pub sensors: Duration,
 }
 
@@ -91,6 +93,7 @@ impl StageTimes {
         self.acceleration += o.acceleration;
         self.constraint += o.constraint;
         self.integrate += o.integrate;
+        self.kinematics += o.kinematics;
         self.sensors += o.sensors;
     }
     /// Sum of the stages.
@@ -102,6 +105,7 @@ impl StageTimes {
             + self.acceleration
             + self.constraint
             + self.integrate
+            + self.kinematics
             + self.sensors
     }
 }
@@ -110,11 +114,15 @@ impl StageTimes {
 pub trait Engine {
     /// Short name (`native`).
     fn name(&self) -> &str;
-    /// Builds the engine's own representation of the scene's bodies (called once).
-    fn load(&mut self, scene: &Scene) -> Result<Vec<BodyInfo>, SimError>;
+    /// The bodies it simulates, in the order of [`Engine::write_states`].
+    fn bodies(&self) -> &[BodyInfo];
+    /// Non-fatal remarks of building the engine (e.g. a URDF's repaired inertias), for the user.
+    fn warnings(&self) -> &[String] {
+        &[]
+    }
     /// Advances by one time step.
     fn step(&mut self) -> Result<(), SimError>;
-    /// Writes the current state of every body (in [`Engine::load`]'s order).
+    /// Writes the current state of every body (in [`Engine::bodies`]' order).
     fn write_states(&self, out: &mut [BodyState]);
     /// Simulated time (s).
     fn time(&self) -> f64;
@@ -128,6 +136,13 @@ pub trait Engine {
     fn stage_times(&self) -> StageTimes;
     /// Total mechanical energy (kinetic + gravitational), J.
     fn energy(&self) -> f64;
-    /// Sets joint torques (actuation) by joint name, applied from the next step on.
+    /// Position of a one-dof joint by name (rad or m).
+    fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
+    /// Velocity of a one-dof joint by name (rad/s or m/s).
+    fn joint_velocity(&self, joint: &str) -> Result<f64, SimError>;
+    /// The torque (force) set on a one-dof joint by name.
+    fn joint_torque(&self, joint: &str) -> Result<f64, SimError>;
+    /// Sets the torque (force) of a one-dof joint by name (actuation), applied from the next
+    /// step on.
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError>;
 }

@@ -20,13 +20,19 @@
 //!   bodies, static bodies are frames of the universe, and URDF robots are grafted as subtrees.
 //!   A joint frame sits at its anchor: the joint is placed at `pose_in_parent · T(anchor)` and
 //!   the body frame is `T(-anchor)` in it. The mass matrix is block-diagonal per tree and the
-//!   branch-induced LTDL factorisation (`karakuri::algorithms::ltdl`) handles it.
-//! * **The step is a fixed list of named stages** (each a public method of [`NativeEngine`],
-//!   timed in [`StageTimes`]): check state (NaN / divergence guard) → position (kinematics,
-//!   Jacobian columns, mass matrix + armature + implicit damping/stiffness terms, LTDL,
-//!   collision) → velocity (bias forces `C v + g`, passive forces) → actuation → smooth
-//!   acceleration (`v_free`) → constraint solve → integrate → sensors (body states, contact
-//!   forces).
+//!   branch-induced LTDL factorisation (`karakuri::linalg::ltdl`) handles it.
+//! * **Model, state, workspace** (MuJoCo's `mjModel` / `mjData`): [`NativeEngine`] is a
+//!   [`SimModel`] (built once from the scene, never written by a step), a [`SimState`] (q, v,
+//!   user torques, time, warm-start impulses) and a [`StepData`] (every buffer the stages hand
+//!   to each other, sized at load: a running step allocates nothing).
+//! * **The step is a fixed list of stage functions** ([`native::stages`], each documenting
+//!   what it reads and writes, timed in [`StageTimes`]): check state (NaN / divergence guard)
+//!   → position (the LTDL of `qH = M + armature + implicit damping/stiffness`, world motion
+//!   columns, collision) → velocity (passive forces) → actuation → acceleration
+//!   (`qH⁻¹(τ - h)`, `v_free`) → constraint (rows, solve, `v⁺`) → integrate → kinematics
+//!   (`compute_all_terms` at the new state: placements, velocities, Jacobians, M and the next
+//!   step's bias forces `h = C v + g`, read through the core's checked accessors) → sensors
+//!   (contact forces). `docs/ARCHITECTURE.md` draws the data flow.
 //! * **Shapes** (parry3d-f64): sphere, box, capsule, cylinder, plane, convex hulls (of inline
 //!   points or of an STL/OBJ file's vertices, [`mesh`]) and triangle meshes for static bodies.
 //!   URDF robots bring their `<collision>` elements: primitives as such, meshes as convex hulls
@@ -42,21 +48,22 @@
 //!   Per pair the mode is `lcp` (default), `penalty` (spring-damper in N/m and N·s/m) or `none`.
 //! * **One velocity-level problem.** Contact rows (unilateral with friction), loop-closure rows
 //!   (bilateral, with Baumgarte correction and a position projection after the step) and joint
-//!   limits form `J`; [`solver`] solves on the Delassus operator `W = J M⁻¹ Jᵀ` (M⁻¹ through
-//!   LTDL solves) by projected Gauss–Seidel with warm start and a tolerance, or exactly for
+//!   limits form `J`, written by the core's one row layer (`karakuri::constraints::rows`);
+//!   [`solver`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ` (qH⁻¹ through LTDL solves) by projected Gauss–Seidel with warm start and a tolerance, or exactly for
 //!   small frictionless problems.
 //! * **Integration.** Semi-implicit Euler on the configuration manifold; free flyers step their
 //!   origin along the world velocity (so free flight is exact up to rounding) and rotate by
 //!   `exp(dt ω)`. RK4 is available for contact-free smooth systems (`engine.integrator: rk4`).
-//! * **Engines behind one trait** ([`Engine`]): an engine loads the scene's bodies once, steps,
-//!   and writes body states back; [`World`] drives any engine.
+//! * **Engines behind one trait** ([`Engine`]): an engine is built from the scene once, steps,
+//!   and writes body states back; [`World`] drives any engine and is the one place that
+//!   changes it (joint torques by name), so its body states never lag the engine.
 #![warn(missing_docs)]
 // index loops over dofs and rows read like the formulas they implement
 #![allow(clippy::needless_range_loop)]
 
-pub mod cli;
 pub mod collision;
 pub mod engine;
+mod error;
 pub mod mesh;
 pub mod native;
 pub mod scene;
@@ -64,40 +71,8 @@ pub mod solver;
 pub mod world;
 
 pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+pub use error::SimError;
 pub use karakuri::Model;
-pub use native::NativeEngine;
+pub use native::{NativeEngine, SimModel, SimState, StepData};
 pub use scene::Scene;
 pub use world::World;
-
-/// Errors of the simulator.
-#[derive(Debug, thiserror::Error, Clone, PartialEq)]
-pub enum SimError {
-    /// A scene file problem: the file, the path inside it and the reason.
-    #[error("{file}: {path}{}{reason}", if path.is_empty() { "" } else { ": " })]
-    Scene {
-        /// The scene file.
-        file: String,
-        /// Where in it, e.g. `bodies[3].shapes[0].radius` (empty: the whole file).
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The simulation diverged (a non-finite or runaway state).
-    #[error("diverged at step {step} (t = {time} s), body '{body}': {reason}")]
-    Diverged {
-        /// The step about to be taken.
-        step: u64,
-        /// Its time (s).
-        time: f64,
-        /// The body concerned.
-        body: String,
-        /// What was found.
-        reason: String,
-    },
-    /// Bad arguments.
-    #[error("{0}")]
-    Input(String),
-    /// Writing output failed.
-    #[error("{0}")]
-    Output(String),
-}

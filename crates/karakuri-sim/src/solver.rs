@@ -18,6 +18,8 @@
 //! on a dense LDLᵀ (redundant rows, such as the out-of-plane rows of a planar loop, get zero
 //! impulse).
 
+use karakuri::linalg::dense::ldlt_semidefinite_solve;
+
 /// What a row asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RowKind {
@@ -84,9 +86,15 @@ impl Rows {
         self.push_ranged(kind, b, warm, [(0, nv), (0, 0)])
     }
     /// [`Rows::push`] for a row touching only the dofs in `ranges` (sorted, disjoint).
-    pub fn push_ranged(&mut self, kind: RowKind, b: f64, warm: f64, ranges: [(usize, usize); 2]) -> usize {
+    pub fn push_ranged(
+        &mut self,
+        kind: RowKind,
+        b: f64,
+        warm: f64,
+        ranges: [(usize, usize); 2],
+    ) -> usize {
         self.ranges.push(ranges);
-        self.j.extend(std::iter::repeat(0.0).take(self.nv));
+        self.j.extend(std::iter::repeat_n(0.0, self.nv));
         self.b.push(b);
         self.kind.push(kind);
         self.lambda.push(warm);
@@ -100,6 +108,28 @@ impl Rows {
     pub fn j_row_mut(&mut self, i: usize) -> &mut [f64] {
         let nv = self.nv;
         &mut self.j[i * nv..(i + 1) * nv]
+    }
+    /// Makes room for `m` rows without allocating (no-op when there is room).
+    pub fn reserve(&mut self, m: usize) {
+        let nv = self.nv;
+        ensure(&mut self.j, m * nv);
+        ensure(&mut self.minv_jt, m * nv);
+        ensure(&mut self.b, m);
+        ensure(&mut self.kind, m);
+        ensure(&mut self.diag, m);
+        ensure(&mut self.lambda, m);
+        ensure(&mut self.ranges, m);
+    }
+    /// Makes `self` a copy of `other`, reusing its buffers (no allocation once large enough).
+    pub fn assign(&mut self, other: &Rows) {
+        self.nv = other.nv;
+        self.j.clone_from(&other.j);
+        self.minv_jt.clone_from(&other.minv_jt);
+        self.b.clone_from(&other.b);
+        self.kind.clone_from(&other.kind);
+        self.diag.clone_from(&other.diag);
+        self.lambda.clone_from(&other.lambda);
+        self.ranges.clone_from(&other.ranges);
     }
     /// Fills `minv_jt` and `diag` with `solve(x)` computing `M⁻¹ x` in place.
     pub fn prepare(&mut self, mut solve: impl FnMut(&mut [f64])) {
@@ -140,8 +170,63 @@ pub struct SolveStats {
     pub direct: bool,
 }
 
+/// The solvers' scratch buffers, reused from step to step (they grow to the largest problem
+/// seen and are never shrunk).
+#[derive(Clone, Debug, Default)]
+pub struct SolverWork {
+    /// PGS: the first row of each block (a normal with its tangents, or a single row) `(≤ m)`.
+    blocks: Vec<usize>,
+    /// Direct: `W = J M⁻¹ Jᵀ` `(m x m)`, row-major.
+    w: Vec<f64>,
+    /// Direct: `c = J v_free` `(m)`.
+    c: Vec<f64>,
+    /// Direct: the active set `(m)`.
+    active: Vec<bool>,
+    /// Direct: the impulses of the current active set `(m)`.
+    lambda: Vec<f64>,
+    /// Direct: indices of the active rows `(≤ m)`.
+    idx: Vec<usize>,
+    /// Direct: `W_AA` and its LDLᵀ factors `(k x k)`.
+    a: Vec<f64>,
+    /// Direct: right-hand side, then solution `(k)`.
+    r: Vec<f64>,
+    /// Direct: dependent rows of the LDLᵀ `(k)`.
+    skip: Vec<bool>,
+}
+
+impl SolverWork {
+    /// Makes room for problems of `m` rows, of which at most `direct_max_rows` go to the
+    /// direct solver.
+    pub fn reserve(&mut self, m: usize, direct_max_rows: usize) {
+        ensure(&mut self.blocks, m);
+        let d = m.min(direct_max_rows);
+        ensure(&mut self.w, d * d);
+        ensure(&mut self.c, d);
+        ensure(&mut self.active, d);
+        ensure(&mut self.lambda, d);
+        ensure(&mut self.idx, d);
+        ensure(&mut self.a, d * d);
+        ensure(&mut self.r, d);
+        ensure(&mut self.skip, d);
+    }
+}
+
+/// Grows `v`'s capacity to at least `cap`.
+pub fn ensure<T>(v: &mut Vec<T>, cap: usize) {
+    if v.capacity() < cap {
+        v.reserve(cap - v.len());
+    }
+}
+
 /// Projected Gauss–Seidel: writes `dv = M⁻¹ Jᵀ λ` (length nv) and the impulses in `rows.lambda`.
-pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations: usize, tolerance: f64) -> SolveStats {
+pub fn solve_pgs(
+    rows: &mut Rows,
+    v_free: &[f64],
+    dv: &mut [f64],
+    max_iterations: usize,
+    tolerance: f64,
+    work: &mut SolverWork,
+) -> SolveStats {
     let (m, nv) = (rows.len(), rows.nv);
     dv.iter_mut().for_each(|x| *x = 0.0);
     let scale = rows.diag.iter().cloned().fold(0.0, f64::max);
@@ -199,7 +284,8 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
         }
     };
     // blocks: a normal with its tangents, or a single row
-    let mut blocks = Vec::with_capacity(m);
+    let blocks = &mut work.blocks;
+    blocks.clear();
     let mut i = 0;
     while i < m {
         blocks.push(i);
@@ -252,7 +338,9 @@ pub fn solve_pgs(rows: &mut Rows, v_free: &[f64], dv: &mut [f64], max_iterations
                         rows.lambda[i2] = n2;
                         axpy_r(dv, n1 - o1, rows, i1);
                         axpy_r(dv, n2 - o2, rows, i2);
-                        change = change.max(((n1 - o1) * d1).abs()).max(((n2 - o2) * d2).abs());
+                        change = change
+                            .max(((n1 - o1) * d1).abs())
+                            .max(((n2 - o2) * d2).abs());
                     }
                 }
                 RowKind::Tangent => {}
@@ -280,39 +368,67 @@ pub fn direct_applies(rows: &Rows, max_rows: usize) -> bool {
 /// Exact solution without friction: an active set over the unilateral rows, each candidate
 /// set solved by a dense LDLᵀ of `W_AA` that gives zero impulse to dependent rows. Returns
 /// `None` if the active set does not settle (the caller falls back to PGS).
-pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<SolveStats> {
+pub fn solve_direct(
+    rows: &mut Rows,
+    v_free: &[f64],
+    dv: &mut [f64],
+    work: &mut SolverWork,
+) -> Option<SolveStats> {
     let (m, nv) = (rows.len(), rows.nv);
+    let SolverWork {
+        w,
+        c,
+        active,
+        lambda,
+        idx,
+        a,
+        r,
+        skip,
+        ..
+    } = work;
     // W and c = J v_free
-    let mut w = vec![0.0; m * m];
+    w.clear();
+    w.resize(m * m, 0.0);
     for a in 0..m {
         for b in 0..=a {
-            let x = dot(&rows.j[a * nv..(a + 1) * nv], &rows.minv_jt[b * nv..(b + 1) * nv]);
+            let x = dot(
+                &rows.j[a * nv..(a + 1) * nv],
+                &rows.minv_jt[b * nv..(b + 1) * nv],
+            );
             w[a * m + b] = x;
             w[b * m + a] = x;
         }
     }
-    let c: Vec<f64> = (0..m).map(|i| dot(&rows.j[i * nv..(i + 1) * nv], v_free)).collect();
+    c.clear();
+    c.extend((0..m).map(|i| dot(&rows.j[i * nv..(i + 1) * nv], v_free)));
     let scale = rows.diag.iter().cloned().fold(0.0, f64::max).max(1e-300);
     let bilateral = |k: RowKind| k == RowKind::Bilateral;
-    let mut active: Vec<bool> = (0..m)
-        .map(|i| bilateral(rows.kind[i]) || rows.lambda[i] > 0.0 || c[i] < rows.b[i])
-        .collect();
-    let mut lambda = vec![0.0; m];
+    active.clear();
+    active.extend(
+        (0..m).map(|i| bilateral(rows.kind[i]) || rows.lambda[i] > 0.0 || c[i] < rows.b[i]),
+    );
+    lambda.clear();
+    lambda.resize(m, 0.0);
     for it in 0..(3 * m + 10) {
-        let idx: Vec<usize> = (0..m).filter(|&i| active[i]).collect();
+        idx.clear();
+        idx.extend((0..m).filter(|&i| active[i]));
         let k = idx.len();
-        let mut a = vec![0.0; k * k];
-        let mut r = vec![0.0; k];
+        a.clear();
+        a.resize(k * k, 0.0);
+        r.clear();
+        r.resize(k, 0.0);
         for (p, &i) in idx.iter().enumerate() {
             r[p] = rows.b[i] - c[i];
             for (q, &j) in idx.iter().enumerate() {
                 a[p * k + q] = w[i * m + j];
             }
         }
-        let x = ldlt_solve(&mut a, &mut r, k, 1e-10 * scale);
+        skip.clear();
+        skip.resize(k, false);
+        ldlt_semidefinite_solve(a, r, skip, k, 1e-10 * scale);
         lambda.iter_mut().for_each(|l| *l = 0.0);
         for (p, &i) in idx.iter().enumerate() {
-            lambda[i] = x[p];
+            lambda[i] = r[p];
         }
         // drop the most negative unilateral impulse
         let worst = idx
@@ -338,7 +454,7 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
             active[i] = true;
             continue;
         }
-        rows.lambda.copy_from_slice(&lambda);
+        rows.lambda.copy_from_slice(lambda);
         dv.iter_mut().for_each(|x| *x = 0.0);
         for i in 0..m {
             axpy(dv, lambda[i], &rows.minv_jt[i * nv..(i + 1) * nv]);
@@ -352,86 +468,32 @@ pub fn solve_direct(rows: &mut Rows, v_free: &[f64], dv: &mut [f64]) -> Option<S
     None
 }
 
-/// Solves `A x = r` for symmetric positive semi-definite `A` (k x k, overwritten) by LDLᵀ;
-/// pivots below `tiny` mark dependent rows, whose unknowns are set to zero.
-fn ldlt_solve(a: &mut [f64], r: &mut [f64], k: usize, tiny: f64) -> Vec<f64> {
-    let mut skip = vec![false; k];
-    for j in 0..k {
-        let mut d = a[j * k + j];
-        for p in 0..j {
-            if !skip[p] {
-                d -= a[j * k + p] * a[j * k + p] * a[p * k + p];
-            }
-        }
-        if d <= tiny {
-            skip[j] = true;
-            a[j * k + j] = 0.0;
-            for i in j + 1..k {
-                a[i * k + j] = 0.0;
-            }
-            continue;
-        }
-        a[j * k + j] = d;
-        for i in j + 1..k {
-            let mut s = a[i * k + j];
-            for p in 0..j {
-                if !skip[p] {
-                    s -= a[i * k + p] * a[j * k + p] * a[p * k + p];
-                }
-            }
-            a[i * k + j] = s / d;
-        }
-    }
-    // L y = r
-    let mut y = r.to_vec();
-    for i in 0..k {
-        if skip[i] {
-            y[i] = 0.0;
-            continue;
-        }
-        for p in 0..i {
-            y[i] -= a[i * k + p] * y[p];
-        }
-    }
-    for i in 0..k {
-        if !skip[i] {
-            y[i] /= a[i * k + i];
-        }
-    }
-    // Lᵀ x = y
-    for i in (0..k).rev() {
-        if skip[i] {
-            y[i] = 0.0;
-            continue;
-        }
-        for p in i + 1..k {
-            y[i] -= a[p * k + i] * y[p];
-        }
-    }
-    y
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ldlt_handles_dependent_rows() {
-        // rows 0 and 1 identical: one gets the whole impulse
-        let mut a = vec![2.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1.0];
-        let mut r = vec![4.0, 4.0, 3.0];
-        let x = ldlt_solve(&mut a, &mut r, 3, 1e-12);
-        assert!((x[0] + x[1] - 2.0).abs() < 1e-12 && (x[2] - 3.0).abs() < 1e-12);
-    }
 
     #[test]
     fn pgs_and_direct_agree_on_a_frictionless_problem() {
         // one dof of unit mass, two contacts pushing it up to 1 m/s and a bilateral
         let mut rows = Rows::default();
         rows.clear(2);
-        let i = rows.push(RowKind::Normal { friction: 0, mu: 0.0 }, 1.0, 0.0);
+        let i = rows.push(
+            RowKind::Normal {
+                friction: 0,
+                mu: 0.0,
+            },
+            1.0,
+            0.0,
+        );
         rows.j_row_mut(i).copy_from_slice(&[1.0, 0.0]);
-        let i = rows.push(RowKind::Normal { friction: 0, mu: 0.0 }, -5.0, 0.0);
+        let i = rows.push(
+            RowKind::Normal {
+                friction: 0,
+                mu: 0.0,
+            },
+            -5.0,
+            0.0,
+        );
         rows.j_row_mut(i).copy_from_slice(&[1.0, 1.0]);
         let i = rows.push(RowKind::Bilateral, 0.5, 0.0);
         rows.j_row_mut(i).copy_from_slice(&[0.0, 1.0]);
@@ -439,9 +501,10 @@ mod tests {
         let vf = [-1.0, 0.0];
         let mut dv = [0.0; 2];
         let mut r2 = rows.clone();
-        solve_pgs(&mut rows, &vf, &mut dv, 200, 1e-14);
+        let mut work = SolverWork::default();
+        solve_pgs(&mut rows, &vf, &mut dv, 200, 1e-14, &mut work);
         let mut dv2 = [0.0; 2];
-        solve_direct(&mut r2, &vf, &mut dv2).unwrap();
+        solve_direct(&mut r2, &vf, &mut dv2, &mut work).unwrap();
         for k in 0..2 {
             assert!((dv[k] - dv2[k]).abs() < 1e-9, "{dv:?} {dv2:?}");
         }

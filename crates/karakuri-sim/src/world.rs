@@ -6,7 +6,7 @@ use karakuri::spatial::Vec3;
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::Scene;
+use crate::scene::{EngineKind, Scene};
 use crate::SimError;
 
 /// A simulated world.
@@ -33,16 +33,15 @@ impl World {
 
     /// Builds the world of a scene with the engine it names (`engine.type`).
     pub fn new(scene: Scene) -> Result<World, SimError> {
-        let engine: Box<dyn Engine> = match scene.engine.kind.as_str() {
-            "native" => Box::new(NativeEngine::new()),
-            other => return Err(SimError::Input(format!("unknown engine '{other}'"))),
+        let engine: Box<dyn Engine> = match scene.engine.kind {
+            EngineKind::Native => Box::new(NativeEngine::new(&scene)?),
         };
         World::with_engine(scene, engine)
     }
 
-    /// Builds the world of a scene with a given engine.
-    pub fn with_engine(scene: Scene, mut engine: Box<dyn Engine>) -> Result<World, SimError> {
-        let bodies = engine.load(&scene)?;
+    /// Builds the world of a scene with an engine already built from it.
+    pub fn with_engine(scene: Scene, engine: Box<dyn Engine>) -> Result<World, SimError> {
+        let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
         Ok(World {
@@ -62,13 +61,18 @@ impl World {
         Ok(())
     }
 
-    /// Advances by `duration` seconds (rounded to whole steps).
+    /// Advances by `duration` seconds (rounded to whole steps, at most [`MAX_STEPS`]).
     pub fn run(&mut self, duration: f64) -> Result<(), SimError> {
-        let n = (duration / self.engine.dt()).round() as u64;
+        let n = step_count(duration, self.engine.dt())?;
         for _ in 0..n {
             self.step()?;
         }
         Ok(())
+    }
+
+    /// Non-fatal remarks of the engine's load (e.g. a URDF's repaired inertias).
+    pub fn warnings(&self) -> &[String] {
+        self.engine.warnings()
     }
 
     /// The scene.
@@ -76,14 +80,35 @@ impl World {
         &self.scene
     }
 
-    /// The engine.
+    /// The engine (read only: everything that changes the simulation goes through the world,
+    /// which keeps its body states in step with the engine).
     pub fn engine(&self) -> &dyn Engine {
         &*self.engine
     }
 
-    /// The engine, mutable (e.g. to set joint torques).
-    pub fn engine_mut(&mut self) -> &mut dyn Engine {
-        &mut *self.engine
+    /// The time step (s).
+    pub fn dt(&self) -> f64 {
+        self.engine.dt()
+    }
+
+    /// Position of a one-dof joint by name (rad or m).
+    pub fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_position(joint)
+    }
+
+    /// Velocity of a one-dof joint by name (rad/s or m/s).
+    pub fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_velocity(joint)
+    }
+
+    /// The torque (force) set on a one-dof joint by name.
+    pub fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
+        self.engine.joint_torque(joint)
+    }
+
+    /// Sets the torque (force) of a one-dof joint by name, applied from the next step on.
+    pub fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
+        self.engine.set_joint_torque(joint, torque)
     }
 
     /// The bodies, in the order of [`World::states`].
@@ -122,7 +147,7 @@ impl World {
     }
 
     /// Net contact wrench on each body over the last step: (force, torque about the body-frame
-    /// origin), world axes.
+    /// origin), world axes. The one implementation (engines report contacts, the world sums).
     pub fn contact_wrenches(&self) -> Vec<(Vec3, Vec3)> {
         let mut out = vec![(Vec3::zeros(), Vec3::zeros()); self.bodies.len()];
         for c in self.engine.contacts() {
@@ -144,4 +169,25 @@ impl World {
     pub fn stage_times(&self) -> StageTimes {
         self.times
     }
+}
+
+/// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).
+pub const MAX_STEPS: u64 = 1_000_000_000;
+
+/// The steps `duration` seconds take at `dt`, rounded; an error when the duration is not a
+/// finite non-negative number or the count exceeds [`MAX_STEPS`] (the count would otherwise
+/// saturate and the run never end).
+pub fn step_count(duration: f64, dt: f64) -> Result<u64, SimError> {
+    if !(duration >= 0.0 && duration.is_finite()) {
+        return Err(SimError::Input(format!("the duration must be a non-negative number of seconds (got {duration})")));
+    }
+    let n = (duration / dt).round();
+    if n.is_nan() || n > MAX_STEPS as f64 {
+        return Err(SimError::Input(format!(
+            "a duration of {duration:e} s at dt = {dt:e} s is {n:.3e} steps, more than the {:e} one run may take \
+             (shorten the duration or lengthen the time step)",
+            MAX_STEPS as f64
+        )));
+    }
+    Ok(n as u64)
 }

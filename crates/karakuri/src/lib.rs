@@ -22,10 +22,11 @@ pub mod algorithms;
 pub mod constraints;
 pub mod data;
 pub mod io;
+pub mod linalg;
 pub mod model;
 pub mod spatial;
 
-pub use data::{Data, Stage};
+pub use data::{Data, Fresh, Stale};
 pub use model::{FrameId, JointId, Model, ModelBuilder};
 
 /// Errors from building a model.

@@ -284,7 +284,7 @@ fn body_wrench_sums_the_contact_forces() {
     let j = joint_jacobians(&model, &mut data, &q).clone();
     let mut jt_f = DVector::zeros(model.nv);
     let mut jb = DMatrix::zeros(6, model.nv);
-    joint_jacobian(&model, &data, l[0], ReferenceFrame::World, &mut jb);
+    joint_jacobian(&model, &data, l[0], ReferenceFrame::World, &mut jb).unwrap();
     let _ = j;
     jt_f += jb.transpose() * w.to_vec6();
     assert!((gt_l - jt_f).amax() < 1e-9);

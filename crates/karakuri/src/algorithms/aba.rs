@@ -1,12 +1,15 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{check_len, joint_angles, joint_motion, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{check_len, joint_motion, place_joints};
+use crate::data::{Data, Fresh};
+use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
 use nalgebra::DVector;
 
 /// q̈ = M⁻¹ (τ - C q̇ - g): the accelerations produced by joint forces `tau`, in `data.ddq`.
+/// Fresh after: placements, velocities, accelerations with gravity (the body accelerations
+/// ABA propagates have gravity folded in; [`Data::joint_accelerations`] then says so).
 #[doc(alias = "aba")]
 pub fn forward_dynamics<'a>(
     model: &Model,
@@ -44,9 +47,7 @@ fn aba_impl<'a>(
     check_len("tau", tau, model.nv);
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+    place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
         let v_j = joint_motion(model, i, vs);
         data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[p]) + v_j;
@@ -57,7 +58,7 @@ fn aba_impl<'a>(
         if let Some(fe) = f_ext {
             data.pa[i] -= fe[i];
         }
-    }
+    });
     // pass 2: U_i = IA_i S_i, D_i = S_iᵀ U_i, u_i = τ_i - S_iᵀ pA_i; articulated inertia to parent
     for i in (1..model.njoints).rev() {
         let (iv, nv) = (model.idx_v[i], model.nvs[i]);
@@ -94,15 +95,15 @@ fn aba_impl<'a>(
         data.pa[p] += fp;
     }
     // pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
-    data.a[0] = -model.gravity;
+    // (gravity folded in as a base acceleration -g: the accelerations are a_gf, not a)
+    data.a_gf[0] = -model.gravity;
     for i in 1..model.njoints {
         let p = model.parents[i];
-        let a_prime = data.li_m_i[i].inv_act_motion(&data.a[p]) + data.c[i];
+        let a_prime = data.li_m_i[i].inv_act_motion(&data.a_gf[p]) + data.c[i];
         joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
-        data.a[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
+        data.a_gf[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
     }
-    // a holds accelerations with gravity folded in; v is fresh
-    data.stage = Stage::Velocities;
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS_WITH_GRAVITY;
     &data.ddq
 }
 
@@ -113,9 +114,8 @@ fn ia_correction_c(udinv_r: &Vec6, u_r: &Vec6, c: &Motion) -> Vec6 {
     udinv_r * u_r.dot(&c.to_vec6())
 }
 
-/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv), through a hand-written Cholesky
-/// factorisation (D is symmetric positive definite; nv ≤ 6 so fixed-size loops beat the
-/// general routines). NaN if D is not positive definite.
+/// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv): D formed here, inverted by
+/// [`spd_inverse_small`] (D is symmetric positive definite). NaN if it is not.
 pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
     let (iv, nv) = (model.idx_v[i], model.nvs[i]);
     let mut d = [[0.0; 6]; 6];
@@ -126,50 +126,7 @@ pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
             d[r][k] = s.linear.x * u[0] + s.linear.y * u[1] + s.linear.z * u[2] + s.angular.x * u[3] + s.angular.y * u[4] + s.angular.z * u[5];
         }
     }
-    let mut out = Mat6::zeros();
-    if nv == 1 {
-        out[(0, 0)] = 1.0 / d[0][0];
-        return out;
-    }
-    // D = L Lᵀ, L lower, in place
-    for j in 0..nv {
-        let mut djj = d[j][j];
-        for k in 0..j {
-            djj -= d[j][k] * d[j][k];
-        }
-        let ljj = if djj > 0.0 { djj.sqrt() } else { f64::NAN };
-        d[j][j] = ljj;
-        for r in j + 1..nv {
-            let mut x = d[r][j];
-            for k in 0..j {
-                x -= d[r][k] * d[j][k];
-            }
-            d[r][j] = x / ljj;
-        }
-    }
-    // W = L⁻¹ (lower), then D⁻¹ = Wᵀ W
-    let mut w = [[0.0; 6]; 6];
-    for c in 0..nv {
-        w[c][c] = 1.0 / d[c][c];
-        for r in c + 1..nv {
-            let mut x = 0.0;
-            for k in c..r {
-                x -= d[r][k] * w[k][c];
-            }
-            w[r][c] = x / d[r][r];
-        }
-    }
-    for r in 0..nv {
-        for c in 0..=r {
-            let mut x = 0.0;
-            for k in r..nv {
-                x += w[k][r] * w[k][c];
-            }
-            out[(r, c)] = x;
-            out[(c, r)] = x;
-        }
-    }
-    out
+    spd_inverse_small(&mut d, nv)
 }
 
 /// q̈_i = D_i⁻¹ (u_i − U_iᵀ a) for the joint's dofs into `out[idx_v..idx_v + nv]` (RBDA Table 7.1,

@@ -16,18 +16,23 @@
 //! its children's placements skip one product. The placements are computed without a 3x3
 //! product where the joint placement has no rotation.
 
-use super::{add_inertia_to_parent, check_len, inertia_times_dof, joint_angles, update_joint_placement};
-use crate::data::{Data, Stage};
-use crate::model::{JointType, Model};
-use crate::spatial::{Motion, Se3, Vec3};
+use super::{add_inertia_to_parent, check_len, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, place_joints};
+use crate::data::{Data, Fresh};
+use crate::model::Model;
+use crate::spatial::Se3;
 use nalgebra::{DMatrix, DVector};
+
+mod inverse;
+pub use inverse::{factorize_mass_matrix, mass_matrix_inverse};
+pub(crate) use inverse::invert_mass_matrix;
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
 /// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in
 /// `data`. As Pinocchio's CRBA it does not leave world placements: `o_m_i`, the motion
 /// subspaces (`s_world`) and `F_k = I^c S_k` (`f_world`) are in the working frame (the world,
-/// or a free-flyer root's body for its subtree) and `data.stage` is [`Stage::Empty`]; call
-/// [`forward_kinematics`](super::forward_kinematics) for world placements. Only entries on ancestor
+/// or a free-flyer root's body for its subtree), so only the mass matrix is fresh after it;
+/// call [`forward_kinematics`](super::forward_kinematics) for world placements, or
+/// [`compute_all_terms`](super::compute_all_terms) for both in one call. Only entries on ancestor
 /// pairs (the branch-induced pattern) are written; the others keep the zeros of `Data::new`.
 #[doc(alias = "crba")]
 pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
@@ -36,29 +41,19 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     let qs = q.as_slice();
     // forward: placements, I_i and S_i in the working frame: the world, or the body of a
     // free-flyer root for its subtree (so the free flyer's rows need no transform)
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
-        if model.parents[i] == 0 && model.joint_types[i] == JointType::FreeFlyer {
+    place_joints(model, data, qs, |data, i| {
+        if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
         }
-        let o_m_i = &data.o_m_i[i];
         data.ycrb[i] = model.origin_inertias[i];
         let v0 = model.idx_v[i];
         for k in v0..v0 + model.nvs[i] {
-            data.s_world[k] = match model.dof_axis[k] {
-                // S = e_c: a column of R (and p × it for a rotation), no matrix product
-                Some(c) if c < 3 => Motion::new(o_m_i.rotation.column(c).into(), Vec3::zeros()),
-                Some(c) => {
-                    let w: Vec3 = o_m_i.rotation.column(c - 3).into();
-                    Motion::new(o_m_i.translation.cross(&w), w)
-                }
-                None => o_m_i.act_motion(&model.motion_subspace[k]),
-            };
+            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
         }
-    }
-    // o_m_i are world placements only where no free-flyer root is above
-    data.stage = Stage::Empty;
+    });
+    // o_m_i are world placements only where no free-flyer root is above: placements are not
+    // fresh (the frames differ), the mass matrix is
+    data.fresh = Fresh::MASS_MATRIX;
     let m = data.mass_matrix.as_mut_slice();
     let fk = &mut data.f_world[..];
     // backward: F_k = I^c_i S_k; the rows of joint i over its subtree; I^c_λ(i) += I^c_i
@@ -76,7 +71,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
         let o_m_i = &data.o_m_i[i];
         // a free-flyer root: its frame is the working frame of its subtree
-        let ff = model.joint_types[i] == JointType::FreeFlyer;
+        let ff = is_free_flyer(model, i);
         let root_ff = ff && model.parents[i] == 0;
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
@@ -149,8 +144,8 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
 mod tests {
     use super::*;
     use crate::algorithms::{inverse_dynamics, mass_matrix_inverse, random_configuration, SplitMix64};
-    use crate::model::{Axis, JointId, ModelBuilder};
-    use crate::spatial::{exp3, rotation_about, Inertia, Mat3, Se3};
+    use crate::model::{Axis, JointId, JointType, ModelBuilder};
+    use crate::spatial::{exp3, rotation_about, Inertia, Mat3, Se3, Vec3};
     use std::f64::consts::FRAC_PI_2;
 
     /// A depth-first numbered tree (as URDF models are: one subtree range per joint), with a

@@ -26,19 +26,18 @@
 //!   offset `δa`, so the route specialises to the shared RNEA-like forward pass, one backward
 //!   pass (RNEA's force recursion plus CRBA's composite inertias in joint frames and each
 //!   `F_k = I^c S_k` moved to world coordinates once), a closed-form 6x6 solve at the base and
-//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame): about 1.2 times
-//!   [`inverse_dynamics`](super::inverse_dynamics) on Talos (`karakuri bench --floating`),
-//!   against 1.6 for the general passes with the same mask.
+//!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame; its cost against
+//!   [`inverse_dynamics`](super::inverse_dynamics) is in `docs/PERFORMANCE.md`).
 //! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
 //!   (its pattern is the tree contracted to the forward dofs: no fill-in, see
-//!   [`ltdl::Factorization::set_parents`]), then
+//!   [`Factorization::set_parents`]), then
 //!   `τ2 = C'2 + H21 q̈1`.
 //!
 //! Both write the full `q̈` and `τ` into a [`HybridWorkspace`] (allocated once per model; the
 //! calls allocate nothing) and leave placements and velocities in `Data`
-//! (stage [`Stage::Velocities`]).
+//! (fresh after: placements, velocities).
 //!
 //! ```
 //! use karakuri::algorithms::{hybrid::*, *};
@@ -62,10 +61,11 @@
 mod floating_base;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{add_inertia_to_parent, check_len, joint_angles, joint_motion, ltdl, project_force, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{add_inertia_to_parent, axis_motion, check_len, joint_motion, motion_cross_axis, place_joints, project_force};
+use crate::data::{Data, Fresh};
+use crate::linalg::Factorization;
 use crate::model::Model;
-use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec3, Vec6};
+use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 const NONE: usize = usize::MAX;
@@ -117,7 +117,7 @@ pub struct HybridWorkspace {
     /// H11, leading `n1 x n1` block, upper triangle along the contracted branches `(nv x nv)`.
     h11: DMatrix<f64>,
     /// The LᵀDL factors of H11 (pattern `forward_parent[..n1]`).
-    h11_fact: ltdl::Factorization,
+    h11_fact: Factorization,
     /// The forward dofs in increasing order, first `n1` entries `(nv)`.
     forward_dofs: Vec<usize>,
     /// Branch-induced parent of each forward dof within the forward dofs `(nv)`.
@@ -150,7 +150,7 @@ impl HybridWorkspace {
             d_inv: vec![Mat6::zeros(); nj],
             m: DMatrix::zeros(nv, nv),
             h11: DMatrix::zeros(nv, nv),
-            h11_fact: ltdl::Factorization::new(model),
+            h11_fact: Factorization::new(model),
             forward_dofs: vec![0; nv],
             forward_parent: vec![NONE; nv],
             forward_index: vec![NONE; nv],
@@ -177,7 +177,7 @@ impl HybridWorkspace {
 /// Returns `(q̈, τ)`, both full `(nv)`, satisfying `M q̈ + C q̇ + g = τ`; they stay in `ws`.
 /// With every joint forward this is [`forward_dynamics`](super::forward_dynamics), with every
 /// joint inverse [`inverse_dynamics`](super::inverse_dynamics). Placements and velocities are
-/// left in `data` ([`Stage::Velocities`]). See the [module documentation](self) for the two
+/// left in `data` (fresh after: placements, velocities). See the [module documentation](self) for the two
 /// methods.
 #[allow(clippy::too_many_arguments)]
 pub fn hybrid_dynamics<'a>(
@@ -314,8 +314,9 @@ fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool])
 /// Forward pass shared by both routes and the floating-base fast path (RBDA Table 5.1 with
 /// q̈1 = 0): placements, velocities, a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on
 /// inverse joints, zero on forward ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into
-/// `ws.pa`.
-#[inline(always)]
+/// `ws.pa`. Not inlined into its three callers, so that its per-joint step (a closure) has
+/// one call site and is inlined into the loop.
+#[inline(never)]
 fn bias_pass(
     model: &Model,
     data: &mut Data,
@@ -328,9 +329,7 @@ fn bias_pass(
     let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
     ws.a0[0] = -model.gravity;
     data.v[0] = Motion::zero();
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+    place_joints(model, data, qs, |data, i| {
         let (p, x) = (model.parents[i], data.li_m_i[i]);
         let iv = model.idx_v[i];
         let (vi, a0) = match model.dof_axis[iv] {
@@ -355,40 +354,8 @@ fn bias_pass(
         ws.a0[i] = a0;
         let inertia = &model.inertias[i];
         ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
-    }
-    data.stage = Stage::Velocities;
-}
-
-/// `x e_c` for the flattened `[linear; angular]` index `c`.
-#[inline(always)]
-fn axis_motion(c: usize, x: f64) -> Motion {
-    let mut m = Motion::zero();
-    if c < 3 {
-        m.linear[c] = x;
-    } else {
-        m.angular[c - 3] = x;
-    }
-    m
-}
-
-/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
-#[inline(always)]
-fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
-    match a {
-        0 => Vec3::new(0.0, u.z * x, -u.y * x),
-        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
-        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
-    }
-}
-
-/// `v ×ₘ (x e_c)`.
-#[inline(always)]
-fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
-    if c < 3 {
-        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
-    } else {
-        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
-    }
+    });
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES;
 }
 
 /// Backward pass of the articulated-body route (RBDA §9.2; Table 7.1 for the

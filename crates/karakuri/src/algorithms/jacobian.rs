@@ -1,8 +1,9 @@
 //! Joint and frame Jacobians and their time variation (RBDA §4.1.4), with Pinocchio's
 //! reference frames.
 
+use super::dof_in_frame;
 use crate::algorithms::kinematics::{forward_kinematics, forward_kinematics_velocity};
-use crate::data::{Data, Stage};
+use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, JointId, Model};
 use crate::spatial::{Motion, Se3};
 use nalgebra::{DMatrix, DVector};
@@ -24,17 +25,21 @@ pub enum ReferenceFrame {
     LocalWorldAligned,
 }
 
-/// Placements and the world Jacobian columns of every dof (`data.jacobian`, 6 x nv).
+/// Placements and the world Jacobian columns of every dof (`data.jacobian`, 6 x nv,
+/// [`Data::jacobians`]). Fresh after: placements, Jacobians.
 pub fn joint_jacobians<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     forward_kinematics(model, data, q);
     fill_world_columns(model, data);
+    data.fresh = Fresh::PLACEMENTS | Fresh::JACOBIANS;
     &data.jacobian
 }
 
-fn fill_world_columns(model: &Model, data: &mut Data) {
+/// The world Jacobian columns from the world placements in `data` (the caller makes them
+/// fresh and sets the bits).
+pub(crate) fn fill_world_columns(model: &Model, data: &mut Data) {
     for k in 0..model.nv {
         let i = model.dof_joint[k];
-        let col = data.o_m_i[i].act_motion(&model.motion_subspace[k]);
+        let col = dof_in_frame(model, k, &data.o_m_i[i]);
         write_col(&mut data.jacobian, k, &col);
     }
 }
@@ -68,23 +73,27 @@ fn express(col: &Motion, o_m_x: &Se3, rf: ReferenceFrame) -> Motion {
 }
 
 /// The Jacobian of `joint` in `rf` into `out` (6 x nv), from the world columns in
-/// `data.jacobian` (call [`joint_jacobians`] first). Columns of dofs that do not move the
-/// joint are zero.
-pub fn joint_jacobian(model: &Model, data: &Data, joint: JointId, rf: ReferenceFrame, out: &mut DMatrix<f64>) {
+/// `data.jacobian`: needs the Jacobians fresh ([`joint_jacobians`] first), else [`Stale`].
+/// Columns of dofs that do not move the joint are zero.
+pub fn joint_jacobian(model: &Model, data: &Data, joint: JointId, rf: ReferenceFrame, out: &mut DMatrix<f64>) -> Result<(), Stale> {
+    data.require(Fresh::PLACEMENTS | Fresh::JACOBIANS, "joint_jacobian")?;
     let o_m_i = data.o_m_i[joint.0];
     jacobian_at(model, data, joint.0, &o_m_i, rf, out);
+    Ok(())
 }
 
 /// The Jacobian of a frame in `rf` into `out` (6 x nv); `Local` and `LocalWorldAligned` refer
-/// to the frame's own origin (and axes). Needs [`joint_jacobians`] first.
-pub fn frame_jacobian(model: &Model, data: &Data, frame: FrameId, rf: ReferenceFrame, out: &mut DMatrix<f64>) {
+/// to the frame's own origin (and axes). Needs the Jacobians fresh ([`joint_jacobians`]
+/// first), else [`Stale`].
+pub fn frame_jacobian(model: &Model, data: &Data, frame: FrameId, rf: ReferenceFrame, out: &mut DMatrix<f64>) -> Result<(), Stale> {
+    data.require(Fresh::PLACEMENTS | Fresh::JACOBIANS, "frame_jacobian")?;
     let f = model.frame(frame);
     let o_m_f = data.o_m_i[f.parent_joint.0].compose(&f.placement);
     jacobian_at(model, data, f.parent_joint.0, &o_m_f, rf, out);
+    Ok(())
 }
 
 fn jacobian_at(model: &Model, data: &Data, joint: usize, o_m_x: &Se3, rf: ReferenceFrame, out: &mut DMatrix<f64>) {
-    data.require(Stage::Positions, "joint_jacobian");
     assert!(out.nrows() == 6 && out.ncols() == model.nv, "Jacobian output must be 6 x nv");
     out.fill(0.0);
     let mut j = joint;
@@ -98,6 +107,7 @@ fn jacobian_at(model: &Model, data: &Data, joint: usize, o_m_x: &Se3, rf: Refere
 
 /// World Jacobians and their time derivative (`data.jacobian`, `data.jacobian_dot`) for
 /// (q, q̇): column k of J̇ is `v_i × J_k`, v_i the world spatial velocity of the dof's body.
+/// Fresh after: placements, velocities, Jacobians and their time derivative.
 pub fn joint_jacobian_time_variation(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
     forward_kinematics_velocity(model, data, q, v);
     fill_world_columns(model, data);
@@ -107,12 +117,13 @@ pub fn joint_jacobian_time_variation(model: &Model, data: &mut Data, q: &DVector
         let col = read_col(&data.jacobian, k);
         write_col(&mut data.jacobian_dot, k, &ov.cross(&col));
     }
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::JACOBIANS | Fresh::JACOBIAN_DOT;
 }
 
 /// The time derivative of [`joint_jacobian`] in `rf` into `out` (6 x nv). Needs
-/// [`joint_jacobian_time_variation`] first.
-pub fn joint_jacobian_dot(model: &Model, data: &Data, joint: JointId, rf: ReferenceFrame, out: &mut DMatrix<f64>) {
-    data.require(Stage::Velocities, "joint_jacobian_dot");
+/// [`joint_jacobian_time_variation`] first, else [`Stale`].
+pub fn joint_jacobian_dot(model: &Model, data: &Data, joint: JointId, rf: ReferenceFrame, out: &mut DMatrix<f64>) -> Result<(), Stale> {
+    data.require(Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::JACOBIANS | Fresh::JACOBIAN_DOT, "joint_jacobian_dot")?;
     assert!(out.nrows() == 6 && out.ncols() == model.nv, "Jacobian output must be 6 x nv");
     out.fill(0.0);
     let o_m_i = data.o_m_i[joint.0];
@@ -138,4 +149,5 @@ pub fn joint_jacobian_dot(model: &Model, data: &Data, joint: JointId, rf: Refere
         }
         j = model.parents[j];
     }
+    Ok(())
 }

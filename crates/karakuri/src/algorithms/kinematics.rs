@@ -1,35 +1,36 @@
 //! Forward kinematics: placements, velocities and accelerations of every joint (RBDA §4.1).
 
-use super::{check_len, joint_angles, joint_motion, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{check_len, joint_motion, place_joints};
+use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, Model};
 use crate::spatial::{Motion, Se3};
 use nalgebra::DVector;
 
-/// Placements of every joint for configuration `q`: `data.li_m_i`, `data.o_m_i`.
+/// Placements of every joint for configuration `q`: `data.li_m_i`, `data.o_m_i`
+/// ([`Data::joint_placements`]). Fresh after: placements.
 pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
     check_len("q", q, model.nq);
-    joint_angles(model, data, q.as_slice());
-    for i in 1..model.njoints {
-        // li_m_i = X_T X_J(q) (placement then joint motion), o_m_i = o_m_λ(i) li_m_i
-        update_joint_placement(model, data, q.as_slice(), i);
-    }
-    data.stage = Stage::Positions;
+    // li_m_i = X_T X_J(q) (placement then joint motion), o_m_i = o_m_λ(i) li_m_i
+    place_joints(model, data, q.as_slice(), |_, _| {});
+    data.fresh = Fresh::PLACEMENTS;
 }
 
-/// Placements and body velocities (`data.v`, each in its joint frame).
+/// Placements and body velocities (`data.v`, each in its joint frame). Fresh after:
+/// placements, velocities.
 pub fn forward_kinematics_velocity(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
+    check_len("q", q, model.nq);
     check_len("v", v, model.nv);
-    forward_kinematics(model, data, q);
-    for i in 1..model.njoints {
-        let p = model.parents[i];
+    let vs = v.as_slice();
+    data.v[0] = Motion::zero();
+    place_joints(model, data, q.as_slice(), |data, i| {
         // v_i = X_i v_λ(i) + S_i q̇_i
-        data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[p]) + joint_motion(model, i, v.as_slice());
-    }
-    data.stage = Stage::Velocities;
+        data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[model.parents[i]]) + joint_motion(model, i, vs);
+    });
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES;
 }
 
 /// Placements, body velocities and body accelerations (`data.a`, gravity not included).
+/// Fresh after: placements, velocities, accelerations.
 pub fn forward_kinematics_acceleration(
     model: &Model,
     data: &mut Data,
@@ -37,37 +38,43 @@ pub fn forward_kinematics_acceleration(
     v: &DVector<f64>,
     a: &DVector<f64>,
 ) {
+    check_len("q", q, model.nq);
+    check_len("v", v, model.nv);
     check_len("a", a, model.nv);
-    forward_kinematics_velocity(model, data, q, v);
-    for i in 1..model.njoints {
-        let p = model.parents[i];
-        let v_j = joint_motion(model, i, v.as_slice());
+    let (vs, as_) = (v.as_slice(), a.as_slice());
+    data.v[0] = Motion::zero();
+    data.a[0] = Motion::zero();
+    place_joints(model, data, q.as_slice(), |data, i| {
+        let (p, x) = (model.parents[i], data.li_m_i[i]);
+        let v_j = joint_motion(model, i, vs);
+        data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
         // a_i = X_i a_λ(i) + S_i q̈_i + v_i × S_i q̇_i
-        data.a[i] = data.li_m_i[i].inv_act_motion(&data.a[p])
-            + joint_motion(model, i, a.as_slice())
-            + data.v[i].cross(&v_j);
-    }
-    data.stage = Stage::Accelerations;
+        data.a[i] = x.inv_act_motion(&data.a[p]) + joint_motion(model, i, as_) + data.v[i].cross(&v_j);
+    });
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS;
 }
 
-/// World placements of every frame (`data.o_m_f`) from the joint placements in `data`.
-pub fn update_frame_placements(model: &Model, data: &mut Data) {
-    data.require(Stage::Positions, "update_frame_placements");
+/// World placements of every frame (`data.o_m_f`, [`Data::frame_placements`]) from the joint
+/// placements in `data`. Needs placements; adds frame placements to what is fresh.
+pub fn update_frame_placements(model: &Model, data: &mut Data) -> Result<(), Stale> {
+    data.require(Fresh::PLACEMENTS, "update_frame_placements")?;
     for (k, f) in model.frames.iter().enumerate() {
         data.o_m_f[k] = data.o_m_i[f.parent_joint.0].compose(&f.placement);
     }
+    data.fresh = data.fresh | Fresh::FRAME_PLACEMENTS;
+    Ok(())
 }
 
-/// World placement of one frame from the joint placements in `data`.
-pub fn frame_placement(model: &Model, data: &Data, frame: FrameId) -> Se3 {
-    data.require(Stage::Positions, "frame_placement");
+/// World placement of one frame from the joint placements in `data` (needs placements).
+pub fn frame_placement(model: &Model, data: &Data, frame: FrameId) -> Result<Se3, Stale> {
+    data.require(Fresh::PLACEMENTS, "frame_placement")?;
     let f = model.frame(frame);
-    data.o_m_i[f.parent_joint.0].compose(&f.placement)
+    Ok(data.o_m_i[f.parent_joint.0].compose(&f.placement))
 }
 
-/// Spatial velocity of a frame, in the frame itself.
-pub fn frame_velocity(model: &Model, data: &Data, frame: FrameId) -> Motion {
-    data.require(Stage::Velocities, "frame_velocity");
+/// Spatial velocity of a frame, in the frame itself (needs velocities).
+pub fn frame_velocity(model: &Model, data: &Data, frame: FrameId) -> Result<Motion, Stale> {
+    data.require(Fresh::PLACEMENTS | Fresh::VELOCITIES, "frame_velocity")?;
     let f = model.frame(frame);
-    f.placement.inv_act_motion(&data.v[f.parent_joint.0])
+    Ok(f.placement.inv_act_motion(&data.v[f.parent_joint.0]))
 }

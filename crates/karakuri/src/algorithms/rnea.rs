@@ -1,13 +1,14 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, joint_angles, joint_motion, project_force, update_joint_placement};
-use crate::data::{Data, Stage};
+use super::{check_len, joint_motion, place_joints, project_force};
+use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
 use nalgebra::DVector;
 
-/// τ = M(q) q̈ + C(q, q̇) q̇ + g(q): the joint forces that produce acceleration `a`.
+/// τ = M(q) q̈ + C(q, q̇) q̇ + g(q): the joint forces that produce acceleration `a`. Fresh
+/// after: placements, velocities, accelerations (with and without gravity).
 #[doc(alias = "rnea")]
 pub fn inverse_dynamics<'a>(
     model: &Model,
@@ -38,24 +39,17 @@ pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>
     rnea_impl(model, data, q, v, None, None)
 }
 
-/// g(q): the generalised gravity (RNEA with q̇ = q̈ = 0).
+/// g(q): the generalised gravity (RNEA with q̇ = q̈ = 0). Fresh after: placements.
 pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DVector<f64> {
     check_len("q", q, model.nq);
-    // forward pass: placements only; f_i = I_i a_i with a_0 = -g
-    joint_angles(model, data, q.as_slice());
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, q.as_slice(), i);
-        data.v[i] = Motion::zero();
-        data.a[i] = Motion::zero();
-    }
-    data.stage = Stage::Accelerations; // v = a = 0 is what they hold
-    let g = -model.gravity;
-    data.a_gf[0] = g;
-    for i in 1..model.njoints {
-        let p = model.parents[i];
-        data.a_gf[i] = data.li_m_i[i].inv_act_motion(&data.a_gf[p]);
+    // forward pass: placements, a_i = X_i a_λ(i) with a_0 = -g (q̇ = q̈ = 0), f_i = I_i a_i
+    data.a_gf[0] = -model.gravity;
+    place_joints(model, data, q.as_slice(), |data, i| {
+        data.a_gf[i] = data.li_m_i[i].inv_act_motion(&data.a_gf[model.parents[i]]);
         data.f[i] = model.inertias[i].mul_motion(&data.a_gf[i]);
-    }
+    });
+    // the velocities and accelerations without gravity were not computed
+    data.fresh = Fresh::PLACEMENTS;
     backward_pass(model, data);
     &data.tau
 }
@@ -78,9 +72,7 @@ fn rnea_impl<'a>(
     data.a[0] = Motion::zero();
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
-    joint_angles(model, data, qs);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, qs, i);
+    place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
         let v_j = joint_motion(model, i, vs);
         let x = data.li_m_i[i];
@@ -98,8 +90,9 @@ fn rnea_impl<'a>(
         if let Some(fe) = f_ext {
             data.f[i] -= fe[i];
         }
-    }
-    data.stage = Stage::Accelerations;
+    });
+    // a at the given q̈ (zero for nonlinear_effects)
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS | Fresh::ACCELERATIONS_WITH_GRAVITY;
     backward_pass(model, data);
     &data.tau
 }

@@ -36,11 +36,11 @@
 //! conflicting rows give [`ConstraintError::Conflicting`], with the least-squares answer
 //! still written to the output buffers. Never NaN.
 
-mod dense;
+pub mod rows;
 mod solve;
 
-use crate::algorithms::{forward_kinematics, forward_kinematics_acceleration};
-use crate::data::{Data, Stage};
+use crate::algorithms::{dof_in_frame, forward_kinematics, forward_kinematics_acceleration};
+use crate::data::{Data, Fresh};
 use crate::model::{JointId, Model};
 use crate::spatial::{log3, Force, Motion, Se3, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
@@ -248,7 +248,7 @@ pub(crate) struct Workspace {
     /// `D^-½` of the LᵀDL of H (nv).
     pub dis: DVector<f64>,
     /// The branch-induced LᵀDL of H, stored compactly.
-    pub fact: crate::algorithms::ltdl::Factorization,
+    pub fact: crate::linalg::Factorization,
 }
 
 /// A set of contact and loop constraints on one model, with every buffer its solvers use.
@@ -615,7 +615,7 @@ impl ConstraintSet {
         ws.dis = DVector::zeros(model.nv);
         ws.phi_s = vec![Force::zero(); self.nrows];
         ws.phi_p = vec![Force::zero(); self.nrows];
-        ws.fact = crate::algorithms::ltdl::Factorization::new(model);
+        ws.fact = crate::linalg::Factorization::new(model);
     }
 
     #[track_caller]
@@ -642,15 +642,7 @@ impl ConstraintSet {
         // world motion subspaces of the dofs the rows touch
         for &k in &self.ws.used_dofs {
             let o_m_i = &data.o_m_i[model.dof_joint[k]];
-            self.ws.s_world[k] = match model.dof_axis[k] {
-                // S = e_c: a column of R (and p × it for a rotation)
-                Some(c) if c < 3 => Motion::new(o_m_i.rotation.column(c).into(), Vec3::zeros()),
-                Some(c) => {
-                    let w: Vec3 = o_m_i.rotation.column(c - 3).into();
-                    Motion::new(o_m_i.translation.cross(&w), w)
-                }
-                None => o_m_i.act_motion(&model.motion_subspace[k]),
-            };
+            self.ws.s_world[k] = dof_in_frame(model, k, o_m_i);
         }
         // G rows: G_r q̇ = φ_r·(v_s - v_p) = Σ_k ±(φ_r·S_k world) q̇_k over the support
         self.g.as_mut_slice().fill(0.0);
@@ -672,9 +664,8 @@ impl ConstraintSet {
                     // n·(S_lin + S_ang × x): the velocity of the point along n
                     for (&k, &sg) in sup.iter().zip(sign) {
                         let sk = &self.ws.s_world[k];
-                        let pv = (sk.linear + sk.angular.cross(&x)) * sg;
                         for (kk, n) in normals.iter().enumerate() {
-                            g[k * nc + r0 + kk] = n.dot(&pv);
+                            g[k * nc + r0 + kk] = sg * rows::point_coefficient(sk, &x, n);
                         }
                     }
                     for (k, n) in normals.iter().enumerate() {
@@ -705,7 +696,7 @@ impl ConstraintSet {
                         let phi = o_m_f.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
                         for (&k, &sg) in sup.iter().zip(sign) {
-                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                            g[k * nc + r] = sg * rows::wrench_coefficient(&self.ws.s_world[k], &phi);
                         }
                         if velocities {
                             self.velocity_error[r] = vw.dot(&phi);
@@ -736,7 +727,7 @@ impl ConstraintSet {
                         let phi = o_m_fp.act_force(&Force::from_vec6(axis));
                         self.ws.phi[r] = phi;
                         for (&k, &sg) in sup.iter().zip(sign) {
-                            g[k * nc + r] = sg * self.ws.s_world[k].dot(&phi);
+                            g[k * nc + r] = sg * rows::wrench_coefficient(&self.ws.s_world[k], &phi);
                         }
                         if velocities {
                             self.velocity_error[r] = dv.dot(&phi);
@@ -800,7 +791,7 @@ impl ConstraintSet {
     /// Requires `data` to hold `o_m_i`, `v` and `a` at q̈ = 0 (e.g. after
     /// `nonlinear_effects`), then fills the rows.
     fn fill_rows_from_rnea(&mut self, model: &Model, data: &Data) {
-        data.require(Stage::Accelerations, "constrained dynamics");
+        debug_assert!(data.fresh.contains(Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS), "constrained dynamics after RNEA");
         self.fill_rows(model, data, true, false);
     }
 

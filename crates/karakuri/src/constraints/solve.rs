@@ -2,7 +2,7 @@
 //! b = H q̇⁻, c = v⁺), all exact, all on preallocated buffers.
 #![allow(clippy::needless_range_loop)] // index loops read like the algebra
 
-use super::dense::{cholesky_in_place, cholesky_solve, form_q, lu_in_place, lu_solve, qr_pivoted};
+use crate::linalg::dense::{cholesky_in_place, cholesky_solve, form_q, lu_in_place, lu_solve, qr_pivoted};
 use super::{ConstraintError, SolveReport, Workspace};
 use crate::data::Data;
 use crate::model::Model;
@@ -293,7 +293,7 @@ fn schur_lambda(ws: &mut Workspace, nc: usize) -> bool {
     true
 }
 
-/// Range-space method with the branch-induced sparse `H = Lᵀ D L` (compact, [`ltdl::Factorization`](crate::algorithms::ltdl::Factorization); H
+/// Range-space method with the branch-induced sparse `H = Lᵀ D L` (compact, [`Factorization`](crate::linalg::Factorization); H
 /// from `mass_matrix`): with
 /// `Y = D^-½ L⁻ᵀ Gᵀ` (each column on its row's support), `K = G H⁻¹ Gᵀ = Yᵀ Y`,
 /// `z = D^-½ L⁻ᵀ b`, `K λ = c - Yᵀ z`, `x = L⁻¹ D^-½ (z + Y λ)`. `false` when K is singular.

@@ -1,4 +1,6 @@
-use super::{Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
+use std::collections::HashSet;
+
+use super::{dof_axis, elementary_rotation_axis, Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
 use crate::spatial::quarter_turn::{quarter_turn_code, quarter_turn_matrix};
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
 use crate::ModelError;
@@ -17,6 +19,10 @@ use crate::ModelError;
 #[derive(Clone, Debug)]
 pub struct ModelBuilder {
     model: Model,
+    /// The joint names so far, and the (name, kind) of the frames: duplicate checks in
+    /// constant time (a linear scan per addition made large models quadratic to load).
+    joint_names: HashSet<String>,
+    frame_names: HashSet<(String, u8)>,
 }
 
 impl ModelBuilder {
@@ -65,7 +71,11 @@ impl ModelBuilder {
             }],
             gravity,
         };
-        Self { model }
+        Self {
+            model,
+            joint_names: HashSet::from(["universe".to_string()]),
+            frame_names: HashSet::from([("universe".to_string(), FrameKind::Body as u8)]),
+        }
     }
 
     /// Number of joints so far, the universe included.
@@ -85,7 +95,7 @@ impl ModelBuilder {
         if parent.0 >= m.njoints {
             return Err(ModelError::UnknownParent { joint: name.into(), parent: parent.0 });
         }
-        if m.joint_names.iter().any(|n| n == name) {
+        if self.joint_names.contains(name) {
             return Err(ModelError::DuplicateName { what: "joint", name: name.into() });
         }
         if kind == JointType::Universe {
@@ -97,6 +107,8 @@ impl ModelBuilder {
                 return Err(ModelError::Invalid(format!("joint '{name}': axis must be a unit vector (norm {n})")));
             }
         }
+        self.joint_names.insert(name.into());
+        self.frame_names.insert((name.into(), FrameKind::Joint as u8));
         let id = m.njoints;
         let (nq, nv) = (kind.nq(), kind.nv());
         m.njoints += 1;
@@ -134,10 +146,10 @@ impl ModelBuilder {
         };
         m.lower_position_limit.extend(lo);
         m.upper_position_limit.extend(hi);
-        m.velocity_limit.extend(std::iter::repeat(f64::INFINITY).take(nv));
-        m.effort_limit.extend(std::iter::repeat(f64::INFINITY).take(nv));
-        m.damping.extend(std::iter::repeat(0.0).take(nv));
-        m.friction.extend(std::iter::repeat(0.0).take(nv));
+        m.velocity_limit.extend(std::iter::repeat_n(f64::INFINITY, nv));
+        m.effort_limit.extend(std::iter::repeat_n(f64::INFINITY, nv));
+        m.damping.extend(std::iter::repeat_n(0.0, nv));
+        m.friction.extend(std::iter::repeat_n(0.0, nv));
         m.nq += nq;
         m.nv += nv;
         m.frames.push(Frame {
@@ -178,10 +190,10 @@ impl ModelBuilder {
     /// Adds a frame on `joint` at `placement` (joint_from_frame).
     pub fn add_frame(&mut self, name: &str, joint: JointId, placement: Se3, kind: FrameKind) -> Result<FrameId, ModelError> {
         self.check_joint(joint)?;
-        let m = &mut self.model;
-        if m.frames.iter().any(|f| f.name == name && f.kind == kind) {
+        if !self.frame_names.insert((name.into(), kind as u8)) {
             return Err(ModelError::DuplicateName { what: "frame", name: name.into() });
         }
+        let m = &mut self.model;
         m.frames.push(Frame { name: name.into(), parent_joint: joint, placement, kind });
         Ok(FrameId(m.frames.len() - 1))
     }
@@ -252,8 +264,18 @@ impl ModelBuilder {
         Ok(())
     }
 
-    /// Finishes the model.
-    pub fn build(mut self) -> Result<Model, ModelError> {
+    /// Finishes the model without [`build`](Self::build)'s check of forward dynamics, and lists
+    /// the dofs that fail it (increasing; see `massless_dofs`): for loaders that accept such
+    /// models as Pinocchio does (kinematics and inverse dynamics are defined, forward dynamics
+    /// is not) and report them.
+    pub(crate) fn build_listing_massless_dofs(self) -> Result<(Model, Vec<usize>), ModelError> {
+        let model = self.finish()?;
+        let massless = massless_dofs(&model);
+        Ok((model, massless))
+    }
+
+    /// The model's derived arrays.
+    fn finish(mut self) -> Result<Model, ModelError> {
         let m = &mut self.model;
         let mut end = vec![0usize; m.njoints];
         for i in (0..m.njoints).rev() {
@@ -274,68 +296,104 @@ impl ModelBuilder {
                 Some(q)
             })
             .collect();
-        m.elementary_rotation_axis = (0..m.njoints)
-            .map(|i| match m.joint_types[i] {
-                JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if m.placement_quarter_turn[i].is_some() => {
-                    axis.signed_basis().map(|(c, _)| c)
-                }
-                _ => None,
-            })
-            .collect();
-        // subtree dof ranges per joint (merged where contiguous) and dof chains
-        m.subtree_v_ranges.clear();
-        m.subtree_v_ranges_start = vec![0];
-        for i in 0..m.njoints {
-            let mut merged: Vec<(usize, usize)> = vec![];
-            for j in i.max(1)..m.njoints {
-                if m.nvs[j] == 0 || !m.is_ancestor(i, j) {
-                    continue;
-                }
-                let r = (m.idx_v[j], m.idx_v[j] + m.nvs[j]);
+        m.elementary_rotation_axis =
+            (0..m.njoints).map(|i| elementary_rotation_axis(&m.joint_types[i], m.placement_quarter_turn[i])).collect();
+        // subtree dof ranges per joint (merged where contiguous): each joint's dofs are appended
+        // to the lists of its ancestors (itself included), in increasing joint order, so the
+        // work is the sum of the joints' depths, not njoints² ancestor tests (a 5000-link chain)
+        let mut per_joint: Vec<Vec<(usize, usize)>> = vec![vec![]; m.njoints];
+        for j in 1..m.njoints {
+            if m.nvs[j] == 0 {
+                continue;
+            }
+            let r = (m.idx_v[j], m.idx_v[j] + m.nvs[j]);
+            let mut a = j;
+            loop {
+                let merged = &mut per_joint[a];
                 match merged.last_mut() {
                     Some(last) if last.1 == r.0 => last.1 = r.1,
                     _ => merged.push(r),
                 }
+                if a == 0 {
+                    break;
+                }
+                a = m.parents[a];
             }
+        }
+        m.subtree_v_ranges.clear();
+        m.subtree_v_ranges_start = vec![0];
+        for merged in per_joint {
             m.subtree_v_ranges.extend(merged);
             m.subtree_v_ranges_start.push(m.subtree_v_ranges.len());
         }
         m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
-        m.dof_axis = m
-            .motion_subspace
-            .iter()
-            .map(|s| {
-                let v = s.to_vec6();
-                let ones: Vec<usize> = (0..6).filter(|&c| v[c] == 1.0).collect();
-                let zeros = (0..6).filter(|&c| v[c] == 0.0).count();
-                (ones.len() == 1 && zeros == 5).then(|| ones[0])
-            })
-            .collect();
-        // composite inertia of each subtree at q = 0: a dof that moves no inertia would make
-        // the mass matrix singular
-        let mut composite = m.inertias.clone();
-        for i in (1..m.njoints).rev() {
-            let p = m.parents[i];
-            let child = composite[i].transformed(&m.joint_placements[i]);
-            composite[p] = composite[p].combined(&child);
-        }
-        for k in 0..m.nv {
-            let j = m.dof_joint[k];
-            let s = m.motion_subspace[k];
-            let inertia_along = s.dot(&composite[j].mul_motion(&s));
-            #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN is an error too
-            if !(inertia_along > 0.0) {
-                return Err(ModelError::BadInertia {
-                    body: m.body_names[j].clone(),
-                    reason: format!(
-                        "joint '{}' moves no mass or inertia along its degree of freedom {}: the mass matrix would be singular; give the moving links an <inertial> with positive mass and inertia",
-                        m.joint_names[j], k - m.idx_v[j]
-                    ),
-                });
-            }
-        }
+        m.dof_axis = m.motion_subspace.iter().map(dof_axis).collect();
         Ok(self.model)
     }
+
+    /// Finishes the model and checks that forward dynamics is defined at the neutral
+    /// configuration: every degree of freedom moves some mass or inertia, and none only repeats
+    /// another's motion (else the mass matrix is singular).
+    pub fn build(self) -> Result<Model, ModelError> {
+        let (model, massless) = self.build_listing_massless_dofs()?;
+        if let Some(&k) = massless.first() {
+            let j = model.dof_joint[k];
+            return Err(ModelError::BadInertia {
+                body: model.body_names[j].clone(),
+                reason: format!(
+                    "joint '{}' moves no mass or inertia along its degree of freedom {} (or only repeats another joint's motion): the mass matrix would be singular; lock it (make it a fixed joint), give the links it moves mass and inertia, or add armature to it",
+                    model.joint_names[j],
+                    k - model.idx_v[j]
+                ),
+            });
+        }
+        Ok(model)
+    }
+}
+
+/// The degrees of freedom whose forward dynamics is undefined at the neutral configuration:
+/// those that move no mass or inertia, and those that only repeat others (two hinges on one
+/// axis with no mass between them, a massless base over a single hinge), in increasing order.
+///
+/// The test is the articulated-body pivots of ABA (RBDA Table 7.1) at q = 0: `D = Sᵀ Iᴬ S`,
+/// positive definite for every joint exactly when the mass matrix is. A pivot below 1e-13 of
+/// the largest entry of `Iᴬ` (or not finite) marks the joint's dofs; such a joint is then
+/// treated as locked for its ancestors, so that each degenerate dof is named once.
+fn massless_dofs(m: &Model) -> Vec<usize> {
+    use crate::spatial::{Mat6, Motion};
+    use nalgebra::DMatrix;
+    let mut articulated: Vec<Mat6> = m.inertias.iter().map(|i| i.to_matrix()).collect();
+    let mut out = vec![];
+    for i in (1..m.njoints).rev() {
+        let (iv, nv) = (m.idx_v[i], m.nvs[i]);
+        let mut ia = articulated[i];
+        if nv > 0 {
+            let s = DMatrix::from_fn(6, nv, |r, c| m.motion_subspace[iv + c].to_vec6()[r]);
+            let u = DMatrix::from_fn(6, 6, |r, c| ia[(r, c)]) * &s;
+            let d = s.transpose() * &u;
+            let tol = 1e-13 * ia.amax();
+            let pivots_ok = d.iter().all(|x| x.is_finite())
+                && d.clone().symmetric_eigenvalues().iter().all(|&e| e > tol);
+            match d.clone().try_inverse() {
+                Some(d_inv) if pivots_ok => {
+                    let reduced = &u * d_inv * u.transpose();
+                    ia -= Mat6::from_fn(|r, c| reduced[(r, c)]);
+                }
+                _ => out.extend(iv..iv + nv),
+            }
+        }
+        // to the parent's frame: Iᴬ_parent += Bᵀ Iᴬ B, B the parent-to-child motion transform
+        let x = &m.joint_placements[i];
+        let b = Mat6::from_fn(|r, c| {
+            let mut e = [0.0; 6];
+            e[c] = 1.0;
+            x.inv_act_motion(&Motion::from_slice(&e)).to_vec6()[r]
+        });
+        let p = m.parents[i];
+        articulated[p] += b.transpose() * ia * b;
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Checks that an inertia is physical: finite, mass ≥ 0, rotational inertia symmetric positive

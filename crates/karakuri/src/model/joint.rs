@@ -264,6 +264,30 @@ impl JointType {
     }
 }
 
+// --- the fast-path tags the builder stores in the model, dispatched in `algorithms/jcalc.rs` ---
+
+/// `Model::dof_axis`: `Some(c)` when the motion subspace column `s` is the basis vector `e_c`
+/// of `[linear; angular]`, so `S x`, `Sᵀ f` and `I S` read or write one component.
+pub(crate) fn dof_axis(s: &Motion) -> Option<usize> {
+    let v = s.to_vec6();
+    let ones: Vec<usize> = (0..6).filter(|&c| v[c] == 1.0).collect();
+    let zeros = (0..6).filter(|&c| v[c] == 0.0).count();
+    (ones.len() == 1 && zeros == 5).then(|| ones[0])
+}
+
+/// `Model::elementary_rotation_axis`: `Some(c)` for a revolute joint about ±e_c behind a
+/// placement whose rotation is a quarter turn (`quarter_turn`, from
+/// `Model::placement_quarter_turn`), so that `λX_i` is an elementary rotation with its
+/// entries moved, plus a translation.
+pub(crate) fn elementary_rotation_axis(kind: &JointType, quarter_turn: Option<u8>) -> Option<usize> {
+    match kind {
+        JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } if quarter_turn.is_some() => {
+            axis.signed_basis().map(|(c, _)| c)
+        }
+        _ => None,
+    }
+}
+
 /// `r · R_axis(θ)` for the x, y or z axis (`axis` 0, 1, 2) given `(sin θ, cos θ)`: two
 /// columns of `r` mixed, no matrix product.
 #[inline(always)]

@@ -8,9 +8,9 @@ mod joint;
 
 pub use builder::ModelBuilder;
 pub use joint::{Axis, JointType};
-pub(crate) use joint::{mul_axis_rotation, revolute_placement_after};
+pub(crate) use joint::{dof_axis, elementary_rotation_axis, mul_axis_rotation, revolute_placement_after};
 
-use crate::spatial::{Force, Inertia, Motion, OriginInertia, Se3, Vec3};
+use crate::spatial::{Inertia, Motion, OriginInertia, Se3, Vec3};
 
 /// Index of a joint (and of the body it moves). `JointId(0)` is the universe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,20 +149,6 @@ pub struct Model {
 }
 
 impl Model {
-    /// `S_kᵀ f` for dof k: one component read where S is a basis vector.
-    #[inline(always)]
-    pub fn dof_dot(&self, k: usize, f: &Force) -> f64 {
-        match self.dof_axis[k] {
-            Some(0) => f.linear.x,
-            Some(1) => f.linear.y,
-            Some(2) => f.linear.z,
-            Some(3) => f.angular.x,
-            Some(4) => f.angular.y,
-            Some(5) => f.angular.z,
-            _ => self.motion_subspace[k].dot(f),
-        }
-    }
-
     /// Looks a joint up by name.
     pub fn joint_id(&self, name: &str) -> Option<JointId> {
         self.joint_names.iter().position(|n| n == name).map(JointId)
@@ -181,7 +167,8 @@ impl Model {
     }
     /// Total mass of the moving bodies.
     pub fn total_mass(&self) -> f64 {
-        self.inertias[1..].iter().map(|i| i.mass).sum()
+        // from +0.0: `Sum` for floats starts at -0.0, which a model without bodies printed
+        self.inertias[1..].iter().fold(0.0, |m, i| m + i.mass)
     }
     /// Gravity's linear part.
     pub fn gravity_vector(&self) -> Vec3 {

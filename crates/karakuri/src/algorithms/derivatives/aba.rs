@@ -12,8 +12,8 @@
 use super::rnea::{backward_pass, configuration_entries_at, forward_pass};
 use super::DerivativesWorkspace;
 use crate::algorithms::check_len;
-use crate::algorithms::ltdl::invert_mass_matrix;
-use crate::data::{Data, Stage};
+use crate::algorithms::crba::invert_mass_matrix;
+use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::Force;
 use nalgebra::DVector;
@@ -21,7 +21,7 @@ use nalgebra::DVector;
 /// ∂q̈/∂q and ∂q̈/∂v of q̈ = ABA(q, v, τ) into `ws.dqdd_dq`, `ws.dqdd_dv`, and ∂q̈/∂τ = M⁻¹ into
 /// `data.mass_matrix_inverse` (full symmetric). Also leaves q̈ in `data.ddq`, M in
 /// `data.mass_matrix` (its factors in `data.ltdl`), τ in `data.tau`, ∂τ/∂q and ∂τ/∂v at a = q̈
-/// in the workspace, and the placements of `data` (`Stage::Positions`).
+/// in the workspace, and the placements of `data` (fresh after: placements, M).
 #[doc(alias = "computeABADerivatives")]
 pub fn aba_derivatives(
     model: &Model,
@@ -66,7 +66,7 @@ fn aba_derivatives_impl(
     assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
     let n = model.nv;
     forward_pass(model, data, ws, q.as_slice(), v.as_slice(), None, f_ext);
-    data.stage = Stage::Positions;
+    data.fresh = Fresh::PLACEMENTS | Fresh::MASS_MATRIX;
     backward_pass::<false>(model, data, ws);
     invert_mass_matrix(model, data);
     // q̈ = M⁻¹ (τ − b), b in data.tau
@@ -75,6 +75,8 @@ fn aba_derivatives_impl(
         data.tau[k] = tau[k];
     }
     data.ltdl.solve(data.ddq.as_mut_slice());
+    ws.qdd.copy_from(&data.ddq);
+    ws.tau.copy_from(tau);
     configuration_entries_at(model, ws, data.ddq.as_slice());
     minus_minv_times(model, ws, data.mass_matrix_inverse.as_slice());
 }

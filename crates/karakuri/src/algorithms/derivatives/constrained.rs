@@ -26,7 +26,7 @@
 use super::aba::minus_minv_times;
 use super::rnea::rnea_derivatives_impl;
 use super::DerivativesWorkspace;
-use crate::algorithms::ltdl::invert_mass_matrix;
+use crate::algorithms::crba::invert_mass_matrix;
 use crate::algorithms::{check_len, forward_kinematics};
 use crate::constraints::{ConstraintError, ConstraintKind, ConstraintSet, Method};
 use crate::data::Data;

@@ -32,7 +32,7 @@ pub use rnea::{rnea_derivatives, rnea_derivatives_with_forces};
 
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Motion, OriginInertia, Vec3};
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 
 /// Carpentier & Mansard's `B`: the part of a body's spatial force derivative that does not
 /// come from its inertia times an acceleration derivative, `B x = v ×* (I x) − I (v × x) +
@@ -115,6 +115,10 @@ pub struct DerivativesWorkspace {
     pub dqdd_dq: DMatrix<f64>,
     /// ∂q̈/∂v of the last [`aba_derivatives`] `(nv x nv)`.
     pub dqdd_dv: DMatrix<f64>,
+    /// τ of the last call: RNEA(q, v, a), or the τ given to [`aba_derivatives`] `(nv)`.
+    pub tau: DVector<f64>,
+    /// q̈ = ABA(q, v, τ) of the last [`aba_derivatives`] `(nv)`.
+    pub qdd: DVector<f64>,
     // --- forward pass, per joint ---
     /// Spatial velocity `v_i` `(njoints)`.
     pub(crate) ov: Vec<Motion>,
@@ -182,6 +186,8 @@ impl DerivativesWorkspace {
             dtau_dv: DMatrix::zeros(nv, nv),
             dqdd_dq: DMatrix::zeros(nv, nv),
             dqdd_dv: DMatrix::zeros(nv, nv),
+            tau: DVector::zeros(nv),
+            qdd: DVector::zeros(nv),
             ov: vec![Motion::zero(); nj],
             oa: vec![Motion::zero(); nj],
             ic: vec![OriginInertia::zero(); nj],

@@ -17,15 +17,15 @@
 //! (the rigid motion of the subtree cancels in the first line: `J_k` and `F_i` turn together).
 
 use super::{DerivativesWorkspace, MomentumVariation};
-use crate::algorithms::{check_len, joint_angles, update_joint_placement};
-use crate::data::{Data, Stage};
+use crate::algorithms::{check_len, place_joints};
+use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
 use nalgebra::DVector;
 
 /// ∂τ/∂q and ∂τ/∂v of τ = RNEA(q, v, a) into `ws.dtau_dq`, `ws.dtau_dv`; ∂τ/∂a = M(q) into
 /// `data.mass_matrix` (full symmetric) and τ into `data.tau`. Reads q, v, a; writes the
-/// placements of `data` (`Stage::Positions`).
+/// placements of `data` (fresh after: placements, M).
 #[doc(alias = "computeRNEADerivatives")]
 pub fn rnea_derivatives(
     model: &Model,
@@ -68,8 +68,9 @@ pub(super) fn rnea_derivatives_impl(
     check_len("v", v, model.nv);
     assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
     forward_pass(model, data, ws, q.as_slice(), v.as_slice(), Some(a.as_slice()), f_ext);
-    data.stage = Stage::Positions;
+    data.fresh = Fresh::PLACEMENTS | Fresh::MASS_MATRIX;
     backward_pass::<true>(model, data, ws);
+    ws.tau.copy_from(&data.tau);
 }
 
 /// Placements, then per joint `v_i`, `a_i`, `I_i`, `B_i`, `f_i` and per dof `J_k`, `∂v/∂q_k`,
@@ -86,9 +87,7 @@ pub(super) fn forward_pass(
 ) {
     ws.ov[0] = Motion::zero();
     ws.oa[0] = -model.gravity;
-    joint_angles(model, data, q);
-    for i in 1..model.njoints {
-        update_joint_placement(model, data, q, i);
+    place_joints(model, data, q, |data, i| {
         let o_m_i = data.o_m_i[i];
         let p = model.parents[i];
         let (v_p, a_p) = (ws.ov[p], ws.oa[p]);
@@ -123,7 +122,7 @@ pub(super) fn forward_pass(
         ws.bc[i] = MomentumVariation::of_body(&y, &v_i, &h);
         ws.ic[i] = y;
         ws.fc[i] = f;
-    }
+    });
 }
 
 /// Subtree sums `I^C`, `B^C`, `F` (children first), τ, and the entries of M, ∂τ/∂v and (when

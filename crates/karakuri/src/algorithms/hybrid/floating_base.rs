@@ -17,15 +17,13 @@
 //!    `τ_k += S_kᵀ I^c_i δa_i = F_k · δa` with `δa` in world coordinates, so `δa` is never carried
 //!    frame by frame.
 //!
-//! Measured on talos_full_v2: this form runs 2 % fewer instructions (callgrind) than composites
-//! summed in world coordinates (one full inertia rotation per body), and `karakuri bench` put it
-//! at 1.15–1.19 RNEA against 1.21–1.32 for the world form, back to back. Pass 1 is the routes'
-//! shared `bias_pass` (3.5 % slower here than a private copy of it, 4.09 against 3.95 µs).
+//! Composites in joint frames rather than summed in world coordinates, and pass 1 shared with
+//! the general route: why, with the measurements, in `docs/PERFORMANCE.md` (hybrid).
 
 use super::{bias_pass, HybridWorkspace};
-use crate::algorithms::{add_inertia_to_parent, inertia_times_dof};
+use crate::algorithms::{add_inertia_to_parent, dof_dot, inertia_times_dof, is_floating_root};
 use crate::data::Data;
-use crate::model::{JointType, Model};
+use crate::model::Model;
 use crate::spatial::{Force, Motion, OriginInertia, Vec3};
 use nalgebra::DVector;
 
@@ -41,7 +39,7 @@ pub(super) fn single_floating_root(model: &Model, is_forward: &[bool]) -> Option
         }
     }
     let r = root?;
-    (model.parents[r] == 0 && model.joint_types[r] == JointType::FreeFlyer).then_some(r)
+    is_floating_root(model, r).then_some(r)
 }
 
 /// Solves `Y a = f` for a spatial inertia `Y` (m, h, I_O) through its centre of mass:
@@ -110,7 +108,7 @@ pub(super) fn floating_base_inverse(
     for i in (1..nj).rev() {
         let iv = model.idx_v[i];
         for k in iv..iv + model.nvs[i] {
-            tau[k] = model.dof_dot(k, &ws.pa[i]);
+            tau[k] = dof_dot(model, k, &ws.pa[i]);
         }
         let p = model.parents[i];
         if p > 0 {

@@ -188,6 +188,8 @@ struct Loader<'a> {
     inertias: Vec<Inertia>,
     /// The link each joint moves (index 0 unused).
     body_links: Vec<usize>,
+    /// The links merged into each joint's body (index 0: the links fixed to the world).
+    merged_links: Vec<Vec<usize>>,
 }
 
 /// Builds the model and geometry of a parsed robot.
@@ -210,6 +212,7 @@ pub(super) fn build(
         mimics: Vec::new(),
         inertias: vec![Inertia::zero()],
         body_links: vec![0],
+        merged_links: vec![vec![]],
         tree,
     };
     loader.add_root(root)?;
@@ -297,13 +300,15 @@ impl<'a> Loader<'a> {
     /// A link moved by its own joint `j`: it names the joint's body, frame at identity.
     fn attach_moving_link(&mut self, j: JointId, link: usize) -> Result<()> {
         let l = self.link(link);
-        let inertia = self.link_inertia(link)?;
+        let inertia = self.link_inertia(link);
         if self.inertias.len() <= j.0 {
             self.inertias.resize(j.0 + 1, Inertia::zero());
             self.body_links.resize(j.0 + 1, link);
+            self.merged_links.resize(j.0 + 1, vec![]);
         }
         self.inertias[j.0] = self.inertias[j.0].combined(&inertia);
         self.body_links[j.0] = link;
+        self.merged_links[j.0].push(link);
         self.builder
             .add_frame(&l.name, j, Se3::identity(), FrameKind::Body)
             .map_err(|e| self.model_error(l.line, "link", e))?;
@@ -321,10 +326,11 @@ impl<'a> Loader<'a> {
     /// there (dropped on the universe) and it stays a body frame.
     fn attach_fixed_link(&mut self, place: LinkPlace, link: usize) -> Result<()> {
         let l = self.link(link);
-        let inertia = self.link_inertia(link)?.transformed(&place.placement);
+        let inertia = self.link_inertia(link).transformed(&place.placement);
         if place.joint != JointId::UNIVERSE {
             self.inertias[place.joint.0] = self.inertias[place.joint.0].combined(&inertia);
         }
+        self.merged_links[place.joint.0].push(link);
         self.builder
             .add_frame(&l.name, place.joint, place.placement, FrameKind::Body)
             .map_err(|e| self.model_error(l.line, "link", e))?;
@@ -332,45 +338,77 @@ impl<'a> Loader<'a> {
         Ok(())
     }
 
-    /// A link's inertia in its own frame, checked: rotational inertia positive semi-definite
-    /// (mass ≥ 0 is checked when parsing). Like Pinocchio, a link that violates the triangle
-    /// inequality (e.g. a dummy inertia with all entries equal) is accepted with a warning: only
-    /// the merged body of each joint has to be physical.
-    fn link_inertia(&mut self, link: usize) -> Result<Inertia> {
-        let l = self.link(link);
-        let Some(i) = &l.inertial else {
-            return Ok(Inertia::zero());
-        };
-        let a = &i.inertia.inertia_com;
-        let eig = a.symmetric_eigenvalues();
-        // relative tolerance, with an absolute floor for links whose inertia is numerically zero (icub)
-        let tol = 1e-12 * a.amax() + 1e-15;
-        if eig.iter().any(|&e| e < -tol) {
-            return Err(error(self.file, i.line, "inertia", format!(
-                "link '{}': the rotational inertia is not positive semi-definite (eigenvalues {:.3e}, {:.3e}, {:.3e}); fix ixx..izz: ixx, iyy, izz ≥ 0 and products of inertia small enough for a physical body",
-                l.name, eig[0], eig[1], eig[2]
-            )));
-        }
-        let (x, y, z) = (eig[0], eig[1], eig[2]);
-        if x + y < z - tol || y + z < x - tol || x + z < y - tol {
-            self.geometry.warnings.push(format!(
-                "{}:{}: link '{}': principal moments {x:.3e}, {y:.3e}, {z:.3e} violate the triangle inequality (not a physical body); accepted as Pinocchio does",
-                self.file, i.line, l.name
-            ));
-        }
-        Ok(i.inertia)
+    /// A link's inertia in its own frame (zero without `<inertial>`; mass ≥ 0 and finite
+    /// numbers are checked when parsing). Whether it is physical is checked on the merged body
+    /// ([`Self::add_inertias`]).
+    fn link_inertia(&self, link: usize) -> Inertia {
+        self.link(link)
+            .inertial
+            .as_ref()
+            .map_or(Inertia::zero(), |i| i.inertia)
     }
 
-    /// Gives each joint its merged body inertia (checked by the builder).
+    /// `"link 'a' (line 12: principal moments ...)"` for each link of `links` whose own
+    /// inertia is not physical.
+    fn unphysical_links(&self, links: &[usize]) -> Vec<String> {
+        links
+            .iter()
+            .filter_map(|&k| {
+                let l = self.link(k);
+                let i = l.inertial.as_ref()?;
+                let defect = inertia_defect(&i.inertia)?;
+                Some(format!("link '{}' (line {}: {defect})", l.name, i.line))
+            })
+            .collect()
+    }
+
+    /// Gives each joint its merged body inertia. Like Pinocchio, a link whose own inertia is
+    /// not physical (CAD rounding, dummy values) is accepted when the body it is merged into is
+    /// physical, with a warning; a merged body that is not physical (a rotational inertia with
+    /// a negative principal moment, or moments violating the triangle inequality) is replaced
+    /// by the nearest physical inertia ([`nearest_physical`]), with a warning saying how much
+    /// changed. Links fixed to the world carry no inertia into the model: a warning only.
     fn add_inertias(&mut self) -> Result<()> {
+        let fixed_to_world = self.unphysical_links(&self.merged_links[0]);
+        if !fixed_to_world.is_empty() {
+            self.geometry.warnings.push(format!(
+                "{}: {}: inertia not physical, unused (fixed to the world)",
+                self.file,
+                fixed_to_world.join(", ")
+            ));
+        }
         for j in 1..self.inertias.len() {
             let body = self.link(self.body_links[j]).name.clone();
-            let inertia = self.inertias[j];
+            let mut inertia = self.inertias[j];
+            let links = self.unphysical_links(&self.merged_links[j]);
+            let merged = match self.merged_links[j].len() {
+                1 => String::new(),
+                n => format!(" merged with the {} link(s) fixed to it", n - 1),
+            };
+            if let Some(defect) = inertia_defect(&inertia) {
+                let repaired = nearest_physical(&inertia);
+                let change = (repaired.inertia_com - inertia.inertia_com).amax();
+                let e = repaired.inertia_com.symmetric_eigenvalues();
+                let (line, _) = self.body_position(&body);
+                self.geometry.warnings.push(format!(
+                    "{}:{line}: the inertia of link '{body}'{merged} is not physical ({defect}{}); replaced by the nearest physical inertia (second moments of mass clamped to ≥ 0): principal moments {:.3e}, {:.3e}, {:.3e}, entries changed by up to {change:.3e} kg m², mass and centre of mass unchanged",
+                    self.file,
+                    if links.is_empty() || self.merged_links[j].len() == 1 { String::new() } else { format!("; from {}", links.join(", ")) },
+                    e[0], e[1], e[2]
+                ));
+                inertia = repaired;
+            } else if !links.is_empty() {
+                self.geometry.warnings.push(format!(
+                    "{}: {}: inertia not physical; the body of link '{body}'{merged} is physical: loaded as written (as Pinocchio does)",
+                    self.file,
+                    links.join(", ")
+                ));
+            }
             if let Err(e) = self.builder.add_inertia(JointId(j), &body, inertia) {
                 let (line, element) = self.body_position(&body);
                 let reason = match e {
                     ModelError::BadInertia { reason, .. } => format!(
-                        "the inertia of link '{body}' merged with the links fixed to it: {reason}; fix their <inertial> elements"
+                        "the inertia of link '{body}'{merged}: {reason}; fix their <inertial> elements"
                     ),
                     e => e.to_string(),
                 };
@@ -480,9 +518,34 @@ impl<'a> Loader<'a> {
     /// Builds the model, then the geometry objects (placed in their moving joints' frames).
     fn finish(mut self, resolver: &mut MeshResolver) -> Result<(Model, Geometry)> {
         self.add_inertias()?;
-        let model = std::mem::replace(&mut self.builder, ModelBuilder::new(""))
-            .build()
+        let (model, massless) = std::mem::replace(&mut self.builder, ModelBuilder::new(""))
+            .build_listing_massless_dofs()
             .map_err(|e| self.build_error(e))?;
+        self.check_finite(&model)?;
+        if !massless.is_empty() {
+            let mut joints: Vec<String> = Vec::new();
+            let mut last = None;
+            for &k in &massless {
+                let j = model.dof_joint[k];
+                if last == Some(j) {
+                    continue; // a joint's dofs are named once
+                }
+                last = Some(j);
+                let name = &model.joint_names[j];
+                let line = self
+                    .robot
+                    .joints
+                    .iter()
+                    .find(|o| &o.name == name)
+                    .map_or(self.robot.line, |o| o.line);
+                joints.push(format!("'{name}' (line {line})"));
+            }
+            self.geometry.warnings.push(format!(
+                "{}: joint(s) {} move no mass or inertia (or only repeat another joint's motion): the mass matrix is singular, so kinematics and inverse dynamics work but forward dynamics and simulation do not (the simulator refuses the model); lock them (type=\"fixed\"), give the links they move an <inertial>, or add armature to them",
+                self.file,
+                joints.join(", ")
+            ));
+        }
         if !self.mimics.is_empty() {
             self.geometry.warnings.push(format!(
                 "mimic joints are loaded as independent degrees of freedom (as Pinocchio's default parser): {}",
@@ -524,6 +587,43 @@ impl<'a> Loader<'a> {
         Ok((model, self.geometry))
     }
 
+    /// Every number of the model is finite (limits may be infinite): numbers that parse but
+    /// overflow once combined (a mass of 1e300 placed 1e10 m away) are refused here.
+    fn check_finite(&self, model: &Model) -> Result<()> {
+        let se3_finite = |x: &Se3| x.rotation.iter().chain(x.translation.iter()).all(|v| v.is_finite());
+        for j in 1..model.njoints {
+            let i = &model.inertias[j];
+            let o = &model.origin_inertias[j];
+            let inertia_finite = i.mass.is_finite()
+                && i.com.iter().chain(i.inertia_com.iter()).all(|v| v.is_finite())
+                && o.to_matrix().iter().all(|v| v.is_finite());
+            if !inertia_finite || !se3_finite(&model.joint_placements[j]) {
+                let body = &model.body_names[j];
+                let (line, element) = self.body_position(body);
+                return Err(error(self.file, line, element, format!(
+                    "the {} of link '{body}' (with the links fixed to it) overflows: numbers this large (masses, lengths, inertias) have no finite mass matrix; use SI units (kg, m, kg m²)",
+                    if inertia_finite { "placement" } else { "inertia" }
+                )));
+            }
+        }
+        let values = [&model.lower_position_limit, &model.upper_position_limit, &model.velocity_limit, &model.effort_limit];
+        if values.iter().any(|v| v.iter().any(|x| x.is_nan()))
+            || model.damping.iter().chain(&model.friction).any(|x| !x.is_finite())
+        {
+            return Err(error(self.file, self.robot.line, "robot", "a joint limit, damping or friction is not a number"));
+        }
+        for f in &model.frames {
+            if !se3_finite(&f.placement) {
+                let (line, element) = self.body_position(&f.name);
+                return Err(error(self.file, line, element, format!(
+                    "the placement of frame '{}' overflows: lengths this large have no finite placement; use metres",
+                    f.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Maps an error of [`ModelBuilder::build`] (a joint moving no mass) to the joint concerned.
     fn build_error(&self, e: ModelError) -> UrdfError {
         let (line, element) = match &e {
@@ -548,4 +648,44 @@ fn geometry_object(
         shape: g.shape.clone(),
         material_rgba: g.rgba,
     }
+}
+
+/// What is not physical about a rigid body's rotational inertia (about its centre of mass), or
+/// `None`: a negative principal moment, or moments violating the triangle inequality
+/// (`λ_i ≤ λ_j + λ_k`, which implies `λ ≥ 0`: the second moments of mass, `½ tr I − λ_i`, are
+/// then ≥ 0). The tolerance is relative, with an absolute floor for numerically zero inertias.
+fn inertia_defect(i: &Inertia) -> Option<String> {
+    let a = &i.inertia_com;
+    let e = a.symmetric_eigenvalues();
+    let tol = 1e-12 * a.amax() + 1e-15;
+    let (x, y, z) = (e[0], e[1], e[2]);
+    if e.iter().any(|&v| v < -tol) {
+        Some(format!(
+            "not positive semi-definite, principal moments {x:.3e}, {y:.3e}, {z:.3e}"
+        ))
+    } else if x + y < z - tol || y + z < x - tol || x + z < y - tol {
+        Some(format!(
+            "principal moments {x:.3e}, {y:.3e}, {z:.3e} violate the triangle inequality"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The physical inertia nearest to `i`: same mass and centre of mass, and the rotational
+/// inertia whose second moments of mass `Σ = ½ tr(I) 1 − I` are those of `i` with negative
+/// eigenvalues set to 0 (the projection onto physical bodies in Σ's Frobenius norm: a body is
+/// physical iff Σ ⪰ 0, which holds iff the principal moments are ≥ 0 and satisfy the triangle
+/// inequality). `I = tr(Σ) 1 − Σ` maps back.
+pub(super) fn nearest_physical(i: &Inertia) -> Inertia {
+    use crate::spatial::Mat3;
+    let a = i.inertia_com;
+    let sigma = Mat3::identity() * (0.5 * a.trace()) - a;
+    let eig = nalgebra::SymmetricEigen::new(sigma);
+    let clamped = eig.eigenvalues.map(|v| v.max(0.0));
+    let r = eig.eigenvectors;
+    let sigma = r * Mat3::from_diagonal(&clamped) * r.transpose();
+    let sigma = (sigma + sigma.transpose()) * 0.5;
+    let inertia = Mat3::identity() * sigma.trace() - sigma;
+    Inertia::new(i.mass, i.com, inertia)
 }

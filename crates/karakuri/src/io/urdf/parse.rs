@@ -11,6 +11,11 @@ use crate::spatial::{Inertia, Mat3, Se3, Vec3};
 
 type Result<T> = std::result::Result<T, UrdfError>;
 
+/// The largest magnitude of a length (m), mass (kg) or inertia entry (kg m²): far beyond any
+/// machine, and small enough that masses times squared distances summed over thousands of
+/// links stay far from overflow.
+const MAX_QUANTITY: f64 = 1e15;
+
 /// The robot as written.
 pub(super) struct UrdfRobot {
     pub name: String,
@@ -85,15 +90,19 @@ pub(super) struct UrdfJoint {
 }
 
 /// Position of elements and the error factory.
-struct Ctx<'a, 'input> {
+struct Ctx<'a> {
     file: &'a str,
-    doc: &'a Document<'input>,
+    /// Byte offset of the start of each line after the first (the position of each '\n' + 1):
+    /// a binary search gives an element's line (`Document::text_pos_at` scans the text from the
+    /// start each time, quadratic over a large file).
+    line_starts: Vec<usize>,
     ns: Option<&'a str>,
 }
 
-impl Ctx<'_, '_> {
+impl Ctx<'_> {
     fn line(&self, node: Node) -> u32 {
-        self.doc.text_pos_at(node.range().start).row
+        let at = node.range().start;
+        u32::try_from(1 + self.line_starts.partition_point(|&s| s <= at)).unwrap_or(u32::MAX)
     }
 
     fn err(&self, node: Node, reason: impl Into<String>) -> UrdfError {
@@ -114,8 +123,34 @@ impl Ctx<'_, '_> {
             .collect()
     }
 
-    fn child<'n, 'i>(&self, node: Node<'n, 'i>, tag: &str) -> Option<Node<'n, 'i>> {
-        self.children(node, tag).into_iter().next()
+    /// The child element with this tag, if any; a second one is an error (urdfdom would read
+    /// the first and silently ignore the others).
+    fn child<'n, 'i>(&self, node: Node<'n, 'i>, tag: &str) -> Result<Option<Node<'n, 'i>>> {
+        let mut found = self.children(node, tag).into_iter();
+        let first = found.next();
+        if let (Some(first), Some(second)) = (first, found.next()) {
+            return Err(self.err(
+                second,
+                format!(
+                    "a second <{tag}> in this <{}> (the first is on line {}): give one <{tag}> only",
+                    node.tag_name().name(),
+                    self.line(first)
+                ),
+            ));
+        }
+        Ok(first)
+    }
+
+    /// A required name attribute: present and not empty.
+    fn name(&self, node: Node, what: &str) -> Result<String> {
+        let name = self.attr(node, "name", what)?;
+        if name.trim().is_empty() {
+            return Err(self.err(
+                node,
+                format!("empty name=\"{name}\": give {what} a non-empty name"),
+            ));
+        }
+        Ok(name.to_string())
     }
 
     /// A required attribute.
@@ -135,7 +170,7 @@ impl Ctx<'_, '_> {
         tag: &str,
         what: &str,
     ) -> Result<Node<'n, 'i>> {
-        self.child(node, tag)
+        self.child(node, tag)?
             .ok_or_else(|| self.err(node, format!("missing required element <{tag}> ({what})")))
     }
 
@@ -148,14 +183,28 @@ impl Ctx<'_, '_> {
                 format!("attribute {attr}=\"{text}\": expected {n} number(s) separated by spaces, found {}", words.len()),
             ));
         }
+        // lengths, masses and inertias: bounded so that every product the dynamics forms stays
+        // finite (limits, damping and colours may be any finite number)
+        let bounded = matches!(
+            attr,
+            "xyz" | "value" | "ixx" | "ixy" | "ixz" | "iyy" | "iyz" | "izz" | "size" | "radius" | "length" | "scale"
+        );
         words
             .iter()
             .map(|w| match w.parse::<f64>() {
-                Ok(x) if x.is_finite() => Ok(x),
-                Ok(_) => Err(self.err(
+                Ok(x) if !x.is_finite() => Err(self.err(
                     node,
                     format!("attribute {attr}=\"{text}\": '{w}' is not a finite number"),
                 )),
+                Ok(x) if bounded && x.abs() > MAX_QUANTITY => Err(self.err(
+                    node,
+                    format!("attribute {attr}=\"{text}\": '{w}' is out of range: lengths, masses and inertias must be within ±{MAX_QUANTITY:e} (SI units: m, kg, kg m²)"),
+                )),
+                Ok(x) if bounded && x != 0.0 && !x.is_normal() => Err(self.err(
+                    node,
+                    format!("attribute {attr}=\"{text}\": '{w}' is too small to compute with (a subnormal number): write 0"),
+                )),
+                Ok(x) => Ok(x),
                 Err(_) => Err(self.err(
                     node,
                     format!("attribute {attr}=\"{text}\": '{w}' is not a number"),
@@ -197,7 +246,7 @@ impl Ctx<'_, '_> {
 
     /// An `<origin xyz rpy>` child (identity when absent).
     fn origin(&self, parent: Node) -> Result<Se3> {
-        match self.child(parent, "origin") {
+        match self.child(parent, "origin")? {
             None => Ok(Se3::identity()),
             Some(o) => {
                 let xyz = self.opt_vec3(o, "xyz", Vec3::zeros())?;
@@ -244,6 +293,18 @@ pub(super) fn rpy_to_matrix(rpy: Vec3) -> Mat3 {
 
 /// Parses the document into a [`UrdfRobot`].
 pub(super) fn parse_robot(xml: &str, file: &str) -> Result<UrdfRobot> {
+    // A document type declaration alone is harmless, but its entities expand (a few kB of
+    // nested entities make gigabytes): URDF readers (urdfdom's TinyXML) do not expand them, so
+    // they are refused before parsing.
+    if let Some(at) = xml.find("<!ENTITY") {
+        return Err(UrdfError {
+            file: file.to_string(),
+            line: Some(1 + xml[..at].matches('\n').count() as u32),
+            element: "xml".into(),
+            reason: "entity declarations (<!ENTITY ...>) are not supported (URDF readers do not expand them, and nested entities can expand without bound): write the text out or expand the file with xacro".into(),
+        });
+    }
+    check_nesting(xml, file)?;
     let options = roxmltree::ParsingOptions {
         allow_dtd: true,
         ..Default::default()
@@ -257,7 +318,7 @@ pub(super) fn parse_robot(xml: &str, file: &str) -> Result<UrdfRobot> {
     let root = doc.root_element();
     let ctx = Ctx {
         file,
-        doc: &doc,
+        line_starts: xml.match_indices('\n').map(|(i, _)| i + 1).collect(),
         ns: root.tag_name().namespace(),
     };
     if root.tag_name().name() != "robot" {
@@ -301,6 +362,72 @@ pub(super) fn parse_robot(xml: &str, file: &str) -> Result<UrdfRobot> {
     })
 }
 
+/// How deep elements may nest: a URDF nests about 5 deep; the XML reader recurses once per
+/// level, so 100 000 nested elements overflowed the stack.
+const MAX_NESTING: usize = 256;
+
+/// Refuses documents whose elements nest deeper than [`MAX_NESTING`], before the XML reader
+/// sees them: a scan of the tags that skips comments, CDATA sections, processing instructions,
+/// the document type declaration and quoted attribute values (over-counting malformed input
+/// only makes the check stricter).
+fn check_nesting(xml: &str, file: &str) -> Result<()> {
+    let b = xml.as_bytes();
+    let skip_to = |from: usize, end: &str| {
+        xml[from..].find(end).map_or(b.len(), |k| from + k + end.len())
+    };
+    let (mut i, mut depth) = (0, 0usize);
+    while let Some(k) = xml[i..].find('<') {
+        i += k;
+        let rest = &xml[i..];
+        if rest.starts_with("<!--") {
+            i = skip_to(i + 4, "-->");
+        } else if rest.starts_with("<![CDATA[") {
+            i = skip_to(i + 9, "]]>");
+        } else if rest.starts_with("<?") {
+            i = skip_to(i + 2, "?>");
+        } else if rest.starts_with("<!") {
+            // a declaration, with its internal subset in brackets
+            let close = rest.find('>').unwrap_or(rest.len());
+            i = match rest[..close].find('[') {
+                Some(open) => skip_to(skip_to(i + open, "]"), ">"),
+                None => i + close + 1,
+            };
+        } else if rest.starts_with("</") {
+            depth = depth.saturating_sub(1);
+            i = skip_to(i + 2, ">");
+        } else {
+            // a start tag: find its end outside quoted attribute values
+            let mut j = i + 1;
+            let mut quote = None;
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'"' | b'\'') => quote = Some(b[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j > i + 1 && b[j - 1] != b'/' {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(UrdfError {
+                        file: file.to_string(),
+                        line: Some(1 + xml[..i].matches('\n').count() as u32),
+                        element: "xml".into(),
+                        reason: format!("elements nested more than {MAX_NESTING} deep: a URDF nests about 5 deep (<robot>, <link>, <visual>, <geometry>, <box>)"),
+                    });
+                }
+            }
+            i = j + 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Robot-level `<material name><color rgba/></material>`.
 fn parse_materials(ctx: &Ctx, root: Node) -> Result<HashMap<String, [f64; 4]>> {
     let mut out = HashMap::new();
@@ -314,7 +441,7 @@ fn parse_materials(ctx: &Ctx, root: Node) -> Result<HashMap<String, [f64; 4]>> {
 }
 
 fn material_color(ctx: &Ctx, material: Node) -> Result<Option<[f64; 4]>> {
-    let Some(color) = ctx.child(material, "color") else {
+    let Some(color) = ctx.child(material, "color")? else {
         return Ok(None);
     };
     let text = ctx.attr(color, "rgba", "red, green, blue, alpha in [0, 1]")?;
@@ -323,9 +450,9 @@ fn material_color(ctx: &Ctx, material: Node) -> Result<Option<[f64; 4]>> {
 }
 
 fn parse_link(ctx: &Ctx, node: Node, materials: &HashMap<String, [f64; 4]>) -> Result<UrdfLink> {
-    let name = ctx.attr(node, "name", "the link's name")?.to_string();
+    let name = ctx.name(node, "the link")?;
     let inertial = ctx
-        .child(node, "inertial")
+        .child(node, "inertial")?
         .map(|n| parse_inertial(ctx, n))
         .transpose()?;
     let geoms = |tag| {
@@ -391,7 +518,7 @@ fn parse_geometry(
         "one of <box>, <cylinder>, <sphere>, <mesh>",
     )?;
     let shape = parse_shape(ctx, g)?;
-    let rgba = match ctx.child(node, "material") {
+    let rgba = match ctx.child(node, "material")? {
         None => None,
         Some(m) => match material_color(ctx, m)? {
             Some(c) => Some(c),
@@ -407,12 +534,19 @@ fn parse_geometry(
 }
 
 fn parse_shape(ctx: &Ctx, g: Node) -> Result<Shape> {
-    let Some(s) = g.children().find(|c| c.is_element()) else {
+    let mut shapes = g.children().filter(|c| c.is_element());
+    let Some(s) = shapes.next() else {
         return Err(ctx.err(
             g,
             "empty <geometry>: add one of <box>, <cylinder>, <sphere>, <mesh>",
         ));
     };
+    if let Some(second) = shapes.next() {
+        return Err(ctx.err(second, format!(
+            "a second shape in this <geometry> (the first is <{}> on line {}): a <geometry> holds one shape; give each its own <visual> or <collision>",
+            s.tag_name().name(), ctx.line(s)
+        )));
+    }
     let positive = |attr: &str, what: &str| -> Result<f64> {
         let x = ctx.req_number(s, attr, what)?;
         ctx.nonnegative(s, attr, x)
@@ -421,6 +555,9 @@ fn parse_shape(ctx: &Ctx, g: Node) -> Result<Shape> {
         "box" => {
             let text = ctx.attr(s, "size", "side lengths \"x y z\" in m")?;
             let v = ctx.numbers(s, "size", text, 3)?;
+            if v.iter().any(|&x| x < 0.0) {
+                return Err(ctx.err(s, format!("attribute size=\"{text}\": side lengths must not be negative")));
+            }
             Shape::Box { size: Vec3::new(v[0], v[1], v[2]) }
         }
         "cylinder" => Shape::Cylinder { radius: positive("radius", "in m")?, length: positive("length", "in m")? },
@@ -473,7 +610,7 @@ fn joint_link(ctx: &Ctx, node: Node, tag: &'static str) -> Result<(String, u32)>
 /// The unit axis (default +x). A zero axis is an error only for joints that use it (urdfdom
 /// files often give fixed joints `xyz="0 0 0"`).
 fn joint_axis(ctx: &Ctx, node: Node, kind: JointKind) -> Result<(Vec3, Option<u32>)> {
-    let Some(a) = ctx.child(node, "axis") else {
+    let Some(a) = ctx.child(node, "axis")? else {
         return Ok((Vec3::x(), None));
     };
     let v = ctx.opt_vec3(a, "xyz", Vec3::x())?;
@@ -491,7 +628,7 @@ fn joint_axis(ctx: &Ctx, node: Node, kind: JointKind) -> Result<(Vec3, Option<u3
 }
 
 fn parse_limit(ctx: &Ctx, node: Node) -> Result<Option<UrdfLimit>> {
-    let Some(l) = ctx.child(node, "limit") else {
+    let Some(l) = ctx.child(node, "limit")? else {
         return Ok(None);
     };
     let velocity = ctx.req_number(l, "velocity", "the maximal velocity, in rad/s or m/s")?;
@@ -506,19 +643,19 @@ fn parse_limit(ctx: &Ctx, node: Node) -> Result<Option<UrdfLimit>> {
 }
 
 fn parse_joint(ctx: &Ctx, node: Node) -> Result<UrdfJoint> {
-    let name = ctx.attr(node, "name", "the joint's name")?.to_string();
+    let name = ctx.name(node, "the joint")?;
     let kind = parse_joint_kind(ctx, node)?;
     let (parent, parent_line) = joint_link(ctx, node, "parent")?;
     let (child, child_line) = joint_link(ctx, node, "child")?;
     let (axis, axis_line) = joint_axis(ctx, node, kind)?;
-    let damping_friction = match ctx.child(node, "dynamics") {
+    let damping_friction = match ctx.child(node, "dynamics")? {
         None => None,
         Some(d) => Some((
             ctx.opt_number(d, "damping", 0.0)?,
             ctx.opt_number(d, "friction", 0.0)?,
         )),
     };
-    let mimic = match ctx.child(node, "mimic") {
+    let mimic = match ctx.child(node, "mimic")? {
         None => None,
         Some(m) => Some(Mimic {
             joint: ctx

@@ -4,6 +4,7 @@
 //! size up to the bound one.
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)] // index loops read like the algebra; `!(x > tol)` also rejects NaN
 
+use crate::spatial::Mat6;
 use nalgebra::DMatrix;
 
 /// LU with partial pivoting of the leading `n x n` block of `a`, in place (L unit lower, U
@@ -225,6 +226,117 @@ pub(crate) fn form_q(a: &DMatrix<f64>, m: usize, k: usize, beta: &[f64], q: &mut
     }
 }
 
+/// The inverse of the symmetric positive definite leading `n x n` block of `d` (`n ≤ 6`, lower
+/// triangle read, overwritten by its Cholesky factor), through `D = L Lᵀ` and `D⁻¹ = L⁻ᵀ L⁻¹`
+/// in fixed-size loops (the joint blocks of the articulated-body algorithm, where they beat the
+/// general routines). NaN if the block is not positive definite.
+#[inline]
+pub fn spd_inverse_small(d: &mut [[f64; 6]; 6], n: usize) -> Mat6 {
+    let nv = n;
+    let mut out = Mat6::zeros();
+    if nv == 1 {
+        out[(0, 0)] = 1.0 / d[0][0];
+        return out;
+    }
+    // D = L Lᵀ, L lower, in place
+    for j in 0..nv {
+        let mut djj = d[j][j];
+        for k in 0..j {
+            djj -= d[j][k] * d[j][k];
+        }
+        let ljj = if djj > 0.0 { djj.sqrt() } else { f64::NAN };
+        d[j][j] = ljj;
+        for r in j + 1..nv {
+            let mut x = d[r][j];
+            for k in 0..j {
+                x -= d[r][k] * d[j][k];
+            }
+            d[r][j] = x / ljj;
+        }
+    }
+    // W = L⁻¹ (lower), then D⁻¹ = Wᵀ W
+    let mut w = [[0.0; 6]; 6];
+    for c in 0..nv {
+        w[c][c] = 1.0 / d[c][c];
+        for r in c + 1..nv {
+            let mut x = 0.0;
+            for k in c..r {
+                x -= d[r][k] * w[k][c];
+            }
+            w[r][c] = x / d[r][r];
+        }
+    }
+    for r in 0..nv {
+        for c in 0..=r {
+            let mut x = 0.0;
+            for k in r..nv {
+                x += w[k][r] * w[k][c];
+            }
+            out[(r, c)] = x;
+            out[(c, r)] = x;
+        }
+    }
+    out
+}
+
+/// Solves `A x = r` for a symmetric positive semi-definite `A` (`k x k`, row-major in `a`,
+/// overwritten by its LDLᵀ factors) in place (`x` holds `r` on entry): pivots at or below
+/// `tiny` mark dependent rows, whose unknowns are set to zero (the redundant rows of a
+/// contact problem get no impulse). `skip` (`k`) is scratch.
+pub fn ldlt_semidefinite_solve(a: &mut [f64], x: &mut [f64], skip: &mut [bool], k: usize, tiny: f64) {
+    for j in 0..k {
+        skip[j] = false;
+        let mut d = a[j * k + j];
+        for p in 0..j {
+            if !skip[p] {
+                d -= a[j * k + p] * a[j * k + p] * a[p * k + p];
+            }
+        }
+        if !(d > tiny) {
+            skip[j] = true;
+            a[j * k + j] = 0.0;
+            for i in j + 1..k {
+                a[i * k + j] = 0.0;
+            }
+            continue;
+        }
+        a[j * k + j] = d;
+        for i in j + 1..k {
+            let mut s = a[i * k + j];
+            for p in 0..j {
+                if !skip[p] {
+                    s -= a[i * k + p] * a[j * k + p] * a[p * k + p];
+                }
+            }
+            a[i * k + j] = s / d;
+        }
+    }
+    // L y = r, y ← D⁻¹ y, Lᵀ x = y
+    for i in 0..k {
+        if skip[i] {
+            x[i] = 0.0;
+            continue;
+        }
+        for p in 0..i {
+            x[i] -= a[i * k + p] * x[p];
+        }
+    }
+    for i in 0..k {
+        if !skip[i] {
+            x[i] /= a[i * k + i];
+        }
+    }
+    for i in (0..k).rev() {
+        if skip[i] {
+            x[i] = 0.0;
+            continue;
+        }
+        for p in i + 1..k {
+            x[i] -= a[p * k + i] * x[p];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +386,14 @@ mod tests {
         for c in 0..4 {
             assert!((qr.column(c) - orig.column(perm[c])).amax() < 1e-12);
         }
+    }
+
+    #[test]
+    fn ldlt_semidefinite_gives_dependent_rows_no_share() {
+        // rows 0 and 1 identical: the first takes the whole impulse, the second none
+        let mut a = vec![2.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1.0];
+        let mut x = vec![4.0, 4.0, 3.0];
+        ldlt_semidefinite_solve(&mut a, &mut x, &mut [false; 3], 3, 1e-12);
+        assert!((x[0] - 2.0).abs() < 1e-12 && x[1] == 0.0 && (x[2] - 3.0).abs() < 1e-12, "{x:?}");
     }
 }

@@ -4,10 +4,13 @@
 //! i an ancestor of k, so the factorisation and the solves touch nothing else: O(n d²) and
 //! O(n d) for tree depth d, against O(n³) and O(n²) dense.
 //!
-//! [`Factorization`] is the one implementation, used by [`mass_matrix_inverse`], the forward
-//! dynamics of the simulator (`Data::ltdl`), the constraint solvers (range-space method) and
-//! hybrid dynamics (the block of the forward dofs, whose pattern is the tree contracted to
-//! them, through [`Factorization::set_parents`]). It stores L compactly on the *chains*: the
+//! [`Factorization`] is the one implementation, used by
+//! [`mass_matrix_inverse`](crate::algorithms::mass_matrix_inverse), the mass matrix's
+//! factorisation in `Data` ([`factorize_mass_matrix`](crate::algorithms::factorize_mass_matrix)),
+//! the simulator's iteration matrix ([`Factorization::factorize_shifted`]), the constraint
+//! solvers (range-space method) and hybrid dynamics (the block of the forward dofs, whose
+//! pattern is the tree contracted to them, through [`Factorization::set_parents`]). It stores
+//! L compactly on the *chains*: the
 //! chain of k is its ancestors in increasing order followed by k itself, and row k of the
 //! factors is one contiguous run on it (`L[k, chain_k[p]]`, then `D_k` last). The chain of the
 //! p-th ancestor of k is the first p + 1 entries of k's chain, so every elimination step is a
@@ -17,10 +20,8 @@
 //! operator is G M⁻¹ Gᵀ = (G L⁻¹ D^-½)(G L⁻¹ D^-½)ᵀ = Yᵀ Y with Y = D^-½ L⁻ᵀ Gᵀ
 //! ([`Factorization::half_solve_columns`] on the columns of Gᵀ).
 
-use super::crba::mass_matrix;
-use crate::data::Data;
 use crate::model::Model;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 
 const NONE: usize = usize::MAX;
 
@@ -31,11 +32,11 @@ const NONE: usize = usize::MAX;
 #[derive(Clone, Debug, Default)]
 pub struct Factorization {
     /// Row k is `f[start[k]..start[k + 1]]` at the dofs `chain[start[k]..start[k + 1]]`.
-    start: Vec<usize>,
+    pub(crate) start: Vec<usize>,
     /// Ancestors of each k in increasing order, then k.
-    chain: Vec<usize>,
+    pub(crate) chain: Vec<usize>,
     /// L[k, chain_k[p]] for the ancestors, D_k last.
-    f: Vec<f64>,
+    pub(crate) f: Vec<f64>,
 }
 
 impl Factorization {
@@ -97,6 +98,17 @@ impl Factorization {
     /// (i, k) for i on the chain of k only (the upper triangle along the pattern, contiguous
     /// in each column).
     pub fn factorize(&mut self, h: &DMatrix<f64>) {
+        self.factorize_impl::<false>(h, |_| 0.0);
+    }
+
+    /// Factorises `h + diag(shift(k))` (as [`Self::factorize`], `h` untouched): the
+    /// simulator's iteration matrix `M + armature + dt·damping + dt²·stiffness`.
+    pub fn factorize_shifted(&mut self, h: &DMatrix<f64>, shift: impl Fn(usize) -> f64) {
+        self.factorize_impl::<true>(h, shift);
+    }
+
+    #[inline(always)]
+    fn factorize_impl<const SHIFT: bool>(&mut self, h: &DMatrix<f64>, shift: impl Fn(usize) -> f64) {
         let n = self.n();
         if n == 0 {
             return;
@@ -108,6 +120,9 @@ impl Factorization {
             let col = &hs[k * nr..k * nr + nr];
             for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
                 *x = col[r];
+            }
+            if SHIFT {
+                u[cs[k + 1] - 1] += shift(k);
             }
         }
         // RBDA Table 6.3 on compact rows: for k = n..1, eliminate row k into its ancestors i
@@ -242,7 +257,7 @@ impl Factorization {
         }
     }
 
-    /// x ← H x = Lᵀ D L x through the factors (for checks; [`mass_matrix`] holds M densely).
+    /// x ← H x = Lᵀ D L x through the factors (for checks; `Data` holds M densely).
     pub fn mul(&self, x: &mut [f64]) {
         self.mul_l(x);
         self.mul_d(x);
@@ -273,168 +288,17 @@ impl Factorization {
     }
 }
 
-/// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric), through the branch-induced
-/// factorisation M = Lᵀ D L (left in `data.ltdl`): M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = V D⁻¹ Vᵀ with V = L⁻¹,
-/// which keeps L's pattern; V in `data.ltdl_inv` (and on the chains in `data.ltdl_inv_chain`).
-///
-/// The rows of V (W = L⁻ᵀ column by column: `W[:, j] = e_j − Σ_i L[j, i] W[:, i]` over the
-/// ancestors i of j) are dense loops over contiguous prefixes of the chains of
-/// [`Factorization`], with no parent chase. Column b of M⁻¹ is then
-/// `Σ_k V[b, k] / D_k · V[:, k]` over the chain of b, restricted to rows ≤ b (the upper
-/// triangle, mirrored at the end), the columns of V taken four at a time.
-pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
-    mass_matrix(model, data, q);
-    invert_mass_matrix(model, data);
-    &data.mass_matrix_inverse
-}
-
-/// [`mass_matrix_inverse`] of the M already in `data.mass_matrix` (factors left in `data.ltdl`).
-pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
-    let n = model.nv;
-    if n == 0 {
-        return;
-    }
-    data.ltdl.factorize(&data.mass_matrix);
-    let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
-    // rows of V = L⁻¹ on the chains: w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]} (prefixes)
-    let w = &mut data.ltdl_inv_chain[..];
-    for j in 0..n {
-        let (s, e) = (cs[j], cs[j + 1]);
-        let d = e - s - 1;
-        let (before, rest) = w.split_at_mut(s);
-        let wj = &mut rest[..=d];
-        wj.fill(0.0);
-        wj[d] = 1.0;
-        let pf = packed_prefix(chain, s, d);
-        for p in pf..d {
-            let i = chain[s + p];
-            let a = u[s + p];
-            let wi = &before[cs[i]..cs[i] + p + 1];
-            for (x, y) in wj[..=p].iter_mut().zip(wi) {
-                *x -= a * y;
-            }
-        }
-        if pf == PACKED {
-            // the rows of the six first ancestors form one packed triangle (see above)
-            let base = cs[chain[s]];
-            let t: &[f64; PACKED * (PACKED + 1) / 2] =
-                (&before[base..base + PACKED * (PACKED + 1) / 2]).try_into().unwrap_or_else(|_| unreachable!());
-            let a: [f64; PACKED] = u[s..s + PACKED].try_into().unwrap_or([0.0; PACKED]);
-            let mut acc = [0.0; PACKED];
-            for p in 0..PACKED {
-                for q in 0..=p {
-                    acc[q] += a[p] * t[p * (p + 1) / 2 + q];
-                }
-            }
-            for (x, y) in wj[..PACKED].iter_mut().zip(&acc) {
-                *x -= y;
-            }
-        }
-    }
-    // V dense, column-major (only pattern entries are ever written)
-    let v = data.ltdl_inv.as_mut_slice();
-    for a in 0..n {
-        let (s, e) = (cs[a], cs[a + 1]);
-        for (&k, &x) in chain[s..e].iter().zip(&w[s..e]) {
-            v[k * n + a] = x;
-        }
-    }
-    // column b of M⁻¹ above the diagonal: Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]
-    // D⁻¹ (the last entry of each compact column of the factors)
-    let dinv = data.tmp_v.as_mut_slice();
-    for (k, x) in dinv.iter_mut().enumerate() {
-        *x = 1.0 / u[cs[k + 1] - 1];
-    }
-    let z = data.mass_matrix_inverse.as_mut_slice();
-    for b in 0..n {
-        let (s, e) = (cs[b], cs[b + 1]);
-        let mut cb = &chain[s..e];
-        let mut wb = &w[s..e];
-        let zb = &mut z[b * n..b * n + b + 1];
-        zb[..cb[0]].fill(0.0);
-        let mut first = true;
-        if packed_prefix(chain, s, e - s - 1) == PACKED {
-            // the six first ancestors at once (a free flyer: consecutive dofs from the root)
-            let lo = cb[0];
-            let x: [&[f64]; PACKED] = std::array::from_fn(|t| &v[(lo + t) * n + lo..(lo + t) * n + b + 1]);
-            let c: [f64; PACKED] = std::array::from_fn(|t| wb[t] * dinv[lo + t]);
-            let out = &mut zb[lo..];
-            let len = out.len();
-            let (x0, x1, x2) = (&x[0][..len], &x[1][..len], &x[2][..len]);
-            let (x3, x4, x5) = (&x[3][..len], &x[4][..len], &x[5][..len]);
-            for r in 0..len {
-                out[r] = c[0] * x0[r] + c[1] * x1[r] + c[2] * x2[r] + c[3] * x3[r] + c[4] * x4[r] + c[5] * x5[r];
-            }
-            cb = &cb[PACKED..];
-            wb = &wb[PACKED..];
-            first = false;
-        }
-        for (ks, ws) in cb.chunks(4).zip(wb.chunks(4)) {
-            let lo = ks[0];
-            let col = |t: usize| &v[ks[t] * n + lo..ks[t] * n + b + 1];
-            let cf = |t: usize| ws[t] * dinv[ks[t]];
-            let out = &mut zb[lo..];
-            match (ks.len(), first) {
-                (4, true) => axpy4::<true>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
-                (4, false) => axpy4::<false>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
-                (len, first) => {
-                    for t in 0..len {
-                        let (c, x) = (cf(t), col(t));
-                        if first && t == 0 {
-                            for (o, y) in out.iter_mut().zip(x) {
-                                *o = c * y;
-                            }
-                        } else {
-                            for (o, y) in out.iter_mut().zip(x) {
-                                *o += c * y;
-                            }
-                        }
-                    }
-                }
-            }
-            first = false;
-        }
-    }
-    // the lower triangle: columns b and b + 1 at once, so that each row takes one pair store
-    let mut b = 1;
-    while b < n {
-        let (lo, hi) = z.split_at_mut(b * n);
-        if b + 1 < n {
-            for (col, (x0, x1)) in lo.chunks_exact_mut(n).zip(hi[..b].iter().zip(&hi[n..n + b])) {
-                col[b..b + 2].copy_from_slice(&[*x0, *x1]);
-            }
-            hi[b + 1] = hi[n + b];
-        } else {
-            for (col, x) in lo.chunks_exact_mut(n).zip(&hi[..b]) {
-                col[b] = *x;
-            }
-        }
-        b += 2;
-    }
-}
-
 /// Length of the free-flyer-like prefix handled as one packed triangle.
-const PACKED: usize = 6;
+pub(crate) const PACKED: usize = 6;
 
 /// `PACKED` when the chain at `s` (of depth `d`, the dof itself excluded) starts with
 /// `PACKED` consecutive dofs (then their compact columns are consecutive too, forming a
 /// packed triangle), else 0.
 #[inline(always)]
-fn packed_prefix(chain: &[usize], s: usize, d: usize) -> usize {
+pub(crate) fn packed_prefix(chain: &[usize], s: usize, d: usize) -> usize {
     if d >= PACKED && chain[s + PACKED - 1] == chain[s] + PACKED - 1 {
         PACKED
     } else {
         0
-    }
-}
-
-/// `out (=|+=) Σ_t c[t] x[t]` over four columns of equal length.
-#[inline(always)]
-fn axpy4<const ASSIGN: bool>(out: &mut [f64], x: [&[f64]; 4], c: [f64; 4]) {
-    let len = out.len();
-    let (x0, x1, x2, x3) = (&x[0][..len], &x[1][..len], &x[2][..len], &x[3][..len]);
-    for t in 0..len {
-        let s = c[0] * x0[t] + c[1] * x1[t] + c[2] * x2[t] + c[3] * x3[t];
-        out[t] = if ASSIGN { s } else { out[t] + s };
     }
 }

@@ -1,17 +1,19 @@
-//! What `karakuri simulate` runs: [`simulate`] with [`SimulateArgs`].
+//! `karakuri simulate`: [`simulate`] with [`SimulateArgs`] runs a scene (or the bundled demo),
+//! writes the trajectory and step CSV files, reports progress and returns a [`Summary`].
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
+use karakuri_sim::scene::{Scene, MIN_DT};
+use karakuri_sim::world::step_count;
+use karakuri_sim::World;
 
-use crate::scene::Scene;
-use crate::world::World;
-use crate::SimError;
-
-/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`.
+/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
+/// robot is `builtin:solo12.urdf`, inside the binary too.
 pub const DEMO_SCENE: &str = include_str!("../scenes/demo.yaml");
 
 /// Arguments of `karakuri simulate`.
@@ -51,10 +53,11 @@ pub struct Summary {
     pub contacts_max: usize,
     /// Mean number of contacts per step.
     pub contacts_mean: f64,
-    /// Mechanical energy at the start and at the end (J).
+    /// Mechanical energy (kinetic + gravitational) at the start and at the end (J). Impacts,
+    /// friction and damping dissipate it; actuation adds to it.
     pub energy: (f64, f64),
     /// `(E_end - E_start) / max(|E_start|, 1 J)`.
-    pub energy_drift: f64,
+    pub energy_change: f64,
 }
 
 impl std::fmt::Display for Summary {
@@ -81,36 +84,57 @@ impl std::fmt::Display for Summary {
             "contacts         {} at the end, {} max, {:.2} mean",
             self.contacts_final, self.contacts_max, self.contacts_mean
         )?;
+        let (e0, e1) = self.energy;
+        let what = if e1 < e0 {
+            "dissipated (impacts, friction, damping)"
+        } else if e1 > e0 {
+            "gained (actuation, contact correction, integration)"
+        } else {
+            "conserved"
+        };
         write!(
             f,
-            "energy           {:.6} J -> {:.6} J (drift {:+.3e})",
-            self.energy.0, self.energy.1, self.energy_drift
+            "energy           {e0:.6} J -> {e1:.6} J ({:+.3e} J, {:+.2} %: {what})",
+            e1 - e0,
+            100.0 * self.energy_change
         )
     }
 }
 
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
 /// fraction done (0..=1) about a hundred times.
-pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
+pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary> {
+    simulate_observed(args, progress, &mut |_, _| {})
+}
+
+/// [`simulate`], showing the world to `observe` at the start and after every step (the flag:
+/// this is the run's last call), e.g. to record a replay page.
+pub fn simulate_observed(
+    args: &SimulateArgs,
+    progress: &mut dyn FnMut(f64),
+    observe: &mut dyn FnMut(&World, bool),
+) -> Result<Summary> {
     let mut scene = match &args.scene {
         Some(p) => Scene::from_file(p)?,
         None => demo_scene()?,
     };
     if let Some(dt) = args.dt {
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(SimError::Input(format!("--dt must be positive (got {dt})")));
+        if !(dt >= MIN_DT && dt.is_finite()) {
+            bail!("--dt must be a number of seconds from {MIN_DT:e} on (got {dt:e})");
         }
         scene.world.dt = dt;
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
-    if !(duration >= 0.0 && duration.is_finite()) {
-        return Err(SimError::Input(format!(
-            "--duration must be non-negative (got {duration})"
-        )));
+    let dt = scene.world.dt;
+    let n = step_count(duration, dt).context("--duration")?;
+    if n == 0 {
+        bail!("--duration {duration} s is shorter than half a time step (dt = {dt} s): nothing to simulate");
     }
     let name = scene.name.clone();
     let mut world = World::new(scene)?;
-    let n = (duration / world.engine().dt()).round() as u64;
+    for w in world.warnings() {
+        warn(w);
+    }
     let mut traj = args
         .out
         .as_ref()
@@ -125,6 +149,7 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         .filter(|&i| !world.bodies()[i].is_static)
         .collect();
     let e0 = world.energy();
+    observe(&world, n == 0);
     if let Some(t) = traj.as_mut() {
         write_rows(t, &world, &moving, 0)?;
     }
@@ -142,6 +167,7 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         let nc = world.contacts().len();
         cmax = cmax.max(nc);
         csum += nc;
+        observe(&world, k == n);
         if let Some(t) = traj.as_mut() {
             write_rows(t, &world, &moving, k)?;
         }
@@ -171,15 +197,14 @@ pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Su
         contacts_max: cmax,
         contacts_mean: if n > 0 { csum as f64 / n as f64 } else { 0.0 },
         energy: (e0, e1),
-        energy_drift: (e1 - e0) / e0.abs().max(1.0),
+        energy_change: (e1 - e0) / e0.abs().max(1.0),
     })
 }
 
-/// The bundled demo scene; its URDF is found next to the repository's `tests/data`.
-pub fn demo_scene() -> Result<Scene, SimError> {
-    // the demo's URDF paths are relative to the crate's `scenes/` directory
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join("demo.yaml");
-    Scene::from_str(DEMO_SCENE, &path.display().to_string())
+/// The bundled demo scene; it refers to no file (its robot is `builtin:solo12.urdf`), so a
+/// copied binary runs it from anywhere.
+pub fn demo_scene() -> Result<Scene> {
+    Ok(Scene::from_str(DEMO_SCENE, "demo.yaml")?)
 }
 
 struct CsvOut {
@@ -189,9 +214,8 @@ struct CsvOut {
 }
 
 impl CsvOut {
-    fn create(path: &Path, header: &str) -> Result<CsvOut, SimError> {
-        let f = std::fs::File::create(path)
-            .map_err(|e| SimError::Output(format!("{}: cannot create: {e}", path.display())))?;
+    fn create(path: &Path, header: &str) -> Result<CsvOut> {
+        let f = std::fs::File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
         let mut out = CsvOut {
             path: path.to_path_buf(),
             w: std::io::BufWriter::new(f),
@@ -200,22 +224,18 @@ impl CsvOut {
         out.line(format_args!("{header}"))?;
         Ok(out)
     }
-    fn line(&mut self, args: std::fmt::Arguments) -> Result<(), SimError> {
+    fn line(&mut self, args: std::fmt::Arguments) -> Result<()> {
         self.buf.clear();
         let _ = self.buf.write_fmt(args);
         self.buf.push('\n');
-        self.w
-            .write_all(self.buf.as_bytes())
-            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+        self.w.write_all(self.buf.as_bytes()).with_context(|| self.path.display().to_string())
     }
-    fn finish(mut self) -> Result<(), SimError> {
-        self.w
-            .flush()
-            .map_err(|e| SimError::Output(format!("{}: {e}", self.path.display())))
+    fn finish(mut self) -> Result<()> {
+        self.w.flush().with_context(|| self.path.display().to_string())
     }
 }
 
-fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> Result<(), SimError> {
+fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> Result<()> {
     let t = world.time();
     for &i in moving {
         let s = &world.states()[i];
@@ -240,4 +260,40 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
         ))?;
     }
     Ok(())
+}
+
+/// A warning for the user of `karakuri simulate`, on stderr.
+fn warn(w: &str) {
+    eprintln!("warning: {w}");
+}
+
+/// `karakuri simulate`: runs with a progress bar on stderr (drawn only on a terminal and only
+/// for runs longer than a moment), prints the summary and, with `html`, writes the replay page
+/// ([`crate::viewer`]).
+pub fn run(args: &SimulateArgs, html: Option<&Path>) -> Result<std::process::ExitCode> {
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent}% (eta {eta})")
+            .expect("valid template"),
+    );
+    let started = Instant::now();
+    let mut recorder = html.map(crate::viewer::Recorder::for_page).transpose()?;
+    let summary = simulate_observed(
+        args,
+        &mut |fraction| {
+            if started.elapsed().as_secs_f64() > 0.5 {
+                bar.set_position((fraction * 1000.0) as u64);
+            }
+        },
+        &mut |world, last| recorder.iter_mut().for_each(|r| r.observe(world, last)),
+    );
+    bar.finish_and_clear();
+    let summary = summary?;
+    println!("{summary}");
+    if let (Some(path), Some(recorder)) = (html, recorder) {
+        let data = recorder.into_page_data(&summary.to_string());
+        let bytes = crate::viewer::write_page(path, &data)?;
+        crate::viewer::print_written(path, bytes, &data);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,0 +1,52 @@
+//! The simulator's errors.
+
+/// Errors of the simulator.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum SimError {
+    /// A scene file problem: the file, the path inside it and the reason.
+    #[error("{file}: {path}{}{reason}", if path.is_empty() { "" } else { ": " })]
+    Scene {
+        /// The scene file.
+        file: String,
+        /// Where in it, e.g. `bodies[3].shapes[0].radius` (empty: the whole file).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The simulation diverged (a non-finite or runaway state).
+    #[error("diverged at step {step} (t = {time} s), body '{body}': {reason}")]
+    Diverged {
+        /// The step about to be taken.
+        step: u64,
+        /// Its time (s).
+        time: f64,
+        /// The body concerned.
+        body: String,
+        /// What was found.
+        reason: String,
+    },
+    /// No joint of that name.
+    #[error("no joint named '{joint}'")]
+    UnknownJoint {
+        /// The name given.
+        joint: String,
+    },
+    /// A per-joint scalar was asked of a joint with several degrees of freedom.
+    #[error("joint '{joint}' has {dofs} degrees of freedom, not 1")]
+    NotOneDof {
+        /// The joint.
+        joint: String,
+        /// Its degrees of freedom.
+        dofs: usize,
+    },
+    /// A stage read a quantity of the dynamics core that was not computed for the current
+    /// state (the stages ran out of order: a bug of the engine, not of the scene).
+    #[error("engine stage order: {0}")]
+    Stale(#[from] karakuri::Stale),
+    /// Bad arguments (command-line values).
+    #[error("{0}")]
+    Input(String),
+    /// Writing output failed.
+    #[error("{0}")]
+    Output(String),
+}

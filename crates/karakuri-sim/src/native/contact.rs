@@ -1,0 +1,320 @@
+//! Contacts become rows or forces: Springhead's normal targets (restitution, penetration
+//! correction, speculative gaps), circular friction with static and dynamic coefficients,
+//! penalty contacts as impulses on the free velocity, material mixing, tangent frames and the
+//! warm-start keys that recognise a contact in the next step.
+
+use karakuri::constraints::rows::add_relative_point_row;
+use karakuri::spatial::{Motion, Vec3};
+use karakuri::Model;
+use nalgebra::{DVector, DVectorView};
+
+use super::build::SimModel;
+use super::state::{SimState, StepData};
+use crate::collision::RawContact;
+use crate::scene::{ContactMode, Material};
+use crate::solver::RowKind;
+
+/// Which rows a contact owns (or, for a penalty contact, the force it got).
+#[derive(Clone, Copy, Debug)]
+pub struct ContactRows {
+    /// Index of the contact in `StepData::raw`.
+    pub raw: usize,
+    /// First row (normal, then the tangents) in `StepData::rows`.
+    pub row: usize,
+    /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
+    pub nrows: usize,
+    /// World directions of the rows: normal, tangent 1, tangent 2.
+    pub dirs: [Vec3; 3],
+    /// Penalty force on B (world, N).
+    pub penalty_force: Vec3,
+}
+
+/// A contact's identity across steps: the two shapes and their features.
+pub type WarmKey = (usize, usize, u32, u32);
+
+/// One warm-start entry: key, the order it was written in (the last one of a key wins), and
+/// the impulses `[normal, tangent 1, tangent 2]`.
+pub type WarmEntry = (WarmKey, usize, [f64; 3]);
+
+/// The key of a contact.
+pub fn warm_key(c: &RawContact) -> WarmKey {
+    (c.shape_a, c.shape_b, c.features.0, c.features.1)
+}
+
+/// The impulses remembered for `key` (entries sorted by key, one per key).
+pub fn warm_lookup(entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
+    entries
+        .binary_search_by(|e| e.0.cmp(key))
+        .ok()
+        .map(|i| entries[i].2)
+}
+
+/// Sorts `entries` by key and keeps the last written of each key (no allocation).
+pub fn warm_finish(entries: &mut Vec<WarmEntry>) {
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    entries.dedup_by(|later, first| later.0 == first.0);
+}
+
+/// Springhead's rule: the mean of the two materials.
+pub fn mean_material(a: &Material, b: &Material) -> Material {
+    Material {
+        static_friction: 0.5 * (a.static_friction + b.static_friction),
+        dynamic_friction: 0.5 * (a.dynamic_friction + b.dynamic_friction),
+        restitution: 0.5 * (a.restitution + b.restitution),
+    }
+}
+
+/// Two unit tangents completing `n` to a right-handed frame (deterministic).
+pub fn tangents(n: &Vec3) -> (Vec3, Vec3) {
+    let a = if n.x.abs() < 0.57 {
+        Vec3::x()
+    } else if n.y.abs() < 0.57 {
+        Vec3::y()
+    } else {
+        Vec3::z()
+    };
+    let t1 = n.cross(&a).normalize();
+    let t2 = n.cross(&t1);
+    (t1, t2)
+}
+
+/// The dof range of the kinematic tree that moves `joint` (empty for the universe).
+pub fn tree_range(model: &Model, joint: usize) -> (usize, usize) {
+    if joint == 0 {
+        return (0, 0);
+    }
+    let mut root = joint;
+    while model.parents[root] != 0 {
+        root = model.parents[root];
+    }
+    (model.idx_v[root], model.subtree_end_v[root])
+}
+
+/// The dof ranges of the trees of two joints, sorted and disjoint.
+fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
+    let (a, b) = (tree_range(model, ja), tree_range(model, jb));
+    if a == b || b.0 == b.1 {
+        [a, (0, 0)]
+    } else if a.0 == a.1 {
+        [b, (0, 0)]
+    } else if a.0 < b.0 {
+        [a, b]
+    } else {
+        [b, a]
+    }
+}
+
+/// `row · v`.
+pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
+    row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
+}
+
+/// A contact seen from the rows: the joints of A and B, the point, and the world directions
+/// normal, tangent 1, tangent 2.
+struct ContactFrame {
+    ja: usize,
+    jb: usize,
+    p: Vec3,
+    dirs: [Vec3; 3],
+}
+
+impl ContactFrame {
+    /// The row of B's velocity relative to A's at the point along `dir` into `row`.
+    fn row(&self, model: &Model, s_world: &[Motion], dir: &Vec3, row: &mut [f64]) {
+        row.fill(0.0);
+        add_relative_point_row(
+            model,
+            s_world,
+            (self.ja, &self.p),
+            (self.jb, &self.p),
+            dir,
+            row,
+        );
+    }
+}
+
+/// The contact stage of the constraint build.
+///
+/// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.qh`, the
+/// materials and `s.warm_contacts`. Writes, per contact, either rows into `w.rows` (a normal
+/// with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from the
+/// last step) or, for a penalty pair, its spring-damper impulse into `w.v_free`; and the
+/// bookkeeping in `w.contact_rows`.
+pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
+    let (model, cp) = (&m.model, &m.contact);
+    let shapes = &m.collider.shapes;
+    for ci in 0..w.raw.len() {
+        let c = w.raw[ci];
+        let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
+        let n = c.normal;
+        let (t1, t2) = tangents(&n);
+        let frame = ContactFrame {
+            ja: sa.joint,
+            jb: sb.joint,
+            p: c.point,
+            dirs: [n, t1, t2],
+        };
+        // relative velocity of B with respect to A at the contact point, before the step
+        let mut rel = |dir: &Vec3| -> f64 {
+            frame.row(model, &w.s_world, dir, &mut w.row);
+            row_dot(&w.row, &s.v)
+        };
+        let vn = rel(&n);
+        let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
+        let mat = mean_material(&sa.material, &sb.material);
+        let mu = if vt.norm() <= cp.friction_threshold_velocity {
+            mat.static_friction
+        } else {
+            mat.dynamic_friction
+        };
+        let rows = if let ContactMode::Penalty { stiffness, damping } = c.mode {
+            let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
+            ContactRows {
+                raw: ci,
+                row: usize::MAX,
+                nrows: 0,
+                dirs: frame.dirs,
+                penalty_force: f,
+            }
+        } else {
+            let (row, nrows) = springhead_rows(m, s, w, &c, &frame, (vn, mu), mat.restitution);
+            ContactRows {
+                raw: ci,
+                row,
+                nrows,
+                dirs: frame.dirs,
+                penalty_force: Vec3::zeros(),
+            }
+        };
+        w.contact_rows.push(rows);
+    }
+}
+
+/// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
+/// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
+/// velocities and the friction coefficient. Returns the force on B (world).
+fn penalty_impulses(
+    m: &SimModel,
+    w: &mut StepData,
+    c: &RawContact,
+    frame: &ContactFrame,
+    (vn, vt, mu): (f64, Vec3, f64),
+    (stiffness, damping): (f64, f64),
+) -> Vec3 {
+    let (model, dt) = (&m.model, m.dt);
+    let [n, t1, t2] = frame.dirs;
+    let touching = c.depth > 0.0;
+    if !touching {
+        return Vec3::zeros();
+    }
+    let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
+    let vt_w = t1 * vt.x + t2 * vt.y;
+    let slip = vt_w.norm();
+    let ft = if slip > 1e-12 {
+        -vt_w / slip * (mu * fn_).min(damping.max(stiffness * dt) * slip)
+    } else {
+        Vec3::zeros()
+    };
+    let f = n * fn_ + ft;
+    for dir in frame.dirs {
+        let fd = f.dot(&dir);
+        if fd == 0.0 {
+            continue;
+        }
+        frame.row(model, &w.s_world, &dir, &mut w.row);
+        w.qh.solve(&mut w.row);
+        w.v_free
+            .axpy(fd * dt, &DVectorView::from_slice(&w.row, model.nv), 1.0);
+    }
+    f
+}
+
+/// A constraint contact: the normal row with Springhead's target (restitution `e` above the
+/// threshold speed, else penetration correction; a gap may only close within the step) and,
+/// when `μ > 0`, the two friction rows, warm-started from the last step. Returns the first
+/// row and the number of rows.
+fn springhead_rows(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    c: &RawContact,
+    frame: &ContactFrame,
+    (vn, mu): (f64, f64),
+    e: f64,
+) -> (usize, usize) {
+    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
+    let [n, t1, t2] = frame.dirs;
+    let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
+    frame.row(model, &w.s_world, &n, &mut w.row);
+    let vfree_n = row_dot(&w.row, &w.v_free);
+    let b = if c.depth < 0.0 {
+        let gap = -c.depth;
+        if impact && vfree_n * dt < -gap {
+            -e * vn
+        } else {
+            -gap / dt
+        }
+    } else if impact {
+        -e * vn
+    } else {
+        cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt
+    };
+    let friction = if mu > 0.0 { 2 } else { 0 };
+    let warm = if m.engine.warm_start {
+        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let ranges = pair_ranges(model, frame.ja, frame.jb);
+    let r0 = w
+        .rows
+        .push_ranged(RowKind::Normal { friction, mu }, b, warm[0], ranges);
+    w.rows.j_row_mut(r0).copy_from_slice(&w.row);
+    if friction == 2 {
+        for (k, t) in [t1, t2].iter().enumerate() {
+            let r = w
+                .rows
+                .push_ranged(RowKind::Tangent, 0.0, warm[1 + k], ranges);
+            frame.row(model, &w.s_world, t, w.rows.j_row_mut(r));
+        }
+    }
+    (r0, 1 + friction)
+}
+
+/// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
+/// `w.rows.lambda`; writes `s.warm_contacts` through `w.warm_next`).
+pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
+    w.warm_next.clear();
+    for cr in &w.contact_rows {
+        if cr.nrows == 0 {
+            continue;
+        }
+        let mut imp = [0.0; 3];
+        imp[..cr.nrows].copy_from_slice(&w.rows.lambda[cr.row..cr.row + cr.nrows]);
+        w.warm_next
+            .push((warm_key(&w.raw[cr.raw]), w.warm_next.len(), imp));
+    }
+    warm_finish(&mut w.warm_next);
+    std::mem::swap(&mut s.warm_contacts, &mut w.warm_next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_impulses_of_a_key_win_as_in_a_map() {
+        let k = |a| (a, 0, 0, 0);
+        let mut e = vec![
+            (k(3), 0, [1.0; 3]),
+            (k(1), 1, [2.0; 3]),
+            (k(3), 2, [3.0; 3]),
+            (k(2), 3, [4.0; 3]),
+        ];
+        warm_finish(&mut e);
+        assert_eq!(e.len(), 3);
+        assert_eq!(warm_lookup(&e, &k(3)), Some([3.0; 3]));
+        assert_eq!(warm_lookup(&e, &k(1)), Some([2.0; 3]));
+        assert_eq!(warm_lookup(&e, &k(9)), None);
+    }
+}

@@ -1,0 +1,132 @@
+//! Time integration: the semi-implicit Euler configuration update on the configuration
+//! manifold, and classical RK4 for contact-free smooth systems, which evaluates the
+//! accelerations with the same stage functions as the Euler step.
+
+use karakuri::algorithms;
+use karakuri::model::JointType;
+use karakuri::spatial::{exp3, quat_from_xyzw, Vec3};
+use karakuri::Model;
+use nalgebra::DVector;
+
+use super::build::SimModel;
+use super::stages;
+use super::state::{SimState, StepData};
+use crate::SimError;
+
+/// Quaternion product of `[x, y, z, w]` quaternions.
+fn quat_mul(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
+    let (x1, y1, z1, w1) = (a[0], a[1], a[2], a[3]);
+    let (x2, y2, z2, w2) = (b[0], b[1], b[2], b[3]);
+    [
+        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+    ]
+}
+
+/// `q ← q ⊕ dt v` in place. Free flyers move their origin along the world velocity and rotate
+/// by `exp(dt ω)`, and their body-frame linear velocity in `v` is re-expressed in the new
+/// orientation (the same world velocity); other joints use the joint's own integration.
+pub fn integrate_world(model: &Model, q: &mut DVector<f64>, v: &mut DVector<f64>, dt: f64) {
+    for j in 1..model.njoints {
+        let (iq, nq, iv, nv) = (model.idx_q[j], model.nqs[j], model.idx_v[j], model.nvs[j]);
+        if model.joint_types[j] == JointType::FreeFlyer {
+            let quat = [q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]];
+            let r = quat_from_xyzw(&quat);
+            let lin = Vec3::new(v[iv], v[iv + 1], v[iv + 2]);
+            let w = Vec3::new(v[iv + 3], v[iv + 4], v[iv + 5]);
+            let pv = r * lin * dt;
+            for c in 0..3 {
+                q[iq + c] += pv[c];
+            }
+            let th = w.norm() * dt;
+            let dq = if th > 0.0 {
+                let ax = w / w.norm();
+                let s = (0.5 * th).sin();
+                [ax.x * s, ax.y * s, ax.z * s, (0.5 * th).cos()]
+            } else {
+                [0.0, 0.0, 0.0, 1.0]
+            };
+            let mut nq_ = quat_mul(&quat, &dq);
+            let n = nq_.iter().map(|x| x * x).sum::<f64>().sqrt();
+            nq_.iter_mut().for_each(|x| *x /= n);
+            q.as_mut_slice()[iq + 3..iq + 7].copy_from_slice(&nq_);
+            // same world velocity, new body axes
+            let rl = exp3(&(w * dt)).transpose() * lin;
+            for c in 0..3 {
+                v[iv + c] = rl[c];
+            }
+        } else {
+            // a joint has at most 7 configuration and 6 velocity coordinates
+            let (mut qs, mut vs) = ([0.0; 7], [0.0; 6]);
+            qs[..nq].copy_from_slice(&q.as_slice()[iq..iq + nq]);
+            for (x, y) in vs[..nv].iter_mut().zip(&v.as_slice()[iv..iv + nv]) {
+                *x = y * dt;
+            }
+            model.joint_types[j].integrate(
+                &qs[..nq],
+                &vs[..nv],
+                &mut q.as_mut_slice()[iq..iq + nq],
+            );
+        }
+    }
+}
+
+/// The smooth acceleration at `(w.rk4.q, w.rk4.v)` into `w.rk4.kv[i]` (and the velocity into
+/// `w.rk4.kq[i]`): the kinematics, iteration-matrix, passive, actuation and acceleration
+/// stages with explicit damping and springs (`qH = M + armature`).
+fn evaluate(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    i: usize,
+    kinematics_fresh: bool,
+) -> Result<(), SimError> {
+    let (q, v) = (&w.rk4.q, &w.rk4.v);
+    if !kinematics_fresh {
+        stages::kinematics(m, q, v, &mut w.data);
+    }
+    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0)?;
+    stages::passive_forces(m, q, v, 0.0, &mut w.tau);
+    stages::actuation(s, &mut w.tau);
+    stages::smooth_acceleration(w)?;
+    w.rk4.kv[i].copy_from(&w.qacc);
+    w.rk4.kq[i].copy_from(&w.rk4.v);
+    Ok(())
+}
+
+/// One classical RK4 step of the smooth dynamics (no contacts, loops or limits). Reads and
+/// writes `s.q`, `s.v`; uses `w.rk4`, `w.data`, `w.qh` (the kinematics stage after the step
+/// refreshes `w.data` at the new state).
+pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    let (model, dt) = (&m.model, m.dt);
+    w.rk4.q0.copy_from(&s.q);
+    w.rk4.v0.copy_from(&s.v);
+    w.rk4.q.copy_from(&s.q);
+    w.rk4.v.copy_from(&s.v);
+    // k1 at the state, whose kinematics and bias forces are fresh
+    evaluate(m, s, w, 0, true)?;
+    for (i, h) in [(1, dt / 2.0), (2, dt / 2.0), (3, dt)] {
+        let r = &mut w.rk4;
+        // the slope of the previous evaluation, scaled, from the start
+        for k in 0..model.nv {
+            r.dq[k] = r.kq[i - 1][k] * h;
+        }
+        algorithms::integrate_into(model, &r.q0, &r.dq, &mut r.q);
+        for k in 0..model.nv {
+            r.v[k] = r.v0[k] + r.kv[i - 1][k] * h;
+        }
+        evaluate(m, s, w, i, false)?;
+    }
+    let r = &mut w.rk4;
+    let sixth = dt / 6.0;
+    for k in 0..model.nv {
+        r.dq[k] = (r.kq[0][k] + r.kq[1][k] * 2.0 + r.kq[2][k] * 2.0 + r.kq[3][k]) * sixth;
+    }
+    algorithms::integrate_into(model, &r.q0, &r.dq, &mut s.q);
+    for k in 0..model.nv {
+        s.v[k] = r.v0[k] + (r.kv[0][k] + r.kv[1][k] * 2.0 + r.kv[2][k] * 2.0 + r.kv[3][k]) * sixth;
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Loop closures: bilateral rows with Baumgarte correction during the step, and SHAKE, a
+//! projection of the step's end configuration back onto the loops.
+
+use karakuri::algorithms;
+use karakuri::constraints::rows::{
+    add_relative_angular_row, add_relative_point_row, world_motion_columns,
+};
+use karakuri::spatial::{Motion, Se3, Vec3};
+use karakuri::Model;
+
+use super::build::{LoopSpec, SimModel};
+use super::contact::tangents;
+use super::integrate::integrate_world;
+use super::state::{SimState, StepData};
+use crate::solver::{solve_direct, RowKind, Rows};
+use crate::SimError;
+
+/// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
+/// (bilateral, targets zero) and their position errors `C` into `err`, one per row: the three
+/// components of `p_b - p_a`, and for revolute loops the misalignment of the two hinge axes
+/// about two directions normal to A's axis.
+pub fn loop_rows(
+    model: &Model,
+    o_m_i: &[Se3],
+    s_world: &[Motion],
+    loops: &[LoopSpec],
+    rows: &mut Rows,
+    err: &mut Vec<f64>,
+) {
+    rows.clear(model.nv);
+    err.clear();
+    for l in loops {
+        let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
+        let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
+        let e = pb - pa;
+        for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
+            let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
+            add_relative_point_row(
+                model,
+                s_world,
+                (l.ja, &pa),
+                (l.jb, &pb),
+                &dir,
+                rows.j_row_mut(r),
+            );
+            err.push(e.dot(&dir));
+        }
+        if l.revolute {
+            let aa = xa.rotation * l.axis_a;
+            let ab = xb.rotation * l.axis_b;
+            let rot_err = ab.cross(&aa); // rotating B about this aligns its axis with A's
+            let (u1, u2) = tangents(&aa);
+            for dir in [u1, u2] {
+                let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
+                add_relative_angular_row(model, s_world, l.ja, l.jb, &dir, rows.j_row_mut(r));
+                err.push(-rot_err.dot(&dir));
+            }
+        }
+    }
+}
+
+/// The loop stage of the constraint build. Reads the placements of `w.data`, `w.s_world`,
+/// the warm impulses `s.warm_other[*other..]`; writes `w.loop_rows`, `w.loop_err` and one
+/// bilateral row per loop row into `w.rows` with the Baumgarte target `-β C / dt`.
+pub fn loop_constraint_rows(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    other: &mut usize,
+) -> Result<(), SimError> {
+    let beta = m.engine.loop_correction_rate;
+    loop_rows(
+        &m.model,
+        w.data.joint_placements()?,
+        &w.s_world,
+        &m.loops,
+        &mut w.loop_rows,
+        &mut w.loop_err,
+    );
+    for (k, &c) in w.loop_err.iter().enumerate() {
+        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        *other += 1;
+        let r = w.rows.push(RowKind::Bilateral, -beta * c / m.dt, warm);
+        w.rows.j_row_mut(r).copy_from_slice(w.loop_rows.j_row(k));
+    }
+    Ok(())
+}
+
+/// SHAKE: adds loop impulses along the step's loop rows `J(q_n)` until the configuration
+/// reached by the step satisfies the loop constraints, `C(q_n ⊕ dt v⁺) = 0` (Newton with the
+/// step's Delassus matrix). A first-order scheme whose velocity constraint is imposed at the
+/// end of the step keeps the energy of closed loops instead of dissipating it.
+///
+/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v` and `w.shake`, and uses `w.data` as
+/// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
+pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    let (model, dt) = (&m.model, m.dt);
+    let sh = &mut w.shake;
+    // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
+    sh.rows.assign(&w.loop_rows);
+    let fact = &w.qh;
+    sh.rows.prepare(|x| fact.solve(x));
+    for _ in 0..4 {
+        sh.q.copy_from(&s.q);
+        sh.v.copy_from(&s.v);
+        integrate_world(model, &mut sh.q, &mut sh.v, dt);
+        algorithms::forward_kinematics(model, &mut w.data, &sh.q);
+        let o_m_i = w.data.joint_placements()?;
+        world_motion_columns(model, o_m_i, &mut sh.s_world);
+        loop_rows(
+            model,
+            o_m_i,
+            &sh.s_world,
+            &m.loops,
+            &mut sh.trial_rows,
+            &mut sh.err,
+        );
+        if sh.err.iter().all(|e| e.abs() < 1e-12) {
+            break;
+        }
+        for (k, e) in sh.err.iter().enumerate() {
+            sh.rows.b[k] = -e / dt;
+        }
+        if solve_direct(&mut sh.rows, &sh.zero, &mut sh.dv, &mut w.solver).is_none() {
+            break;
+        }
+        for k in 0..model.nv {
+            s.v[k] += sh.dv[k];
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! The native engine: one karakuri [`Model`] for the whole world, velocity-level time stepping
+//! in joint space with Springhead's contact model.
+//!
+//! As MuJoCo's `mjModel` / `mjData`, the engine is three parts: [`SimModel`] (the description,
+//! built once by [`SimModel::from_scene`], never written by a step), [`SimState`] (what a step
+//! starts from and carries on) and [`StepData`] (the workspace the stages hand results through,
+//! sized at load). A step is the list of stage functions of [`stages`]:
+//!
+//! ```text
+//! check_state → position (LᵀDL of qH = M + diag, world columns, collision)
+//!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
+//!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
+//!   → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
+//!     M, bias forces) → sensors
+//! ```
+//!
+//! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
+
+mod assemble;
+pub mod build;
+pub mod contact;
+pub mod integrate;
+pub mod limits;
+pub mod loops;
+pub mod stages;
+pub mod state;
+
+use std::time::{Duration, Instant};
+
+use karakuri::algorithms;
+use karakuri::model::JointType;
+use karakuri::spatial::{Se3, Vec3};
+use karakuri::Model;
+use nalgebra::DVector;
+
+pub use build::{SimBody, SimModel};
+pub use state::{SimState, StepData};
+
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+use crate::scene::{Integrator, Scene};
+use crate::solver::SolveStats;
+use crate::SimError;
+
+/// The reduced-coordinate engine (Featherstone + contact LCP). See the crate docs.
+///
+/// The three parts are read through [`NativeEngine::sim_model`], [`NativeEngine::state`] and
+/// [`NativeEngine::work`]; only the engine's own methods change them, so the kinematics in the
+/// workspace always belong to the state.
+pub struct NativeEngine {
+    /// The world's description.
+    model: SimModel,
+    /// The state.
+    state: SimState,
+    /// The step's workspace (kinematics of the state, contacts, rows, solver buffers).
+    work: StepData,
+}
+
+impl NativeEngine {
+    /// Builds the engine of a scene, at the scene's initial state with its kinematics fresh.
+    pub fn new(scene: &Scene) -> Result<NativeEngine, SimError> {
+        let model = SimModel::from_scene(scene)?;
+        let mut state = SimState::new(&model);
+        let mut work = StepData::new(&model);
+        work.reserve(&model, &mut state, 0);
+        stages::kinematics(&model, &state.q, &state.v, &mut work.data);
+        Ok(NativeEngine { model, state, work })
+    }
+
+    /// The world's description.
+    pub fn sim_model(&self) -> &SimModel {
+        &self.model
+    }
+
+    /// The state.
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// The workspace of the last step (and the kinematics of the state).
+    pub fn work(&self) -> &StepData {
+        &self.work
+    }
+
+    /// The world's multibody model.
+    pub fn model(&self) -> &Model {
+        &self.model.model
+    }
+
+    /// Joint positions.
+    pub fn q(&self) -> &DVector<f64> {
+        &self.state.q
+    }
+
+    /// Joint velocities (free flyers: `[linear; angular]` in the body frame).
+    pub fn v(&self) -> &DVector<f64> {
+        &self.state.v
+    }
+
+    /// Simulated bodies.
+    pub fn bodies(&self) -> &[SimBody] {
+        &self.model.bodies
+    }
+
+    /// Statistics of the last constraint solve.
+    pub fn last_solve(&self) -> SolveStats {
+        self.work.last_solve
+    }
+
+    /// The (q, v) indices of a one-dof joint by name.
+    fn one_dof(&self, joint: &str) -> Result<(usize, usize), SimError> {
+        let m = &self.model.model;
+        let j = m.joint_id(joint).ok_or_else(|| SimError::UnknownJoint {
+            joint: joint.to_string(),
+        })?;
+        if m.nvs[j.0] != 1 {
+            return Err(SimError::NotOneDof {
+                joint: joint.to_string(),
+                dofs: m.nvs[j.0],
+            });
+        }
+        Ok((m.idx_q[j.0], m.idx_v[j.0]))
+    }
+}
+
+impl Engine for NativeEngine {
+    fn name(&self) -> &str {
+        "native"
+    }
+
+    fn warnings(&self) -> &[String] {
+        &self.model.warnings
+    }
+
+    fn bodies(&self) -> &[BodyInfo] {
+        &self.model.infos
+    }
+
+    fn step(&mut self) -> Result<(), SimError> {
+        let (m, s, w) = (&self.model, &mut self.state, &mut self.work);
+        let mut t = StageTimes::default();
+        let mut clock = Instant::now();
+        let mut lap = |d: &mut Duration| {
+            let now = Instant::now();
+            *d = now - clock;
+            clock = now;
+        };
+        stages::check_state(m, s)?;
+        lap(&mut t.check_state);
+        stages::position(m, w)?;
+        lap(&mut t.position);
+        if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
+            integrate::rk4_step(m, s, w)?;
+            w.raw.clear();
+            w.contact_rows.clear();
+            lap(&mut t.integrate);
+        } else {
+            stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
+            lap(&mut t.velocity);
+            stages::actuation(s, &mut w.tau);
+            lap(&mut t.actuation);
+            stages::smooth_acceleration(w)?;
+            stages::free_velocity(m, s, w);
+            lap(&mut t.acceleration);
+            stages::constraints(m, s, w)?;
+            lap(&mut t.constraint);
+            stages::integrate(m, s, w)?;
+            lap(&mut t.integrate);
+        }
+        s.steps += 1;
+        s.time = s.steps as f64 * m.dt;
+        stages::kinematics(m, &s.q, &s.v, &mut w.data);
+        lap(&mut t.kinematics);
+        stages::sensors(m, w);
+        lap(&mut t.sensors);
+        w.times = t;
+        Ok(())
+    }
+
+    fn write_states(&self, out: &mut [BodyState]) {
+        let (model, data) = (&self.model.model, &self.work.data);
+        // `new` and every `step` end with the kinematics stage at the state; a step that fails
+        // does so before it writes `data` (the checked reads after the step's own writes, in
+        // SHAKE and RK4, follow the algorithm that makes them fresh)
+        let o_m_i = data.joint_placements().expect("the kinematics stage ends new and step");
+        let vel = data.joint_velocities().expect("the kinematics stage ends new and step");
+        for (o, b) in out.iter_mut().zip(&self.model.bodies) {
+            let x = o_m_i[b.joint];
+            let pose = x.compose(&b.placement);
+            let vw = x.act_motion(&vel[b.joint]);
+            let p = pose.translation;
+            *o = BodyState {
+                pose,
+                linear: vw.linear + vw.angular.cross(&p),
+                angular: vw.angular,
+            };
+            if b.joint != 0
+                && model.joint_types[b.joint] == JointType::FreeFlyer
+                && b.placement == Se3::identity()
+            {
+                // exactly the integrated world velocity of the origin
+                let iv = model.idx_v[b.joint];
+                let lin = Vec3::new(self.state.v[iv], self.state.v[iv + 1], self.state.v[iv + 2]);
+                o.linear = x.rotation * lin;
+            }
+        }
+    }
+
+    fn time(&self) -> f64 {
+        self.state.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.state.steps
+    }
+
+    fn dt(&self) -> f64 {
+        self.model.dt
+    }
+
+    fn contacts(&self) -> &[ContactInfo] {
+        &self.work.contacts
+    }
+
+    fn stage_times(&self) -> StageTimes {
+        self.work.times
+    }
+
+    /// Kinetic plus gravitational energy. Not part of the step: it evaluates on a copy of
+    /// the kinematics buffers.
+    fn energy(&self) -> f64 {
+        let (m, s) = (&self.model.model, &self.state);
+        let mut d = self.work.data.clone();
+        algorithms::kinetic_energy(m, &mut d, &s.q, &s.v)
+            + algorithms::potential_energy(m, &mut d, &s.q)
+    }
+
+    fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
+        let (iq, _) = self.one_dof(joint)?;
+        Ok(self.state.q[iq])
+    }
+
+    fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
+        let (_, iv) = self.one_dof(joint)?;
+        Ok(self.state.v[iv])
+    }
+
+    fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
+        let (_, iv) = self.one_dof(joint)?;
+        Ok(self.state.tau_user[iv])
+    }
+
+    fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
+        let (_, iv) = self.one_dof(joint)?;
+        self.state.tau_user[iv] = torque;
+        Ok(())
+    }
+}
+
+/// Whether this step may use RK4 (no contacts, no loops, no limits).
+fn smooth(m: &SimModel, w: &StepData) -> bool {
+    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty()
+}

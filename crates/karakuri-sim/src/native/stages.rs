@@ -1,0 +1,237 @@
+//! The stages of a step, each a function over the model (read only), the state and the step's
+//! workspace, in the order [`super::NativeEngine`] runs them. Each says what it reads and
+//! writes; `docs/ARCHITECTURE.md` draws the whole flow.
+
+use karakuri::algorithms;
+use karakuri::linalg::Factorization;
+use karakuri::model::JointType;
+use karakuri::spatial::{Motion, Vec3};
+use karakuri::Data;
+use nalgebra::DVector;
+
+use super::build::SimModel;
+use super::contact;
+use super::integrate::integrate_world;
+use super::limits::limit_rows;
+use super::loops;
+use super::state::{SimState, StepData};
+use crate::engine::ContactInfo;
+use crate::scene::SolverKind;
+use crate::solver::{direct_applies, solve_direct, solve_pgs, SolveStats};
+use crate::SimError;
+
+/// Check state: the NaN / divergence guard. Reads `s.q`, `s.v`, `engine.max_speed`.
+pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
+    let model = &m.model;
+    for j in 1..model.njoints {
+        let (iq, nq, iv, nv) = (model.idx_q[j], model.nqs[j], model.idx_v[j], model.nvs[j]);
+        let bad_q = s.q.as_slice()[iq..iq + nq].iter().any(|x| !x.is_finite());
+        let bad_v = s.v.as_slice()[iv..iv + nv].iter().any(|x| !x.is_finite());
+        let fast = s.v.as_slice()[iv..iv + nv]
+            .iter()
+            .map(|x| x.abs())
+            .fold(0.0, f64::max);
+        if bad_q || bad_v || fast > m.engine.max_speed {
+            let reason = if bad_q {
+                format!("joint '{}' position is not finite", model.joint_names[j])
+            } else if bad_v {
+                format!("joint '{}' velocity is not finite", model.joint_names[j])
+            } else {
+                format!(
+                    "joint '{}' speed {fast:.3e} exceeds engine.max_speed {:.3e}",
+                    model.joint_names[j], m.engine.max_speed
+                )
+            };
+            return Err(SimError::Diverged {
+                step: s.steps,
+                time: s.time,
+                body: m.body_of_joint(j).to_string(),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Kinematics and dynamics terms at `(q, v)`, one `compute_all_terms` call (CRBA, then one
+/// RNEA sweep with q̈ = 0): writes into `data` the world placements and body velocities (what
+/// the world reports), the world Jacobian columns, `M(q)` and the bias forces `h = C v + g`.
+/// Runs at load and as the last stage of every step, so the next step starts from it (the
+/// state does not change between steps).
+pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut Data) {
+    algorithms::compute_all_terms(&m.model, data, q, v);
+}
+
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
+/// into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes damping and
+/// springs implicit in the Euler step; RK4 passes zeros (explicit). Reads `data`'s mass
+/// matrix (fresh from the kinematics stage), `m.dofs`.
+pub fn factorize_qh(
+    m: &SimModel,
+    data: &Data,
+    qh: &mut Factorization,
+    c_d: f64,
+    c_k: f64,
+) -> Result<(), SimError> {
+    let d = &m.dofs;
+    qh.factorize_shifted(data.mass_matrix()?, |k| {
+        d.armature[k] + c_d * d.damping[k] + c_k * d.stiffness[k]
+    });
+    Ok(())
+}
+
+/// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
+/// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
+/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
+pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
+    let dt = m.dt;
+    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt)?;
+    let jac = w.data.jacobians()?;
+    for (k, sk) in w.s_world.iter_mut().enumerate() {
+        *sk = Motion::from_slice(jac.column(k).as_slice());
+    }
+    m.collider.detect(
+        &mut w.collision,
+        w.data.joint_placements()?,
+        m.contact.prediction_distance,
+        &mut w.raw,
+    );
+    Ok(())
+}
+
+/// Passive joint forces: `τ = -d v - k (q - q_ref + c v)` for dofs with damping or a spring,
+/// zero elsewhere, into `tau`. `c = dt` is the implicit spring's look-ahead (its `dt² k` is in
+/// qH); RK4 passes 0. Reads `q`, `v`, `m.dofs`.
+pub fn passive_forces(
+    m: &SimModel,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    c: f64,
+    tau: &mut DVector<f64>,
+) {
+    let (model, d) = (&m.model, &m.dofs);
+    tau.fill(0.0);
+    for k in 0..model.nv {
+        let (dk, sk) = (d.damping[k], d.stiffness[k]);
+        if dk != 0.0 || sk != 0.0 {
+            let j = model.dof_joint[k];
+            let iq = model.idx_q[j] + (k - model.idx_v[j]);
+            tau[k] = -dk * v[k] - sk * (q[iq] - d.spring_reference[k] + c * v[k]);
+        }
+    }
+}
+
+/// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
+pub fn actuation(s: &SimState, tau: &mut DVector<f64>) {
+    *tau += &s.tau_user;
+}
+
+/// Smooth acceleration `q̈ = qH⁻¹ (τ - h)` into `w.qacc`. Reads `w.tau`, the bias forces `h`
+/// of `w.data`, `w.qh`.
+pub fn smooth_acceleration(w: &mut StepData) -> Result<(), SimError> {
+    w.qacc.copy_from(&w.tau);
+    w.qacc -= w.data.nonlinear_effects()?;
+    w.qh.solve(w.qacc.as_mut_slice());
+    Ok(())
+}
+
+/// Free velocity: `v_free = v + dt q̈`; free-flyer linear velocities keep their world
+/// direction (the world-frame Euler step). Reads `s.v`, `w.qacc`; writes `w.v_free`.
+pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
+    let (model, dt) = (&m.model, m.dt);
+    w.v_free.copy_from(&s.v);
+    w.v_free.axpy(dt, &w.qacc, 1.0);
+    for j in 1..model.njoints {
+        if model.joint_types[j] == JointType::FreeFlyer {
+            let iv = model.idx_v[j];
+            let lin = Vec3::new(s.v[iv], s.v[iv + 1], s.v[iv + 2]);
+            let om = Vec3::new(s.v[iv + 3], s.v[iv + 4], s.v[iv + 5]);
+            let corr = dt * om.cross(&lin);
+            for c in 0..3 {
+                w.v_free[iv + c] += corr[c];
+            }
+        }
+    }
+}
+
+/// Constraints: contact rows (and penalty impulses on `w.v_free`), loop rows, limit rows,
+/// then the solve and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`, the
+/// columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
+/// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the warm start in `s`, and `s.v`.
+pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    let nv = m.model.nv;
+    if w.raw.len() > w.reserved_contacts {
+        w.reserve(m, s, w.raw.len());
+    }
+    w.rows.clear(nv);
+    w.contact_rows.clear();
+    contact::contact_rows(m, s, w);
+    w.other_row_start = w.rows.len();
+    let mut other = 0;
+    loops::loop_constraint_rows(m, s, w, &mut other)?;
+    limit_rows(m, s, w, &mut other);
+    w.dv.fill(0.0);
+    w.last_solve = if w.rows.is_empty() {
+        SolveStats::default()
+    } else {
+        let fact = &w.qh;
+        w.rows.prepare(|x| fact.solve(x));
+        let vf = w.v_free.as_slice();
+        let e = &m.engine;
+        let direct = e.solver == SolverKind::Auto && direct_applies(&w.rows, e.direct_max_rows);
+        // the direct solver leaves rows and dv untouched when it gives up
+        match direct
+            .then(|| solve_direct(&mut w.rows, vf, &mut w.dv, &mut w.solver))
+            .flatten()
+        {
+            Some(stats) => stats,
+            None => solve_pgs(
+                &mut w.rows,
+                vf,
+                &mut w.dv,
+                e.max_iterations,
+                e.tolerance,
+                &mut w.solver,
+            ),
+        }
+    };
+    contact::remember_impulses(s, w);
+    s.warm_other.clear();
+    s.warm_other
+        .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
+    for k in 0..nv {
+        s.v[k] = w.v_free[k] + w.dv[k];
+    }
+    Ok(())
+}
+
+/// Integrate: the loop projection (if asked), then `q ← q ⊕ dt v⁺` (see
+/// [`integrate_world`]). Reads and writes `s.q`, `s.v`.
+pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    if m.engine.loop_projection && !m.loops.is_empty() {
+        loops::shake(m, s, w)?;
+    }
+    integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
+    Ok(())
+}
+
+/// Sensors: each contact with the mean force it carried over the step (penalty force plus
+/// `Σ dirs λ / dt`). Reads `w.raw`, `w.contact_rows`, `w.rows.lambda`; writes `w.contacts`.
+pub fn sensors(m: &SimModel, w: &mut StepData) {
+    w.contacts.clear();
+    for cr in &w.contact_rows {
+        let c = &w.raw[cr.raw];
+        let mut f = cr.penalty_force;
+        for k in 0..cr.nrows {
+            f += cr.dirs[k] * (w.rows.lambda[cr.row + k] / m.dt);
+        }
+        w.contacts.push(ContactInfo {
+            body_a: m.collider.shapes[c.shape_a].body,
+            body_b: m.collider.shapes[c.shape_b].body,
+            point: c.point,
+            normal: c.normal,
+            depth: c.depth,
+            force: f,
+        });
+    }
+}

@@ -1,0 +1,299 @@
+//! Semantic checks of a typed scene: ranges and units, unit quaternions and axes (normalised in
+//! place when within 1e-6 of unit), names unique and references resolved, parents before
+//! children, shapes allowed on their bodies. Each error names the path inside the file.
+//!
+//! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
+//! names); nothing else.
+
+use super::{scene_error, BodySpec, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, MIN_DT};
+use crate::SimError;
+
+type Check = Result<(), SimError>;
+
+/// Checks the scene and fills the defaults that depend on context (joint names
+/// `<body>_j<index>`, loop names `loop<index>`).
+pub fn validate(scene: &mut Scene, file: &str) -> Check {
+    let v = Validator { file };
+    v.world(scene)?;
+    v.contact(scene)?;
+    v.engine(scene)?;
+    for (name, m) in &scene.materials {
+        v.material(&format!("materials.{name}"), m)?;
+    }
+    v.material("default_material", &scene.default_material)?;
+    let materials: Vec<String> = scene.materials.iter().map(|(k, _)| k.clone()).collect();
+    for bi in 0..scene.bodies.len() {
+        let (earlier, rest) = scene.bodies.split_at_mut(bi);
+        v.body(&format!("bodies[{bi}]"), &mut rest[0], earlier, &materials)?;
+    }
+    for (ri, r) in scene.robots.iter_mut().enumerate() {
+        let at = format!("robots[{ri}]");
+        v.pose(&format!("{at}.pose"), &mut r.pose)?;
+        v.material_ref(&format!("{at}.material"), r.material.as_deref(), &materials)?;
+        v.nonneg(&format!("{at}.joint_stiffness"), r.joint_stiffness)?;
+        v.nonneg(&format!("{at}.joint_damping"), r.joint_damping)?;
+        for (si, (_, s)) in r.shapes.iter_mut().enumerate() {
+            v.shape(&format!("{at}.shapes[{si}]"), s, &materials)?;
+        }
+    }
+    let known = |name: &str, s: &Scene| {
+        s.bodies.iter().any(|b| b.name == name) || s.robots.iter().any(|r| name.starts_with(&format!("{}/", r.name)))
+    };
+    for li in 0..scene.loop_constraints.len() {
+        let at = format!("loop_constraints[{li}]");
+        let l = &scene.loop_constraints[li];
+        for (key, name) in [("body_a", &l.body_a), ("body_b", &l.body_b)] {
+            if !known(name, scene) {
+                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}'")));
+            }
+        }
+        let l = &mut scene.loop_constraints[li];
+        if l.name.is_empty() {
+            l.name = format!("loop{li}");
+        }
+        if l.kind == LoopKind::Revolute {
+            v.unit(&format!("{at}.axis_a"), &mut l.axis_a)?;
+        }
+    }
+    let pairs = scene.collision_exclude_pairs.iter().enumerate().map(|(i, p)| (format!("collision_exclude_pairs[{i}]"), p));
+    let modes = scene.contact_pairs.iter().enumerate().map(|(i, p)| (format!("contact_pairs[{i}].bodies"), &p.bodies));
+    for (at, pair) in pairs.chain(modes) {
+        for (k, name) in pair.iter().enumerate() {
+            if !known(name, scene) {
+                return Err(v.err(&format!("{at}[{k}]"), format!("unknown body '{name}'")));
+            }
+        }
+    }
+    for (i, p) in scene.contact_pairs.iter().enumerate() {
+        v.mode(&format!("contact_pairs[{i}]"), p.mode)?;
+    }
+    Ok(())
+}
+
+struct Validator<'a> {
+    file: &'a str,
+}
+
+impl Validator<'_> {
+    fn err(&self, path: &str, reason: impl Into<String>) -> SimError {
+        scene_error(self.file, path, reason)
+    }
+
+    fn nonneg(&self, path: &str, x: f64) -> Check {
+        if x < 0.0 {
+            return Err(self.err(path, format!("must be non-negative (found {x})")));
+        }
+        Ok(())
+    }
+
+    fn positive(&self, path: &str, x: f64) -> Check {
+        if x <= 0.0 {
+            return Err(self.err(path, format!("must be positive (found {x})")));
+        }
+        Ok(())
+    }
+
+    fn world(&self, s: &Scene) -> Check {
+        let w = &s.world;
+        self.positive("world.dt", w.dt)?;
+        if w.dt < MIN_DT {
+            return Err(self.err("world.dt", format!("must be at least {MIN_DT:e} s (found {:e})", w.dt)));
+        }
+        self.nonneg("world.duration", w.duration)?;
+        crate::world::step_count(w.duration, w.dt).map_err(|e| self.err("world.duration", e.to_string()))?;
+        Ok(())
+    }
+
+    fn contact(&self, s: &Scene) -> Check {
+        let c = &s.contact;
+        self.nonneg("contact.error_correction_rate", c.error_correction_rate)?;
+        if c.error_correction_rate > 1.0 {
+            return Err(self.err("contact.error_correction_rate", "must be within [0, 1]"));
+        }
+        self.nonneg("contact.penetration_tolerance", c.penetration_tolerance)?;
+        self.nonneg("contact.restitution_threshold_velocity", c.restitution_threshold_velocity)?;
+        self.nonneg("contact.friction_threshold_velocity", c.friction_threshold_velocity)?;
+        self.nonneg("contact.prediction_distance", c.prediction_distance)?;
+        self.mode("contact", c.mode)
+    }
+
+    fn mode(&self, at: &str, m: ContactMode) -> Check {
+        if let ContactMode::Penalty { stiffness, damping } = m {
+            self.positive(&format!("{at}.stiffness"), stiffness)?;
+            self.nonneg(&format!("{at}.damping"), damping)?;
+        }
+        Ok(())
+    }
+
+    fn engine(&self, s: &Scene) -> Check {
+        let e = &s.engine;
+        self.nonneg("engine.tolerance", e.tolerance)?;
+        self.nonneg("engine.loop_correction_rate", e.loop_correction_rate)?;
+        self.positive("engine.max_speed", e.max_speed)
+    }
+
+    fn material(&self, at: &str, m: &Material) -> Check {
+        self.nonneg(&format!("{at}.static_friction"), m.static_friction)?;
+        self.nonneg(&format!("{at}.dynamic_friction"), m.dynamic_friction)?;
+        self.nonneg(&format!("{at}.restitution"), m.restitution)?;
+        if m.restitution > 1.0 {
+            let e = m.restitution;
+            return Err(self.err(&format!("{at}.restitution"), format!("restitution must be within [0, 1] (found {e})")));
+        }
+        Ok(())
+    }
+
+    fn material_ref(&self, at: &str, name: Option<&str>, materials: &[String]) -> Check {
+        match name {
+            Some(n) if !materials.iter().any(|k| k == n) => {
+                let known = if materials.is_empty() { "none".to_string() } else { materials.join(", ") };
+                Err(self.err(at, format!("unknown material '{n}' (defined: {known})")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A unit vector within 1e-6, normalised in place.
+    fn unit(&self, at: &str, a: &mut [f64; 3]) -> Check {
+        let n = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+        if (n - 1.0).abs() > 1e-6 {
+            return Err(self.err(at, format!("axis must be a unit vector (norm {n})")));
+        }
+        *a = [a[0] / n, a[1] / n, a[2] / n];
+        Ok(())
+    }
+
+    /// A unit quaternion within 1e-6, normalised in place (an already unit one is kept bit for
+    /// bit, so save and reload are exact).
+    fn pose(&self, at: &str, p: &mut Pose) -> Check {
+        let q = &mut p.orientation;
+        let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if (n - 1.0).abs() > 1e-6 {
+            return Err(self.err(&format!("{at}.orientation"), format!("quaternion [x, y, z, w] must be unit (norm {n:.9})")));
+        }
+        if (n * n - 1.0).abs() >= 1e-14 {
+            *q = [q[0] / n, q[1] / n, q[2] / n, q[3] / n];
+        }
+        Ok(())
+    }
+
+    fn body(&self, at: &str, b: &mut BodySpec, earlier: &[BodySpec], materials: &[String]) -> Check {
+        if b.name == "world" || earlier.iter().any(|e| e.name == b.name) {
+            return Err(self.err(&format!("{at}.name"), format!("body name '{}' is already used", b.name)));
+        }
+        if b.parent != "world" && !earlier.iter().any(|e| e.name == b.parent) {
+            let reason = format!("unknown parent '{}' (parents must come before their children)", b.parent);
+            return Err(self.err(&format!("{at}.parent"), reason));
+        }
+        self.pose(&format!("{at}.pose_in_parent"), &mut b.pose_in_parent)?;
+        if let Some(p) = &mut b.initial_world_pose {
+            self.pose(&format!("{at}.initial_world_pose"), p)?;
+        }
+        let n = b.joints.len();
+        let (body, parent) = (b.name.clone(), b.parent.clone());
+        for (k, j) in b.joints.iter_mut().enumerate() {
+            self.joint(&format!("{at}.joints[{k}]"), j, &body, &parent, k, n)?;
+        }
+        let free = b.joints.iter().any(|j| matches!(j, JointSpec::Free { .. }));
+        if b.mass < 0.0 {
+            return Err(self.err(&format!("{at}.mass"), format!("mass must be non-negative (found {})", b.mass)));
+        }
+        if free && b.mass <= 0.0 {
+            return Err(self.err(&format!("{at}.mass"), "a free body needs a positive mass"));
+        }
+        let m = &b.inertia;
+        for i in 0..3 {
+            for j in 0..3 {
+                if (m[i][j] - m[j][i]).abs() > 1e-9 * (1.0 + m[i][j].abs()) {
+                    return Err(self.err(&format!("{at}.inertia"), "inertia must be symmetric"));
+                }
+            }
+            if m[i][i] < 0.0 {
+                return Err(self.err(&format!("{at}.inertia"), "inertia diagonal must be non-negative"));
+            }
+        }
+        let is_static = b.is_static();
+        for (si, s) in b.shapes.iter_mut().enumerate() {
+            let sat = format!("{at}.shapes[{si}]");
+            self.shape(&sat, s, materials)?;
+            if matches!(s.geometry, Geometry::TriMesh { .. } | Geometry::Plane) && !is_static && s.collide {
+                let reason = "planes and triangle meshes are for static bodies only (use a box or a convex mesh)";
+                return Err(self.err(&format!("{sat}.type"), reason));
+            }
+        }
+        Ok(())
+    }
+
+    fn joint(&self, at: &str, j: &mut JointSpec, body: &str, parent: &str, k: usize, n: usize) -> Check {
+        match j {
+            JointSpec::Free { name, q0, .. } => {
+                if n > 1 {
+                    return Err(self.err(at, "a free joint must be the body's only joint"));
+                }
+                if parent != "world" {
+                    return Err(self.err(at, "a free joint needs parent 'world'"));
+                }
+                if name.is_empty() {
+                    *name = format!("{body}_j{k}");
+                }
+                self.pose(&format!("{at}.q0"), q0)
+            }
+            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, .. } => {
+                if name.is_empty() {
+                    *name = format!("{body}_j{k}");
+                }
+                self.unit(&format!("{at}.axis"), axis)?;
+                if let Some(l) = limits {
+                    if l[0] > l[1] {
+                        return Err(self.err(&format!("{at}.limits"), "lower limit above upper limit"));
+                    }
+                }
+                self.nonneg(&format!("{at}.damping"), *damping)?;
+                self.nonneg(&format!("{at}.stiffness"), *stiffness)?;
+                self.nonneg(&format!("{at}.armature"), *armature)
+            }
+        }
+    }
+
+    fn shape(&self, at: &str, s: &mut ShapeSpec, materials: &[String]) -> Check {
+        self.pose(&format!("{at}.pose"), &mut s.pose)?;
+        self.material_ref(&format!("{at}.material"), s.material.as_deref(), materials)?;
+        match &s.geometry {
+            Geometry::Sphere { radius } => self.positive(&format!("{at}.radius"), *radius),
+            Geometry::Box { half_extents } => {
+                if half_extents.iter().any(|x| *x <= 0.0) {
+                    return Err(self.err(&format!("{at}.half_extents"), "half extents must be positive"));
+                }
+                Ok(())
+            }
+            Geometry::Capsule { radius, half_length } => {
+                self.positive(&format!("{at}.radius"), *radius)?;
+                self.nonneg(&format!("{at}.half_length"), *half_length)
+            }
+            Geometry::Cylinder { radius, half_length } => {
+                self.positive(&format!("{at}.radius"), *radius)?;
+                self.positive(&format!("{at}.half_length"), *half_length)
+            }
+            Geometry::Plane => Ok(()),
+            Geometry::ConvexMesh { file: Some(f), .. } | Geometry::TriMesh { file: Some(f), .. } => {
+                // the file itself is read by the geometry step
+                if f.scale.contains(&0.0) {
+                    return Err(self.err(&format!("{at}.scale"), "scale factors must be non-zero"));
+                }
+                Ok(())
+            }
+            Geometry::ConvexMesh { vertices, file: None } => {
+                crate::mesh::check_hull_points(vertices).map_err(|e| self.err(&format!("{at}.vertices"), e))
+            }
+            Geometry::TriMesh { vertices, triangles, file: None } => {
+                for (t, tri) in triangles.iter().enumerate() {
+                    if tri.iter().any(|&i| i as usize >= vertices.len()) {
+                        let reason = format!("triangle indices must be below the vertex count {}", vertices.len());
+                        return Err(self.err(&format!("{at}.triangles[{t}]"), reason));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}

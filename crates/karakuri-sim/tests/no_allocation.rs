@@ -1,0 +1,118 @@
+//! A running step allocates nothing (a counting global allocator): its buffers are sized at
+//! load and grow only in a step whose contacts (and so rows, pairs, warm-start entries)
+//! exceed those of every earlier step.
+#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use karakuri_sim::{Scene, World};
+
+mod common;
+use common::scene_path;
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn scene(name: &str) -> Scene {
+    Scene::from_file(scene_path(name)).unwrap()
+}
+
+/// Steps `world` `steps` times; returns the allocations of the steps whose contact count did
+/// not exceed every earlier step's (those may grow the contact buffers), and how many steps
+/// set a new high.
+fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usize) {
+    let (mut high, mut highs, mut stray) = (world.contacts().len(), 0, 0);
+    for k in 0..steps {
+        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        world.step().unwrap();
+        let n = ALLOCATIONS.load(Ordering::SeqCst) - before;
+        let nc = world.contacts().len();
+        if nc > high {
+            high = nc;
+            highs += 1;
+        } else if n > 0 {
+            eprintln!("step {k}: {n} allocations with {nc} contacts (high {high})");
+            stray += n;
+        }
+    }
+    (stray, highs)
+}
+
+/// The only test in this binary, so no other thread allocates while it counts. Every
+/// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
+/// direct solver, a mixed pile) and a penalty and a joint-limit scene.
+#[test]
+fn a_running_step_allocates_nothing() {
+    let scenes = [
+        ("01_free_fall.json", 500),
+        ("02_bounce.json", 1500),
+        ("03_slide.json", 1000),
+        ("04b_incline_slide.json", 500),
+        ("05a_stack5.json", 1000),
+        ("06_double_pendulum.json", 1000),
+        ("08_fourbar.json", 1000),
+        ("09b_newton_cradle_gap.json", 1000),
+        ("11_pile_mixed.json", 300),
+    ];
+    let mut total = 0;
+    for (name, steps) in scenes {
+        let mut world = World::new(scene(name)).unwrap();
+        let (stray, highs) = allocations_outside_new_highs(&mut world, steps);
+        eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
+        total += stray;
+    }
+    for text in [PENALTY, LIMITS] {
+        let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
+        world.set_joint_torque("hinge", 0.5).unwrap();
+        total += allocations_outside_new_highs(&mut world, 600).0;
+    }
+    assert_eq!(total, 0, "steps allocated (see the lines above)");
+}
+
+const PENALTY: &str = r#"
+name: penalty
+world: {dt: 0.001}
+contact: {mode: penalty, stiffness: 20000, damping: 200}
+bodies:
+  - {name: ground, parent: world, shapes: [{type: plane}]}
+  - name: box
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [0, 0, 0.3]}, qd0: {linear: [0.5, 0, 0]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+  - name: arm
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [2, 0, 1]}
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], damping: 0.1, stiffness: 2}]
+"#;
+
+const LIMITS: &str = r#"
+name: limits
+world: {dt: 0.001}
+bodies:
+  - name: arm
+    mass: 1
+    com: [0.5, 0, 0]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [0, 0, 1]}
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01}]
+"#;

@@ -1,0 +1,27 @@
+//! Everything a simulation step reads at (q, q̇), in one call (Pinocchio's `computeAllTerms`).
+
+use super::jacobian::fill_world_columns;
+use super::{mass_matrix, nonlinear_effects};
+use crate::data::{Data, Fresh};
+use crate::model::Model;
+use nalgebra::DVector;
+
+/// At (q, q̇): the mass matrix M, the nonlinear effects C q̇ + g
+/// ([`Data::nonlinear_effects`]), world placements, body velocities and accelerations at
+/// q̈ = 0 (with and without gravity), and the world Jacobian columns of every dof — all fresh
+/// together after it (the separate calls would each leave only their own fresh, since each
+/// takes q anew). The factorisation of M is one call more ([`super::factorize_mass_matrix`]).
+pub fn compute_all_terms(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
+    // CRBA first: it leaves placements in its working frame, which RNEA then puts in the world
+    mass_matrix(model, data, q);
+    nonlinear_effects(model, data, q, v);
+    data.nle.copy_from(&data.tau);
+    fill_world_columns(model, data);
+    data.fresh = Fresh::PLACEMENTS
+        | Fresh::VELOCITIES
+        | Fresh::ACCELERATIONS
+        | Fresh::ACCELERATIONS_WITH_GRAVITY
+        | Fresh::JACOBIANS
+        | Fresh::MASS_MATRIX
+        | Fresh::NONLINEAR_EFFECTS;
+}

@@ -1,0 +1,213 @@
+//! The joint kernels, in one place as spatial_v2's `jcalc`: every dispatch of the recursions
+//! on a joint's kind or on the fast-path tags the model stores (defined beside the joint kinds
+//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::elementary_rotation_axis`
+//! and `Model::placement_quarter_turn`, a revolute about ±x, ±y, ±z behind an unrotated or
+//! quarter-turn placement; `Axis::signed_basis`) happens here, and the recursions call these
+//! functions rather than matching themselves.
+//!
+//! * placements: [`place_joints`], the one protocol every recursion starts with (the joint
+//!   angles first, then each joint's `X_J(q)` and placements, parents first);
+//! * motion subspaces: [`joint_motion`] (`S_i x_i`), [`project_force`] (`S_iᵀ f`), [`dof_dot`],
+//!   [`dof_in_frame`] (`X S_k`), [`inertia_times_dof`] (`I S_k`), [`axis_motion`] and
+//!   [`motion_cross_axis`] for one basis-vector dof;
+//! * the composite step [`add_inertia_to_parent`] (`I_λ += λX_i* I_i`).
+
+use crate::data::Data;
+use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
+use crate::spatial::quarter_turn::dispatch_quarter_turn;
+use crate::spatial::{sin_cos, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
+
+/// The placement protocol: the `(sin q, cos q)` of every revolute joint first, then for each
+/// joint `i` in order (parents first) its placements `li_m_i = X_T X_J(q)` and
+/// `o_m_i = o_m_λ(i) li_m_i`, then `step(data, i)`, the recursion's own work on joint `i`
+/// (it may read the placements of `i` and of its ancestors). The angles are apart from the
+/// chain because a sine's latency is that of a few placements: inside the chain, each joint
+/// waited on its own. `step` is inlined: the loop is the one a recursion would write.
+#[inline(always)]
+pub(crate) fn place_joints(model: &Model, data: &mut Data, q: &[f64], mut step: impl FnMut(&mut Data, usize)) {
+    joint_angles(model, data, q);
+    for i in 1..model.njoints {
+        update_joint_placement(model, data, q, i);
+        step(data, i);
+    }
+}
+
+/// `(sin q, cos q)` of every revolute joint into `data.joint_sin_cos`: the first half of
+/// [`place_joints`] ([`update_joint_placement`] reads them). Apart from the
+/// placements so that they do not wait on it: the angles are independent, the placements a
+/// chain, and a sine takes as long as a few joint placements.
+#[inline(always)]
+fn joint_angles(model: &Model, data: &mut Data, q: &[f64]) {
+    for i in 1..model.njoints {
+        if let JointType::Revolute { .. } | JointType::RevoluteUnbounded { .. } = model.joint_types[i] {
+            data.joint_sin_cos[i] = sin_cos(q[model.idx_q[i]]);
+        }
+    }
+}
+
+/// Placement of joint `i` for configuration `q`: `li_m_i` (placement ∘ X_J(q)) and `o_m_i`
+/// (parents first), revolute angles from [`joint_angles`]: the per-joint half of
+/// [`place_joints`], private so that no recursion calls it without the first. A revolute joint about ±x, ±y, ±z whose placement has no
+/// rotation (the usual URDF case) skips both 3x3 products: `o_R_i = o_R_λ R_J` mixes two
+/// columns of the parent's rotation.
+#[inline(always)]
+fn update_joint_placement(model: &Model, data: &mut Data, q: &[f64], i: usize) {
+    let placement = &model.joint_placements[i];
+    let p = model.parents[i];
+    if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
+        let (s, cos) = data.joint_sin_cos[i];
+        match axis.signed_basis() {
+            Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => {
+                let s = sign * s; // about −e_c by q = about e_c by −q
+                data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
+                let o_p = data.o_m_i[p];
+                data.o_m_i[i] = Se3::new(mul_axis_rotation(&o_p.rotation, c, s, cos), o_p.transform_point(&placement.translation));
+                return;
+            }
+            _ => data.li_m_i[i] = revolute_placement_after(&axis, placement, s, cos),
+        }
+    } else {
+        let (iq, nq) = (model.idx_q[i], model.nqs[i]);
+        data.li_m_i[i] = model.joint_types[i].placement_after(placement, &q[iq..iq + nq]);
+    }
+    data.o_m_i[i] = data.o_m_i[p].compose(&data.li_m_i[i]);
+}
+
+/// `parent += λX_i* y`: the inertia `y`, given in joint `i`'s frame, added to its parent's in
+/// the parent's frame (`li` = `li_m_i`). When the joint is a revolute about ±x, ±y or ±z and its
+/// placement has no rotation or a quarter turn, `λX_i` is an elementary rotation (with its
+/// entries moved) and a translation: about 20 flops, not 60, fused with the sum.
+#[inline(always)]
+pub(crate) fn add_inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(axis), Some(0)) => add_turned_plane::<0>(axis, li, y, parent),
+        (Some(axis), Some(turn)) => add_turned_inertia(turn, axis, li, y, parent),
+        _ => parent.add_transformed(y, li),
+    }
+}
+
+#[inline(always)]
+fn add_turned_plane<const Q: u8>(axis: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
+    match axis {
+        0 => parent.add_transformed_plane::<Q, 1, 2, 0>(y, li),
+        1 => parent.add_transformed_plane::<Q, 2, 0, 1>(y, li),
+        _ => parent.add_transformed_plane::<Q, 0, 1, 2>(y, li),
+    }
+}
+
+/// [`add_inertia_to_parent`] after a quarter-turn placement: one instance per turn and axis
+/// (72), called rather than inlined so that the recursions using it stay small.
+#[inline(never)]
+fn add_turned_inertia(turn: u8, axis: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
+    dispatch_quarter_turn!(turn, add_turned_plane(axis, li, y, parent))
+}
+
+/// `I S_k`: the inertia `y` (in dof `k`'s joint frame) times dof `k`'s motion subspace; a
+/// column of the 6x6 inertia, read off without products when `S_k` is a basis vector.
+#[inline(always)]
+pub(crate) fn inertia_times_dof(model: &Model, k: usize, y: &OriginInertia) -> Force {
+    let (h, m) = (&y.h, y.mass);
+    match model.dof_axis[k] {
+        Some(0) => Force::new(Vec3::new(m, 0.0, 0.0), Vec3::new(0.0, h.z, -h.y)),
+        Some(1) => Force::new(Vec3::new(0.0, m, 0.0), Vec3::new(-h.z, 0.0, h.x)),
+        Some(2) => Force::new(Vec3::new(0.0, 0.0, m), Vec3::new(h.y, -h.x, 0.0)),
+        Some(3) => Force::new(Vec3::new(0.0, -h.z, h.y), y.i_o.column(0).into()),
+        Some(4) => Force::new(Vec3::new(h.z, 0.0, -h.x), y.i_o.column(1).into()),
+        Some(5) => Force::new(Vec3::new(-h.y, h.x, 0.0), y.i_o.column(2).into()),
+        _ => y.mul_motion(&model.motion_subspace[k]),
+    }
+}
+
+/// `S_i x_i`: the joint motion of joint `i` for the dof values `x` (velocity or acceleration).
+#[inline]
+pub(crate) fn joint_motion(model: &Model, i: usize, x: &[f64]) -> Motion {
+    let iv = model.idx_v[i];
+    let mut m = Motion::zero();
+    for k in iv..iv + model.nvs[i] {
+        m += model.motion_subspace[k] * x[k];
+    }
+    m
+}
+
+/// `Sᵢᵀ f` written into `out[idx_v..idx_v + nv]`.
+#[inline]
+pub(crate) fn project_force(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
+    let iv = model.idx_v[i];
+    for k in iv..iv + model.nvs[i] {
+        out[k] = model.motion_subspace[k].dot(f);
+    }
+}
+
+/// Joint `i` is a free flyer (S the identity in its frame).
+#[inline(always)]
+pub(crate) fn is_free_flyer(model: &Model, i: usize) -> bool {
+    model.joint_types[i] == JointType::FreeFlyer
+}
+
+/// Joint `i` is a free flyer hanging from the universe: a floating base, whose frame CRBA and
+/// hybrid dynamics use as the working frame of its subtree.
+#[inline(always)]
+pub(crate) fn is_floating_root(model: &Model, i: usize) -> bool {
+    model.parents[i] == 0 && is_free_flyer(model, i)
+}
+
+/// `S_k` of dof `k` moved by the placement `x` of its joint (`x S_k`): a column of `R` (and
+/// `p ×` it for a rotation) when `S_k` is a basis vector, no matrix product.
+#[inline(always)]
+pub(crate) fn dof_in_frame(model: &Model, k: usize, x: &Se3) -> Motion {
+    match model.dof_axis[k] {
+        Some(c) if c < 3 => Motion::new(x.rotation.column(c).into(), Vec3::zeros()),
+        Some(c) => {
+            let w: Vec3 = x.rotation.column(c - 3).into();
+            Motion::new(x.translation.cross(&w), w)
+        }
+        None => x.act_motion(&model.motion_subspace[k]),
+    }
+}
+
+/// `S_kᵀ f` for dof k: one component read where S is a basis vector.
+#[inline(always)]
+pub(crate) fn dof_dot(model: &Model, k: usize, f: &Force) -> f64 {
+    match model.dof_axis[k] {
+        Some(0) => f.linear.x,
+        Some(1) => f.linear.y,
+        Some(2) => f.linear.z,
+        Some(3) => f.angular.x,
+        Some(4) => f.angular.y,
+        Some(5) => f.angular.z,
+        _ => model.motion_subspace[k].dot(f),
+    }
+}
+
+/// `x e_c` for the flattened `[linear; angular]` index `c`.
+#[inline(always)]
+pub(crate) fn axis_motion(c: usize, x: f64) -> Motion {
+    let mut m = Motion::zero();
+    if c < 3 {
+        m.linear[c] = x;
+    } else {
+        m.angular[c - 3] = x;
+    }
+    m
+}
+
+/// `u × (x e_a)` for a 3-vector `u` and axis `a` in 0..3.
+#[inline(always)]
+fn cross_axis(u: &Vec3, a: usize, x: f64) -> Vec3 {
+    match a {
+        0 => Vec3::new(0.0, u.z * x, -u.y * x),
+        1 => Vec3::new(-u.z * x, 0.0, u.x * x),
+        _ => Vec3::new(u.y * x, -u.x * x, 0.0),
+    }
+}
+
+/// `v ×ₘ (x e_c)`.
+#[inline(always)]
+pub(crate) fn motion_cross_axis(v: &Motion, c: usize, x: f64) -> Motion {
+    if c < 3 {
+        Motion::new(cross_axis(&v.angular, c, x), Vec3::zeros())
+    } else {
+        Motion::new(cross_axis(&v.linear, c - 3, x), cross_axis(&v.angular, c - 3, x))
+    }
+}
+
