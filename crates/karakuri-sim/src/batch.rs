@@ -116,6 +116,12 @@ impl Batch {
     }
 }
 
+/// Threads a batch stepped from here runs on: those of the rayon pool the caller is in, else
+/// of the global pool (one per core; `RAYON_NUM_THREADS` sets it).
+pub fn threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// Largest perturbation of a position coordinate (m) or of a 1-dof joint position (rad or m).
 pub const PERTURBATION: f64 = 1e-3;
 
