@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -108,12 +109,12 @@ def main():
     med = {name: {k: statistics.median(v) for k, v in cols.items()} for name, cols in rows.items()}
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
     lines = [
-        "Measured %s by `scripts/sim_vs_mujoco.py --rounds %d` (%.0f s): karakuri release build against "
+        textwrap.fill("Measured %s by `scripts/sim_vs_mujoco.py --rounds %d` (%.0f s): karakuri release build against "
         "MuJoCo %s (default options, one thread), interleaved scene by scene; median over rounds of the "
         "median 100-step batch mean over min(duration/dt, %d) steps from the initial state. 1-min load "
         "average %.2f .. %.2f on %d cores. Ratio: karakuri / MuJoCo in C (below 1: karakuri faster)."
         % (when, args.rounds, time.time() - started, mujoco.__version__, mjs.MAX_STEPS,
-           min(loads), max(loads), os.cpu_count() or 0),
+           min(loads), max(loads), os.cpu_count() or 0), 100),
         "",
         "| scene | karakuri µs/step | MuJoCo µs/step (Python) | MuJoCo µs/step (in C) | ratio |",
         "| --- | ---: | ---: | ---: | ---: |",
