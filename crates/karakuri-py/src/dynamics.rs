@@ -4,7 +4,7 @@
 
 use crate::convert::{array1, array2, in_call, read_dvector, vector};
 use crate::model::{joint_id, stale, PyData, PyModel};
-use karakuri::algorithms::{self as alg, HybridMethod, HybridWorkspace, ReferenceFrame, SplitMix64};
+use karakuri::algorithms::{self as alg, DerivativesWorkspace, HybridMethod, HybridWorkspace, ReferenceFrame, SplitMix64};
 use karakuri::FrameId;
 use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
@@ -334,6 +334,56 @@ pub fn hybrid_dynamics<'py>(
     }
     let (qdd, tau) = alg::hybrid_dynamics(&m, &mut d.data, ws, &d.q, &d.v, &d.tau, is_forward, method);
     Ok((array1(py, qdd.as_slice()), array1(py, tau.as_slice())))
+}
+
+/// Three `(nv, nv)` matrices.
+type MatrixTriple<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// Analytical derivatives of inverse dynamics (Carpentier & Mansard 2018): returns
+/// ``(dtau_dq, dtau_dv, M)`` of ``tau = rnea(q, v, a)``, each of shape ``(nv, nv)``, with
+/// ``M = dtau_da`` full symmetric (also in ``data.M``; ``tau`` in ``data.tau``). The
+/// q-derivative is in the tangent space, as Pinocchio's: column j is
+/// ``d/de rnea(integrate(q, e * e_j), v, a)`` at ``e = 0``. The workspace lives in ``data``
+/// (allocated on the first call). Alias: ``computeRNEADerivatives``.
+#[pyfunction]
+pub fn compute_rnea_derivatives<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, PyModel>,
+    mut data: PyRefMut<'py, PyData>,
+    q: &Bound<'py, PyAny>,
+    v: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+) -> PyResult<MatrixTriple<'py>> {
+    let what = "compute_rnea_derivatives";
+    let d = prologue!(what, model, data, q = (q, "nq"), v = (v, "nv"), a = (a, "nv"));
+    let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
+    alg::rnea_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.a);
+    d.last.tau.copy_from(&ws.tau);
+    let m = d.data.mass_matrix().map_err(|e| stale(what, e))?;
+    Ok((array2(py, &ws.dtau_dq), array2(py, &ws.dtau_dv), array2(py, m)))
+}
+
+/// Analytical derivatives of forward dynamics (Carpentier & Mansard 2018): returns
+/// ``(ddq_dq, ddq_dv, Minv)`` of ``ddq = aba(q, v, tau)``, each of shape ``(nv, nv)``, with
+/// ``Minv = dddq_dtau`` full symmetric (also in ``data.Minv``; ``ddq`` in ``data.ddq``, ``M``
+/// in ``data.M``). The q-derivative is in the tangent space, as Pinocchio's. The workspace
+/// lives in ``data`` (allocated on the first call). Alias: ``computeABADerivatives``.
+#[pyfunction]
+pub fn compute_aba_derivatives<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, PyModel>,
+    mut data: PyRefMut<'py, PyData>,
+    q: &Bound<'py, PyAny>,
+    v: &Bound<'py, PyAny>,
+    tau: &Bound<'py, PyAny>,
+) -> PyResult<MatrixTriple<'py>> {
+    let what = "compute_aba_derivatives";
+    let d = prologue!(what, model, data, q = (q, "nq"), v = (v, "nv"), tau = (tau, "nv"));
+    let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
+    alg::aba_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.tau);
+    d.last.ddq.copy_from(&ws.qdd);
+    let minv = d.data.mass_matrix_inverse().map_err(|e| stale(what, e))?;
+    Ok((array2(py, &ws.dqdd_dq), array2(py, &ws.dqdd_dv), array2(py, minv)))
 }
 
 /// The neutral configuration: zero angles and translations, identity quaternions.

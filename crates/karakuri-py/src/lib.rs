@@ -41,6 +41,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("computeKineticEnergy", "kinetic_energy"),
     ("computePotentialEnergy", "potential_energy"),
     ("randomConfiguration", "random_configuration"),
+    ("computeRNEADerivatives", "compute_rnea_derivatives"),
+    ("computeABADerivatives", "compute_aba_derivatives"),
 ];
 
 /// karakuri: rigid-body dynamics in Rust, Pinocchio's conventions, numpy in and out.
@@ -76,6 +78,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dynamics::kinetic_energy, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::potential_energy, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::hybrid_dynamics, m)?)?;
+    m.add_function(wrap_pyfunction!(dynamics::compute_rnea_derivatives, m)?)?;
+    m.add_function(wrap_pyfunction!(dynamics::compute_aba_derivatives, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::neutral, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::random_configuration, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::integrate, m)?)?;

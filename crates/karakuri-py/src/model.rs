@@ -2,7 +2,7 @@
 //! the argument buffers, allocated once), as Python classes.
 
 use crate::convert::{array1, array2};
-use karakuri::algorithms::HybridWorkspace;
+use karakuri::algorithms::{DerivativesWorkspace, HybridWorkspace};
 use karakuri::io::urdf::{self, Root};
 use karakuri::spatial::Se3;
 use karakuri::spatial::{Motion, Vec3};
@@ -217,6 +217,9 @@ pub struct PyData {
     pub(crate) last: LastResults,
     /// Hybrid dynamics' workspace and forward-joint mask, made on first use.
     pub(crate) hybrid: Option<(HybridWorkspace, Vec<bool>)>,
+    /// Derivatives' workspace (∂τ/∂(q, v), ∂q̈/∂(q, v) and their buffers), made on first use:
+    /// data that never asks for derivatives pays nothing for them.
+    pub(crate) derivatives: Option<DerivativesWorkspace>,
 }
 
 impl PyData {
@@ -231,6 +234,7 @@ impl PyData {
             jacobian_out: DMatrix::zeros(6, nv),
             last: LastResults { tau: DVector::zeros(nv), ddq: DVector::zeros(nv), ..LastResults::default() },
             hybrid: None,
+            derivatives: None,
             model,
         }
     }
@@ -301,22 +305,25 @@ pub(crate) fn homogeneous(m: &Se3) -> [f64; 16] {
 
 #[pymethods]
 impl PyData {
-    /// Joint torques of the last ``rnea`` / ``nle`` / ``gravity``, shape ``(nv,)``.
+    /// Joint torques of the last ``rnea`` / ``nle`` / ``gravity`` / ``compute_rnea_derivatives``,
+    /// shape ``(nv,)``.
     #[getter]
     fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         array1(py, self.last.tau.as_slice())
     }
-    /// Joint accelerations of the last ``aba``, shape ``(nv,)``.
+    /// Joint accelerations of the last ``aba`` / ``compute_aba_derivatives``, shape ``(nv,)``.
     #[getter]
     fn ddq<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         array1(py, self.last.ddq.as_slice())
     }
-    /// Joint-space inertia matrix of the last ``crba`` (full symmetric), shape ``(nv, nv)``.
+    /// Joint-space inertia matrix of the last ``crba`` (or ``compute_rnea_derivatives``,
+    /// ``compute_aba_derivatives``; full symmetric), shape ``(nv, nv)``.
     #[getter(M)]
     fn mass_matrix<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         Ok(array2(py, self.data.mass_matrix().map_err(|e| stale("data.M", e))?))
     }
-    /// Inverse of the mass matrix of the last ``minverse`` (full symmetric), shape ``(nv, nv)``.
+    /// Inverse of the mass matrix of the last ``minverse`` (or ``compute_aba_derivatives``; full
+    /// symmetric), shape ``(nv, nv)``.
     #[getter(Minv)]
     fn mass_matrix_inverse<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         Ok(array2(py, self.data.mass_matrix_inverse().map_err(|e| stale("data.Minv", e))?))

@@ -171,3 +171,25 @@ def test_constrained_and_impulses(ref):
                 v_plus = cs.compute_impulses(d, q, v, method=method)
                 assert scaled_error(v_plus[ref.dofs], case["v_plus"]) < TOL_SOLVED, method
                 assert scaled_error(cs.impulses, case["Lambda"]) < TOL_SOLVED, method
+
+
+def test_derivatives(ref):
+    """Pinocchio's computeRNEADerivatives / computeABADerivatives (q-derivatives in the tangent
+    space), at the solved-quantity tolerance as ``karakuri verify``'s key ``derivatives``."""
+    m, d = ref.model, ref.data
+    ix = np.ix_(ref.dofs, ref.dofs)
+    for s, q, v, a, tau in ref.samples():
+        r = s["derivatives"]
+        dtau_dq, dtau_dv, M = karakuri.compute_rnea_derivatives(m, d, q, v, a)
+        assert dtau_dq.shape == dtau_dv.shape == M.shape == (m.nv, m.nv)
+        assert scaled_error(dtau_dq[ix], r["dtau_dq"]) < TOL_SOLVED
+        assert scaled_error(dtau_dv[ix], r["dtau_dv"]) < TOL_SOLVED
+        assert scaled_error(M[ix], s["M"]) < TOL
+        assert scaled_error(d.tau[ref.dofs], s["rnea"]) < TOL
+        assert np.array_equal(d.M, M)
+        ddq_dq, ddq_dv, Minv = karakuri.compute_aba_derivatives(m, d, q, v, tau)
+        assert scaled_error(ddq_dq[ix], r["dqdd_dq"]) < TOL_SOLVED
+        assert scaled_error(ddq_dv[ix], r["dqdd_dv"]) < TOL_SOLVED
+        assert scaled_error(Minv[ix], r["dqdd_dtau"]) < TOL_SOLVED
+        assert scaled_error(d.ddq[ref.dofs], s["aba"]) < TOL_SOLVED
+        assert np.array_equal(d.Minv, Minv)

@@ -159,16 +159,16 @@ class Data:
 
     @property
     def tau(self) -> Vector:
-        """Torques of the last ``rnea`` / ``nle`` / ``gravity`` ``(nv,)``."""
+        """Torques of the last ``rnea`` / ``nle`` / ``gravity`` / ``compute_rnea_derivatives`` ``(nv,)``."""
     @property
     def ddq(self) -> Vector:
-        """Accelerations of the last ``aba`` ``(nv,)``."""
+        """Accelerations of the last ``aba`` / ``compute_aba_derivatives`` ``(nv,)``."""
     @property
     def M(self) -> Matrix:
-        """Mass matrix of the last ``crba`` ``(nv, nv)``."""
+        """Mass matrix of the last ``crba`` (or derivatives call) ``(nv, nv)``."""
     @property
     def Minv(self) -> Matrix:
-        """Inverse mass matrix of the last ``minverse`` ``(nv, nv)``."""
+        """Inverse mass matrix of the last ``minverse`` / ``compute_aba_derivatives`` ``(nv, nv)``."""
     @property
     def J(self) -> Matrix:
         """World Jacobian columns of every dof from ``compute_joint_jacobians`` ``(6, nv)``."""
@@ -323,6 +323,16 @@ def hybrid_dynamics(
 ) -> Tuple[Vector, Vector]:
     """``(ddq, tau)``: forward joints have known tau, the others known ddq (``known``)."""
 
+def compute_rnea_derivatives(
+    model: Model, data: Data, q: ArrayLike, v: ArrayLike, a: ArrayLike
+) -> Tuple[Matrix, Matrix, Matrix]:
+    """``(dtau_dq, dtau_dv, M)`` of ``tau = rnea(q, v, a)``, each ``(nv, nv)``; q in the tangent space."""
+
+def compute_aba_derivatives(
+    model: Model, data: Data, q: ArrayLike, v: ArrayLike, tau: ArrayLike
+) -> Tuple[Matrix, Matrix, Matrix]:
+    """``(ddq_dq, ddq_dv, Minv)`` of ``ddq = aba(q, v, tau)``, each ``(nv, nv)``; q in the tangent space."""
+
 def neutral(model: Model) -> Vector:
     """The neutral configuration."""
 
@@ -361,3 +371,5 @@ jacobianCenterOfMass = center_of_mass_jacobian
 computeKineticEnergy = kinetic_energy
 computePotentialEnergy = potential_energy
 randomConfiguration = random_configuration
+computeRNEADerivatives = compute_rnea_derivatives
+computeABADerivatives = compute_aba_derivatives
