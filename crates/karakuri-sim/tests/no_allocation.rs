@@ -58,7 +58,7 @@ fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usi
 
 /// The only test in this binary, so no other thread allocates while it counts. Every
 /// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
-/// direct solver, a mixed pile) and a penalty and a joint-limit scene.
+/// direct solver, a mixed pile) and a penalty, a joint-limit and an actuator scene.
 #[test]
 fn a_running_step_allocates_nothing() {
     let scenes = [
@@ -79,7 +79,7 @@ fn a_running_step_allocates_nothing() {
         eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
         total += stray;
     }
-    for text in [PENALTY, LIMITS] {
+    for text in [PENALTY, LIMITS, ACTUATORS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();
         total += allocations_outside_new_highs(&mut world, 600).0;
@@ -115,4 +115,28 @@ bodies:
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [0, 0, 1]}
     joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01}]
+"#;
+
+const ACTUATORS: &str = r#"
+name: actuators
+world: {dt: 0.001}
+bodies:
+  - name: arm
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [0, 0, 1]}
+    joints: [{type: revolute, name: hinge, axis: [1, 0, 0], actuator: {mode: torque, target: {sine: {amplitude: 1, frequency: 2}}, effort_limit: 0.8}}]
+  - name: servo
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [2, 0, 1]}
+    joints: [{type: revolute, name: servo, axis: [1, 0, 0], actuator: {mode: position, kp: 100, kd: 5, target: {sine: {amplitude: 0.5, frequency: 1}}, effort_limit: 20}}]
+  - name: wheel
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [4, 0, 1]}
+    joints: [{type: revolute, name: wheel, axis: [1, 0, 0], actuator: {mode: velocity, target: 2, effort_limit: 3}}]
 "#;

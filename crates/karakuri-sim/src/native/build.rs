@@ -12,7 +12,7 @@ use nalgebra::DVector;
 use super::assemble::{assemble, v3};
 use crate::collision::{ColShape, Collider};
 use crate::engine::BodyInfo;
-use crate::scene::{ContactMode, ContactParams, EngineParams, Scene};
+use crate::scene::{ActuatorMode, ContactMode, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
 /// A simulated body: a scene body or a robot link, carried by a model joint.
@@ -63,6 +63,29 @@ pub struct LoopSpec {
     pub axis_b: Vec3,
 }
 
+/// The actuator of a one-dof joint (see [`crate::scene::ActuatorSpec`]).
+#[derive(Clone, Debug)]
+pub struct Actuator {
+    /// The world joint's name (`robot/joint` for robots).
+    pub name: String,
+    /// Its velocity index.
+    pub dof: usize,
+    /// Its configuration index.
+    pub iq: usize,
+    /// Mode.
+    pub mode: ActuatorMode,
+    /// Position gain.
+    pub kp: f64,
+    /// Velocity gain.
+    pub kd: f64,
+    /// Target as given in the scene (a command set through the world replaces it).
+    pub target: Target,
+    /// Largest |torque| (∞: unlimited).
+    pub effort_limit: f64,
+    /// Largest |target speed| (∞: unlimited).
+    pub velocity_limit: f64,
+}
+
 /// Per-dof passive parameters `(nv)` each.
 #[derive(Clone, Debug)]
 pub struct DofParams {
@@ -97,6 +120,8 @@ pub struct SimModel {
     pub limits: Vec<Limit>,
     /// Loop closures.
     pub loops: Vec<LoopSpec>,
+    /// Joint actuators, in scene order (bodies' joints, then robots').
+    pub actuators: Vec<Actuator>,
     /// Collision shapes and pairs.
     pub collider: Collider,
     /// Initial configuration `(nq)`.
@@ -155,6 +180,21 @@ impl SimModel {
                 hi: l.upper,
             })
             .collect();
+        let actuators = asm
+            .actuators
+            .iter()
+            .map(|a| Actuator {
+                name: model.joint_names[a.joint].clone(),
+                dof: model.idx_v[a.joint],
+                iq: model.idx_q[a.joint],
+                mode: a.spec.mode,
+                kp: a.spec.kp,
+                kd: a.spec.kd,
+                target: a.spec.target,
+                effort_limit: a.spec.effort_limit.unwrap_or(f64::INFINITY),
+                velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
+            })
+            .collect();
         let bodies = asm.bodies;
         let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
@@ -184,6 +224,7 @@ impl SimModel {
             dofs,
             limits,
             loops,
+            actuators,
             collider,
             q0: q,
             v0: v,

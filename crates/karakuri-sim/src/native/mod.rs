@@ -145,6 +145,7 @@ impl Engine for NativeEngine {
             clock = now;
         };
         stages::check_state(m, s)?;
+        stages::actuator_commands(m, s, w);
         lap(&mut t.check_state);
         stages::position(m, w)?;
         lap(&mut t.position);
@@ -157,11 +158,13 @@ impl Engine for NativeEngine {
             stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
             lap(&mut t.velocity);
             stages::actuation(s, &mut w.tau);
+            stages::actuator_torques(m, s, w);
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
+            stages::actuator_report(m, s, w);
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             lap(&mut t.integrate);
@@ -256,7 +259,8 @@ impl Engine for NativeEngine {
     }
 }
 
-/// Whether this step may use RK4 (no contacts, no loops, no limits).
+/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators: servos
+/// are implicit or constraint rows, which only the Euler step has).
 fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty()
+    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty() && m.actuators.is_empty()
 }

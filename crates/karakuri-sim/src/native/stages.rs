@@ -16,8 +16,8 @@ use super::limits::limit_rows;
 use super::loops;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
-use crate::scene::SolverKind;
-use crate::solver::{direct_applies, solve_direct, solve_pgs, SolveStats};
+use crate::scene::{ActuatorMode, SolverKind};
+use crate::solver::{direct_applies, RowKind, solve_direct, solve_pgs, SolveStats};
 use crate::SimError;
 
 /// Check state: the NaN / divergence guard. Reads `s.q`, `s.v`, `engine.max_speed`.
@@ -62,22 +62,63 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
     algorithms::compute_all_terms(&m.model, data, q, v);
 }
 
-/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
-/// into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes damping and
-/// springs implicit in the Euler step; RK4 passes zeros (explicit). Reads `data`'s mass
-/// matrix (fresh from the kinematics stage), `m.dofs`.
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness +
+/// servo)` into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes
+/// damping and springs implicit in the Euler step; RK4 passes zeros (explicit). `servo` is
+/// the position servos' `dt (kd + dt kp)` per dof (`w.servo_diag`; empty: none). Reads
+/// `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
     qh: &mut Factorization,
     c_d: f64,
     c_k: f64,
+    servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
     qh.factorize_shifted(data.mass_matrix()?, |k| {
-        d.armature[k] + c_d * d.damping[k] + c_k * d.stiffness[k]
+        d.armature[k]
+            + c_d * d.damping[k]
+            + c_k * d.stiffness[k]
+            + servo.get(k).copied().unwrap_or(0.0)
     });
     Ok(())
+}
+
+/// Actuator commands, before the iteration matrix: each actuator's command at the step's end
+/// time `t + dt` from `s.targets`. A torque command is clamped to the effort limit. A
+/// position servo is the spring-damper `kp (target − q⁺) + kd (target_v − v⁺)` at the step's
+/// end state (`q⁺ = q + dt v⁺`), made implicit as the passive springs are: `dt (kd + dt kp)`
+/// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
+/// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
+/// the sign of the prediction) explicitly for this step. A velocity servo is a row of the
+/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`,
+/// `w.act_base`, `w.act_gain`.
+pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
+    let t = s.time + m.dt;
+    w.servo_diag.fill(0.0);
+    for (i, a) in m.actuators.iter().enumerate() {
+        let (x, rate) = s.targets[i].at(t);
+        let e = a.effort_limit;
+        let (base, gain) = match a.mode {
+            ActuatorMode::Torque => (x.clamp(-e, e), 0.0),
+            ActuatorMode::Position => {
+                let rate = rate.clamp(-a.velocity_limit, a.velocity_limit);
+                let gain = a.kd + m.dt * a.kp;
+                let base = a.kp * (x - s.q[a.iq]) + a.kd * rate;
+                let predicted = base - gain * s.v[a.dof];
+                if predicted.abs() > e {
+                    (e.copysign(predicted), 0.0)
+                } else {
+                    (base, gain)
+                }
+            }
+            ActuatorMode::Velocity => (0.0, 0.0),
+        };
+        w.act_base[i] = base;
+        w.act_gain[i] = gain;
+        w.servo_diag[a.dof] += m.dt * gain;
+    }
 }
 
 /// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
@@ -85,7 +126,7 @@ pub fn factorize_qh(
 /// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     let dt = m.dt;
-    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt)?;
+    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -124,6 +165,53 @@ pub fn passive_forces(
 /// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
 pub fn actuation(s: &SimState, tau: &mut DVector<f64>) {
     *tau += &s.tau_user;
+}
+
+/// Actuator torques: `τ += base − gain · v` of each torque actuator and position servo (see
+/// [`actuator_commands`]). Reads `w.act_base`, `w.act_gain`, `s.v`; writes `w.tau`.
+pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
+    for (i, a) in m.actuators.iter().enumerate() {
+        w.tau[a.dof] += w.act_base[i] - w.act_gain[i] * s.v[a.dof];
+    }
+}
+
+/// Velocity servo rows: `v⁺_k = target` (clamped to the velocity limit) with the impulse
+/// bounded by `± effort_limit · dt`. Reads `m.actuators`, `s.targets`, the warm impulses
+/// `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into `w.act_row`,
+/// and advances `*other` past them.
+pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
+    let t = s.time + m.dt;
+    for (i, a) in m.actuators.iter().enumerate() {
+        if a.mode != ActuatorMode::Velocity {
+            w.act_row[i] = usize::MAX;
+            continue;
+        }
+        let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
+        let bound = a.effort_limit * m.dt;
+        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        *other += 1;
+        let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
+        let kind = RowKind::Bounded {
+            lo: -bound,
+            hi: bound,
+        };
+        let r = w.rows.push_ranged(kind, speed, warm.clamp(-bound, bound), ranges);
+        w.rows.j_row_mut(r)[a.dof] = 1.0;
+        w.act_row[i] = r;
+    }
+}
+
+/// Applied actuator torques after the constraint solve: torque commands and saturated servos
+/// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
+/// servos their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// `w.act_tau`.
+pub fn actuator_report(m: &SimModel, s: &SimState, w: &mut StepData) {
+    for (i, a) in m.actuators.iter().enumerate() {
+        w.act_tau[i] = match w.act_row[i] {
+            usize::MAX => w.act_base[i] - w.act_gain[i] * s.v[a.dof],
+            r => w.rows.lambda[r] / m.dt,
+        };
+    }
 }
 
 /// Smooth acceleration `q̈ = qH⁻¹ (τ - h)` into `w.qacc`. Reads `w.tau`, the bias forces `h`
@@ -170,6 +258,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     let mut other = 0;
     loops::loop_constraint_rows(m, s, w, &mut other)?;
     limit_rows(m, s, w, &mut other);
+    servo_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
     w.last_solve = if w.rows.is_empty() {
         SolveStats::default()

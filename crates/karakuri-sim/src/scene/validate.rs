@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, BodySpec, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, MIN_DT};
+use super::{scene_error, ActuatorSpec, BodySpec, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -34,6 +34,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         v.nonneg(&format!("{at}.joint_damping"), r.joint_damping)?;
         for (si, (_, s)) in r.shapes.iter_mut().enumerate() {
             v.shape(&format!("{at}.shapes[{si}]"), s, &materials)?;
+        }
+        for (ai, a) in r.actuators.iter().enumerate() {
+            v.actuator(&format!("{at}.actuators[{ai}]"), &a.actuator())?;
         }
     }
     let known = |name: &str, s: &Scene| {
@@ -238,9 +241,12 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, .. } => {
+            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
+                }
+                if let Some(a) = actuator {
+                    self.actuator(&format!("{at}.actuator"), a)?;
                 }
                 self.unit(&format!("{at}.axis"), axis)?;
                 if let Some(l) = limits {
@@ -253,6 +259,30 @@ impl Validator<'_> {
                 self.nonneg(&format!("{at}.armature"), *armature)
             }
         }
+    }
+
+    /// Gains finite and non-negative, limits positive, the target finite.
+    fn actuator(&self, at: &str, a: &ActuatorSpec) -> Check {
+        for (key, x) in [("kp", a.kp), ("kd", a.kd)] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(self.err(&format!("{at}.{key}"), format!("must be finite and non-negative (found {x})")));
+            }
+        }
+        for (key, x) in [("effort_limit", a.effort_limit), ("velocity_limit", a.velocity_limit)] {
+            if let Some(x) = x {
+                if x.is_nan() || x <= 0.0 {
+                    return Err(self.err(&format!("{at}.{key}"), format!("must be positive (found {x})")));
+                }
+            }
+        }
+        let finite = match a.target {
+            Target::Value(x) => x.is_finite(),
+            Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+        };
+        if !finite {
+            return Err(self.err(&format!("{at}.target"), "must be finite"));
+        }
+        Ok(())
     }
 
     fn shape(&self, at: &str, s: &mut ShapeSpec, materials: &[String]) -> Check {

@@ -1,0 +1,173 @@
+//! The control loop against analytic answers: actuators (torque, position servo, velocity
+//! servo) on a pendulum whose gravity torque is `m g l sin q`.
+
+use karakuri_sim::{Engine, NativeEngine, Scene};
+
+const M: f64 = 1.0;
+const L: f64 = 0.5;
+const G: f64 = 9.81;
+
+/// A pendulum hinged about x at height 1 with its centre of mass `L` below the hinge, the
+/// hinge driven by `actuator` (YAML flow mapping); gravity torque about x: `-m g l sin q`.
+fn pendulum(actuator: &str, gravity: f64) -> Scene {
+    pendulum_with(actuator, gravity, "")
+}
+
+/// [`pendulum`] with more keys of the hinge (`", damping: 0.5"`).
+fn pendulum_with(actuator: &str, gravity: f64, more: &str) -> Scene {
+    let text = format!(
+        r#"
+name: pendulum
+world: {{gravity: [0, 0, {g}], dt: 0.001, duration: 1.0}}
+bodies:
+  - name: bob
+    pose_in_parent: {{position: [0, 0, 1]}}
+    mass: {M}
+    com: [0, 0, -{L}]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints:
+      - {{name: hinge, type: revolute, axis: [1, 0, 0], actuator: {actuator}{more}}}
+"#,
+        g = -gravity
+    );
+    Scene::from_str(&text, "pendulum.yaml").unwrap()
+}
+
+fn run(e: &mut NativeEngine, steps: usize) {
+    for _ in 0..steps {
+        e.step().unwrap();
+    }
+}
+
+/// The hinge's (q, dq, applied actuator torque).
+fn hinge(e: &NativeEngine) -> (f64, f64, f64) {
+    (e.q()[0], e.v()[0], e.work().act_tau[0])
+}
+
+/// The root of `kp (target − q) = m g l sin q` near `q` (Newton).
+fn servo_equilibrium(kp: f64, target: f64, mut q: f64) -> f64 {
+    for _ in 0..50 {
+        let f = kp * (target - q) - M * G * L * q.sin();
+        let df = -kp - M * G * L * q.cos();
+        q -= f / df;
+    }
+    q
+}
+
+#[test]
+fn position_servo_settles_where_the_spring_balances_gravity() {
+    for (kp, kd) in [(50.0, 5.0), (1e5, 1e3)] {
+        let scene = pendulum(&format!("{{mode: position, kp: {kp}, kd: {kd}, target: 1.0}}"), G);
+        let mut e = NativeEngine::new(&scene).unwrap();
+        run(&mut e, 10_000);
+        let (q, dq, tau) = hinge(&e);
+        let expect = servo_equilibrium(kp, 1.0, 1.0);
+        assert!((q - expect).abs() < 1e-4, "kp {kp}: q {q} vs {expect}");
+        assert!(dq.abs() < 1e-4, "kp {kp}: still moving at {dq}");
+        // the applied torque is the gravity torque it holds
+        let load = M * G * L * q.sin();
+        assert!((tau - load).abs() < 1e-4 * load.max(1.0), "kp {kp}: tau {tau} vs {load}");
+    }
+}
+
+#[test]
+fn position_servo_is_stable_with_large_gains_and_no_damping_gain() {
+    // kp = 1e6 with kd = 0 at dt = 1 ms: an explicit PD diverges (kp dt² / I ≫ 4); the implicit
+    // one stays bounded and near its target
+    let scene = pendulum("{mode: position, kp: 1.0e6, kd: 0, target: 0.3}", G);
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 2000);
+    let (q, _, _) = hinge(&e);
+    let expect = servo_equilibrium(1e6, 0.3, 0.3);
+    assert!((q - expect).abs() < 1e-3, "q {q} vs {expect}");
+}
+
+#[test]
+fn saturated_position_servo_holds_where_the_effort_limit_meets_gravity() {
+    // a saturated servo is a constant torque: the hinge's own damping lets it settle
+    let limit = 1.0;
+    let scene = pendulum_with(
+        &format!("{{mode: position, kp: 1000, kd: 50, target: 1.0, effort_limit: {limit}}}"),
+        G,
+        ", damping: 0.5",
+    );
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 10_000);
+    let (q, _, tau) = hinge(&e);
+    let expect = (limit / (M * G * L)).asin();
+    assert!((q - expect).abs() < 1e-4, "q {q} vs {expect}");
+    assert!((tau - limit).abs() < 1e-9, "tau {tau}");
+}
+
+#[test]
+fn torque_command_is_clamped_to_the_effort_limit() {
+    // zero gravity: q̈ = τ / I_hinge, I_hinge = 0.01 + m l²
+    let scene = pendulum("{mode: torque, target: 10.0, effort_limit: 3.0}", 0.0);
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 100);
+    let (_, dq, tau) = hinge(&e);
+    assert_eq!(tau, 3.0);
+    let expect = 3.0 / (0.01 + M * L * L) * 0.1;
+    assert!((dq - expect).abs() < 1e-9, "dq {dq} vs {expect}");
+}
+
+#[test]
+fn velocity_servo_holds_its_speed_within_its_effort_limit() {
+    // started at the target speed (reaching it from rest takes more than the limit in a step)
+    let scene = pendulum_with("{mode: velocity, target: 2.0, effort_limit: 10.0}", G, ", qd0: 2.0");
+    let mut e = NativeEngine::new(&scene).unwrap();
+    let mut worst: f64 = 0.0;
+    let mut peak_tau: f64 = 0.0;
+    for _ in 0..3000 {
+        e.step().unwrap();
+        let (_, dq, tau) = hinge(&e);
+        worst = worst.max((dq - 2.0).abs());
+        peak_tau = peak_tau.max(tau.abs());
+    }
+    assert!(worst < 1e-4, "speed error {worst}");
+    // it carried the pendulum over the top: the torque reached the gravity load m g l
+    assert!(peak_tau > 0.95 * M * G * L && peak_tau <= 10.0, "peak torque {peak_tau}");
+}
+
+#[test]
+fn velocity_servo_cannot_hold_its_speed_against_a_larger_load() {
+    let limit = 2.0; // below m g l = 4.905
+    let scene = pendulum_with(&format!("{{mode: velocity, target: 2.0, effort_limit: {limit}}}"), G, ", qd0: 2.0");
+    let mut e = NativeEngine::new(&scene).unwrap();
+    let mut worst: f64 = 0.0;
+    for _ in 0..3000 {
+        e.step().unwrap();
+        let (_, dq, tau) = hinge(&e);
+        worst = worst.max((dq - 2.0).abs());
+        assert!(tau.abs() <= limit * (1.0 + 1e-12), "torque {tau} above the limit");
+    }
+    assert!(worst > 0.5, "speed held within {worst} though the load exceeds the limit");
+}
+
+#[test]
+fn actuators_survive_save_and_reload() {
+    let scene = pendulum(
+        "{mode: position, kp: 50, kd: 5, target: {sine: {amplitude: 0.5, frequency: 1.5, offset: 0.1, phase: 0.2}}, effort_limit: 4}",
+        G,
+    );
+    let path = std::env::temp_dir().join(format!("karakuri-actuator-{}.yaml", std::process::id()));
+    scene.save(&path).unwrap();
+    let back = Scene::from_file(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    assert_eq!(back.bodies, scene.bodies);
+}
+
+#[test]
+fn bad_actuators_are_refused_with_their_path() {
+    for (actuator, key) in [
+        ("{mode: position, kp: -1}", "actuator.kp"),
+        ("{mode: velocity, effort_limit: 0}", "actuator.effort_limit"),
+        ("{mode: servo}", "actuator"),
+    ] {
+        let text = format!(
+            "bodies:\n  - name: b\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    joints: [{{name: h, type: revolute, axis: [1, 0, 0], actuator: {actuator}}}]\n"
+        );
+        let err = Scene::from_str(&text, "bad.yaml").unwrap_err().to_string();
+        assert!(err.contains(key), "{actuator}: {err}");
+    }
+}
