@@ -171,3 +171,156 @@ fn bad_actuators_are_refused_with_their_path() {
         assert!(err.contains(key), "{actuator}: {err}");
     }
 }
+
+/// The reading of the sensor `name`.
+fn reading(e: &NativeEngine, name: &str) -> [f64; 6] {
+    let i = e.sim_model().sensors.iter().position(|s| s.name == name).unwrap();
+    e.work().readings[i]
+}
+
+fn close(got: [f64; 6], want: [f64; 6], tol: f64, what: &str) {
+    for k in 0..6 {
+        assert!((got[k] - want[k]).abs() <= tol, "{what}: {got:?} vs {want:?} (±{tol})");
+    }
+}
+
+#[test]
+fn accelerometer_at_rest_on_the_floor_reads_gravity_up_and_the_gyro_zero() {
+    let text = r#"
+name: resting
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+bodies:
+  - {name: ground, shapes: [{type: plane}]}
+  - name: box
+    mass: 2
+    inertia: [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0.02]]
+    joints: [{type: free, q0: {position: [0.3, -0.2, 0.1]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+sensors:
+  - {name: imu, type: accelerometer, body: box, pose: {position: [0.05, 0.02, 0.08]}}
+  - {name: gyro, type: rate_gyro, body: box}
+  - {name: tilted, type: accelerometer, body: box, pose: {orientation: [0.7071067811865476, 0, 0, 0.7071067811865476]}}
+"#;
+    let mut e = NativeEngine::new(&Scene::from_str(text, "resting.yaml").unwrap()).unwrap();
+    run(&mut e, 1000);
+    close(reading(&e, "imu"), [0.0, 0.0, 9.81, 0.0, 0.0, 0.0], 0.02, "imu");
+    close(reading(&e, "gyro"), [0.0; 6], 1e-4, "gyro");
+    // turned +90° about x: world up e_z in sensor axes is Rᵀ e_z = (0, 1, 0)
+    close(reading(&e, "tilted"), [0.0, 9.81, 0.0, 0.0, 0.0, 0.0], 0.02, "tilted");
+}
+
+#[test]
+fn torque_free_spin_reads_the_spin_on_the_gyro_and_nothing_on_the_accelerometer() {
+    let text = r#"
+name: spin
+world: {gravity: [0, 0, 0], dt: 0.001}
+bodies:
+  - name: top
+    mass: 3
+    inertia: [[0.1, 0, 0], [0, 0.2, 0], [0, 0, 0.3]]
+    joints: [{type: free, q0: {position: [1, 2, 3]}, qd0: {angular: [0, 0, 5]}}]
+sensors:
+  - {name: gyro, type: rate_gyro, body: top, pose: {orientation: [0.7071067811865476, 0, 0, 0.7071067811865476]}}
+  - {name: acc, type: accelerometer, body: top}
+"#;
+    let mut e = NativeEngine::new(&Scene::from_str(text, "spin.yaml").unwrap()).unwrap();
+    for _ in 0..2000 {
+        e.step().unwrap();
+        // spin (0, 0, 5) in body axes; the sensor is turned +90° about x: Rᵀ e_z = (0, 1, 0)
+        close(reading(&e, "gyro"), [0.0, 5.0, 0.0, 0.0, 0.0, 0.0], 1e-8, "gyro");
+        close(reading(&e, "acc"), [0.0; 6], 1e-8, "accelerometer");
+    }
+}
+
+#[test]
+fn accelerometer_in_free_fall_reads_zero() {
+    let text = r#"
+name: fall
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+bodies:
+  - name: b
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [0, 0, 10]}, qd0: {linear: [1, 0, 2]}}]
+sensors: [{name: acc, type: accelerometer, body: b, pose: {position: [0.1, 0, 0]}}]
+"#;
+    let mut e = NativeEngine::new(&Scene::from_str(text, "fall.yaml").unwrap()).unwrap();
+    for _ in 0..500 {
+        e.step().unwrap();
+        close(reading(&e, "acc"), [0.0; 6], 1e-9, "free fall");
+    }
+}
+
+#[test]
+fn force_sensor_at_a_hanging_pendulum_hinge_reads_its_weight_up_and_no_torque() {
+    let mut scene = pendulum_with("{mode: torque, target: 0}", G, ", damping: 0.2");
+    scene.sensors = Scene::from_str(
+        "sensors: [{name: hinge_force, type: force, joint: hinge}]\nbodies: [{name: bob}]\n",
+        "s.yaml",
+    )
+    .unwrap()
+    .sensors;
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 500);
+    close(reading(&e, "hinge_force"), [0.0, 0.0, M * G, 0.0, 0.0, 0.0], 1e-3, "hinge force");
+}
+
+#[test]
+fn force_sensor_carries_a_servo_torque_and_the_weight_of_a_held_pendulum() {
+    // held at q* by a position servo: the hinge passes the weight (world up, in the child's
+    // axes rotated by q*) and the servo torque m g l sin q* about x
+    let mut scene = pendulum("{mode: position, kp: 50, kd: 5, target: 1.0}", G);
+    scene.sensors = Scene::from_str(
+        "sensors: [{name: f, type: force, joint: hinge}]\nbodies: [{name: bob}]\n",
+        "s.yaml",
+    )
+    .unwrap()
+    .sensors;
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 10_000);
+    let q = servo_equilibrium(50.0, 1.0, 1.0);
+    // world up in child axes rotated by q about x: (0, sin q, cos q)
+    let want = [0.0, M * G * q.sin(), M * G * q.cos(), M * G * L * q.sin(), 0.0, 0.0];
+    close(reading(&e, "f"), want, 1e-3, "held pendulum");
+}
+
+#[test]
+fn bad_sensors_are_refused_with_their_path() {
+    for (sensor, key) in [
+        ("{name: a, type: accelerometer, body: nowhere}", "sensors[0].body"),
+        ("{name: a, type: force, body: b}", "sensors[0].body"),
+        ("{name: a, type: force}", "sensors[0].joint"),
+        ("{name: a, type: thermometer, body: b}", "sensors[0]"),
+    ] {
+        let text = format!(
+            "bodies:\n  - name: b\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    joints: [{{name: h, type: revolute, axis: [1, 0, 0]}}]\nsensors: [{sensor}]\n"
+        );
+        let err = Scene::from_str(&text, "bad.yaml").unwrap_err().to_string();
+        assert!(err.contains(key), "{sensor}: {err}");
+    }
+    let text = "bodies:\n  - name: b\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    joints: [{name: h, type: revolute, axis: [1, 0, 0]}]\nsensors: [{name: a, type: force, joint: nope}]\n";
+    let scene = Scene::from_str(text, "bad.yaml").unwrap();
+    let err = NativeEngine::new(&scene).err().unwrap().to_string();
+    assert!(err.contains("sensors[0].joint") && err.contains("nope"), "{err}");
+}
+
+#[test]
+fn force_sensor_subtracts_contact_forces() {
+    // a box resting on the floor on its free joint: the free joint transmits nothing, so its
+    // momentum change, weight and contact forces must cancel
+    let text = r#"
+name: resting
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+bodies:
+  - {name: ground, shapes: [{type: plane}]}
+  - name: box
+    mass: 2
+    inertia: [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0.02]]
+    joints: [{type: free, name: base, q0: {position: [0, 0, 0.1]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+sensors: [{name: f, type: force, joint: base}]
+"#;
+    let mut e = NativeEngine::new(&Scene::from_str(text, "resting.yaml").unwrap()).unwrap();
+    run(&mut e, 1000);
+    close(reading(&e, "f"), [0.0; 6], 1e-6, "free joint on the floor");
+}

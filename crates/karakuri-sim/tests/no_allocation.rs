@@ -58,7 +58,7 @@ fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usi
 
 /// The only test in this binary, so no other thread allocates while it counts. Every
 /// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
-/// direct solver, a mixed pile) and a penalty, a joint-limit and an actuator scene.
+/// direct solver, a mixed pile) and a penalty, a joint-limit and an actuator and sensor scene.
 #[test]
 fn a_running_step_allocates_nothing() {
     let scenes = [
@@ -139,4 +139,15 @@ bodies:
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [4, 0, 1]}
     joints: [{type: revolute, name: wheel, axis: [1, 0, 0], actuator: {mode: velocity, target: 2, effort_limit: 3}}]
+  - {name: ground, shapes: [{type: plane}]}
+  - name: box
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [6, 0, 0.3]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+sensors:
+  - {name: imu, type: accelerometer, body: box}
+  - {name: gyro, type: rate_gyro, body: servo}
+  - {name: f, type: force, joint: servo}
+  - {name: fb, type: force, joint: box_j0}
 "#;

@@ -12,7 +12,7 @@ use nalgebra::DVector;
 use super::assemble::{assemble, v3};
 use crate::collision::{ColShape, Collider};
 use crate::engine::BodyInfo;
-use crate::scene::{ActuatorMode, ContactMode, Target, ContactParams, EngineParams, Scene};
+use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
 /// A simulated body: a scene body or a robot link, carried by a model joint.
@@ -86,6 +86,22 @@ pub struct Actuator {
     pub velocity_limit: f64,
 }
 
+/// A sensor, resolved onto the world model.
+#[derive(Clone, Debug)]
+pub struct Sensor {
+    /// Name.
+    pub name: String,
+    /// What it measures.
+    pub kind: SensorKind,
+    /// The model joint whose frame carries it (force: the joint it measures).
+    pub joint: usize,
+    /// Sensor frame in that joint's frame.
+    pub placement: Se3,
+    /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
+    /// empty for the others.
+    pub subtree: Vec<bool>,
+}
+
 /// Per-dof passive parameters `(nv)` each.
 #[derive(Clone, Debug)]
 pub struct DofParams {
@@ -122,6 +138,8 @@ pub struct SimModel {
     pub loops: Vec<LoopSpec>,
     /// Joint actuators, in scene order (bodies' joints, then robots').
     pub actuators: Vec<Actuator>,
+    /// Sensors, in scene order.
+    pub sensors: Vec<Sensor>,
     /// Collision shapes and pairs.
     pub collider: Collider,
     /// Initial configuration `(nq)`.
@@ -196,6 +214,7 @@ impl SimModel {
             })
             .collect();
         let bodies = asm.bodies;
+        let sensors = sensors(scene, &model, &bodies)?;
         let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
@@ -225,6 +244,7 @@ impl SimModel {
             limits,
             loops,
             actuators,
+            sensors,
             collider,
             q0: q,
             v0: v,
@@ -239,6 +259,49 @@ impl SimModel {
             .find(|b| b.joint == joint)
             .map_or(&self.model.body_names[joint], |b| &b.name)
     }
+}
+
+/// The scene's sensors on the world model: a body's sensor on the body's joint (pose composed
+/// with the body's placement), a force sensor on its joint with the joint's subtree.
+fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Sensor>, SimError> {
+    let err = |i: usize, key: &str, reason: String| {
+        let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+        crate::scene::scene_error(&file, &format!("sensors[{i}].{key}"), reason)
+    };
+    let mut out = Vec::with_capacity(scene.sensors.len());
+    for (i, s) in scene.sensors.iter().enumerate() {
+        let pose = Se3::new(quat_from_xyzw(&s.pose.orientation), v3(&s.pose.position));
+        let sensor = match (s.kind, &s.body, &s.joint) {
+            (SensorKind::Force, _, Some(name)) => {
+                let j = model
+                    .joint_id(name)
+                    .filter(|j| j.0 != 0)
+                    .ok_or_else(|| err(i, "joint", format!("unknown joint '{name}'")))?
+                    .0;
+                let mut subtree = vec![false; model.njoints];
+                for k in j..model.njoints {
+                    subtree[k] = k == j || subtree[model.parents[k]];
+                }
+                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree }
+            }
+            (_, Some(name), _) => {
+                let b = bodies
+                    .iter()
+                    .find(|b| &b.name == name)
+                    .ok_or_else(|| err(i, "body", format!("unknown body '{name}'")))?;
+                Sensor {
+                    name: s.name.clone(),
+                    kind: s.kind,
+                    joint: b.joint,
+                    placement: b.placement.compose(&pose),
+                    subtree: Vec::new(),
+                }
+            }
+            _ => return Err(err(i, "type", "a sensor needs `body` (accelerometer, rate_gyro) or `joint` (force)".into())),
+        };
+        out.push(sensor);
+    }
+    Ok(out)
 }
 
 /// The collision pairs: shapes on one joint never touch; excluded pairs and parent/child

@@ -146,6 +146,7 @@ impl Engine for NativeEngine {
         };
         stages::check_state(m, s)?;
         stages::actuator_commands(m, s, w);
+        stages::sensor_start(m, w)?;
         lap(&mut t.check_state);
         stages::position(m, w)?;
         lap(&mut t.position);
@@ -174,6 +175,7 @@ impl Engine for NativeEngine {
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
         lap(&mut t.kinematics);
         stages::sensors(m, w);
+        stages::sensor_readings(m, w)?;
         lap(&mut t.sensors);
         w.times = t;
         Ok(())

@@ -5,7 +5,7 @@
 use karakuri::algorithms;
 use karakuri::linalg::Factorization;
 use karakuri::model::JointType;
-use karakuri::spatial::{Motion, Vec3};
+use karakuri::spatial::{Force, Motion, Se3, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -16,7 +16,7 @@ use super::limits::limit_rows;
 use super::loops;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
-use crate::scene::{ActuatorMode, SolverKind};
+use crate::scene::{ActuatorMode, SensorKind, SolverKind};
 use crate::solver::{direct_applies, RowKind, solve_direct, solve_pgs, SolveStats};
 use crate::SimError;
 
@@ -323,4 +323,103 @@ pub fn sensors(m: &SimModel, w: &mut StepData) {
             force: f,
         });
     }
+}
+
+/// The world velocity of the body-fixed point `p` (joint frame) of a joint placed at `x` moving
+/// with `v` (joint frame).
+fn point_velocity(x: &Se3, v: &Motion, p: &Vec3) -> Vec3 {
+    let vw = x.act_motion(v);
+    vw.linear + vw.angular.cross(&x.transform_point(p))
+}
+
+/// The spatial momentum (world axes, about the world origin) of the bodies of `subtree`.
+fn subtree_momentum(m: &SimModel, o_m_i: &[Se3], vel: &[Motion], subtree: &[bool]) -> Force {
+    let mut h = Force::zero();
+    for (k, _) in subtree.iter().enumerate().filter(|(_, &inside)| inside) {
+        let hk = o_m_i[k].act_force(&m.model.inertias[k].mul_motion(&vel[k]));
+        h.linear += hk.linear;
+        h.angular += hk.angular;
+    }
+    h
+}
+
+/// Sensor start: what the readings difference over the step, from the kinematics of the
+/// step's start state: each accelerometer's point velocity and each force sensor's child-side
+/// momentum. Reads `w.data` (placements, velocities), `m.sensors`; writes `w.sensor_start`.
+pub fn sensor_start(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
+    let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    for (i, sn) in m.sensors.iter().enumerate() {
+        w.sensor_start[i] = match sn.kind {
+            SensorKind::Accelerometer => {
+                let j = sn.joint;
+                Force {
+                    linear: point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation),
+                    angular: Vec3::zeros(),
+                }
+            }
+            SensorKind::RateGyro => Force::zero(),
+            SensorKind::Force => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+        };
+    }
+    Ok(())
+}
+
+/// Sensor readings, after the kinematics and contact-force stages, from the step's velocity
+/// change (so contact and constraint impulses are in them):
+/// * accelerometer: `Rᵀ ((v⁺_p − v_p) / dt − g)`, `v_p` the world velocity of the sensor's
+///   body-fixed point at the step's start and end, `R` the sensor's world rotation;
+/// * rate gyro: the body's angular velocity in sensor axes;
+/// * force: Newton–Euler on the child side: the wrench through the joint is the child side's
+///   momentum change over the step minus gravity on it and the contact forces on it
+///   (`w.contacts`), moved to the sensor origin and expressed in sensor axes. Loop closures
+///   attached to the child side are not subtracted.
+///
+/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `m.sensors`; writes `w.readings`.
+pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
+    let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    let g = m.model.gravity_vector();
+    for (i, sn) in m.sensors.iter().enumerate() {
+        let x = o_m_i[sn.joint].compose(&sn.placement);
+        let rt = x.rotation.transpose();
+        w.readings[i] = match sn.kind {
+            SensorKind::Accelerometer => {
+                let j = sn.joint;
+                let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
+                let a = rt * ((v1 - w.sensor_start[i].linear) / m.dt - g);
+                [a.x, a.y, a.z, 0.0, 0.0, 0.0]
+            }
+            SensorKind::RateGyro => {
+                let om = sn.placement.rotation.transpose() * vel[sn.joint].angular;
+                [om.x, om.y, om.z, 0.0, 0.0, 0.0]
+            }
+            SensorKind::Force => {
+                let h1 = subtree_momentum(m, o_m_i, vel, &sn.subtree);
+                let mut f = (h1.linear - w.sensor_start[i].linear) / m.dt;
+                let mut n = (h1.angular - w.sensor_start[i].angular) / m.dt;
+                for (k, _) in sn.subtree.iter().enumerate().filter(|(_, &inside)| inside) {
+                    let body = &m.model.inertias[k];
+                    let weight = body.mass * g;
+                    let c = o_m_i[k].transform_point(&body.com);
+                    f -= weight;
+                    n -= c.cross(&weight);
+                }
+                for c in &w.contacts {
+                    let on_b = sn.subtree[m.bodies[c.body_b].joint];
+                    let on_a = sn.subtree[m.bodies[c.body_a].joint];
+                    let fc = match (on_a, on_b) {
+                        (false, true) => c.force,
+                        (true, false) => -c.force,
+                        _ => continue,
+                    };
+                    f -= fc;
+                    n -= c.point.cross(&fc);
+                }
+                // moment about the sensor origin, then sensor axes
+                let n = n - x.translation.cross(&f);
+                let (f, n) = (rt * f, rt * n);
+                [f.x, f.y, f.z, n.x, n.y, n.z]
+            }
+        };
+    }
+    Ok(())
 }

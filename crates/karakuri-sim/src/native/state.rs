@@ -4,7 +4,7 @@
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
 use karakuri::linalg::Factorization;
-use karakuri::spatial::Motion;
+use karakuri::spatial::{Force, Motion};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -116,6 +116,12 @@ pub struct StepData {
     pub act_row: Vec<usize>,
     /// Each actuator's torque (force) applied over the last step `(actuators)`.
     pub act_tau: Vec<f64>,
+    /// Each sensor's start-of-step quantity `(sensors)`: an accelerometer's point velocity
+    /// (world) in `.linear`; a force sensor's child-side momentum (world, about the origin).
+    pub sensor_start: Vec<Force>,
+    /// Each sensor's reading after the last step `(sensors)`: `[x, y, z, 0, 0, 0]` for
+    /// accelerometers and gyros, `[fx, fy, fz, tx, ty, tz]` for force sensors, sensor axes.
+    pub readings: Vec<[f64; 6]>,
     /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
     pub tau: DVector<f64>,
     /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
@@ -173,6 +179,8 @@ impl StepData {
             act_gain: vec![0.0; m.actuators.len()],
             act_row: vec![usize::MAX; m.actuators.len()],
             act_tau: vec![0.0; m.actuators.len()],
+            sensor_start: vec![Force::zero(); m.sensors.len()],
+            readings: vec![[0.0; 6]; m.sensors.len()],
             tau: zv(),
             qacc: zv(),
             v_free: zv(),

@@ -651,6 +651,42 @@ pub struct PairSpec {
     pub mode: ContactMode,
 }
 
+/// What a sensor measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SensorKind {
+    /// Proper acceleration of the sensor point (classical acceleration minus gravity) in sensor
+    /// axes: +9.81 up at rest on the floor, 0 in free fall.
+    Accelerometer,
+    /// Angular velocity of its body in sensor axes.
+    RateGyro,
+    /// The wrench the parent side exerts on the child side through a joint, at the sensor
+    /// origin, in sensor axes.
+    Force,
+}
+
+/// `sensors[]`: a sensor on a body (accelerometer, rate gyro: `body`) or a joint (force:
+/// `joint`); robot parts as `robot/name`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensorSpec {
+    /// Unique name (the CSV's column prefix).
+    pub name: String,
+    /// What it measures.
+    #[serde(rename = "type")]
+    pub kind: SensorKind,
+    /// The body it is mounted on (accelerometer, rate gyro).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The joint it measures (force).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<String>,
+    /// Pose in the body's frame (accelerometer, rate gyro) or in the joint's frame (force:
+    /// origin at the joint, axes of the child side).
+    #[serde(default)]
+    pub pose: Pose,
+}
+
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scene {
@@ -693,6 +729,9 @@ pub struct Scene {
     /// Per-pair contact modes.
     #[serde(default)]
     pub contact_pairs: Vec<PairSpec>,
+    /// Sensors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensors: Vec<SensorSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -718,6 +757,7 @@ pub const TOP_KEYS: &[&str] = &[
     "loop_constraints",
     "collision_exclude_pairs",
     "contact_pairs",
+    "sensors",
 ];
 
 fn default_schema() -> String {
