@@ -4,9 +4,9 @@ use std::path::Path;
 
 use karakuri::spatial::Vec3;
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::{EngineKind, Scene};
+use crate::scene::{EngineKind, Scene, SensorKind};
 use crate::SimError;
 
 /// A simulated world.
@@ -109,6 +109,50 @@ impl World {
     /// Sets the torque (force) of a one-dof joint by name, applied from the next step on.
     pub fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
         self.engine.set_joint_torque(joint, torque)
+    }
+
+    /// Sets the target of a joint's actuator by name (torque, position or speed, by its mode),
+    /// used from the next step on.
+    pub fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
+        self.engine.set_joint_target(joint, target)
+    }
+
+    /// The sensors, in the order of [`World::readings`].
+    pub fn sensors(&self) -> &[SensorInfo] {
+        self.engine.sensors()
+    }
+
+    /// Every sensor's reading after the last step (see [`Engine::readings`]).
+    pub fn readings(&self) -> &[[f64; 6]] {
+        self.engine.readings()
+    }
+
+    /// A sensor's reading by name: 3 values (accelerometer, gyro: x, y, z) or 6 (force: fx, fy,
+    /// fz, tx, ty, tz), sensor axes.
+    pub fn sensor(&self, name: &str) -> Result<&[f64], SimError> {
+        let i = self
+            .engine
+            .sensors()
+            .iter()
+            .position(|s| s.name == name)
+            .ok_or_else(|| SimError::UnknownSensor {
+                sensor: name.to_string(),
+            })?;
+        let n = match self.engine.sensors()[i].kind {
+            SensorKind::Force => 6,
+            _ => 3,
+        };
+        Ok(&self.engine.readings()[i][..n])
+    }
+
+    /// The names of the one-dof joints, in the order of [`World::write_joint_states`].
+    pub fn one_dof_joints(&self) -> &[String] {
+        self.engine.one_dof_joints()
+    }
+
+    /// Writes position, velocity and driving torque of every one-dof joint.
+    pub fn write_joint_states(&self, out: &mut [JointState]) {
+        self.engine.write_joint_states(out)
     }
 
     /// The bodies, in the order of [`World::states`].

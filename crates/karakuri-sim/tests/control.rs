@@ -324,3 +324,31 @@ sensors: [{name: f, type: force, joint: base}]
     run(&mut e, 1000);
     close(reading(&e, "f"), [0.0; 6], 1e-6, "free joint on the floor");
 }
+
+#[test]
+fn world_sets_targets_and_reads_sensors_by_name() {
+    use karakuri_sim::{SimError, World};
+    let mut scene = pendulum("{mode: position, kp: 50, kd: 5, target: 0.0}", G);
+    scene.sensors = Scene::from_str(
+        "sensors: [{name: f, type: force, joint: hinge}, {name: g, type: rate_gyro, body: bob}]\nbodies: [{name: bob}]\n",
+        "s.yaml",
+    )
+    .unwrap()
+    .sensors;
+    let mut w = World::new(scene).unwrap();
+    w.set_joint_target("hinge", 1.0).unwrap();
+    w.run(10.0).unwrap();
+    let q = servo_equilibrium(50.0, 1.0, 1.0);
+    assert!((w.joint_position("hinge").unwrap() - q).abs() < 1e-4);
+    let f = w.sensor("f").unwrap();
+    assert_eq!(f.len(), 6);
+    assert!((f[3] - M * G * L * q.sin()).abs() < 1e-3, "{f:?}");
+    assert_eq!(w.sensor("g").unwrap().len(), 3);
+    assert!(matches!(w.sensor("nope"), Err(SimError::UnknownSensor { .. })));
+    let err = w.set_joint_target("hinge", f64::NAN).unwrap_err().to_string();
+    assert!(err.contains("hinge") && err.contains("t = 10"), "{err}");
+    let mut states = vec![karakuri_sim::JointState::default(); w.one_dof_joints().len()];
+    w.write_joint_states(&mut states);
+    assert_eq!(w.one_dof_joints(), ["hinge"]);
+    assert!((states[0].tau - M * G * L * q.sin()).abs() < 1e-4);
+}

@@ -11,7 +11,7 @@ use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
 use crate::collision::{ColShape, Collider};
-use crate::engine::BodyInfo;
+use crate::engine::{BodyInfo, SensorInfo};
 use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
@@ -140,6 +140,14 @@ pub struct SimModel {
     pub actuators: Vec<Actuator>,
     /// Sensors, in scene order.
     pub sensors: Vec<Sensor>,
+    /// What the world reports of each sensor (same order).
+    pub sensor_infos: Vec<SensorInfo>,
+    /// The one-dof joints (world joint index, in model order) and their names.
+    pub one_dof: Vec<usize>,
+    /// Names of [`SimModel::one_dof`].
+    pub one_dof_names: Vec<String>,
+    /// Each one-dof joint's actuator, if any `(one_dof)`.
+    pub one_dof_actuator: Vec<Option<usize>>,
     /// Collision shapes and pairs.
     pub collider: Collider,
     /// Initial configuration `(nq)`.
@@ -198,7 +206,7 @@ impl SimModel {
                 hi: l.upper,
             })
             .collect();
-        let actuators = asm
+        let actuators: Vec<Actuator> = asm
             .actuators
             .iter()
             .map(|a| Actuator {
@@ -215,6 +223,19 @@ impl SimModel {
             .collect();
         let bodies = asm.bodies;
         let sensors = sensors(scene, &model, &bodies)?;
+        let sensor_infos = sensors
+            .iter()
+            .map(|s| SensorInfo {
+                name: s.name.clone(),
+                kind: s.kind,
+            })
+            .collect();
+        let one_dof: Vec<usize> = (1..model.njoints).filter(|&j| model.nvs[j] == 1).collect();
+        let one_dof_names = one_dof.iter().map(|&j| model.joint_names[j].clone()).collect();
+        let one_dof_actuator = one_dof
+            .iter()
+            .map(|&j| actuators.iter().position(|a: &Actuator| a.dof == model.idx_v[j]))
+            .collect();
         let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
@@ -245,6 +266,10 @@ impl SimModel {
             loops,
             actuators,
             sensors,
+            sensor_infos,
+            one_dof,
+            one_dof_names,
+            one_dof_actuator,
             collider,
             q0: q,
             v0: v,

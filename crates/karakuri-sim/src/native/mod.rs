@@ -36,8 +36,8 @@ use nalgebra::DVector;
 pub use build::{SimBody, SimModel};
 pub use state::{SimState, StepData};
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
-use crate::scene::{Integrator, Scene};
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::scene::{Integrator, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
 
@@ -237,6 +237,55 @@ impl Engine for NativeEngine {
         let mut d = self.work.data.clone();
         algorithms::kinetic_energy(m, &mut d, &s.q, &s.v)
             + algorithms::potential_energy(m, &mut d, &s.q)
+    }
+
+    fn sensors(&self) -> &[SensorInfo] {
+        &self.model.sensor_infos
+    }
+
+    fn readings(&self) -> &[[f64; 6]] {
+        &self.work.readings
+    }
+
+    fn one_dof_joints(&self) -> &[String] {
+        &self.model.one_dof_names
+    }
+
+    fn write_joint_states(&self, out: &mut [JointState]) {
+        let (model, s) = (&self.model.model, &self.state);
+        for ((o, &j), act) in out
+            .iter_mut()
+            .zip(&self.model.one_dof)
+            .zip(&self.model.one_dof_actuator)
+        {
+            let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
+            *o = JointState {
+                q: s.q[iq],
+                dq: s.v[iv],
+                tau: s.tau_user[iv] + act.map_or(0.0, |a| self.work.act_tau[a]),
+            };
+        }
+    }
+
+    fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
+        let (_, iv) = self.one_dof(joint)?;
+        let a = self
+            .model
+            .actuators
+            .iter()
+            .position(|a| a.dof == iv)
+            .ok_or_else(|| SimError::NoActuator {
+                joint: joint.to_string(),
+            })?;
+        if !target.is_finite() {
+            return Err(SimError::BadCommand {
+                joint: joint.to_string(),
+                time: self.state.time,
+                reason: format!("target {target} is not finite"),
+            });
+        }
+        self.state.targets[a] = Target::Value(target);
+        Ok(())
     }
 
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
