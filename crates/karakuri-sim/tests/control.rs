@@ -352,3 +352,40 @@ fn world_sets_targets_and_reads_sensors_by_name() {
     assert_eq!(w.one_dof_joints(), ["hinge"]);
     assert!((states[0].tau - M * G * L * q.sin()).abs() < 1e-4);
 }
+
+#[test]
+fn robot_actuators_by_name_and_star_with_urdf_effort_limits() {
+    // fixed-base Solo-12 without gravity: every joint servoed to 0.3, FL_KFE then to -0.5
+    let text = r#"
+name: solo
+world: {gravity: [0, 0, 0], dt: 0.001}
+robots:
+  - name: solo
+    urdf: builtin:solo12.urdf
+    root: fixed
+    collide: false
+    actuators:
+      - {joints: "*", mode: position, kp: 20, kd: 1, target: 0.3}
+      - {joints: [FL_KFE], mode: position, kp: 20, kd: 1, target: -0.5}
+"#;
+    let scene = Scene::from_str(text, "solo.yaml").unwrap();
+    let mut e = NativeEngine::new(&scene).unwrap();
+    let acts = &e.sim_model().actuators;
+    assert_eq!(acts.len(), 12);
+    // solo12.urdf gives effort="1000"
+    assert!(acts.iter().all(|a| a.effort_limit == 1000.0));
+    run(&mut e, 3000);
+    let m = e.model();
+    for a in &e.sim_model().actuators {
+        let want = if a.name == "solo/FL_KFE" { -0.5 } else { 0.3 };
+        let q = e.q()[a.iq];
+        assert!((q - want).abs() < 1e-4, "{}: {q} vs {want}", a.name);
+        assert_eq!(m.nvs[m.dof_joint[a.dof]], 1);
+    }
+    let bad = text.replace("[FL_KFE]", "[NOPE]");
+    let err = NativeEngine::new(&Scene::from_str(&bad, "solo.yaml").unwrap()).err().unwrap().to_string();
+    assert!(err.contains("robots[0].actuators[1].joints") && err.contains("NOPE"), "{err}");
+    let bad = text.replace("\"*\"", "\"all\"");
+    let err = NativeEngine::new(&Scene::from_str(&bad, "solo.yaml").unwrap()).err().unwrap().to_string();
+    assert!(err.contains("\"*\""), "{err}");
+}
