@@ -178,6 +178,11 @@ pub trait Engine {
             joint: joint.to_string(),
         })
     }
+    /// [`Engine::set_joint_target`] for the `k`-th joint of [`Engine::one_dof_joints`].
+    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+        let name = self.one_dof_joints()[k].clone();
+        self.set_joint_target(&name, target)
+    }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
     /// Velocity of a one-dof joint by name (rad/s or m/s).

@@ -61,6 +61,14 @@ pub enum SimError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A controller's period that is not a whole number of time steps.
+    #[error("control period {period} s is not a positive whole number of time steps ({dt} s)")]
+    BadControlPeriod {
+        /// The period asked (s).
+        period: f64,
+        /// The time step (s).
+        dt: f64,
+    },
     /// A stage read a quantity of the dynamics core that was not computed for the current
     /// state (the stages ran out of order: a bug of the engine, not of the scene).
     #[error("engine stage order: {0}")]

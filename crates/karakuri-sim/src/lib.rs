@@ -62,6 +62,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod collision;
+pub mod control;
 pub mod engine;
 mod error;
 pub mod mesh;
@@ -70,6 +71,7 @@ pub mod scene;
 pub mod solver;
 pub mod world;
 
+pub use control::{ControlIo, Controller};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 pub use error::SimError;
 pub use karakuri::Model;

@@ -389,3 +389,85 @@ robots:
     let err = NativeEngine::new(&Scene::from_str(&bad, "solo.yaml").unwrap()).err().unwrap().to_string();
     assert!(err.contains("\"*\""), "{err}");
 }
+
+/// A PD law in Rust through the controller interface, commanding torques.
+struct Pd {
+    kp: f64,
+    kd: f64,
+    target: f64,
+    calls: Vec<f64>,
+}
+
+impl karakuri_sim::Controller for Pd {
+    fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+        self.calls.push(io.time);
+        let k = io.joint("hinge").unwrap();
+        let s = io.states[k];
+        io.commands[k] = Some(self.kp * (self.target - s.q) - self.kd * s.dq);
+    }
+}
+
+#[test]
+fn a_controller_commanding_torques_holds_the_pendulum_at_the_analytic_angle() {
+    use karakuri_sim::World;
+    // the controller's PD is explicit, sampled every 2 ms: moderate gains
+    let scene = pendulum("{mode: torque, target: 0, effort_limit: 100}", G);
+    let mut w = World::new(scene).unwrap();
+    let pd = Pd { kp: 50.0, kd: 2.0, target: 1.0, calls: Vec::new() };
+    w.add_controller(Box::new(pd), 0.002).unwrap();
+    w.run(10.0).unwrap();
+    let q = w.joint_position("hinge").unwrap();
+    let expect = servo_equilibrium(50.0, 1.0, 1.0);
+    assert!((q - expect).abs() < 1e-4, "q {q} vs {expect}");
+    assert!(matches!(
+        w.add_controller(Box::new(Pd { kp: 0.0, kd: 0.0, target: 0.0, calls: vec![] }), 0.0015),
+        Err(karakuri_sim::SimError::BadControlPeriod { .. })
+    ));
+}
+
+#[test]
+fn a_controller_is_called_every_period_from_the_start() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    struct Log(Rc<RefCell<Vec<f64>>>);
+    impl karakuri_sim::Controller for Log {
+        fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+            self.0.borrow_mut().push(io.time);
+            assert_eq!(io.joints, ["hinge"]);
+            assert!(io.sensors.is_empty());
+        }
+    }
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let mut w = karakuri_sim::World::new(pendulum("{mode: torque}", G)).unwrap();
+    w.add_controller(Box::new(Log(log.clone())), 0.01).unwrap();
+    w.run(1.0).unwrap();
+    let times = log.borrow();
+    assert_eq!(times.len(), 100);
+    for (k, t) in times.iter().enumerate() {
+        assert!((t - 0.01 * k as f64).abs() < 1e-12, "call {k} at {t}");
+    }
+}
+
+#[test]
+fn a_controller_returning_nan_or_too_much_torque_is_stopped_naming_joint_and_time() {
+    struct Bad(f64);
+    impl karakuri_sim::Controller for Bad {
+        fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+            if io.time > 0.0495 {
+                io.commands[0] = Some(self.0);
+            }
+        }
+    }
+    for (command, what) in [(f64::NAN, "not finite"), (7.0, "exceeds the effort limit 5")] {
+        let mut w = karakuri_sim::World::new(pendulum("{mode: torque, effort_limit: 5}", G)).unwrap();
+        w.add_controller(Box::new(Bad(command)), 0.01).unwrap();
+        let err = w.run(1.0).unwrap_err().to_string();
+        assert!(err.contains("'hinge'") && err.contains("t = 0.05") && err.contains(what), "{err}");
+    }
+    // a position command outside the joint's limits
+    let scene = pendulum_with("{mode: position, kp: 10}", G, ", limits: [-1, 1]");
+    let mut w = karakuri_sim::World::new(scene).unwrap();
+    w.add_controller(Box::new(Bad(1.5)), 0.01).unwrap();
+    let err = w.run(1.0).unwrap_err().to_string();
+    assert!(err.contains("'hinge'") && err.contains("outside the joint's limits"), "{err}");
+}

@@ -82,6 +82,9 @@ fn a_running_step_allocates_nothing() {
     for text in [PENALTY, LIMITS, ACTUATORS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();
+        if text == ACTUATORS {
+            world.add_controller(Box::new(Sway), 0.002).unwrap();
+        }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
     assert_eq!(total, 0, "steps allocated (see the lines above)");
@@ -151,3 +154,14 @@ sensors:
   - {name: f, type: force, joint: servo}
   - {name: fb, type: force, joint: box_j0}
 "#;
+
+/// A controller reading joints and sensors and commanding the servo's target.
+struct Sway;
+
+impl karakuri_sim::Controller for Sway {
+    fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+        let k = io.joint("servo").unwrap();
+        let gyro = io.sensor("gyro").unwrap()[0];
+        io.commands[k] = Some(0.3 * (io.time * 3.0).sin() + 1e-3 * gyro);
+    }
+}

@@ -37,7 +37,7 @@ pub use build::{SimBody, SimModel};
 pub use state::{SimState, StepData};
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
-use crate::scene::{Integrator, Scene, Target};
+use crate::scene::{ActuatorMode, Integrator, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
 
@@ -104,6 +104,38 @@ impl NativeEngine {
     /// Statistics of the last constraint solve.
     pub fn last_solve(&self) -> SolveStats {
         self.work.last_solve
+    }
+
+    /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
+    /// (torque), the velocity limit (velocity) or the joint's position limits (position).
+    fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
+        let act = &self.model.actuators[a];
+        let bad = |reason: String| SimError::BadCommand {
+            joint: act.name.clone(),
+            time: self.state.time,
+            reason,
+        };
+        if !target.is_finite() {
+            return Err(bad(format!("command {target} is not finite")));
+        }
+        match act.mode {
+            ActuatorMode::Torque if target.abs() > act.effort_limit => {
+                return Err(bad(format!("torque command {target} exceeds the effort limit {}", act.effort_limit)));
+            }
+            ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
+                return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
+            }
+            ActuatorMode::Position => {
+                if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
+                    if target < l.lo || target > l.hi {
+                        return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.state.targets[a] = Target::Value(target);
+        Ok(())
     }
 
     /// The (q, v) indices of a one-dof joint by name.
@@ -277,15 +309,16 @@ impl Engine for NativeEngine {
             .ok_or_else(|| SimError::NoActuator {
                 joint: joint.to_string(),
             })?;
-        if !target.is_finite() {
-            return Err(SimError::BadCommand {
-                joint: joint.to_string(),
-                time: self.state.time,
-                reason: format!("target {target} is not finite"),
-            });
+        self.command(a, target)
+    }
+
+    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+        match self.model.one_dof_actuator[k] {
+            Some(a) => self.command(a, target),
+            None => Err(SimError::NoActuator {
+                joint: self.model.one_dof_names[k].clone(),
+            }),
         }
-        self.state.targets[a] = Target::Value(target);
-        Ok(())
     }
 
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
