@@ -50,6 +50,13 @@ enum Command {
         /// Per-step CSV: step,t,contacts,wall_ns.
         #[arg(long)]
         steps: Option<PathBuf>,
+        /// Sensor CSV: time, then NAME.x,NAME.y,NAME.z (accelerometers, gyros) or
+        /// NAME.fx..NAME.fz,NAME.tx..NAME.tz (force sensors), one row per step.
+        #[arg(long)]
+        sensors: Option<PathBuf>,
+        /// Joint CSV: time, then JOINT.q,JOINT.dq,JOINT.tau for every 1-dof joint, one row per step.
+        #[arg(long)]
+        joints: Option<PathBuf>,
         /// Replay page: one HTML file (3-D view, time slider, plots) to open in a browser.
         #[arg(long)]
         html: Option<PathBuf>,
@@ -111,8 +118,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, html, worlds, seed } => {
-            let args = simulate::SimulateArgs { scene, duration, dt, out, steps };
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints };
             match worlds {
                 Some(worlds) => {
                     let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };

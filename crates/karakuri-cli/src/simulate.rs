@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
-use karakuri_sim::scene::{Scene, MIN_DT};
+use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
-use karakuri_sim::World;
+use karakuri_sim::{JointState, World};
 
 /// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
 /// robot is `builtin:solo12.urdf`, inside the binary too.
@@ -32,6 +32,13 @@ pub struct SimulateArgs {
     pub out: Option<PathBuf>,
     /// Step CSV: `step,t,contacts,wall_ns`.
     pub steps: Option<PathBuf>,
+    /// Sensor CSV: `time`, then `NAME.x,NAME.y,NAME.z` per accelerometer or gyro and
+    /// `NAME.fx,NAME.fy,NAME.fz,NAME.tx,NAME.ty,NAME.tz` per force sensor (sensor axes), one
+    /// row per step, after the step.
+    pub sensors: Option<PathBuf>,
+    /// Joint CSV: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint (`tau`: the
+    /// user's torque plus its actuator's applied one), one row per step, after the step.
+    pub joints: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -132,6 +139,18 @@ pub fn simulate_observed(
         .as_ref()
         .map(|p| CsvOut::create(p, "step,t,contacts,wall_ns"))
         .transpose()?;
+    let mut sensors_out = args
+        .sensors
+        .as_ref()
+        .map(|p| CsvOut::create(p, &sensor_header(&world)))
+        .transpose()?;
+    let mut joints_out = args
+        .joints
+        .as_ref()
+        .map(|p| CsvOut::create(p, &joint_header(&world)))
+        .transpose()?;
+    let mut joint_states = vec![JointState::default(); world.one_dof_joints().len()];
+    let mut row = String::new();
     let moving: Vec<usize> = (0..world.bodies().len())
         .filter(|&i| !world.bodies()[i].is_static)
         .collect();
@@ -161,6 +180,19 @@ pub fn simulate_observed(
         if let Some(s) = steps_out.as_mut() {
             s.line(format_args!("{k},{},{nc},{ns}", world.time()))?;
         }
+        if let Some(s) = sensors_out.as_mut() {
+            sensor_row(&mut row, &world);
+            s.line(format_args!("{row}"))?;
+        }
+        if let Some(j) = joints_out.as_mut() {
+            world.write_joint_states(&mut joint_states);
+            row.clear();
+            let _ = write!(row, "{}", world.time());
+            for s in &joint_states {
+                let _ = write!(row, ",{},{},{}", s.q, s.dq, s.tau);
+            }
+            j.line(format_args!("{row}"))?;
+        }
         if k % every == 0 {
             progress(k as f64 / n as f64);
         }
@@ -168,8 +200,8 @@ pub fn simulate_observed(
     if let Some(t) = traj {
         t.finish()?;
     }
-    if let Some(s) = steps_out {
-        s.finish()?;
+    for out in [steps_out, sensors_out, joints_out].into_iter().flatten() {
+        out.finish()?;
     }
     progress(1.0);
     let e1 = world.energy();
@@ -268,6 +300,42 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
         ))?;
     }
     Ok(())
+}
+
+/// The sensor CSV's header: `time`, then each sensor's components.
+fn sensor_header(world: &World) -> String {
+    let mut h = String::from("time");
+    for s in world.sensors() {
+        let parts: &[&str] = match s.kind {
+            SensorKind::Force => &["fx", "fy", "fz", "tx", "ty", "tz"],
+            _ => &["x", "y", "z"],
+        };
+        for p in parts {
+            let _ = write!(h, ",{}.{p}", s.name);
+        }
+    }
+    h
+}
+
+/// One row of the sensor CSV into `row`.
+fn sensor_row(row: &mut String, world: &World) {
+    row.clear();
+    let _ = write!(row, "{}", world.time());
+    for (s, r) in world.sensors().iter().zip(world.readings()) {
+        let n = if s.kind == SensorKind::Force { 6 } else { 3 };
+        for x in &r[..n] {
+            let _ = write!(row, ",{x}");
+        }
+    }
+}
+
+/// The joint CSV's header: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint.
+fn joint_header(world: &World) -> String {
+    let mut h = String::from("time");
+    for name in world.one_dof_joints() {
+        let _ = write!(h, ",{name}.q,{name}.dq,{name}.tau");
+    }
+    h
 }
 
 /// A warning for the user of `karakuri simulate`, on stderr.

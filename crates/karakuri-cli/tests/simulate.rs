@@ -13,6 +13,7 @@ fn the_demo_robot_lands_on_its_feet_and_the_cli_writes_its_csv_files() {
         dt: None,
         out: Some(dir.join("traj.csv")),
         steps: Some(dir.join("steps.csv")),
+        ..Default::default()
     };
     let mut last = 0.0;
     let summary = karakuri_cli::simulate::simulate(&args, &mut |f| last = f).unwrap();
@@ -45,3 +46,56 @@ fn the_bundled_demo_refers_to_no_file() {
     World::new(scene).unwrap();
 }
 
+
+/// Issue 15: `--sensors` and `--joints` write one row per step after it, with the columns the
+/// issue names; a servo-held pendulum's last row gives its analytic equilibrium.
+#[test]
+fn sensor_and_joint_csv_files() {
+    let dir = std::env::temp_dir().join(format!("karakuri-sim-sensors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("servo.yaml");
+    std::fs::write(
+        &scene,
+        r#"
+name: servo
+world: {gravity: [0, 0, -9.81], dt: 0.001, duration: 5}
+bodies:
+  - name: bob
+    pose_in_parent: {position: [0, 0, 1]}
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{name: hinge, type: revolute, axis: [1, 0, 0], actuator: {mode: position, kp: 50, kd: 5, target: 1.0}}]
+sensors:
+  - {name: imu, type: accelerometer, body: bob}
+  - {name: f, type: force, joint: hinge}
+"#,
+    )
+    .unwrap();
+    let args = karakuri_cli::simulate::SimulateArgs {
+        scene: Some(scene),
+        sensors: Some(dir.join("sensors.csv")),
+        joints: Some(dir.join("joints.csv")),
+        ..Default::default()
+    };
+    karakuri_cli::simulate::simulate(&args, &mut |_| {}).unwrap();
+    let sensors = std::fs::read_to_string(dir.join("sensors.csv")).unwrap();
+    let lines: Vec<&str> = sensors.lines().collect();
+    assert_eq!(lines[0], "time,imu.x,imu.y,imu.z,f.fx,f.fy,f.fz,f.tx,f.ty,f.tz");
+    assert_eq!(lines.len(), 5001);
+    let joints = std::fs::read_to_string(dir.join("joints.csv")).unwrap();
+    let jl: Vec<&str> = joints.lines().collect();
+    assert_eq!(jl[0], "time,hinge.q,hinge.dq,hinge.tau");
+    assert_eq!(jl.len(), 5001);
+    let last: Vec<f64> = jl[5000].split(',').map(|x| x.parse().unwrap()).collect();
+    assert!((last[0] - 5.0).abs() < 1e-9);
+    // kp (1 − q) = m g l sin q
+    let (q, tau) = (last[1], last[3]);
+    assert!((50.0 * (1.0 - q) - 9.81 * 0.5 * q.sin()).abs() < 1e-3, "q {q}");
+    assert!((tau - 9.81 * 0.5 * q.sin()).abs() < 1e-3, "tau {tau}");
+    // the hinge carries the servo torque about x and the weight
+    let s: Vec<f64> = lines[5000].split(',').map(|x| x.parse().unwrap()).collect();
+    assert!((s[7] - tau).abs() < 1e-3, "sensor torque {} vs joint torque {tau}", s[7]);
+    assert!(((s[5] * s[5] + s[6] * s[6]).sqrt() - 9.81).abs() < 1e-3);
+    std::fs::remove_dir_all(&dir).ok();
+}

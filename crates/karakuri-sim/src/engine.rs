@@ -44,6 +44,26 @@ impl Default for BodyState {
     }
 }
 
+/// What the world knows of a sensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SensorInfo {
+    /// Name.
+    pub name: String,
+    /// What it measures (accelerometers and gyros read 3 values, force sensors 6).
+    pub kind: crate::scene::SensorKind,
+}
+
+/// The state of a one-dof joint after the last step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JointState {
+    /// Position (rad or m).
+    pub q: f64,
+    /// Velocity (rad/s or m/s).
+    pub dq: f64,
+    /// Torque (force) driving it over the last step: the user's plus its actuator's applied one.
+    pub tau: f64,
+}
+
 /// A contact of the last step and the force it carried.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactInfo {
@@ -138,6 +158,33 @@ pub trait Engine {
     fn stage_times(&self) -> StageTimes;
     /// Total mechanical energy (kinetic + gravitational), J.
     fn energy(&self) -> f64;
+    /// The sensors, in the order of [`Engine::readings`].
+    fn sensors(&self) -> &[SensorInfo] {
+        &[]
+    }
+    /// Each sensor's reading after the last step (sensor axes): `[x, y, z, 0, 0, 0]` for
+    /// accelerometers and gyros, `[fx, fy, fz, tx, ty, tz]` for force sensors.
+    fn readings(&self) -> &[[f64; 6]] {
+        &[]
+    }
+    /// The names of the one-dof joints, in the order of [`Engine::write_joint_states`].
+    fn one_dof_joints(&self) -> &[String] {
+        &[]
+    }
+    /// Writes the state of every one-dof joint.
+    fn write_joint_states(&self, _out: &mut [JointState]) {}
+    /// Sets the target of a joint's actuator (torque, position or speed by its mode), used from
+    /// the next step on; a non-finite target is [`SimError::BadCommand`].
+    fn set_joint_target(&mut self, joint: &str, _target: f64) -> Result<(), SimError> {
+        Err(SimError::NoActuator {
+            joint: joint.to_string(),
+        })
+    }
+    /// [`Engine::set_joint_target`] for the `k`-th joint of [`Engine::one_dof_joints`].
+    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+        let name = self.one_dof_joints()[k].clone();
+        self.set_joint_target(&name, target)
+    }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
     /// Velocity of a one-dof joint by name (rad/s or m/s).

@@ -39,6 +39,36 @@ pub enum SimError {
         /// Its degrees of freedom.
         dofs: usize,
     },
+    /// No sensor of that name.
+    #[error("no sensor named '{sensor}'")]
+    UnknownSensor {
+        /// The name given.
+        sensor: String,
+    },
+    /// A command was given to a joint that has no actuator.
+    #[error("joint '{joint}' has no actuator (give it one in the scene: `actuator` or `robots[].actuators`)")]
+    NoActuator {
+        /// The joint.
+        joint: String,
+    },
+    /// A command that is not finite or is outside the joint's limits.
+    #[error("joint '{joint}' at t = {time} s: {reason}")]
+    BadCommand {
+        /// The joint.
+        joint: String,
+        /// Simulated time of the command (s).
+        time: f64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A controller's period that is not a whole number of time steps.
+    #[error("control period {period} s is not a positive whole number of time steps ({dt} s)")]
+    BadControlPeriod {
+        /// The period asked (s).
+        period: f64,
+        /// The time step (s).
+        dt: f64,
+    },
     /// A stage read a quantity of the dynamics core that was not computed for the current
     /// state (the stages ran out of order: a bug of the engine, not of the scene).
     #[error("engine stage order: {0}")]

@@ -66,6 +66,7 @@
 
 pub mod batch;
 pub mod collision;
+pub mod control;
 pub mod engine;
 mod error;
 pub mod mesh;
@@ -75,7 +76,8 @@ pub mod solver;
 pub mod world;
 
 pub use batch::{Batch, BatchError};
-pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+pub use control::{ControlIo, Controller};
+pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 pub use error::SimError;
 pub use karakuri::Model;
 pub use native::{NativeEngine, SimModel, SimState, StepData};

@@ -10,6 +10,7 @@
 //! | bilateral | `u_i = b_i`, λ free |
 //! | unilateral (normal, limit) | `u_i ≥ b_i`, `λ_i ≥ 0`, complementary |
 //! | friction pair (t1, t2) after its normal | `u_t = 0` unless `|λ_t| = μ λ_n` (circular cone) |
+//! | bounded (velocity servo) | `u_i = b_i` unless λ is at a bound of `[lo, hi]` |
 //!
 //! [`solve_pgs`] is projected Gauss–Seidel on the Delassus operator `W = J M⁻¹ Jᵀ`, applied
 //! through the columns `M⁻¹ J_iᵀ` (computed once per step with the sparse LTDL solves) without
@@ -36,6 +37,14 @@ pub enum RowKind {
     },
     /// A tangent row (handled with its normal).
     Tangent,
+    /// `u = b` while `lo < λ < hi`, else λ at its bound (a velocity servo: `±` its effort
+    /// limit times dt).
+    Bounded {
+        /// Lower impulse bound.
+        lo: f64,
+        /// Upper impulse bound.
+        hi: f64,
+    },
 }
 
 /// Rows of one step, dense over the `nv` velocity variables.
@@ -253,6 +262,10 @@ pub fn solve_pgs(
                 rows.lambda[i] = rows.lambda[i].max(0.0);
                 i += 1;
             }
+            RowKind::Bounded { lo, hi } => {
+                rows.lambda[i] = rows.lambda[i].clamp(lo, hi);
+                i += 1;
+            }
             _ => i += 1,
         }
     }
@@ -311,12 +324,17 @@ pub fn solve_pgs(
                 continue;
             }
             match kind {
-                RowKind::Bilateral | RowKind::Unilateral | RowKind::Normal { .. } => {
+                RowKind::Bilateral
+                | RowKind::Unilateral
+                | RowKind::Normal { .. }
+                | RowKind::Bounded { .. } => {
                     let ui = u(rows, dv, i);
                     let old = rows.lambda[i];
                     let mut new = old + (rows.b[i] - ui) / d;
-                    if kind != RowKind::Bilateral {
-                        new = new.max(0.0);
+                    match kind {
+                        RowKind::Bilateral => {}
+                        RowKind::Bounded { lo, hi } => new = new.clamp(lo, hi),
+                        _ => new = new.max(0.0),
                     }
                     rows.lambda[i] = new;
                     axpy_r(dv, new - old, rows, i);
@@ -356,13 +374,15 @@ pub fn solve_pgs(
     stats
 }
 
-/// Whether [`solve_direct`] takes these rows (no friction).
+/// Whether [`solve_direct`] takes these rows (no friction, no bounded rows).
 pub fn direct_applies(rows: &Rows, max_rows: usize) -> bool {
     rows.len() <= max_rows
-        && rows
-            .kind
-            .iter()
-            .all(|k| !matches!(k, RowKind::Tangent | RowKind::Normal { friction: 2, .. }))
+        && rows.kind.iter().all(|k| {
+            !matches!(
+                k,
+                RowKind::Tangent | RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. }
+            )
+        })
 }
 
 /// Exact solution without friction: an active set over the unilateral rows, each candidate

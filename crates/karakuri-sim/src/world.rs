@@ -4,9 +4,10 @@ use std::path::Path;
 
 use karakuri::spatial::Vec3;
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+use crate::control::{ControlIo, Controller, Registered};
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::{EngineKind, Scene};
+use crate::scene::{EngineKind, Scene, SensorKind};
 use crate::SimError;
 
 /// A simulated world.
@@ -26,6 +27,7 @@ pub struct World {
     bodies: Vec<BodyInfo>,
     states: Vec<BodyState>,
     times: StageTimes,
+    controllers: Vec<Registered>,
 }
 
 impl World {
@@ -53,11 +55,61 @@ impl World {
             bodies,
             states,
             times: StageTimes::default(),
+            controllers: Vec::new(),
         })
     }
 
-    /// Advances one time step.
+    /// Registers a controller called every `period` seconds (a whole number of time steps),
+    /// first before the next step; controllers run in the order they were added.
+    pub fn add_controller(&mut self, controller: Box<dyn Controller>, period: f64) -> Result<(), SimError> {
+        let dt = self.engine.dt();
+        let every = (period / dt).round();
+        if !(every >= 1.0 && (every * dt - period).abs() <= 1e-9 * period.abs().max(dt)) {
+            return Err(SimError::BadControlPeriod { period, dt });
+        }
+        let n = self.engine.one_dof_joints().len();
+        self.controllers.push(Registered {
+            controller,
+            every: every as u64,
+            states: vec![JointState::default(); n],
+            commands: vec![None; n],
+        });
+        Ok(())
+    }
+
+    /// Calls the controllers whose period falls on this step and applies their commands.
+    fn control(&mut self) -> Result<(), SimError> {
+        let steps = self.engine.steps();
+        for r in &mut self.controllers {
+            if !steps.is_multiple_of(r.every) {
+                continue;
+            }
+            self.engine.write_joint_states(&mut r.states);
+            r.commands.fill(None);
+            let mut io = ControlIo {
+                time: self.engine.time(),
+                joints: self.engine.one_dof_joints(),
+                states: &r.states,
+                sensors: self.engine.sensors(),
+                readings: self.engine.readings(),
+                commands: &mut r.commands,
+            };
+            r.controller.update(&mut io);
+            for k in 0..r.commands.len() {
+                if let Some(x) = r.commands[k] {
+                    // the engine checks the command (finite, within limits) and names the joint
+                    self.engine.set_one_dof_target(k, x)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Advances one time step (the controllers first, on their periods).
     pub fn step(&mut self) -> Result<(), SimError> {
+        if !self.controllers.is_empty() {
+            self.control()?;
+        }
         self.engine.step()?;
         self.engine.write_states(&mut self.states);
         self.times.add(&self.engine.stage_times());
@@ -112,6 +164,50 @@ impl World {
     /// Sets the torque (force) of a one-dof joint by name, applied from the next step on.
     pub fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
         self.engine.set_joint_torque(joint, torque)
+    }
+
+    /// Sets the target of a joint's actuator by name (torque, position or speed, by its mode),
+    /// used from the next step on.
+    pub fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
+        self.engine.set_joint_target(joint, target)
+    }
+
+    /// The sensors, in the order of [`World::readings`].
+    pub fn sensors(&self) -> &[SensorInfo] {
+        self.engine.sensors()
+    }
+
+    /// Every sensor's reading after the last step (see [`Engine::readings`]).
+    pub fn readings(&self) -> &[[f64; 6]] {
+        self.engine.readings()
+    }
+
+    /// A sensor's reading by name: 3 values (accelerometer, gyro: x, y, z) or 6 (force: fx, fy,
+    /// fz, tx, ty, tz), sensor axes.
+    pub fn sensor(&self, name: &str) -> Result<&[f64], SimError> {
+        let i = self
+            .engine
+            .sensors()
+            .iter()
+            .position(|s| s.name == name)
+            .ok_or_else(|| SimError::UnknownSensor {
+                sensor: name.to_string(),
+            })?;
+        let n = match self.engine.sensors()[i].kind {
+            SensorKind::Force => 6,
+            _ => 3,
+        };
+        Ok(&self.engine.readings()[i][..n])
+    }
+
+    /// The names of the one-dof joints, in the order of [`World::write_joint_states`].
+    pub fn one_dof_joints(&self) -> &[String] {
+        self.engine.one_dof_joints()
+    }
+
+    /// Writes position, velocity and driving torque of every one-dof joint.
+    pub fn write_joint_states(&self, out: &mut [JointState]) {
+        self.engine.write_joint_states(out)
     }
 
     /// The bodies, in the order of [`World::states`].

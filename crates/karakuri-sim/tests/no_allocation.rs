@@ -74,7 +74,7 @@ fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usi
 
 /// The only test in this binary, so no other thread allocates while it counts. Every
 /// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
-/// direct solver, a mixed pile) and a penalty and a joint-limit scene.
+/// direct solver, a mixed pile) and a penalty, a joint-limit and an actuator and sensor scene.
 #[test]
 fn a_running_step_allocates_nothing() {
     let scenes = [
@@ -95,9 +95,12 @@ fn a_running_step_allocates_nothing() {
         eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
         total += stray;
     }
-    for text in [PENALTY, LIMITS] {
+    for text in [PENALTY, LIMITS, ACTUATORS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();
+        if text == ACTUATORS {
+            world.add_controller(Box::new(Sway), 0.002).unwrap();
+        }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
     assert_eq!(total, 0, "steps allocated (see the lines above)");
@@ -132,3 +135,49 @@ bodies:
     pose_in_parent: {position: [0, 0, 1]}
     joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01}]
 "#;
+
+const ACTUATORS: &str = r#"
+name: actuators
+world: {dt: 0.001}
+bodies:
+  - name: arm
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [0, 0, 1]}
+    joints: [{type: revolute, name: hinge, axis: [1, 0, 0], actuator: {mode: torque, target: {sine: {amplitude: 1, frequency: 2}}, effort_limit: 0.8}}]
+  - name: servo
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [2, 0, 1]}
+    joints: [{type: revolute, name: servo, axis: [1, 0, 0], actuator: {mode: position, kp: 100, kd: 5, target: {sine: {amplitude: 0.5, frequency: 1}}, effort_limit: 20}}]
+  - name: wheel
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [4, 0, 1]}
+    joints: [{type: revolute, name: wheel, axis: [1, 0, 0], actuator: {mode: velocity, target: 2, effort_limit: 3}}]
+  - {name: ground, shapes: [{type: plane}]}
+  - name: box
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [6, 0, 0.3]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+sensors:
+  - {name: imu, type: accelerometer, body: box}
+  - {name: gyro, type: rate_gyro, body: servo}
+  - {name: f, type: force, joint: servo}
+  - {name: fb, type: force, joint: box_j0}
+"#;
+
+/// A controller reading joints and sensors and commanding the servo's target.
+struct Sway;
+
+impl karakuri_sim::Controller for Sway {
+    fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+        let k = io.joint("servo").unwrap();
+        let gyro = io.sensor("gyro").unwrap()[0];
+        io.commands[k] = Some(0.3 * (io.time * 3.0).sin() + 1e-3 * gyro);
+    }
+}

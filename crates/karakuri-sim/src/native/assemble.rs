@@ -11,7 +11,7 @@ use parry3d_f64::shape::SharedShape;
 
 use super::build::{LoopSpec, SimBody};
 use crate::collision::{make_shape, ColShape};
-use crate::scene::{JointSpec, LoopKind, Pose, RobotRoot, Scene};
+use crate::scene::{ActuatorSpec, JointSelection, JointSpec, LoopKind, Pose, RobotRoot, Scene};
 use crate::SimError;
 
 fn se3(p: &Pose) -> Se3 {
@@ -97,6 +97,12 @@ pub(super) struct LimitSetting {
     pub(super) upper: f64,
 }
 
+/// The actuator of a one-dof joint, with the URDF's limits where the scene gives none.
+pub(super) struct ActuatorSetting {
+    pub(super) joint: usize,
+    pub(super) spec: ActuatorSpec,
+}
+
 /// Everything a scene describes, by joint id (before indices into q and v are known).
 pub(super) struct Assembly {
     pub(super) model: Model,
@@ -108,6 +114,7 @@ pub(super) struct Assembly {
     pub(super) dofs: Vec<DofSetting>,
     pub(super) limits: Vec<LimitSetting>,
     pub(super) loops: Vec<LoopSpec>,
+    pub(super) actuators: Vec<ActuatorSetting>,
     /// Non-fatal remarks (a URDF's repaired inertias, ...), each naming its robot.
     pub(super) warnings: Vec<String>,
 }
@@ -124,6 +131,9 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     let mut dofs = Vec::new();
     let mut limits = Vec::new();
     let mut warnings = Vec::new();
+    let mut actuators: Vec<ActuatorSetting> = Vec::new();
+    // (world joint, URDF effort limit, URDF velocity limit) of robots' 1-dof joints
+    let mut urdf_limits: Vec<(usize, f64, f64)> = Vec::new();
     for (bi, bs) in scene.bodies.iter().enumerate() {
         let path = |s: &str| format!("bodies[{bi}].{s}");
         let parent_idx = if bs.parent == "world" {
@@ -185,6 +195,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     stiffness,
                     spring_reference,
                     armature,
+                    actuator,
                 } = js
                 else {
                     return Err(scene_err(
@@ -233,6 +244,12 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     spring_reference: *spring_reference,
                     armature: *armature,
                 });
+                if let Some(a) = actuator {
+                    actuators.push(ActuatorSetting {
+                        joint: j.0,
+                        spec: a.clone(),
+                    });
+                }
                 if k + 1 == n {
                     let x = Se3::from_translation(-a);
                     b.add_body(j, &bs.name, inertia.transformed(&x))
@@ -324,6 +341,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     spring_reference: q_ref,
                     armature: 0.0,
                 });
+                urdf_limits.push((id.0, rm.effort_limit[iv], rm.velocity_limit[iv]));
             }
             map[j] = id.0;
             link_body[j] = bodies.len();
@@ -439,6 +457,53 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             }
         }
     }
+    // robot actuators by joint name, in order (a later entry replaces an earlier one)
+    for (ri, rs) in scene.robots.iter().enumerate() {
+        for (ai, a) in rs.actuators.iter().enumerate() {
+            let path = format!("robots[{ri}].actuators[{ai}]");
+            let prefix = format!("{}/", rs.name);
+            let mut selected: Vec<usize> = Vec::new();
+            match &a.joints {
+                JointSelection::All(star) if star == "*" => {
+                    selected.extend((1..model.njoints).filter(|&j| {
+                        model.nvs[j] == 1 && model.joint_names[j].starts_with(&prefix)
+                    }));
+                }
+                JointSelection::All(other) => {
+                    return Err(scene_err(
+                        scene,
+                        format!("{path}.joints"),
+                        format!("expected a list of joint names or \"*\", found \"{other}\""),
+                    ))
+                }
+                JointSelection::Names(names) => {
+                    for n in names {
+                        let j = model.joint_id(&format!("{prefix}{n}")).ok_or_else(|| {
+                            scene_err(scene, format!("{path}.joints"), format!("the robot has no joint '{n}'"))
+                        })?;
+                        if model.nvs[j.0] != 1 {
+                            return Err(scene_err(
+                                scene,
+                                format!("{path}.joints"),
+                                format!("joint '{n}' has {} dofs; actuators drive 1-dof joints", model.nvs[j.0]),
+                            ));
+                        }
+                        selected.push(j.0);
+                    }
+                }
+            }
+            for j in selected {
+                let mut spec = a.actuator();
+                if let Some(&(_, effort, velocity)) = urdf_limits.iter().find(|x| x.0 == j) {
+                    spec.effort_limit = spec.effort_limit.or((effort.is_finite() && effort > 0.0).then_some(effort));
+                    spec.velocity_limit =
+                        spec.velocity_limit.or((velocity.is_finite() && velocity > 0.0).then_some(velocity));
+                }
+                actuators.retain(|x| x.joint != j);
+                actuators.push(ActuatorSetting { joint: j, spec });
+            }
+        }
+    }
     // loops
     let mut loops = Vec::new();
     for (li, l) in scene.loop_constraints.iter().enumerate() {
@@ -471,6 +536,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
         dofs,
         limits,
         loops,
+        actuators,
         warnings,
     })
 }

@@ -11,8 +11,8 @@ use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
 use crate::collision::{ColShape, Collider};
-use crate::engine::BodyInfo;
-use crate::scene::{ContactMode, ContactParams, EngineParams, Scene};
+use crate::engine::{BodyInfo, SensorInfo};
+use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
 /// A simulated body: a scene body or a robot link, carried by a model joint.
@@ -63,6 +63,45 @@ pub struct LoopSpec {
     pub axis_b: Vec3,
 }
 
+/// The actuator of a one-dof joint (see [`crate::scene::ActuatorSpec`]).
+#[derive(Clone, Debug)]
+pub struct Actuator {
+    /// The world joint's name (`robot/joint` for robots).
+    pub name: String,
+    /// Its velocity index.
+    pub dof: usize,
+    /// Its configuration index.
+    pub iq: usize,
+    /// Mode.
+    pub mode: ActuatorMode,
+    /// Position gain.
+    pub kp: f64,
+    /// Velocity gain.
+    pub kd: f64,
+    /// Target as given in the scene (a command set through the world replaces it).
+    pub target: Target,
+    /// Largest |torque| (∞: unlimited).
+    pub effort_limit: f64,
+    /// Largest |target speed| (∞: unlimited).
+    pub velocity_limit: f64,
+}
+
+/// A sensor, resolved onto the world model.
+#[derive(Clone, Debug)]
+pub struct Sensor {
+    /// Name.
+    pub name: String,
+    /// What it measures.
+    pub kind: SensorKind,
+    /// The model joint whose frame carries it (force: the joint it measures).
+    pub joint: usize,
+    /// Sensor frame in that joint's frame.
+    pub placement: Se3,
+    /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
+    /// empty for the others.
+    pub subtree: Vec<bool>,
+}
+
 /// Per-dof passive parameters `(nv)` each.
 #[derive(Clone, Debug)]
 pub struct DofParams {
@@ -97,6 +136,18 @@ pub struct SimModel {
     pub limits: Vec<Limit>,
     /// Loop closures.
     pub loops: Vec<LoopSpec>,
+    /// Joint actuators, in scene order (bodies' joints, then robots').
+    pub actuators: Vec<Actuator>,
+    /// Sensors, in scene order.
+    pub sensors: Vec<Sensor>,
+    /// What the world reports of each sensor (same order).
+    pub sensor_infos: Vec<SensorInfo>,
+    /// The one-dof joints (world joint index, in model order) and their names.
+    pub one_dof: Vec<usize>,
+    /// Names of [`SimModel::one_dof`].
+    pub one_dof_names: Vec<String>,
+    /// Each one-dof joint's actuator, if any `(one_dof)`.
+    pub one_dof_actuator: Vec<Option<usize>>,
     /// Collision shapes and pairs.
     pub collider: Collider,
     /// Initial configuration `(nq)`.
@@ -155,7 +206,36 @@ impl SimModel {
                 hi: l.upper,
             })
             .collect();
+        let actuators: Vec<Actuator> = asm
+            .actuators
+            .iter()
+            .map(|a| Actuator {
+                name: model.joint_names[a.joint].clone(),
+                dof: model.idx_v[a.joint],
+                iq: model.idx_q[a.joint],
+                mode: a.spec.mode,
+                kp: a.spec.kp,
+                kd: a.spec.kd,
+                target: a.spec.target,
+                effort_limit: a.spec.effort_limit.unwrap_or(f64::INFINITY),
+                velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
+            })
+            .collect();
         let bodies = asm.bodies;
+        let sensors = sensors(scene, &model, &bodies)?;
+        let sensor_infos = sensors
+            .iter()
+            .map(|s| SensorInfo {
+                name: s.name.clone(),
+                kind: s.kind,
+            })
+            .collect();
+        let one_dof: Vec<usize> = (1..model.njoints).filter(|&j| model.nvs[j] == 1).collect();
+        let one_dof_names = one_dof.iter().map(|&j| model.joint_names[j].clone()).collect();
+        let one_dof_actuator = one_dof
+            .iter()
+            .map(|&j| actuators.iter().position(|a: &Actuator| a.dof == model.idx_v[j]))
+            .collect();
         let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
@@ -184,6 +264,12 @@ impl SimModel {
             dofs,
             limits,
             loops,
+            actuators,
+            sensors,
+            sensor_infos,
+            one_dof,
+            one_dof_names,
+            one_dof_actuator,
             collider,
             q0: q,
             v0: v,
@@ -198,6 +284,49 @@ impl SimModel {
             .find(|b| b.joint == joint)
             .map_or(&self.model.body_names[joint], |b| &b.name)
     }
+}
+
+/// The scene's sensors on the world model: a body's sensor on the body's joint (pose composed
+/// with the body's placement), a force sensor on its joint with the joint's subtree.
+fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Sensor>, SimError> {
+    let err = |i: usize, key: &str, reason: String| {
+        let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+        crate::scene::scene_error(&file, &format!("sensors[{i}].{key}"), reason)
+    };
+    let mut out = Vec::with_capacity(scene.sensors.len());
+    for (i, s) in scene.sensors.iter().enumerate() {
+        let pose = Se3::new(quat_from_xyzw(&s.pose.orientation), v3(&s.pose.position));
+        let sensor = match (s.kind, &s.body, &s.joint) {
+            (SensorKind::Force, _, Some(name)) => {
+                let j = model
+                    .joint_id(name)
+                    .filter(|j| j.0 != 0)
+                    .ok_or_else(|| err(i, "joint", format!("unknown joint '{name}'")))?
+                    .0;
+                let mut subtree = vec![false; model.njoints];
+                for k in j..model.njoints {
+                    subtree[k] = k == j || subtree[model.parents[k]];
+                }
+                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree }
+            }
+            (_, Some(name), _) => {
+                let b = bodies
+                    .iter()
+                    .find(|b| &b.name == name)
+                    .ok_or_else(|| err(i, "body", format!("unknown body '{name}'")))?;
+                Sensor {
+                    name: s.name.clone(),
+                    kind: s.kind,
+                    joint: b.joint,
+                    placement: b.placement.compose(&pose),
+                    subtree: Vec::new(),
+                }
+            }
+            _ => return Err(err(i, "type", "a sensor needs `body` (accelerometer, rate_gyro) or `joint` (force)".into())),
+        };
+        out.push(sensor);
+    }
+    Ok(out)
 }
 
 /// The collision pairs: shapes on one joint never touch; excluded pairs and parent/child

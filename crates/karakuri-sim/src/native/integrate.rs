@@ -87,7 +87,7 @@ fn evaluate(
     if !kinematics_fresh {
         stages::kinematics(m, q, v, &mut w.data);
     }
-    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0)?;
+    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0, &[])?;
     stages::passive_forces(m, q, v, 0.0, &mut w.tau);
     stages::actuation(s, &mut w.tau);
     stages::smooth_acceleration(w)?;

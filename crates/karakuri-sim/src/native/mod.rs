@@ -36,8 +36,8 @@ use nalgebra::DVector;
 pub use build::{SimBody, SimModel};
 pub use state::{SimState, StepData};
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
-use crate::scene::{Integrator, Scene};
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::scene::{ActuatorMode, Integrator, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
 
@@ -106,6 +106,38 @@ impl NativeEngine {
         self.work.last_solve
     }
 
+    /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
+    /// (torque), the velocity limit (velocity) or the joint's position limits (position).
+    fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
+        let act = &self.model.actuators[a];
+        let bad = |reason: String| SimError::BadCommand {
+            joint: act.name.clone(),
+            time: self.state.time,
+            reason,
+        };
+        if !target.is_finite() {
+            return Err(bad(format!("command {target} is not finite")));
+        }
+        match act.mode {
+            ActuatorMode::Torque if target.abs() > act.effort_limit => {
+                return Err(bad(format!("torque command {target} exceeds the effort limit {}", act.effort_limit)));
+            }
+            ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
+                return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
+            }
+            ActuatorMode::Position => {
+                if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
+                    if target < l.lo || target > l.hi {
+                        return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.state.targets[a] = Target::Value(target);
+        Ok(())
+    }
+
     /// The (q, v) indices of a one-dof joint by name.
     fn one_dof(&self, joint: &str) -> Result<(usize, usize), SimError> {
         let m = &self.model.model;
@@ -145,6 +177,8 @@ impl Engine for NativeEngine {
             clock = now;
         };
         stages::check_state(m, s)?;
+        stages::actuator_commands(m, s, w);
+        stages::sensor_start(m, w)?;
         lap(&mut t.check_state);
         stages::position(m, w)?;
         lap(&mut t.position);
@@ -157,11 +191,13 @@ impl Engine for NativeEngine {
             stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
             lap(&mut t.velocity);
             stages::actuation(s, &mut w.tau);
+            stages::actuator_torques(m, s, w);
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
+            stages::actuator_report(m, s, w);
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             lap(&mut t.integrate);
@@ -171,6 +207,7 @@ impl Engine for NativeEngine {
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
         lap(&mut t.kinematics);
         stages::sensors(m, w);
+        stages::sensor_readings(m, w)?;
         lap(&mut t.sensors);
         w.times = t;
         Ok(())
@@ -234,6 +271,56 @@ impl Engine for NativeEngine {
             + algorithms::potential_energy(m, &mut d, &s.q)
     }
 
+    fn sensors(&self) -> &[SensorInfo] {
+        &self.model.sensor_infos
+    }
+
+    fn readings(&self) -> &[[f64; 6]] {
+        &self.work.readings
+    }
+
+    fn one_dof_joints(&self) -> &[String] {
+        &self.model.one_dof_names
+    }
+
+    fn write_joint_states(&self, out: &mut [JointState]) {
+        let (model, s) = (&self.model.model, &self.state);
+        for ((o, &j), act) in out
+            .iter_mut()
+            .zip(&self.model.one_dof)
+            .zip(&self.model.one_dof_actuator)
+        {
+            let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
+            *o = JointState {
+                q: s.q[iq],
+                dq: s.v[iv],
+                tau: s.tau_user[iv] + act.map_or(0.0, |a| self.work.act_tau[a]),
+            };
+        }
+    }
+
+    fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
+        let (_, iv) = self.one_dof(joint)?;
+        let a = self
+            .model
+            .actuators
+            .iter()
+            .position(|a| a.dof == iv)
+            .ok_or_else(|| SimError::NoActuator {
+                joint: joint.to_string(),
+            })?;
+        self.command(a, target)
+    }
+
+    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+        match self.model.one_dof_actuator[k] {
+            Some(a) => self.command(a, target),
+            None => Err(SimError::NoActuator {
+                joint: self.model.one_dof_names[k].clone(),
+            }),
+        }
+    }
+
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
         let (iq, _) = self.one_dof(joint)?;
         Ok(self.state.q[iq])
@@ -256,7 +343,8 @@ impl Engine for NativeEngine {
     }
 }
 
-/// Whether this step may use RK4 (no contacts, no loops, no limits).
+/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators: servos
+/// are implicit or constraint rows, which only the Euler step has).
 fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty()
+    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty() && m.actuators.is_empty()
 }

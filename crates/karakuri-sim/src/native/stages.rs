@@ -5,7 +5,7 @@
 use karakuri::algorithms;
 use karakuri::linalg::Factorization;
 use karakuri::model::JointType;
-use karakuri::spatial::{Motion, Vec3};
+use karakuri::spatial::{Force, Motion, Se3, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -16,8 +16,8 @@ use super::limits::limit_rows;
 use super::loops;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
-use crate::scene::SolverKind;
-use crate::solver::{direct_applies, solve_direct, solve_pgs, SolveStats};
+use crate::scene::{ActuatorMode, SensorKind, SolverKind};
+use crate::solver::{direct_applies, RowKind, solve_direct, solve_pgs, SolveStats};
 use crate::SimError;
 
 /// Check state: the NaN / divergence guard. Reads `s.q`, `s.v`, `engine.max_speed`.
@@ -62,22 +62,63 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
     algorithms::compute_all_terms(&m.model, data, q, v);
 }
 
-/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
-/// into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes damping and
-/// springs implicit in the Euler step; RK4 passes zeros (explicit). Reads `data`'s mass
-/// matrix (fresh from the kinematics stage), `m.dofs`.
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness +
+/// servo)` into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes
+/// damping and springs implicit in the Euler step; RK4 passes zeros (explicit). `servo` is
+/// the position servos' `dt (kd + dt kp)` per dof (`w.servo_diag`; empty: none). Reads
+/// `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
     qh: &mut Factorization,
     c_d: f64,
     c_k: f64,
+    servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
     qh.factorize_shifted(data.mass_matrix()?, |k| {
-        d.armature[k] + c_d * d.damping[k] + c_k * d.stiffness[k]
+        d.armature[k]
+            + c_d * d.damping[k]
+            + c_k * d.stiffness[k]
+            + servo.get(k).copied().unwrap_or(0.0)
     });
     Ok(())
+}
+
+/// Actuator commands, before the iteration matrix: each actuator's command at the step's end
+/// time `t + dt` from `s.targets`. A torque command is clamped to the effort limit. A
+/// position servo is the spring-damper `kp (target − q⁺) + kd (target_v − v⁺)` at the step's
+/// end state (`q⁺ = q + dt v⁺`), made implicit as the passive springs are: `dt (kd + dt kp)`
+/// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
+/// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
+/// the sign of the prediction) explicitly for this step. A velocity servo is a row of the
+/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`,
+/// `w.act_base`, `w.act_gain`.
+pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
+    let t = s.time + m.dt;
+    w.servo_diag.fill(0.0);
+    for (i, a) in m.actuators.iter().enumerate() {
+        let (x, rate) = s.targets[i].at(t);
+        let e = a.effort_limit;
+        let (base, gain) = match a.mode {
+            ActuatorMode::Torque => (x.clamp(-e, e), 0.0),
+            ActuatorMode::Position => {
+                let rate = rate.clamp(-a.velocity_limit, a.velocity_limit);
+                let gain = a.kd + m.dt * a.kp;
+                let base = a.kp * (x - s.q[a.iq]) + a.kd * rate;
+                let predicted = base - gain * s.v[a.dof];
+                if predicted.abs() > e {
+                    (e.copysign(predicted), 0.0)
+                } else {
+                    (base, gain)
+                }
+            }
+            ActuatorMode::Velocity => (0.0, 0.0),
+        };
+        w.act_base[i] = base;
+        w.act_gain[i] = gain;
+        w.servo_diag[a.dof] += m.dt * gain;
+    }
 }
 
 /// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
@@ -85,7 +126,7 @@ pub fn factorize_qh(
 /// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     let dt = m.dt;
-    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt)?;
+    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -124,6 +165,53 @@ pub fn passive_forces(
 /// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
 pub fn actuation(s: &SimState, tau: &mut DVector<f64>) {
     *tau += &s.tau_user;
+}
+
+/// Actuator torques: `τ += base − gain · v` of each torque actuator and position servo (see
+/// [`actuator_commands`]). Reads `w.act_base`, `w.act_gain`, `s.v`; writes `w.tau`.
+pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
+    for (i, a) in m.actuators.iter().enumerate() {
+        w.tau[a.dof] += w.act_base[i] - w.act_gain[i] * s.v[a.dof];
+    }
+}
+
+/// Velocity servo rows: `v⁺_k = target` (clamped to the velocity limit) with the impulse
+/// bounded by `± effort_limit · dt`. Reads `m.actuators`, `s.targets`, the warm impulses
+/// `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into `w.act_row`,
+/// and advances `*other` past them.
+pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
+    let t = s.time + m.dt;
+    for (i, a) in m.actuators.iter().enumerate() {
+        if a.mode != ActuatorMode::Velocity {
+            w.act_row[i] = usize::MAX;
+            continue;
+        }
+        let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
+        let bound = a.effort_limit * m.dt;
+        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        *other += 1;
+        let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
+        let kind = RowKind::Bounded {
+            lo: -bound,
+            hi: bound,
+        };
+        let r = w.rows.push_ranged(kind, speed, warm.clamp(-bound, bound), ranges);
+        w.rows.j_row_mut(r)[a.dof] = 1.0;
+        w.act_row[i] = r;
+    }
+}
+
+/// Applied actuator torques after the constraint solve: torque commands and saturated servos
+/// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
+/// servos their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// `w.act_tau`.
+pub fn actuator_report(m: &SimModel, s: &SimState, w: &mut StepData) {
+    for (i, a) in m.actuators.iter().enumerate() {
+        w.act_tau[i] = match w.act_row[i] {
+            usize::MAX => w.act_base[i] - w.act_gain[i] * s.v[a.dof],
+            r => w.rows.lambda[r] / m.dt,
+        };
+    }
 }
 
 /// Smooth acceleration `q̈ = qH⁻¹ (τ - h)` into `w.qacc`. Reads `w.tau`, the bias forces `h`
@@ -170,6 +258,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     let mut other = 0;
     loops::loop_constraint_rows(m, s, w, &mut other)?;
     limit_rows(m, s, w, &mut other);
+    servo_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
     w.last_solve = if w.rows.is_empty() {
         SolveStats::default()
@@ -234,4 +323,103 @@ pub fn sensors(m: &SimModel, w: &mut StepData) {
             force: f,
         });
     }
+}
+
+/// The world velocity of the body-fixed point `p` (joint frame) of a joint placed at `x` moving
+/// with `v` (joint frame).
+fn point_velocity(x: &Se3, v: &Motion, p: &Vec3) -> Vec3 {
+    let vw = x.act_motion(v);
+    vw.linear + vw.angular.cross(&x.transform_point(p))
+}
+
+/// The spatial momentum (world axes, about the world origin) of the bodies of `subtree`.
+fn subtree_momentum(m: &SimModel, o_m_i: &[Se3], vel: &[Motion], subtree: &[bool]) -> Force {
+    let mut h = Force::zero();
+    for (k, _) in subtree.iter().enumerate().filter(|(_, &inside)| inside) {
+        let hk = o_m_i[k].act_force(&m.model.inertias[k].mul_motion(&vel[k]));
+        h.linear += hk.linear;
+        h.angular += hk.angular;
+    }
+    h
+}
+
+/// Sensor start: what the readings difference over the step, from the kinematics of the
+/// step's start state: each accelerometer's point velocity and each force sensor's child-side
+/// momentum. Reads `w.data` (placements, velocities), `m.sensors`; writes `w.sensor_start`.
+pub fn sensor_start(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
+    let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    for (i, sn) in m.sensors.iter().enumerate() {
+        w.sensor_start[i] = match sn.kind {
+            SensorKind::Accelerometer => {
+                let j = sn.joint;
+                Force {
+                    linear: point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation),
+                    angular: Vec3::zeros(),
+                }
+            }
+            SensorKind::RateGyro => Force::zero(),
+            SensorKind::Force => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+        };
+    }
+    Ok(())
+}
+
+/// Sensor readings, after the kinematics and contact-force stages, from the step's velocity
+/// change (so contact and constraint impulses are in them):
+/// * accelerometer: `Rᵀ ((v⁺_p − v_p) / dt − g)`, `v_p` the world velocity of the sensor's
+///   body-fixed point at the step's start and end, `R` the sensor's world rotation;
+/// * rate gyro: the body's angular velocity in sensor axes;
+/// * force: Newton–Euler on the child side: the wrench through the joint is the child side's
+///   momentum change over the step minus gravity on it and the contact forces on it
+///   (`w.contacts`), moved to the sensor origin and expressed in sensor axes. Loop closures
+///   attached to the child side are not subtracted.
+///
+/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `m.sensors`; writes `w.readings`.
+pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
+    let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    let g = m.model.gravity_vector();
+    for (i, sn) in m.sensors.iter().enumerate() {
+        let x = o_m_i[sn.joint].compose(&sn.placement);
+        let rt = x.rotation.transpose();
+        w.readings[i] = match sn.kind {
+            SensorKind::Accelerometer => {
+                let j = sn.joint;
+                let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
+                let a = rt * ((v1 - w.sensor_start[i].linear) / m.dt - g);
+                [a.x, a.y, a.z, 0.0, 0.0, 0.0]
+            }
+            SensorKind::RateGyro => {
+                let om = sn.placement.rotation.transpose() * vel[sn.joint].angular;
+                [om.x, om.y, om.z, 0.0, 0.0, 0.0]
+            }
+            SensorKind::Force => {
+                let h1 = subtree_momentum(m, o_m_i, vel, &sn.subtree);
+                let mut f = (h1.linear - w.sensor_start[i].linear) / m.dt;
+                let mut n = (h1.angular - w.sensor_start[i].angular) / m.dt;
+                for (k, _) in sn.subtree.iter().enumerate().filter(|(_, &inside)| inside) {
+                    let body = &m.model.inertias[k];
+                    let weight = body.mass * g;
+                    let c = o_m_i[k].transform_point(&body.com);
+                    f -= weight;
+                    n -= c.cross(&weight);
+                }
+                for c in &w.contacts {
+                    let on_b = sn.subtree[m.bodies[c.body_b].joint];
+                    let on_a = sn.subtree[m.bodies[c.body_a].joint];
+                    let fc = match (on_a, on_b) {
+                        (false, true) => c.force,
+                        (true, false) => -c.force,
+                        _ => continue,
+                    };
+                    f -= fc;
+                    n -= c.point.cross(&fc);
+                }
+                // moment about the sensor origin, then sensor axes
+                let n = n - x.translation.cross(&f);
+                let (f, n) = (rt * f, rt * n);
+                [f.x, f.y, f.z, n.x, n.y, n.z]
+            }
+        };
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
 use karakuri::linalg::Factorization;
-use karakuri::spatial::Motion;
+use karakuri::spatial::{Force, Motion};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -12,6 +12,7 @@ use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::engine::{ContactInfo, StageTimes};
+use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
 /// What a step starts from and carries to the next.
@@ -29,6 +30,8 @@ pub struct SimState {
     /// Impulses of the last step's contacts by key, sorted by key `(contacts of the last
     /// step)`: the warm start of the next solve.
     pub warm_contacts: Vec<WarmEntry>,
+    /// Each actuator's command `(actuators)`: the scene's target until the world sets one.
+    pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
 }
@@ -42,6 +45,7 @@ impl SimState {
             tau_user: DVector::zeros(m.model.nv),
             time: 0.0,
             steps: 0,
+            targets: m.actuators.iter().map(|a| a.target).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
         }
@@ -100,6 +104,24 @@ pub struct StepData {
     pub qh: Factorization,
     /// World motion column of each dof `(nv)` at the state's q.
     pub s_world: Vec<Motion>,
+    /// What each position servo adds to qH's diagonal, `dt (kd + dt kp)` (0 when saturated)
+    /// `(nv)`.
+    pub servo_diag: Vec<f64>,
+    /// Each actuator's explicit part `(actuators)`: the torque (torque mode, saturated
+    /// servos) or `kp (target − q) + kd target_v` (position servos).
+    pub act_base: Vec<f64>,
+    /// Each actuator's implicit velocity gain `kd + dt kp` (0: none) `(actuators)`.
+    pub act_gain: Vec<f64>,
+    /// Each velocity servo's row in `rows` (`usize::MAX` for other modes) `(actuators)`.
+    pub act_row: Vec<usize>,
+    /// Each actuator's torque (force) applied over the last step `(actuators)`.
+    pub act_tau: Vec<f64>,
+    /// Each sensor's start-of-step quantity `(sensors)`: an accelerometer's point velocity
+    /// (world) in `.linear`; a force sensor's child-side momentum (world, about the origin).
+    pub sensor_start: Vec<Force>,
+    /// Each sensor's reading after the last step `(sensors)`: `[x, y, z, 0, 0, 0]` for
+    /// accelerometers and gyros, `[fx, fy, fz, tx, ty, tz]` for force sensors, sensor axes.
+    pub readings: Vec<[f64; 6]>,
     /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
     pub tau: DVector<f64>,
     /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
@@ -152,6 +174,13 @@ impl StepData {
             data: Data::new(&m.model),
             qh: Factorization::new(&m.model),
             s_world: vec![Motion::zero(); nv],
+            servo_diag: vec![0.0; nv],
+            act_base: vec![0.0; m.actuators.len()],
+            act_gain: vec![0.0; m.actuators.len()],
+            act_row: vec![usize::MAX; m.actuators.len()],
+            act_tau: vec![0.0; m.actuators.len()],
+            sensor_start: vec![Force::zero(); m.sensors.len()],
+            readings: vec![[0.0; 6]; m.sensors.len()],
             tau: zv(),
             qacc: zv(),
             v_free: zv(),
@@ -199,7 +228,8 @@ impl StepData {
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
         let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
-        let fixed = loop_rows + 2 * m.limits.len();
+        let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
+        let fixed = loop_rows + 2 * m.limits.len() + servos;
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);

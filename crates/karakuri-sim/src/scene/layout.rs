@@ -22,7 +22,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::types::{
-    yes, ContactMode, ContactParams, Geometry, JointSpec, Material, MeshFile, PairSpec, Pose, ShapeSpec, Twist,
+    yes, ActuatorSpec, ContactMode, ContactParams, Geometry, JointSpec, Material, MeshFile, PairSpec, Pose, ShapeSpec, Twist,
 };
 
 /// `mode` in files.
@@ -451,6 +451,8 @@ pub struct JointFile {
     spring_reference: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     armature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    actuator: Option<ActuatorSpec>,
 }
 
 fn number(v: &Option<Value>, key: &str) -> Result<f64, String> {
@@ -480,6 +482,7 @@ impl TryFrom<JointFile> for JointSpec {
                 ("stiffness", j.stiffness.is_some()),
                 ("spring_reference", j.spring_reference.is_some()),
                 ("armature", j.armature.is_some()),
+                ("actuator", j.actuator.is_some()),
             ];
             if let Some((k, _)) = hinge_keys.iter().find(|(_, p)| *p) {
                 return Err(format!("`{k}`: unknown key for a free joint (expected one of: name, type, q0, qd0)"));
@@ -497,6 +500,7 @@ impl TryFrom<JointFile> for JointSpec {
             stiffness: j.stiffness.unwrap_or(0.0),
             spring_reference: j.spring_reference.unwrap_or(0.0),
             armature: j.armature.unwrap_or(0.0),
+            actuator: j.actuator,
             name: j.name,
         })
     }
@@ -517,8 +521,9 @@ impl From<JointSpec> for JointFile {
                 stiffness: None,
                 spring_reference: None,
                 armature: None,
+                actuator: None,
             },
-            JointSpec::Hinge { name, prismatic, axis, anchor, q0, qd0, limits, damping, stiffness, spring_reference, armature } => {
+            JointSpec::Hinge { name, prismatic, axis, anchor, q0, qd0, limits, damping, stiffness, spring_reference, armature, actuator } => {
                 JointFile {
                     kind: if prismatic { JointKind::Prismatic } else { JointKind::Revolute },
                     name,
@@ -531,6 +536,7 @@ impl From<JointSpec> for JointFile {
                     stiffness: Some(stiffness),
                     spring_reference: Some(spring_reference),
                     armature: Some(armature),
+                    actuator,
                 }
             }
         }

@@ -325,7 +325,143 @@ pub enum JointSpec {
         spring_reference: f64,
         /// Armature (rotor inertia) added to the mass matrix diagonal.
         armature: f64,
+        /// The joint's actuator, if it has one.
+        actuator: Option<ActuatorSpec>,
     },
+}
+
+/// How an actuator drives its joint (Choreonoid's actuation modes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActuatorMode {
+    /// The target is the joint torque (N·m) or force (N), clamped to the effort limit.
+    #[default]
+    Torque,
+    /// PD servo `kp (target − q) + kd (target_v − dq)` integrated implicitly, effort-limited
+    /// (`target_v`: the target's rate).
+    Position,
+    /// The joint is held at the target speed by a constraint row whose force is bounded by
+    /// the effort limit.
+    Velocity,
+}
+
+/// A sinusoidal target `offset + amplitude · sin(2π · frequency · t + phase)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sine {
+    /// Amplitude (joint units).
+    pub amplitude: f64,
+    /// Frequency (Hz).
+    pub frequency: f64,
+    /// Offset (joint units).
+    pub offset: f64,
+    /// Phase (rad).
+    pub phase: f64,
+}
+
+/// An actuator's target: a constant or `{sine: {...}}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Target {
+    /// A constant.
+    Value(f64),
+    /// A sine of time.
+    Sine {
+        /// Its parameters.
+        sine: Sine,
+    },
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target::Value(0.0)
+    }
+}
+
+impl Target {
+    /// The target at time `t` and its rate.
+    pub fn at(&self, t: f64) -> (f64, f64) {
+        match *self {
+            Target::Value(x) => (x, 0.0),
+            Target::Sine { sine: s } => {
+                let w = 2.0 * std::f64::consts::PI * s.frequency;
+                let (sn, cs) = (w * t + s.phase).sin_cos();
+                (s.offset + s.amplitude * sn, s.amplitude * w * cs)
+            }
+        }
+    }
+}
+
+/// `bodies[].joints[].actuator`: the actuator of a 1-dof joint.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ActuatorSpec {
+    /// Actuation mode.
+    pub mode: ActuatorMode,
+    /// Position gain (N·m/rad or N/m), `position` mode.
+    pub kp: f64,
+    /// Velocity gain (N·m·s/rad or N·s/m), `position` mode.
+    pub kd: f64,
+    /// Torque, position or speed, by mode.
+    pub target: Target,
+    /// Largest torque or force the actuator applies (`None`: the URDF's, else unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort_limit: Option<f64>,
+    /// Largest target speed (`None`: the URDF's, else unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub velocity_limit: Option<f64>,
+}
+
+/// Which joints of a robot an actuator entry covers: a list of names or `"*"` (every 1-dof
+/// joint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JointSelection {
+    /// Joint names (URDF names, without the robot prefix).
+    Names(Vec<String>),
+    /// `"*"`.
+    All(String),
+}
+
+/// `robots[].actuators[]`: actuators for some of a robot's joints. Entries apply in order: a
+/// later entry replaces an earlier one on the joints they share (`"*"` first, then exceptions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobotActuatorSpec {
+    /// The joints.
+    pub joints: JointSelection,
+    /// Actuation mode.
+    #[serde(default)]
+    pub mode: ActuatorMode,
+    /// Position gain.
+    #[serde(default)]
+    pub kp: f64,
+    /// Velocity gain.
+    #[serde(default)]
+    pub kd: f64,
+    /// Target (one for every joint of the entry).
+    #[serde(default)]
+    pub target: Target,
+    /// Effort limit (`None`: each joint's URDF limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort_limit: Option<f64>,
+    /// Velocity limit (`None`: each joint's URDF limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub velocity_limit: Option<f64>,
+}
+
+impl RobotActuatorSpec {
+    /// The actuator each selected joint gets.
+    pub fn actuator(&self) -> ActuatorSpec {
+        ActuatorSpec {
+            mode: self.mode,
+            kp: self.kp,
+            kd: self.kd,
+            target: self.target,
+            effort_limit: self.effort_limit,
+            velocity_limit: self.velocity_limit,
+        }
+    }
 }
 
 impl JointSpec {
@@ -453,6 +589,9 @@ pub struct RobotSpec {
     /// Viscous damping of every 1-dof joint (added to the URDF's), N·m·s/rad.
     #[serde(default)]
     pub joint_damping: f64,
+    /// Actuators of its joints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actuators: Vec<RobotActuatorSpec>,
 }
 
 pub(super) fn yes() -> bool {
@@ -512,6 +651,42 @@ pub struct PairSpec {
     pub mode: ContactMode,
 }
 
+/// What a sensor measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SensorKind {
+    /// Proper acceleration of the sensor point (classical acceleration minus gravity) in sensor
+    /// axes: +9.81 up at rest on the floor, 0 in free fall.
+    Accelerometer,
+    /// Angular velocity of its body in sensor axes.
+    RateGyro,
+    /// The wrench the parent side exerts on the child side through a joint, at the sensor
+    /// origin, in sensor axes.
+    Force,
+}
+
+/// `sensors[]`: a sensor on a body (accelerometer, rate gyro: `body`) or a joint (force:
+/// `joint`); robot parts as `robot/name`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensorSpec {
+    /// Unique name (the CSV's column prefix).
+    pub name: String,
+    /// What it measures.
+    #[serde(rename = "type")]
+    pub kind: SensorKind,
+    /// The body it is mounted on (accelerometer, rate gyro).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The joint it measures (force).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<String>,
+    /// Pose in the body's frame (accelerometer, rate gyro) or in the joint's frame (force:
+    /// origin at the joint, axes of the child side).
+    #[serde(default)]
+    pub pose: Pose,
+}
+
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scene {
@@ -554,6 +729,9 @@ pub struct Scene {
     /// Per-pair contact modes.
     #[serde(default)]
     pub contact_pairs: Vec<PairSpec>,
+    /// Sensors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensors: Vec<SensorSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -579,6 +757,7 @@ pub const TOP_KEYS: &[&str] = &[
     "loop_constraints",
     "collision_exclude_pairs",
     "contact_pairs",
+    "sensors",
 ];
 
 fn default_schema() -> String {

@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, BodySpec, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, MIN_DT};
+use super::{scene_error, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -34,6 +34,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         v.nonneg(&format!("{at}.joint_damping"), r.joint_damping)?;
         for (si, (_, s)) in r.shapes.iter_mut().enumerate() {
             v.shape(&format!("{at}.shapes[{si}]"), s, &materials)?;
+        }
+        for (ai, a) in r.actuators.iter().enumerate() {
+            v.actuator(&format!("{at}.actuators[{ai}]"), &a.actuator())?;
         }
     }
     let known = |name: &str, s: &Scene| {
@@ -66,6 +69,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for (i, p) in scene.contact_pairs.iter().enumerate() {
         v.mode(&format!("contact_pairs[{i}]"), p.mode)?;
+    }
+    for i in 0..scene.sensors.len() {
+        v.sensor(i, scene)?;
     }
     Ok(())
 }
@@ -238,9 +244,12 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, .. } => {
+            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
+                }
+                if let Some(a) = actuator {
+                    self.actuator(&format!("{at}.actuator"), a)?;
                 }
                 self.unit(&format!("{at}.axis"), axis)?;
                 if let Some(l) = limits {
@@ -253,6 +262,65 @@ impl Validator<'_> {
                 self.nonneg(&format!("{at}.armature"), *armature)
             }
         }
+    }
+
+    /// A unique name, `body` for accelerometers and gyros (a known body), `joint` for force
+    /// sensors (resolved when the world is built), a valid pose.
+    fn sensor(&self, i: usize, scene: &mut Scene) -> Check {
+        let at = format!("sensors[{i}]");
+        let s = &scene.sensors[i];
+        if s.name.is_empty() {
+            return Err(self.err(&format!("{at}.name"), "must not be empty"));
+        }
+        if scene.sensors[..i].iter().any(|o| o.name == s.name) {
+            return Err(self.err(&format!("{at}.name"), format!("duplicate sensor name '{}'", s.name)));
+        }
+        let (needs, other) = match s.kind {
+            SensorKind::Force => ("joint", s.body.is_some()),
+            _ => ("body", s.joint.is_some()),
+        };
+        if other {
+            let wrong = if needs == "joint" { "body" } else { "joint" };
+            return Err(self.err(&format!("{at}.{wrong}"), format!("a {:?} sensor takes `{needs}`, not `{wrong}`", s.kind)));
+        }
+        match (s.kind, &s.body, &s.joint) {
+            (SensorKind::Force, _, None) | (_, None, None) => {
+                return Err(self.err(&format!("{at}.{needs}"), "missing"));
+            }
+            (SensorKind::Accelerometer | SensorKind::RateGyro, Some(b), _) => {
+                let known = scene.bodies.iter().any(|x| &x.name == b)
+                    || scene.robots.iter().any(|r| b.starts_with(&format!("{}/", r.name)));
+                if !known {
+                    return Err(self.err(&format!("{at}.body"), format!("unknown body '{b}'")));
+                }
+            }
+            _ => {}
+        }
+        self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
+    }
+
+    /// Gains finite and non-negative, limits positive, the target finite.
+    fn actuator(&self, at: &str, a: &ActuatorSpec) -> Check {
+        for (key, x) in [("kp", a.kp), ("kd", a.kd)] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(self.err(&format!("{at}.{key}"), format!("must be finite and non-negative (found {x})")));
+            }
+        }
+        for (key, x) in [("effort_limit", a.effort_limit), ("velocity_limit", a.velocity_limit)] {
+            if let Some(x) = x {
+                if x.is_nan() || x <= 0.0 {
+                    return Err(self.err(&format!("{at}.{key}"), format!("must be positive (found {x})")));
+                }
+            }
+        }
+        let finite = match a.target {
+            Target::Value(x) => x.is_finite(),
+            Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+        };
+        if !finite {
+            return Err(self.err(&format!("{at}.target"), "must be finite"));
+        }
+        Ok(())
     }
 
     fn shape(&self, at: &str, s: &mut ShapeSpec, materials: &[String]) -> Check {

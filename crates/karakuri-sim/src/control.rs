@@ -1,0 +1,53 @@
+//! Controllers (Choreonoid's controller I/O): a [`Controller`] registered on a
+//! [`crate::World`] with [`crate::World::add_controller`] is called every control period
+//! (a whole number of steps) before the step, reads time, joint states and sensor readings,
+//! and writes joint commands (each actuator's target, by its mode). A command that is not
+//! finite or is outside its joint's limits stops the run with [`crate::SimError::BadCommand`]
+//! naming the joint and the time.
+
+use crate::engine::{JointState, SensorInfo};
+
+/// What a controller reads and writes in one call.
+pub struct ControlIo<'a> {
+    /// Simulated time (s).
+    pub time: f64,
+    /// The one-dof joints' names (`robot/joint` for robots).
+    pub joints: &'a [String],
+    /// Their states after the last step (same order).
+    pub states: &'a [JointState],
+    /// The sensors.
+    pub sensors: &'a [SensorInfo],
+    /// Their readings after the last step (same order; see [`crate::Engine::readings`]).
+    pub readings: &'a [[f64; 6]],
+    /// Commands to write, per one-dof joint (same order as `joints`): `Some(target)` sets the
+    /// joint's actuator target, `None` (every entry on entry) leaves it as it is.
+    pub commands: &'a mut [Option<f64>],
+}
+
+impl ControlIo<'_> {
+    /// The index of a joint by name.
+    pub fn joint(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j == name)
+    }
+
+    /// A sensor's reading by name.
+    pub fn sensor(&self, name: &str) -> Option<&[f64; 6]> {
+        let i = self.sensors.iter().position(|s| s.name == name)?;
+        self.readings.get(i)
+    }
+}
+
+/// A controller: called every control period with the world's state, writes commands.
+pub trait Controller: Send {
+    /// One control update at `io.time`.
+    fn update(&mut self, io: &mut ControlIo<'_>);
+}
+
+/// A registered controller and its buffers (sized once: a control call allocates nothing).
+pub(crate) struct Registered {
+    pub(crate) controller: Box<dyn Controller>,
+    /// Control period in steps.
+    pub(crate) every: u64,
+    pub(crate) states: Vec<JointState>,
+    pub(crate) commands: Vec<Option<f64>>,
+}
