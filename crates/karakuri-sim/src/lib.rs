@@ -70,7 +70,7 @@ pub mod scene;
 pub mod solver;
 pub mod world;
 
-pub use engine::{BodyInfo, BodyState, ContactInfo, Engine, StageTimes};
+pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, StageTimes};
 pub use error::SimError;
 pub use karakuri::Model;
 pub use native::{NativeEngine, SimModel, SimState, StepData};

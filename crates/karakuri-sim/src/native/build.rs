@@ -10,7 +10,7 @@ use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
-use crate::collision::{ColShape, Collider};
+use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::BodyInfo;
 use crate::scene::{ContactMode, ContactParams, EngineParams, Scene};
 use crate::SimError;
@@ -28,6 +28,9 @@ pub struct SimBody {
     pub parent: Option<usize>,
     /// Mass.
     pub mass: f64,
+    /// The centre of its collision shapes' bounding box in the joint frame and the box's
+    /// smallest extent (m), for the tunnelling watch (None: no bounded shape).
+    pub bounds: Option<(Vec3, f64)>,
 }
 
 /// A position range of a one-dof joint.
@@ -155,7 +158,13 @@ impl SimModel {
                 hi: l.upper,
             })
             .collect();
-        let bodies = asm.bodies;
+        let mut bodies = asm.bodies;
+        for (bi, b) in bodies.iter_mut().enumerate() {
+            let boxes = asm.shapes.iter().filter(|s| s.body == bi).filter_map(joint_frame_bounds);
+            b.bounds = boxes
+                .reduce(|(lo, hi), (l, h)| (lo.inf(&l), hi.sup(&h)))
+                .map(|(lo, hi)| ((lo + hi) / 2.0, (hi - lo).min()));
+        }
         let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
