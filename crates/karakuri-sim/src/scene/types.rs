@@ -458,6 +458,11 @@ pub struct RobotSpec {
     /// Viscous damping of every 1-dof joint (added to the URDF's), N·m·s/rad.
     #[serde(default)]
     pub joint_damping: f64,
+    /// Keep self-collision between links that already overlap in the initial configuration
+    /// (by default such pairs are excluded and listed in a warning, as MoveIt's "disabled
+    /// collisions": CAD links often overlap by millimetres where they are joined).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_overlapping_self_collisions: bool,
 }
 
 pub(super) fn yes() -> bool {
