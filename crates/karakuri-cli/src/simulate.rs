@@ -103,7 +103,11 @@ impl std::fmt::Display for Summary {
         )?;
         let d = &self.diagnostics;
         if let Some((r, _)) = d.worst_residual {
-            write!(f, "\nsolver           {} step(s) unconverged (worst residual {r:.3e} m/s)", d.unconverged_steps)?;
+            write!(
+                f,
+                "\nsolver           {} step(s) ended above engine.tolerance (worst residual {r:.3e} m/s), {} of them enough to sink contacts",
+                d.unconverged_steps, d.sinking_steps
+            )?;
         }
         if d.fast_steps > 0 {
             write!(f, "\nfast bodies      {} step(s) moved a body more than its size", d.fast_steps)?;

@@ -241,6 +241,7 @@ fn mass_ratio_stacks_report_an_unconverged_solver() {
     let (r, _) = d.worst_residual.expect("no unconverged solve reported");
     // measured: 215 of 500 steps, worst residual 3.9 m/s
     assert!(d.unconverged_steps > 100 && r > 1e-2, "{d:?}");
+    assert!(d.sinking_steps > 0, "{d:?}");
     assert!(d.warnings(w.bodies())[0].contains("did not converge"));
     let mut w = scene(&stack(1.0)).unwrap();
     w.run(0.5).unwrap();
@@ -248,6 +249,7 @@ fn mass_ratio_stacks_report_an_unconverged_solver() {
     // measured: 7 steps while the stack settles, worst 8e-5 m/s
     assert!(d.unconverged_steps <= 10, "equal masses: {d:?}");
     assert!(d.worst_residual.is_none_or(|(r, _)| r < 1e-3), "equal masses: {d:?}");
+    assert!(d.sinking_steps == 0 && d.warnings(w.bodies()).is_empty(), "equal masses: {d:?}");
 }
 
 /// A fixed-base robot whose third link overlaps its base at q = 0 (link2's 0.1 m cube spans

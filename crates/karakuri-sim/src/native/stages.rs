@@ -240,7 +240,8 @@ pub fn sensors(m: &SimModel, w: &mut StepData) {
 }
 
 /// Watch: counts the step's numerical trouble into `w.diagnostics`: an iterative solve that
-/// stopped above `engine.tolerance` (its residual), and a body whose shapes' centre moved more
+/// stopped above `engine.tolerance` (its residual; "sinking" when `residual · dt` exceeds
+/// `contact.penetration_tolerance`), and a body whose shapes' centre moved more
 /// than their smallest extent in the step (`|v_c| dt`, v_c its velocity at the state's end: it
 /// may have passed through something thin). Reads `w.last_solve`, `w.data`'s body velocities
 /// (fresh from the kinematics stage), `m.bodies[..].bounds`, `s.steps`; writes
@@ -250,6 +251,7 @@ pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimErro
     let solve = w.last_solve;
     if !solve.direct && solve.iterations > 0 && solve.residual > m.engine.tolerance {
         d.unconverged_steps += 1;
+        d.sinking_steps += u64::from(solve.residual * m.dt > m.contact.penetration_tolerance);
         if d.worst_residual.is_none_or(|(r, _)| solve.residual > r) {
             d.worst_residual = Some((solve.residual, s.steps));
         }
