@@ -13,7 +13,8 @@ import platform
 COLUMNS = {
     "fk_q": ["fk_q"], "fk_qv": ["fk_qv"], "fk_qva": ["fk_qva"], "rnea": ["rnea"], "nle": ["nle"],
     "gravity": ["gravity"], "crba": ["crba_local", "crba_world"], "aba": ["aba_local", "aba_world"],
-    "minverse": ["minverse"], "jacobians": ["jacobians"], "cd_contacts3d": ["cd_contacts3d"],
+    "minverse": ["minverse"], "jacobians": ["jacobians"], "rnea_derivatives": ["rnea_derivatives"],
+    "aba_derivatives": ["aba_derivatives"], "cd_contacts3d": ["cd_contacts3d"],
 }
 
 
@@ -98,7 +99,9 @@ Cells: karakuri ns / Pinocchio ns = **ratio** (median ns per call, thread CPU ti
 convention (LOCAL or WORLD); karakuri's is the faster of its two builds (`-C target-cpu=native`
 and portable, both the release profile). `cd_contacts3d` is karakuri's range-space-sparse
 constrained forward dynamics with the 3-D contacts of `models.tsv` against Pinocchio's
-`constraintDynamics` (exact KKT settings). `hybrid` (free flyer forward, all other joints inverse) is given as a
+`constraintDynamics` (exact KKT settings). `rnea_derivatives` and `aba_derivatives` are
+Pinocchio's `computeRNEADerivatives` (∂τ/∂q, ∂τ/∂v, M) and `computeABADerivatives` (∂q̈/∂q,
+∂q̈/∂v, M⁻¹) against karakuri's functions of the same names, same outputs. `hybrid` (free flyer forward, all other joints inverse) is given as a
 multiple of karakuri's own RNEA.
 
 Machine: {cpu_model()}, 2 cores shared with other work; measured with

@@ -135,8 +135,8 @@ impl Samples {
 
 /// The algorithm keys, in Pinocchio's column names where they exist.
 pub const ALGORITHMS: &[&str] = &[
-    "fk_q", "fk_qv", "fk_qva", "rnea", "nle", "gravity", "crba", "aba", "minverse", "jacobians", "hybrid",
-    "hybrid_crba", "cd_contacts3d", "cd_contacts3d_direct", "cd_contacts3d_nullspace", "cd_contacts3d_kokkevis",
+    "fk_q", "fk_qv", "fk_qva", "rnea", "nle", "gravity", "crba", "aba", "minverse", "jacobians", "rnea_derivatives",
+    "aba_derivatives", "hybrid", "hybrid_crba", "cd_contacts3d", "cd_contacts3d_direct", "cd_contacts3d_nullspace", "cd_contacts3d_kokkevis",
 ];
 
 /// Times the algorithms named in `only` (all by default) on `model`. `hybrid` makes the root
@@ -157,6 +157,7 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
     let mut data = Data::new(model);
     let mut out = vec![];
     let mut hybrid_ws = HybridWorkspace::new(model);
+    let mut derivatives_ws = DerivativesWorkspace::new(model);
     // the forward joint of `hybrid`: the root's first joint (none in a model without joints)
     let root = model.children[0].first().copied();
     let mut is_forward = vec![false; model.njoints];
@@ -191,6 +192,14 @@ pub fn bench_model(model: &Model, target_s: f64, only: Option<&[String]>, contac
             "aba" => time_algo(|i| { black_box(forward_dynamics(model, d, &s.q[i], &s.v[i], &s.tau[i])); }, n, target_s),
             "minverse" => time_algo(|i| { black_box(mass_matrix_inverse(model, d, &s.q[i])); }, n, target_s),
             "jacobians" => time_algo(|i| { black_box(joint_jacobians(model, d, &s.q[i])); }, n, target_s),
+            "rnea_derivatives" => {
+                let ws = &mut derivatives_ws;
+                time_algo(|i| { rnea_derivatives(model, d, ws, &s.q[i], &s.v[i], &s.a[i]); black_box(&ws.dtau_dq); }, n, target_s)
+            }
+            "aba_derivatives" => {
+                let ws = &mut derivatives_ws;
+                time_algo(|i| { aba_derivatives(model, d, ws, &s.q[i], &s.v[i], &s.tau[i]); black_box(&ws.dqdd_dq); }, n, target_s)
+            }
             "hybrid" | "hybrid_crba" => {
                 let method = if key == "hybrid" { HybridMethod::ArticulatedBody } else { HybridMethod::Crba };
                 // known = τ on the forward root, the sample's a elsewhere

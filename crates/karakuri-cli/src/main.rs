@@ -53,6 +53,14 @@ enum Command {
         /// Replay page: one HTML file (3-D view, time slider, plots) to open in a browser.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// Run N copies of the scene in parallel on all cores (world 0 as written, the others
+        /// with free bodies and floating bases moved by up to ±1 mm and hinges by up to
+        /// ±1 mrad) and report the total steps/s; not with --out, --steps or --html.
+        #[arg(long, value_name = "N")]
+        worlds: Option<usize>,
+        /// Seed of the --worlds perturbations (default 0).
+        #[arg(long, value_name = "S", requires = "worlds")]
+        seed: Option<u64>,
     },
     /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
     View {
@@ -103,8 +111,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, html } => {
-            simulate::run(&simulate::SimulateArgs { scene, duration, dt, out, steps }, html.as_deref())
+        Command::Simulate { scene, duration, dt, out, steps, html, worlds, seed } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps };
+            match worlds {
+                Some(worlds) => {
+                    let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };
+                    simulate::run_batch(&args, &batch, html.as_deref())
+                }
+                None => simulate::run(&args, html.as_deref()),
+            }
         }
         Command::View { model, floating, html } => viewer::view(&model, floating, &html),
         Command::Bench { model, floating, time, only, contacts, json } => {

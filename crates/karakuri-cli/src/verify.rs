@@ -22,13 +22,13 @@ const TOL_SOLVED: f64 = 1e-7;
 /// The keys of a sample, in the order they are reported; inputs are not compared.
 const KEYS: &[&str] = &[
     "oMi", "v_local", "a_local", "rnea", "nle", "gravity_torque", "M", "aba", "com", "kinetic_energy",
-    "potential_energy", "J_last_joint_lwa", "hybrid", "constrained", "impulse",
+    "potential_energy", "J_last_joint_lwa", "hybrid", "constrained", "impulse", "derivatives",
 ];
 const INPUTS: &[&str] = &["q", "q_plain", "v", "a", "tau"];
 
 fn tolerance(key: &str) -> f64 {
     match key {
-        "aba" | "hybrid" | "constrained" | "impulse" => TOL_SOLVED,
+        "aba" | "hybrid" | "constrained" | "impulse" | "derivatives" => TOL_SOLVED,
         _ => TOL_EVALUATED,
     }
 }
@@ -289,6 +289,24 @@ fn compare(
                     row.add(j[(i, map.dofs[c])], *x);
                 }
             }
+        }
+        "derivatives" => {
+            let mut ws = DerivativesWorkspace::new(model);
+            let dof_matrix = |row: &mut Row, name: &str, ours: &DMatrix<f64>| -> Result<()> {
+                for (i, r) in matrix(&expected[name]).with_context(|| format!("derivatives.{name}"))?.iter().enumerate() {
+                    for (j, x) in r.iter().enumerate() {
+                        row.add(ours[(map.dofs[i], map.dofs[j])], *x);
+                    }
+                }
+                Ok(())
+            };
+            rnea_derivatives(model, data, &mut ws, q, v, a);
+            dof_matrix(row, "dtau_dq", &ws.dtau_dq)?;
+            dof_matrix(row, "dtau_dv", &ws.dtau_dv)?;
+            aba_derivatives(model, data, &mut ws, q, v, tau);
+            dof_matrix(row, "dqdd_dq", &ws.dqdd_dq)?;
+            dof_matrix(row, "dqdd_dv", &ws.dqdd_dv)?;
+            dof_matrix(row, "dqdd_dtau", data.mass_matrix_inverse()?)?;
         }
         "hybrid" => {
             let forward = expected["forward_joints"].as_array().ok_or_else(|| anyhow!("hybrid.forward_joints missing"))?;

@@ -2,7 +2,9 @@
 //! world's [`crate::Scene`] (its own representation, once: [`crate::NativeEngine::new`]), then
 //! steps it and writes the state back ([`Engine::write_states`]). [`crate::NativeEngine`] is
 //! the reduced-coordinate engine of this crate; a wrapper around another physics library plugs
-//! in by implementing the same trait and handing it to [`crate::World::with_engine`].
+//! in by implementing the same trait and handing it to [`crate::World::with_engine`]; the
+//! world takes engines that are [`Send`], so worlds can be stepped on other threads
+//! ([`crate::Batch`]).
 
 use std::time::Duration;
 

@@ -57,10 +57,14 @@
 //! * **Engines behind one trait** ([`Engine`]): an engine is built from the scene once, steps,
 //!   and writes body states back; [`World`] drives any engine and is the one place that
 //!   changes it (joint torques by name), so its body states never lag the engine.
+//! * **Many worlds per process.** A [`World`] is `Send`; [`Batch`] steps N independent worlds
+//!   on all cores (rayon), each bit-identical to the same world stepped alone, and
+//!   [`batch::perturb`] makes N seeded variants of a scene's initial state.
 #![warn(missing_docs)]
 // index loops over dofs and rows read like the formulas they implement
 #![allow(clippy::needless_range_loop)]
 
+pub mod batch;
 pub mod collision;
 pub mod engine;
 mod error;
@@ -70,6 +74,7 @@ pub mod scene;
 pub mod solver;
 pub mod world;
 
+pub use batch::{Batch, BatchError};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, StageTimes};
 pub use error::SimError;
 pub use karakuri::Model;

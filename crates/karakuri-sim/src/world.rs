@@ -11,6 +11,9 @@ use crate::SimError;
 
 /// A simulated world.
 ///
+/// A world is [`Send`] (its engine is a `Box<dyn Engine + Send>`), so independent worlds can
+/// be stepped on other threads: [`crate::Batch`] steps many at once.
+///
 /// ```no_run
 /// let mut world = karakuri_sim::World::from_file("scene.yaml")?;
 /// world.run(1.0)?;
@@ -19,7 +22,7 @@ use crate::SimError;
 /// ```
 pub struct World {
     scene: Scene,
-    engine: Box<dyn Engine>,
+    engine: Box<dyn Engine + Send>,
     bodies: Vec<BodyInfo>,
     states: Vec<BodyState>,
     times: StageTimes,
@@ -33,14 +36,14 @@ impl World {
 
     /// Builds the world of a scene with the engine it names (`engine.type`).
     pub fn new(scene: Scene) -> Result<World, SimError> {
-        let engine: Box<dyn Engine> = match scene.engine.kind {
+        let engine: Box<dyn Engine + Send> = match scene.engine.kind {
             EngineKind::Native => Box::new(NativeEngine::new(&scene)?),
         };
         World::with_engine(scene, engine)
     }
 
     /// Builds the world of a scene with an engine already built from it.
-    pub fn with_engine(scene: Scene, engine: Box<dyn Engine>) -> Result<World, SimError> {
+    pub fn with_engine(scene: Scene, engine: Box<dyn Engine + Send>) -> Result<World, SimError> {
         let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);

@@ -38,6 +38,16 @@ fn hot_paths_allocate_nothing() {
     let (v, a) = (rng.vector(model.nv), rng.vector(model.nv));
     let mut j = nalgebra::DMatrix::zeros(6, model.nv);
     let mut x = v.clone();
+    let mut derivatives = DerivativesWorkspace::new(&model);
+    let f_ext = vec![karakuri::spatial::Force::new(v.fixed_rows::<3>(0).into(), a.fixed_rows::<3>(0).into()); model.njoints];
+    let mut cs = karakuri::constraints::ConstraintSet::new();
+    for name in ["leg_left_6_joint", "leg_right_6_joint"] {
+        cs.add_frame_contact_6d(model.joint_id(name).unwrap(), karakuri::spatial::Se3::identity(), Some(name));
+    }
+    cs.add_point_contact_3d(model.joint_id("arm_left_7_joint").unwrap(), karakuri::spatial::Vec3::zeros(), None);
+    cs.bind(&model).unwrap();
+    let mut constrained = ConstrainedDerivatives::new(&model, &cs);
+    let method = karakuri::constraints::Method::RangeSpaceSparse;
     let mut run = |data: &mut Data| {
         forward_kinematics(&model, data, &q);
         forward_kinematics_velocity(&model, data, &q, &v);
@@ -61,6 +71,11 @@ fn hot_paths_allocate_nothing() {
         center_of_mass_jacobian(&model, data, &q);
         kinetic_energy(&model, data, &q, &v);
         potential_energy(&model, data, &q);
+        rnea_derivatives(&model, data, &mut derivatives, &q, &v, &a);
+        rnea_derivatives_with_forces(&model, data, &mut derivatives, &q, &v, &a, &f_ext);
+        aba_derivatives(&model, data, &mut derivatives, &q, &v, &a);
+        aba_derivatives_with_forces(&model, data, &mut derivatives, &q, &v, &a, &f_ext);
+        constrained_dynamics_derivatives(&model, data, &mut cs, &mut constrained, &q, &v, &a, method).unwrap();
     };
     run(&mut data);
     let before = ALLOCATIONS.load(Ordering::SeqCst);

@@ -24,6 +24,7 @@ use nalgebra::{DMatrix, DVector};
 
 mod inverse;
 pub use inverse::{factorize_mass_matrix, mass_matrix_inverse};
+pub(crate) use inverse::invert_mass_matrix;
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
 /// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in

@@ -7,6 +7,7 @@
 //! | [`mass_matrix`] (crba) | composite rigid body | RBDA Table 6.2 |
 //! | [`forward_dynamics`] (aba) | articulated body | RBDA Table 7.1 |
 //! | [`joint_jacobian`], [`frame_jacobian`] | Jacobians | RBDA §4.1.4 |
+//! | [`rnea_derivatives`], [`aba_derivatives`] | analytical derivatives of the dynamics | Carpentier & Mansard 2018 |
 //! | [`mass_matrix_inverse`] | M⁻¹ through the branch-induced LᵀDL | RBDA §6.5 |
 //! | [`compute_all_terms`] | M, C q̇ + g, placements, velocities, Jacobians | |
 //!
@@ -21,6 +22,7 @@ mod all_terms;
 mod com;
 mod configuration;
 mod crba;
+pub mod derivatives;
 mod energy;
 pub mod hybrid;
 mod jacobian;
@@ -33,6 +35,10 @@ pub use all_terms::compute_all_terms;
 pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
 pub use crba::{factorize_mass_matrix, mass_matrix, mass_matrix_inverse};
+pub use derivatives::{
+    aba_derivatives, aba_derivatives_with_forces, constrained_dynamics_derivatives, rnea_derivatives,
+    rnea_derivatives_with_forces, ConstrainedDerivatives, ConstrainedDerivativesError, DerivativesWorkspace,
+};
 pub use energy::{kinetic_energy, potential_energy};
 pub use hybrid::{hybrid_dynamics, hybrid_dynamics_aba, hybrid_dynamics_crba, HybridMethod, HybridWorkspace};
 pub use jacobian::{

@@ -32,11 +32,19 @@ pub fn factorize_mass_matrix(data: &mut Data) -> Result<&Factorization, Stale> {
 /// triangle, mirrored at the end), the columns of V taken four at a time.
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     mass_matrix(model, data, q);
+    data.fresh = Fresh::MASS_MATRIX;
+    invert_mass_matrix(model, data);
+    &data.mass_matrix_inverse
+}
+
+/// [`mass_matrix_inverse`] of the M already in `data.mass_matrix` (the analytical derivatives
+/// compute M themselves): factorisation and M⁻¹ are added to what is fresh.
+pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
     data.ltdl.factorize(&data.mass_matrix);
-    data.fresh = Fresh::MASS_MATRIX | Fresh::MASS_MATRIX_FACTORIZATION | Fresh::MASS_MATRIX_INVERSE;
+    data.fresh = data.fresh | Fresh::MASS_MATRIX_FACTORIZATION | Fresh::MASS_MATRIX_INVERSE;
     let n = model.nv;
     if n == 0 {
-        return &data.mass_matrix_inverse;
+        return;
     }
     let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
     // rows of V = L⁻¹ on the chains: w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]} (prefixes)
@@ -154,7 +162,6 @@ pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f6
         }
         b += 2;
     }
-    &data.mass_matrix_inverse
 }
 
 /// `out (=|+=) Σ_t c[t] x[t]` over four columns of equal length.

@@ -1,0 +1,375 @@
+"""Type stubs of karakuri: rigid-body dynamics in Rust with Pinocchio's conventions.
+
+Vectors are float64 numpy arrays: ``q`` has shape ``(nq,)``, ``v``, ``a``, ``tau`` ``(nv,)``.
+Other real arrays and sequences are converted; wrong shapes, non-real dtypes and NaN or
+infinite entries raise ``ValueError`` naming the argument and the expected shape. Results are
+new arrays.
+"""
+
+import enum
+import os
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+Vector = npt.NDArray[np.float64]
+Matrix = npt.NDArray[np.float64]
+ArrayLike = npt.ArrayLike
+JointRef = Union[str, int]
+"""A joint given by name or by id (0 is the universe)."""
+FrameRef = Union["ReferenceFrame", str]
+"""A ReferenceFrame or one of "world", "local", "local_world_aligned"."""
+
+class UrdfError(ValueError):
+    """A URDF file that cannot be loaded; the message says ``file:line: <element>: reason``."""
+
+class ConstraintError(ValueError):
+    """Constraints that cannot all hold (conflicting rows) or that are malformed."""
+
+class SceneError(ValueError):
+    """A scene file that cannot be loaded; the message says ``file: path.inside: reason``."""
+
+class World:
+    """A simulated world from a scene file (docs/SCENE_FORMAT.md); state arrays follow
+    :attr:`body_names`, world axes."""
+
+    @staticmethod
+    def from_file(path: Union[str, "os.PathLike[str]"]) -> "World":
+        """Loads a scene file; raises :class:`SceneError`."""
+    def step(self, n: int = 1) -> None:
+        """Advances ``n`` steps; ``RuntimeError`` if the simulation diverges."""
+    def set_joint_torque(self, joint: str, torque: float) -> None:
+        """Torque of a robot joint by name, from the next step on."""
+    def body_index(self, name: str) -> int:
+        """Index of a body in the state arrays."""
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken."""
+    @property
+    def energy(self) -> float:
+        """Kinetic + gravitational energy (J)."""
+    @property
+    def body_names(self) -> List[str]:
+        """Body names, the order of the state arrays."""
+    @property
+    def positions(self) -> Matrix:
+        """Body frame origins ``(nbodies, 3)``."""
+    @property
+    def poses(self) -> npt.NDArray[np.float64]:
+        """Body placements, 4x4 homogeneous ``(nbodies, 4, 4)``."""
+    @property
+    def linear_velocities(self) -> Matrix:
+        """Velocities of the body frame origins ``(nbodies, 3)``."""
+    @property
+    def angular_velocities(self) -> Matrix:
+        """Angular velocities ``(nbodies, 3)``."""
+    @property
+    def contacts(self) -> List[Dict[str, object]]:
+        """Contacts of the last step: bodies, point, normal, depth, force."""
+
+class ReferenceFrame(enum.Enum):
+    """The frame a Jacobian is expressed in (Pinocchio's ``pin.ReferenceFrame``); rows are
+    ``[linear; angular]``."""
+
+    WORLD = 0
+    """Spatial velocity at the world origin, world axes."""
+    LOCAL = 1
+    """Spatial velocity in the joint's (frame's) own frame."""
+    LOCAL_WORLD_ALIGNED = 2
+    """Velocity of the joint (frame) origin and angular velocity, world axes."""
+
+class Model:
+    """A kinematic tree (immutable). Joint 0 is the universe; joint ``i`` moves body ``i``."""
+
+    @property
+    def nq(self) -> int:
+        """Size of the configuration vector ``q``."""
+    @property
+    def nv(self) -> int:
+        """Number of degrees of freedom."""
+    @property
+    def njoints(self) -> int:
+        """Number of joints, the universe included."""
+    @property
+    def name(self) -> str:
+        """The model's name (URDF robot name)."""
+    @property
+    def names(self) -> List[str]:
+        """Joint names, ``"universe"`` first (index = joint id)."""
+    @property
+    def body_names(self) -> List[str]:
+        """Body (link) names, index = the joint that moves the body."""
+    @property
+    def parents(self) -> List[int]:
+        """Parent joint of each joint."""
+    @property
+    def idx_qs(self) -> List[int]:
+        """First configuration index of each joint."""
+    @property
+    def idx_vs(self) -> List[int]:
+        """First velocity index of each joint."""
+    @property
+    def nqs(self) -> List[int]:
+        """Configuration size of each joint."""
+    @property
+    def nvs(self) -> List[int]:
+        """Velocity size of each joint."""
+    @property
+    def lower_position_limit(self) -> Vector:
+        """Lower position limits ``(nq,)``, ``-inf`` where none."""
+    @property
+    def upper_position_limit(self) -> Vector:
+        """Upper position limits ``(nq,)``, ``+inf`` where none."""
+    @property
+    def velocity_limit(self) -> Vector:
+        """Velocity limits ``(nv,)``."""
+    @property
+    def effort_limit(self) -> Vector:
+        """Effort limits ``(nv,)``."""
+    @property
+    def gravity(self) -> Vector:
+        """Gravity's linear part in the world ``(3,)``."""
+    @property
+    def total_mass(self) -> float:
+        """Total mass of the moving bodies (kg)."""
+    def create_data(self) -> "Data":
+        """A new :class:`Data` with every buffer of every algorithm allocated once."""
+    def createData(self) -> "Data":
+        """Alias of :meth:`create_data`."""
+    def get_joint_id(self, name: JointRef) -> int:
+        """Id of the joint named ``name``."""
+    def getJointId(self, name: JointRef) -> int:
+        """Alias of :meth:`get_joint_id`."""
+    def idx_q(self, joint: JointRef) -> int:
+        """First index in ``q`` of ``joint``."""
+    def idx_v(self, joint: JointRef) -> int:
+        """First index in ``v``, ``a``, ``tau`` of ``joint``."""
+
+class Data:
+    """Work buffers and results for one :class:`Model`; each attribute read returns a copy."""
+
+    @property
+    def tau(self) -> Vector:
+        """Torques of the last ``rnea`` / ``nle`` / ``gravity`` / ``compute_rnea_derivatives`` ``(nv,)``."""
+    @property
+    def ddq(self) -> Vector:
+        """Accelerations of the last ``aba`` / ``compute_aba_derivatives`` ``(nv,)``."""
+    @property
+    def M(self) -> Matrix:
+        """Mass matrix of the last ``crba`` (or derivatives call) ``(nv, nv)``."""
+    @property
+    def Minv(self) -> Matrix:
+        """Inverse mass matrix of the last ``minverse`` / ``compute_aba_derivatives`` ``(nv, nv)``."""
+    @property
+    def J(self) -> Matrix:
+        """World Jacobian columns of every dof from ``compute_joint_jacobians`` ``(6, nv)``."""
+    @property
+    def oMi(self) -> npt.NDArray[np.float64]:
+        """World placements of every joint, 4x4 homogeneous ``(njoints, 4, 4)``; raises
+        ``RuntimeError`` unless placements are up to date."""
+    @property
+    def liMi(self) -> npt.NDArray[np.float64]:
+        """Placements in the parent joint frames ``(njoints, 4, 4)``."""
+    @property
+    def v(self) -> Matrix:
+        """Body spatial velocities in their joint frames ``(njoints, 6)``."""
+    @property
+    def a(self) -> Matrix:
+        """Body spatial accelerations in their joint frames ``(njoints, 6)``, gravity not included."""
+    @property
+    def com(self) -> Vector:
+        """Centre of mass of the last ``center_of_mass`` ``(3,)``."""
+    @property
+    def vcom(self) -> Vector:
+        """Centre-of-mass velocity of the last ``center_of_mass(model, data, q, v)`` ``(3,)``."""
+    @property
+    def kinetic_energy(self) -> float:
+        """Kinetic energy of the last ``kinetic_energy`` (J)."""
+    @property
+    def potential_energy(self) -> float:
+        """Potential energy of the last ``potential_energy`` (J)."""
+
+class ConstraintSet:
+    """Contacts, frame welds and loop constraints on one model; constrained forward dynamics
+    and impulses by ``"direct"``, ``"range_space_sparse"``, ``"null_space"``, ``"kokkevis"``."""
+
+    def __init__(self, model: Model) -> None:
+        """An empty set of constraints on ``model``."""
+    def add_contact(self, joint: JointRef, point: ArrayLike, normal: ArrayLike, name: Optional[str] = None) -> int:
+        """One row: the velocity of ``point`` (joint frame) along the world ``normal`` is zero."""
+    def add_point_contact_3d(self, joint: JointRef, point: Optional[ArrayLike] = None, name: Optional[str] = None) -> int:
+        """Three rows along the world axes at ``point`` (joint frame; default its origin)."""
+    def add_frame_contact_6d(self, joint: JointRef, placement: Optional[ArrayLike] = None, name: Optional[str] = None) -> int:
+        """Six rows welding the frame at ``placement`` (4x4, joint_from_frame)."""
+    def add_loop_constraint(
+        self,
+        predecessor: JointRef,
+        predecessor_frame: Optional[ArrayLike],
+        successor: JointRef,
+        successor_frame: Optional[ArrayLike],
+        axes: ArrayLike,
+        name: Optional[str] = None,
+    ) -> int:
+        """Rows along ``axes`` ``(k, 6)`` (predecessor frame) of the relative motion."""
+    def set_baumgarte(self, time_constant: Optional[float], constraint: Optional[Union[int, str]] = None) -> None:
+        """Baumgarte stabilisation (time constant in s) of one constraint or all."""
+    def set_anchors_to_current(self, data: Data, q: ArrayLike) -> None:
+        """Holds the contacts and frames where they are at ``q``."""
+    def find(self, name: str) -> int:
+        """Index of the constraint named ``name``."""
+    def forward_dynamics(self, data: Data, q: ArrayLike, v: ArrayLike, tau: ArrayLike, method: str = "direct") -> Vector:
+        """Constrained accelerations ``(nv,)``; forces in ``lambda_`` and ``forces``."""
+    def compute_impulses(self, data: Data, q: ArrayLike, v_minus: ArrayLike, method: str = "direct") -> Vector:
+        """Velocities after impact ``(nv,)``; impulses in ``impulses``."""
+    def __len__(self) -> int:
+        """Number of constraints."""
+    @property
+    def rows(self) -> int:
+        """Number of scalar rows."""
+    @property
+    def lambda_(self) -> Vector:
+        """Constraint forces of the last ``forward_dynamics`` ``(rows,)``."""
+    @property
+    def impulses(self) -> Vector:
+        """Impulses of the last ``compute_impulses`` ``(rows,)``."""
+    @property
+    def qdd(self) -> Vector:
+        """Accelerations of the last ``forward_dynamics``."""
+    @property
+    def v_plus(self) -> Vector:
+        """Velocities of the last ``compute_impulses``."""
+    @property
+    def G(self) -> Matrix:
+        """Constraint Jacobian of the last solve ``(rows, nv)``."""
+    @property
+    def gamma(self) -> Vector:
+        """Acceleration bias of the last solve ``(rows,)``."""
+    @property
+    def impulse_target(self) -> Vector:
+        """Target velocities after an impact ``(rows,)`` (default zero)."""
+    @impulse_target.setter
+    def impulse_target(self, target: ArrayLike) -> None: ...
+    @property
+    def forces(self) -> Matrix:
+        """Force of each constraint on its body, ``[force; torque]`` at the world origin ``(len, 6)``."""
+    @property
+    def report(self) -> Dict[str, Union[str, int, bool, float]]:
+        """What the last solve found: method, rows, rank, fallback, residual."""
+
+def load_urdf(path: Union[str, "os.PathLike[str]"], floating: bool = False) -> Model:
+    """Loads a URDF file; ``floating=True`` adds a free-flyer root. Raises :class:`UrdfError`."""
+
+def rnea(model: Model, data: Data, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> Vector:
+    """Inverse dynamics (recursive Newton-Euler): ``tau = M a + C v + g``."""
+
+def nle(model: Model, data: Data, q: ArrayLike, v: ArrayLike) -> Vector:
+    """Nonlinear effects ``C v + g``."""
+
+def gravity(model: Model, data: Data, q: ArrayLike) -> Vector:
+    """Generalized gravity ``g(q)``."""
+
+def crba(model: Model, data: Data, q: ArrayLike) -> Matrix:
+    """Mass matrix ``M(q)`` (composite rigid body), full symmetric ``(nv, nv)``."""
+
+def aba(model: Model, data: Data, q: ArrayLike, v: ArrayLike, tau: ArrayLike) -> Vector:
+    """Forward dynamics (articulated body): ``ddq`` with ``M ddq + C v + g = tau``."""
+
+def minverse(model: Model, data: Data, q: ArrayLike) -> Matrix:
+    """Inverse mass matrix ``M(q)⁻¹``, full symmetric."""
+
+def forward_kinematics(
+    model: Model, data: Data, q: ArrayLike, v: Optional[ArrayLike] = None, a: Optional[ArrayLike] = None
+) -> None:
+    """Placements (``data.oMi``), with ``v`` velocities (``data.v``), with ``a`` accelerations."""
+
+def compute_joint_jacobians(model: Model, data: Data, q: ArrayLike) -> Matrix:
+    """World Jacobian columns of every dof ``(6, nv)``; then :func:`get_joint_jacobian`."""
+
+def get_joint_jacobian(model: Model, data: Data, joint: JointRef, frame: FrameRef) -> Matrix:
+    """Jacobian of ``joint`` in ``frame`` ``(6, nv)``; needs :func:`compute_joint_jacobians`."""
+
+def get_frame_jacobian(model: Model, data: Data, frame_name: str, frame: FrameRef) -> Matrix:
+    """Jacobian of a URDF frame (link or joint) in ``frame`` ``(6, nv)``."""
+
+def center_of_mass(model: Model, data: Data, q: ArrayLike, v: Optional[ArrayLike] = None) -> Vector:
+    """Centre of mass ``(3,)``; with ``v`` also ``data.vcom``."""
+
+def center_of_mass_jacobian(model: Model, data: Data, q: ArrayLike) -> Matrix:
+    """Jacobian of the centre of mass ``(3, nv)``."""
+
+def kinetic_energy(model: Model, data: Data, q: ArrayLike, v: ArrayLike) -> float:
+    """Kinetic energy ``½ vᵀ M v``."""
+
+def potential_energy(model: Model, data: Data, q: ArrayLike) -> float:
+    """Potential energy ``-Σ m g·c`` (zero at z = 0)."""
+
+def hybrid_dynamics(
+    model: Model,
+    data: Data,
+    q: ArrayLike,
+    v: ArrayLike,
+    known: ArrayLike,
+    forward_joints: Sequence[JointRef],
+    method: str = "aba",
+) -> Tuple[Vector, Vector]:
+    """``(ddq, tau)``: forward joints have known tau, the others known ddq (``known``)."""
+
+def compute_rnea_derivatives(
+    model: Model, data: Data, q: ArrayLike, v: ArrayLike, a: ArrayLike
+) -> Tuple[Matrix, Matrix, Matrix]:
+    """``(dtau_dq, dtau_dv, M)`` of ``tau = rnea(q, v, a)``, each ``(nv, nv)``; q in the tangent space."""
+
+def compute_aba_derivatives(
+    model: Model, data: Data, q: ArrayLike, v: ArrayLike, tau: ArrayLike
+) -> Tuple[Matrix, Matrix, Matrix]:
+    """``(ddq_dq, ddq_dv, Minv)`` of ``ddq = aba(q, v, tau)``, each ``(nv, nv)``; q in the tangent space."""
+
+def neutral(model: Model) -> Vector:
+    """The neutral configuration."""
+
+def random_configuration(model: Model, seed: Optional[int] = None) -> Vector:
+    """A random configuration within the limits (reproducible with ``seed``)."""
+
+def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> Vector:
+    """``q ⊕ v`` (unit time)."""
+
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> Vector:
+    """``q1 ⊖ q0``: the velocity from ``q0`` to ``q1`` in unit time."""
+
+def normalize(model: Model, q: ArrayLike) -> Vector:
+    """``q`` with its quaternions renormalised."""
+
+# Pinocchio's names and descriptive aliases (the same function objects)
+buildModelFromUrdf = load_urdf
+inverse_dynamics = rnea
+nonlinear_effects = nle
+nonLinearEffects = nle
+gravity_torques = gravity
+compute_generalized_gravity = gravity
+computeGeneralizedGravity = gravity
+mass_matrix = crba
+forward_dynamics = aba
+mass_matrix_inverse = minverse
+compute_minverse = minverse
+computeMinverse = minverse
+forwardKinematics = forward_kinematics
+joint_jacobians = compute_joint_jacobians
+computeJointJacobians = compute_joint_jacobians
+getJointJacobian = get_joint_jacobian
+getFrameJacobian = get_frame_jacobian
+centerOfMass = center_of_mass
+jacobianCenterOfMass = center_of_mass_jacobian
+computeKineticEnergy = kinetic_energy
+computePotentialEnergy = potential_energy
+randomConfiguration = random_configuration
+computeRNEADerivatives = compute_rnea_derivatives
+computeABADerivatives = compute_aba_derivatives
