@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
 use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
-use karakuri_sim::{JointState, World};
+use karakuri_sim::{Diagnostics, JointState, World};
 
 /// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
 /// robot is `builtin:solo12.urdf`, inside the binary too.
@@ -67,6 +67,9 @@ pub struct Summary {
     pub energy: (f64, f64),
     /// `(E_end - E_start) / max(|E_start|, 1 J)`.
     pub energy_change: f64,
+    /// Numerical trouble met (unconverged solves, bodies faster than their size per step);
+    /// also printed as warnings when the run ends.
+    pub diagnostics: Diagnostics,
 }
 
 impl std::fmt::Display for Summary {
@@ -106,7 +109,19 @@ impl std::fmt::Display for Summary {
             "energy           {e0:.6} J -> {e1:.6} J ({:+.3e} J, {:+.2} %: {what})",
             e1 - e0,
             100.0 * self.energy_change
-        )
+        )?;
+        let d = &self.diagnostics;
+        if let Some((r, _)) = d.worst_residual {
+            write!(
+                f,
+                "\nsolver           {} step(s) ended above engine.tolerance (worst residual {r:.3e} m/s), {} of them enough to sink contacts",
+                d.unconverged_steps, d.sinking_steps
+            )?;
+        }
+        if d.fast_steps > 0 {
+            write!(f, "\nfast bodies      {} step(s) moved a body more than its size", d.fast_steps)?;
+        }
+        Ok(())
     }
 }
 
@@ -204,7 +219,15 @@ pub fn simulate_observed(
         out.finish()?;
     }
     progress(1.0);
+    let diagnostics = world.diagnostics();
+    for w in diagnostics.warnings(world.bodies()) {
+        warn(&w);
+    }
     let e1 = world.energy();
+    if !(e0.is_finite() && e1.is_finite()) {
+        // the step's guard keeps states finite; an energy that is not says the model is wrong
+        bail!("the mechanical energy is not finite ({e0} J -> {e1} J): the scene's masses or speeds are out of range");
+    }
     Ok(Summary {
         scene: name,
         steps: n,
@@ -217,6 +240,7 @@ pub fn simulate_observed(
         contacts_mean: if n > 0 { csum as f64 / n as f64 } else { 0.0 },
         energy: (e0, e1),
         energy_change: (e1 - e0) / e0.abs().max(1.0),
+        diagnostics,
     })
 }
 

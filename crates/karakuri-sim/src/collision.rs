@@ -107,6 +107,15 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
     })
 }
 
+/// The bounding box `(mins, maxs)` of a bounded shape in its joint's frame (None: a plane).
+pub fn joint_frame_bounds(s: &ColShape) -> Option<(Vec3, Vec3)> {
+    if s.unbounded {
+        return None;
+    }
+    let b = s.shape.compute_aabb(&to_parry(&s.placement));
+    Some((from_pvec(b.mins), from_pvec(b.maxs)))
+}
+
 /// Converts a karakuri placement to parry's pose.
 pub fn to_parry(x: &Se3) -> PPose {
     let q = quat_to_xyzw(&x.rotation);

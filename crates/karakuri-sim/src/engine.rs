@@ -64,6 +64,51 @@ pub struct JointState {
     pub tau: f64,
 }
 
+/// Numerical trouble a run met so far, counted by the engine as it steps (nothing is
+/// allocated per step): constraint solves that stopped before their tolerance (stiff mass
+/// ratios), and bodies that moved more than their own size in one step (they may pass
+/// through thin obstacles: reduce `dt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Diagnostics {
+    /// Steps whose iterative solve ended at `engine.max_iterations` above `engine.tolerance`.
+    pub unconverged_steps: u64,
+    /// Of those, the steps whose final residual alone moves a contact more than
+    /// `contact.penetration_tolerance` in the step (`residual · dt > d_tol`): contacts may
+    /// sink. Only these are warned of (a settled stack ends a few steps above a 1e-6 m/s
+    /// tolerance with residuals of 1e-4 m/s, harmlessly).
+    pub sinking_steps: u64,
+    /// The largest final residual of those steps (m/s: the last sweep's largest row velocity
+    /// change) and the step it came from.
+    pub worst_residual: Option<(f64, u64)>,
+    /// Steps in which some body moved more than its own size.
+    pub fast_steps: u64,
+    /// The first such event: the step, the body (index into the world's bodies), the distance
+    /// its centre moved in the step (m) and its size (m, the smallest extent of its shapes'
+    /// bounding box).
+    pub first_fast: Option<(u64, usize, f64, f64)>,
+}
+
+impl Diagnostics {
+    /// One warning per kind of trouble met, for people (`bodies` names the bodies).
+    pub fn warnings(&self, bodies: &[BodyInfo]) -> Vec<String> {
+        let mut out = vec![];
+        if let (Some((r, step)), true) = (self.worst_residual, self.sinking_steps > 0) {
+            out.push(format!(
+                "the contact solver did not converge in {} step(s) with residuals that can sink contacts past contact.penetration_tolerance (worst final residual {r:.3e} m/s, step {step}): raise engine.max_iterations or avoid large mass ratios between touching bodies",
+                self.sinking_steps
+            ));
+        }
+        if let Some((step, b, d, size)) = self.first_fast {
+            let name = bodies.get(b).map_or("?", |b| b.name.as_str());
+            out.push(format!(
+                "body '{name}' moved {d:.3} m in step {step}, more than its size {size:.3} m ({} such step(s)): it may pass through obstacles; reduce world.dt",
+                self.fast_steps
+            ));
+        }
+        out
+    }
+}
+
 /// A contact of the last step and the force it carried.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactInfo {
@@ -156,6 +201,10 @@ pub trait Engine {
     fn contacts(&self) -> &[ContactInfo];
     /// Stage times of the last step.
     fn stage_times(&self) -> StageTimes;
+    /// Numerical trouble met so far (engines that do not watch report none).
+    fn diagnostics(&self) -> Diagnostics {
+        Diagnostics::default()
+    }
     /// Total mechanical energy (kinetic + gravitational), J.
     fn energy(&self) -> f64;
     /// The sensors, in the order of [`Engine::readings`].

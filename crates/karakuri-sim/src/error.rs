@@ -14,11 +14,11 @@ pub enum SimError {
         reason: String,
     },
     /// The simulation diverged (a non-finite or runaway state).
-    #[error("diverged at step {step} (t = {time} s), body '{body}': {reason}")]
+    #[error("diverged in step {step} (t = {time} s), body '{body}': {reason}")]
     Diverged {
-        /// The step about to be taken.
+        /// The step whose result was found non-finite or runaway (1 = the first step).
         step: u64,
-        /// Its time (s).
+        /// The time that step reached (s).
         time: f64,
         /// The body concerned.
         body: String,

@@ -264,6 +264,12 @@ impl World {
         self.engine.energy()
     }
 
+    /// Numerical trouble met so far (unconverged solves, bodies moving more than their size
+    /// in a step); [`crate::engine::Diagnostics::warnings`] words it.
+    pub fn diagnostics(&self) -> crate::engine::Diagnostics {
+        self.engine.diagnostics()
+    }
+
     /// Stage times accumulated over every step so far.
     pub fn stage_times(&self) -> StageTimes {
         self.times

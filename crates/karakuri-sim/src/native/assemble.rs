@@ -41,6 +41,25 @@ fn model_err(scene: &Scene, path: String, e: ModelError) -> SimError {
     scene_err(scene, path, reason)
 }
 
+/// Where a body of the world model comes from in the scene: `bodies[i].joints[k]` for a scene
+/// body's joint (its intermediate bodies are named `<body>#<k>`, the body itself carries the
+/// last joint), `robots[i]` for a robot's link (`<robot>/<link>`), else `bodies`.
+fn locate_model_body(scene: &Scene, name: &str) -> String {
+    let (base, k) = match name.rsplit_once('#') {
+        Some((b, k)) if k.parse::<usize>().is_ok() => (b, k.parse::<usize>().ok()),
+        _ => (name, None),
+    };
+    if let Some(bi) = scene.bodies.iter().position(|b| b.name == base) {
+        let n = scene.bodies[bi].joints.len();
+        return match k.or(n.checked_sub(1)) {
+            Some(k) => format!("bodies[{bi}].joints[{k}]"),
+            None => format!("bodies[{bi}]"),
+        };
+    }
+    let robot = scene.robots.iter().position(|r| name.starts_with(&format!("{}/", r.name)));
+    robot.map_or_else(|| "bodies".into(), |ri| format!("robots[{ri}]"))
+}
+
 /// The collision shapes of scene body `bi`.
 fn body_shapes(
     scene: &Scene,
@@ -270,6 +289,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             placement,
             parent: parent_idx,
             mass: bs.mass,
+            bounds: None,
         };
         shapes.extend(body_shapes(scene, bi, &body, &bs.shapes)?);
         bodies.push(body);
@@ -290,6 +310,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             placement: base,
             parent: None,
             mass: 0.0,
+            bounds: None,
         });
         link_body[0] = root_body;
         for j in 1..rm.njoints {
@@ -351,6 +372,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 placement: Se3::identity(),
                 parent: Some(link_body[rm.parents[j]]),
                 mass: rm.inertias[j].mass,
+                bounds: None,
             });
         }
         let mat = scene.material(rs.material.as_deref());
@@ -431,9 +453,13 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             });
         }
     }
-    let model = b
-        .build()
-        .map_err(|e| model_err(scene, "bodies".into(), e))?;
+    let model = b.build().map_err(|e| {
+        let at = match &e {
+            ModelError::BadInertia { body, .. } => locate_model_body(scene, body),
+            _ => "bodies".into(),
+        };
+        model_err(scene, at, e)
+    })?;
     // robot joint initial values by name
     for rs in &scene.robots {
         for (name, x) in &rs.q0 {

@@ -10,7 +10,7 @@ use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
-use crate::collision::{ColShape, Collider};
+use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::{BodyInfo, SensorInfo};
 use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
@@ -28,6 +28,9 @@ pub struct SimBody {
     pub parent: Option<usize>,
     /// Mass.
     pub mass: f64,
+    /// The centre of its collision shapes' bounding box in the joint frame and the box's
+    /// smallest extent (m), for the tunnelling watch (None: no bounded shape).
+    pub bounds: Option<(Vec3, f64)>,
 }
 
 /// A position range of a one-dof joint.
@@ -221,7 +224,13 @@ impl SimModel {
                 velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
             })
             .collect();
-        let bodies = asm.bodies;
+        let mut bodies = asm.bodies;
+        for (bi, b) in bodies.iter_mut().enumerate() {
+            let boxes = asm.shapes.iter().filter(|s| s.body == bi).filter_map(joint_frame_bounds);
+            b.bounds = boxes
+                .reduce(|(lo, hi), (l, h)| (lo.inf(&l), hi.sup(&h)))
+                .map(|(lo, hi)| ((lo + hi) / 2.0, (hi - lo).min()));
+        }
         let sensors = sensors(scene, &model, &bodies)?;
         let sensor_infos = sensors
             .iter()
@@ -236,11 +245,19 @@ impl SimModel {
             .iter()
             .map(|&j| actuators.iter().position(|a: &Actuator| a.dof == model.idx_v[j]))
             .collect();
-        let collider = collider(scene, &bodies, asm.shapes);
         // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
         algorithms::forward_kinematics(&model, &mut data, &q);
         let o_m_i = data.joint_placements()?;
+        let mut warnings = asm.warnings;
+        let all = collider(scene, &bodies, asm.shapes.clone(), &[]);
+        let overlapping = overlapping_links(scene, &bodies, &all, o_m_i, &mut warnings);
+        let collider = if overlapping.is_empty() {
+            all
+        } else {
+            collider(scene, &bodies, asm.shapes, &overlapping)
+        };
+        // loop axes of B from the initial configuration
         let mut loops = asm.loops;
         for l in &mut loops {
             let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
@@ -273,7 +290,7 @@ impl SimModel {
             collider,
             q0: q,
             v0: v,
-            warnings: asm.warnings,
+            warnings,
         })
     }
 
@@ -329,11 +346,66 @@ fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Senso
     Ok(out)
 }
 
-/// The collision pairs: shapes on one joint never touch; excluded pairs and parent/child
-/// pairs (if asked) neither; the others take their pair's mode or the scene's default.
-fn collider(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>) -> Collider {
+/// The body pairs `(a, b)`, `a < b`, of one robot whose collision shapes overlap at the
+/// initial placements `o_m_i` (penetration > 0), unless the robot keeps them
+/// (`keep_overlapping_self_collisions`); one warning per robot lists them with the depth, as
+/// MoveIt's "disabled collisions". Reads the shapes and pairs of `all` (every pair the scene
+/// allows).
+fn overlapping_links(
+    scene: &Scene,
+    bodies: &[SimBody],
+    all: &Collider,
+    o_m_i: &[Se3],
+    warnings: &mut Vec<String>,
+) -> Vec<(usize, usize)> {
+    let robot_of = |b: usize| {
+        let name = &bodies[b].name;
+        scene.robots.iter().position(|r| name.starts_with(&format!("{}/", r.name)))
+    };
+    let mut raw = Vec::new();
+    all.detect(&mut all.work(), o_m_i, 0.0, &mut raw);
+    let mut found: Vec<(usize, (usize, usize), f64)> = vec![];
+    for c in raw.iter().filter(|c| c.depth > 0.0) {
+        let (a, b) = (all.shapes[c.shape_a].body, all.shapes[c.shape_b].body);
+        let (Some(ra), Some(rb)) = (robot_of(a), robot_of(b)) else { continue };
+        if ra != rb || scene.robots[ra].keep_overlapping_self_collisions {
+            continue;
+        }
+        let key = (a.min(b), a.max(b));
+        match found.iter_mut().find(|f| f.1 == key) {
+            Some(f) => f.2 = f.2.max(c.depth),
+            None => found.push((ra, key, c.depth)),
+        }
+    }
+    for (ri, r) in scene.robots.iter().enumerate() {
+        let listed: Vec<String> = found
+            .iter()
+            .filter(|f| f.0 == ri)
+            .map(|(_, (a, b), d)| format!("{} – {} ({:.1} mm)", bodies[*a].name, bodies[*b].name, d * 1e3))
+            .collect();
+        if !listed.is_empty() {
+            warnings.push(format!(
+                "robot '{}': {} link pair(s) overlap in the initial configuration and do not collide with each other (set keep_overlapping_self_collisions: true to keep them): {}",
+                r.name,
+                listed.len(),
+                listed.join(", ")
+            ));
+        }
+    }
+    found.into_iter().map(|f| f.1).collect()
+}
+
+/// The collision pairs: shapes on one joint never touch; excluded pairs (the scene's, and
+/// `more`: body pairs `(a, b)`, `a < b`) and parent/child pairs (if asked) neither; the others
+/// take their pair's mode or the scene's default.
+fn collider(
+    scene: &Scene,
+    bodies: &[SimBody],
+    shapes: Vec<ColShape>,
+    more: &[(usize, usize)],
+) -> Collider {
     let index = |n: &str| bodies.iter().position(|x| x.name == n);
-    let excluded: Vec<(usize, usize)> = scene
+    let mut excluded: Vec<(usize, usize)> = scene
         .collision_exclude_pairs
         .iter()
         .filter_map(|[a, b]| {
@@ -341,6 +413,7 @@ fn collider(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>) -> Collide
             Some((ia.min(ib), ia.max(ib)))
         })
         .collect();
+    excluded.extend_from_slice(more);
     let pair_modes: Vec<((usize, usize), ContactMode)> = scene
         .contact_pairs
         .iter()

@@ -7,11 +7,11 @@
 //! sized at load). A step is the list of stage functions of [`stages`]:
 //!
 //! ```text
-//! check_state → position (LᵀDL of qH = M + diag, world columns, collision)
+//! position (LᵀDL of qH = M + diag, world columns, collision)
 //!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
 //!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
-//!   → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
-//!     M, bias forces) → sensors
+//!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
+//!     M, bias forces) → sensors → watch (unconverged solves, bodies faster than their size)
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
@@ -36,7 +36,7 @@ use nalgebra::DVector;
 pub use build::{SimBody, SimModel};
 pub use state::{SimState, StepData};
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
 use crate::scene::{ActuatorMode, Integrator, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
@@ -176,10 +176,10 @@ impl Engine for NativeEngine {
             *d = now - clock;
             clock = now;
         };
-        stages::check_state(m, s)?;
+        w.q_start.copy_from(&s.q);
+        w.v_start.copy_from(&s.v);
         stages::actuator_commands(m, s, w);
         stages::sensor_start(m, w)?;
-        lap(&mut t.check_state);
         stages::position(m, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
@@ -204,11 +204,22 @@ impl Engine for NativeEngine {
         }
         s.steps += 1;
         s.time = s.steps as f64 * m.dt;
+        // the guard runs on the step's result, before anything reads it; a failing step leaves
+        // the world at its last good state (q, v, time; `w.data` is not refreshed)
+        if let Err(e) = stages::check_state(m, s) {
+            s.q.copy_from(&w.q_start);
+            s.v.copy_from(&w.v_start);
+            s.steps -= 1;
+            s.time = s.steps as f64 * m.dt;
+            return Err(e);
+        }
+        lap(&mut t.check_state);
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
         lap(&mut t.kinematics);
         stages::sensors(m, w);
         stages::sensor_readings(m, w)?;
         lap(&mut t.sensors);
+        stages::watch(m, s, w)?;
         w.times = t;
         Ok(())
     }
@@ -260,6 +271,10 @@ impl Engine for NativeEngine {
 
     fn stage_times(&self) -> StageTimes {
         self.work.times
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.work.diagnostics
     }
 
     /// Kinetic plus gravitational energy. Not part of the step: it evaluates on a copy of

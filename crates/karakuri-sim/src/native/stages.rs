@@ -20,7 +20,10 @@ use crate::scene::{ActuatorMode, SensorKind, SolverKind};
 use crate::solver::{direct_applies, RowKind, solve_direct, solve_pgs, SolveStats};
 use crate::SimError;
 
-/// Check state: the NaN / divergence guard. Reads `s.q`, `s.v`, `engine.max_speed`.
+/// Check state: the NaN / divergence guard on the state a step has just produced, before
+/// anything reads it (the kinematics stage, the world's states, the CLI's CSV rows). The
+/// error gives the step and time of that state and the joint's body. Reads `s.q`, `s.v`,
+/// `engine.max_speed`.
 pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
     let model = &m.model;
     for j in 1..model.njoints {
@@ -421,5 +424,42 @@ pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
             }
         };
     }
+    Ok(())
+}
+
+/// Watch: counts the step's numerical trouble into `w.diagnostics`: an iterative solve that
+/// stopped above `engine.tolerance` (its residual; "sinking" when `residual · dt` exceeds
+/// `contact.penetration_tolerance`), and a body whose shapes' centre moved more
+/// than their smallest extent in the step (`|v_c| dt`, v_c its velocity at the state's end: it
+/// may have passed through something thin). Reads `w.last_solve`, `w.data`'s body velocities
+/// (fresh from the kinematics stage), `m.bodies[..].bounds`, `s.steps`; writes
+/// `w.diagnostics`.
+pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimError> {
+    let d = &mut w.diagnostics;
+    let solve = w.last_solve;
+    if !solve.direct && solve.iterations > 0 && solve.residual > m.engine.tolerance {
+        d.unconverged_steps += 1;
+        d.sinking_steps += u64::from(solve.residual * m.dt > m.contact.penetration_tolerance);
+        if d.worst_residual.is_none_or(|(r, _)| solve.residual > r) {
+            d.worst_residual = Some((solve.residual, s.steps));
+        }
+    }
+    let vel = w.data.joint_velocities()?;
+    let mut fast = false;
+    for (bi, b) in m.bodies.iter().enumerate() {
+        let Some((c, size)) = b.bounds else { continue };
+        if b.joint == 0 {
+            continue;
+        }
+        let v = &vel[b.joint];
+        let moved = (v.linear + v.angular.cross(&c)).norm() * m.dt;
+        if moved > size {
+            fast = true;
+            if d.first_fast.is_none() {
+                d.first_fast = Some((s.steps, bi, moved, size));
+            }
+        }
+    }
+    d.fast_steps += u64::from(fast);
     Ok(())
 }

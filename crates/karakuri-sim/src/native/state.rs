@@ -11,7 +11,7 @@ use nalgebra::DVector;
 use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
-use crate::engine::{ContactInfo, StageTimes};
+use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
@@ -162,6 +162,13 @@ pub struct StepData {
     pub last_solve: SolveStats,
     /// The contact count every contact buffer has room for (the largest seen).
     pub reserved_contacts: usize,
+    /// Numerical trouble counted over the run so far (the watch stage).
+    pub diagnostics: Diagnostics,
+    /// The state's configuration at the step's start `(nq)`: restored when the step's result
+    /// fails the divergence guard.
+    pub q_start: DVector<f64>,
+    /// The state's velocity at the step's start `(nv)` (as `q_start`).
+    pub v_start: DVector<f64>,
 }
 
 impl StepData {
@@ -218,6 +225,9 @@ impl StepData {
             times: StageTimes::default(),
             last_solve: SolveStats::default(),
             reserved_contacts: 0,
+            diagnostics: Diagnostics::default(),
+            q_start: zq(),
+            v_start: zv(),
         }
     }
 

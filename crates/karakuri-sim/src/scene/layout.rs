@@ -69,6 +69,7 @@ pub struct ContactFile {
     friction_threshold_velocity: f64,
     exclude_parent_child: bool,
     prediction_distance: f64,
+    max_depenetration_speed: f64,
     mode: ModeKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     stiffness: Option<f64>,
@@ -94,6 +95,7 @@ impl From<ContactParams> for ContactFile {
             friction_threshold_velocity: c.friction_threshold_velocity,
             exclude_parent_child: c.exclude_parent_child,
             prediction_distance: c.prediction_distance,
+            max_depenetration_speed: c.max_depenetration_speed,
             mode,
             stiffness,
             damping,
@@ -112,6 +114,7 @@ impl TryFrom<ContactFile> for ContactParams {
             friction_threshold_velocity: c.friction_threshold_velocity,
             exclude_parent_child: c.exclude_parent_child,
             prediction_distance: c.prediction_distance,
+            max_depenetration_speed: c.max_depenetration_speed,
             mode: mode_of(c.mode, c.stiffness, c.damping)?,
             solver_hint: c.solver_hint,
         })

@@ -98,6 +98,10 @@ pub struct ContactParams {
     /// Contacts are detected this far before the shapes touch (m); such contacts only forbid
     /// closing the remaining gap within the step (speculative contacts).
     pub prediction_distance: f64,
+    /// The fastest a contact's penetration correction may push its bodies apart (m/s), as
+    /// PhysX's `maxDepenetrationVelocity`: a body starting deep inside another rises out at
+    /// this speed instead of being launched by `error_correction_rate · depth / dt`.
+    pub max_depenetration_speed: f64,
     /// Mode of every pair not listed in `contact_pairs`.
     pub mode: ContactMode,
     /// Free text kept for the reader.
@@ -113,6 +117,7 @@ impl Default for ContactParams {
             friction_threshold_velocity: 0.01,
             exclude_parent_child: true,
             prediction_distance: 0.01,
+            max_depenetration_speed: 0.2,
             mode: ContactMode::Lcp,
             solver_hint: None,
         }
@@ -592,6 +597,11 @@ pub struct RobotSpec {
     /// Actuators of its joints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actuators: Vec<RobotActuatorSpec>,
+    /// Keep self-collision between links that already overlap in the initial configuration
+    /// (by default such pairs are excluded and listed in a warning, as MoveIt's "disabled
+    /// collisions": CAD links often overlap by millimetres where they are joined).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_overlapping_self_collisions: bool,
 }
 
 pub(super) fn yes() -> bool {

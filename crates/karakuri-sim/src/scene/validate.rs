@@ -10,6 +10,15 @@ use crate::SimError;
 
 type Check = Result<(), SimError>;
 
+/// The masses a body may have besides 0 (kg): below, subnormal and tiny masses make the mass
+/// matrix singular in double precision; above, the solver's absolute tolerances (m/s) no
+/// longer bound the contact impulses (a 10¹² kg box fell through the floor).
+pub const MASS_RANGE: (f64, f64) = (1e-6, 1e6);
+
+/// The magnitudes an inertia entry may have besides 0 (kg·m²): a 1e-6 kg body of 1 mm has
+/// 1e-12; a 1e6 kg body of 30 m has 1e8.
+pub const INERTIA_RANGE: (f64, f64) = (1e-12, 1e9);
+
 /// Checks the scene and fills the defaults that depend on context (joint names
 /// `<body>_j<index>`, loop names `loop<index>`).
 pub fn validate(scene: &mut Scene, file: &str) -> Check {
@@ -86,15 +95,15 @@ impl Validator<'_> {
     }
 
     fn nonneg(&self, path: &str, x: f64) -> Check {
-        if x < 0.0 {
-            return Err(self.err(path, format!("must be non-negative (found {x})")));
+        if !(x >= 0.0 && x.is_finite()) {
+            return Err(self.err(path, format!("must be a non-negative number (found {x})")));
         }
         Ok(())
     }
 
     fn positive(&self, path: &str, x: f64) -> Check {
-        if x <= 0.0 {
-            return Err(self.err(path, format!("must be positive (found {x})")));
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(self.err(path, format!("must be a positive number (found {x})")));
         }
         Ok(())
     }
@@ -120,6 +129,7 @@ impl Validator<'_> {
         self.nonneg("contact.restitution_threshold_velocity", c.restitution_threshold_velocity)?;
         self.nonneg("contact.friction_threshold_velocity", c.friction_threshold_velocity)?;
         self.nonneg("contact.prediction_distance", c.prediction_distance)?;
+        self.positive("contact.max_depenetration_speed", c.max_depenetration_speed)?;
         self.mode("contact", c.mode)
     }
 
@@ -133,8 +143,18 @@ impl Validator<'_> {
 
     fn engine(&self, s: &Scene) -> Check {
         let e = &s.engine;
-        self.nonneg("engine.tolerance", e.tolerance)?;
+        if e.max_iterations == 0 {
+            return Err(self.err("engine.max_iterations", "must be at least 1 (with 0 the solver applies no contact or joint constraint and everything falls through)"));
+        }
+        if e.max_iterations > 100_000 {
+            let reason = format!("{} iterations per step would stall the run; at most 100000", e.max_iterations);
+            return Err(self.err("engine.max_iterations", reason));
+        }
+        self.positive("engine.tolerance", e.tolerance)?;
         self.nonneg("engine.loop_correction_rate", e.loop_correction_rate)?;
+        if e.loop_correction_rate > 1.0 {
+            return Err(self.err("engine.loop_correction_rate", format!("must be within [0, 1] (found {})", e.loop_correction_rate)));
+        }
         self.positive("engine.max_speed", e.max_speed)
     }
 
@@ -204,6 +224,13 @@ impl Validator<'_> {
         if b.mass < 0.0 {
             return Err(self.err(&format!("{at}.mass"), format!("mass must be non-negative (found {})", b.mass)));
         }
+        if b.mass != 0.0 && !(MASS_RANGE.0..=MASS_RANGE.1).contains(&b.mass) {
+            let reason = format!(
+                "mass {:e} kg is outside [{:e}, {:e}] kg, where the step's tolerances and contact solve hold (rescale the units, or make the body static)",
+                b.mass, MASS_RANGE.0, MASS_RANGE.1
+            );
+            return Err(self.err(&format!("{at}.mass"), reason));
+        }
         if free && b.mass <= 0.0 {
             return Err(self.err(&format!("{at}.mass"), "a free body needs a positive mass"));
         }
@@ -216,6 +243,16 @@ impl Validator<'_> {
             }
             if m[i][i] < 0.0 {
                 return Err(self.err(&format!("{at}.inertia"), "inertia diagonal must be non-negative"));
+            }
+            for j in 0..3 {
+                let x = m[i][j].abs();
+                if x != 0.0 && !(INERTIA_RANGE.0..=INERTIA_RANGE.1).contains(&x) {
+                    let reason = format!(
+                        "inertia entry [{i}][{j}] = {:e} kg·m² is outside [{:e}, {:e}] kg·m² (or 0), where the mass matrix stays well conditioned in double precision",
+                        m[i][j], INERTIA_RANGE.0, INERTIA_RANGE.1
+                    );
+                    return Err(self.err(&format!("{at}.inertia"), reason));
+                }
             }
         }
         let is_static = b.is_static();
