@@ -243,4 +243,13 @@ pub trait Engine {
     /// Sets the torque (force) of a one-dof joint by name (actuation), applied from the next
     /// step on.
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError>;
+    /// Applies a wrench to body `body` (index into [`Engine::bodies`]) for `duration` seconds
+    /// (whole steps, at least one) from the next step on: `force` at the body frame's origin
+    /// and `torque`, both in world axes.
+    fn apply_wrench(&mut self, _body: usize, _force: Vec3, _torque: Vec3, _duration: f64) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "external wrenches (apply_wrench)".into(),
+        })
+    }
 }

@@ -172,6 +172,17 @@ impl World {
         self.engine.set_joint_target(joint, target)
     }
 
+    /// Pushes body `body` (by name, `robot/link` for a robot's link) for `duration` seconds
+    /// (rounded to whole steps, at least one) from the next step on: `force` (N) at the body
+    /// frame's origin and `torque` (N·m), both in world axes. A force `F` at a point `p`
+    /// (world) is the same push with torque `(p − o) × F`, `o` the body's origin
+    /// ([`World::state`]'s `pose.translation`). Pushes add up; the scene's `perturbations`
+    /// are the same thing from a file.
+    pub fn apply_wrench(&mut self, body: &str, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let b = self.body_index(body).ok_or_else(|| SimError::Input(format!("no body named '{body}'")))?;
+        self.engine.apply_wrench(b, force, torque, duration)
+    }
+
     /// The sensors, in the order of [`World::readings`].
     pub fn sensors(&self) -> &[SensorInfo] {
         self.engine.sensors()

@@ -34,6 +34,8 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
+    pub pushes: Vec<super::external::Push>,
 }
 
 impl SimState {
@@ -48,6 +50,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            pushes: Vec::new(),
         }
     }
 }

@@ -697,6 +697,31 @@ pub struct SensorSpec {
     pub pose: Pose,
 }
 
+/// `perturbations[]`: an external wrench on a body (or robot link, `robot/link`) from `start`
+/// for `duration` seconds (both rounded to whole time steps; at least one step). `force` and
+/// `torque` are in world axes; the force acts at the body-fixed `point` (body frame; default
+/// the body frame's origin), so a force off the origin also turns the body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerturbationSpec {
+    /// The body pushed (`robot/link` for a robot's link); not a static body.
+    pub body: String,
+    /// Force (N), world axes.
+    #[serde(default)]
+    pub force: [f64; 3],
+    /// Torque (N·m), world axes.
+    #[serde(default)]
+    pub torque: [f64; 3],
+    /// Where the force acts, body frame (m).
+    #[serde(default)]
+    pub point: [f64; 3],
+    /// When it starts (s).
+    #[serde(default)]
+    pub start: f64,
+    /// How long it lasts (s).
+    pub duration: f64,
+}
+
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scene {
@@ -742,6 +767,9 @@ pub struct Scene {
     /// Sensors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorSpec>,
+    /// External wrenches on bodies over time windows (pushes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perturbations: Vec<PerturbationSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -768,6 +796,7 @@ pub const TOP_KEYS: &[&str] = &[
     "collision_exclude_pairs",
     "contact_pairs",
     "sensors",
+    "perturbations",
 ];
 
 fn default_schema() -> String {
