@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
 use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
-use karakuri_sim::{Diagnostics, JointState, World};
+use karakuri_sim::{Diagnostics, JointState, Snapshot, World};
 
 /// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
 /// robot is `builtin:solo12.urdf`, inside the binary too.
@@ -39,6 +39,13 @@ pub struct SimulateArgs {
     /// Joint CSV: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint (`tau`: the
     /// user's torque plus its actuator's applied one), one row per step, after the step.
     pub joints: Option<PathBuf>,
+    /// Checkpoint file written at `checkpoint_at` ([`karakuri_sim::Snapshot`], JSON).
+    pub checkpoint: Option<PathBuf>,
+    /// When to write `checkpoint` (s, rounded to a step; within the run).
+    pub checkpoint_at: Option<f64>,
+    /// Checkpoint file to continue from (same scene and `--dt`): the run goes on from its time
+    /// to the end of the duration, its rows numbered by the world's steps.
+    pub resume: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -144,6 +151,20 @@ pub fn simulate_observed(
     for w in world.warnings() {
         warn(w);
     }
+    if let Some(path) = &args.resume {
+        let snap = Snapshot::read(path)?;
+        world.restore(&snap).with_context(|| format!("--resume {}", path.display()))?;
+    }
+    // the run takes the steps k0 + 1 ..= n (k0 = 0 unless resumed)
+    let k0 = world.steps();
+    if k0 >= n {
+        bail!(
+            "--resume: the checkpoint is at t = {} s, not before the run's end at {} s (give a longer --duration)",
+            world.time(),
+            n as f64 * world.dt()
+        );
+    }
+    let checkpoint_step = checkpoint_step(args, world.dt(), k0, n)?;
     let mut traj = args
         .out
         .as_ref()
@@ -170,17 +191,25 @@ pub fn simulate_observed(
         .filter(|&i| !world.bodies()[i].is_static)
         .collect();
     let e0 = world.energy();
-    observe(&world, n == 0);
+    observe(&world, false);
     if let Some(t) = traj.as_mut() {
-        write_rows(t, &world, &moving, 0)?;
+        write_rows(t, &world, &moving, k0)?;
     }
     if let Some(s) = steps_out.as_mut() {
-        s.line(format_args!("0,0,{},0", world.contacts().len()))?;
+        s.line(format_args!("{k0},{},{},0", world.time(), world.contacts().len()))?;
+    }
+    let write_checkpoint = |world: &World| -> Result<()> {
+        let path = args.checkpoint.as_ref().expect("a checkpoint step comes with its file");
+        world.snapshot()?.write(path)?;
+        Ok(())
+    };
+    if checkpoint_step == Some(k0) {
+        write_checkpoint(&world)?;
     }
     let (mut cmax, mut csum) = (0usize, 0usize);
     let mut wall = 0.0f64;
-    let every = (n / 100).max(1);
-    for k in 1..=n {
+    let every = ((n - k0) / 100).max(1);
+    for k in k0 + 1..=n {
         let t0 = Instant::now();
         world.step()?;
         let ns = t0.elapsed().as_nanos();
@@ -208,8 +237,11 @@ pub fn simulate_observed(
             }
             j.line(format_args!("{row}"))?;
         }
-        if k % every == 0 {
-            progress(k as f64 / n as f64);
+        if checkpoint_step == Some(k) {
+            write_checkpoint(&world)?;
+        }
+        if (k - k0) % every == 0 {
+            progress((k - k0) as f64 / (n - k0) as f64);
         }
     }
     if let Some(t) = traj {
@@ -228,6 +260,7 @@ pub fn simulate_observed(
         // the step's guard keeps states finite; an energy that is not says the model is wrong
         bail!("the mechanical energy is not finite ({e0} J -> {e1} J): the scene's masses or speeds are out of range");
     }
+    let n = n - k0;
     Ok(Summary {
         scene: name,
         steps: n,
@@ -242,6 +275,27 @@ pub fn simulate_observed(
         energy_change: (e1 - e0) / e0.abs().max(1.0),
         diagnostics,
     })
+}
+
+/// The step after which `--checkpoint` is written (`None`: no checkpoint): `--checkpoint-at`
+/// rounded to a step, within the run's steps `k0..=n`.
+fn checkpoint_step(args: &SimulateArgs, dt: f64, k0: u64, n: u64) -> Result<Option<u64>> {
+    match (&args.checkpoint, args.checkpoint_at) {
+        (None, None) => Ok(None),
+        (Some(_), None) => bail!("--checkpoint FILE needs --checkpoint-at T (the time to write it at, s)"),
+        (None, Some(_)) => bail!("--checkpoint-at T needs --checkpoint FILE (where to write it)"),
+        (Some(_), Some(t)) => {
+            let k = step_count(t, dt).context("--checkpoint-at")?;
+            if k < k0 || k > n {
+                bail!(
+                    "--checkpoint-at {t} s is outside the run ({} s to {} s)",
+                    k0 as f64 * dt,
+                    n as f64 * dt
+                );
+            }
+            Ok(Some(k))
+        }
+    }
 }
 
 /// The scene of `args` (or the demo) with its `--dt`, and the steps of its `--duration`.
@@ -484,9 +538,14 @@ pub fn simulate_batch(args: &SimulateArgs, batch: &BatchArgs, progress: &mut dyn
     if batch.worlds == 0 {
         bail!("--worlds must be at least 1");
     }
-    for (flag, given) in [("--out", args.out.is_some()), ("--steps", args.steps.is_some())] {
+    for (flag, given) in [
+        ("--out", args.out.is_some()),
+        ("--steps", args.steps.is_some()),
+        ("--checkpoint", args.checkpoint.is_some()),
+        ("--resume", args.resume.is_some()),
+    ] {
         if given {
-            bail!("{flag} writes one world's CSV and cannot go with --worlds (run without --worlds for it)");
+            bail!("{flag} is one world's file (a CSV or a checkpoint) and cannot go with --worlds (run without --worlds for it)");
         }
     }
     let (scene, n) = load_scene(args)?;

@@ -68,7 +68,7 @@ pub struct JointState {
 /// allocated per step): constraint solves that stopped before their tolerance (stiff mass
 /// ratios), and bodies that moved more than their own size in one step (they may pass
 /// through thin obstacles: reduce `dt`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostics {
     /// Steps whose iterative solve ended at `engine.max_iterations` above `engine.tolerance`.
     pub unconverged_steps: u64,
@@ -250,6 +250,23 @@ pub trait Engine {
         Err(SimError::Unsupported {
             engine: self.name().to_string(),
             what: "external wrenches (apply_wrench)".into(),
+        })
+    }
+    /// Everything the engine's next steps depend on (its state, and what the last step
+    /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
+    /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (save_state)".into(),
+        })
+    }
+    /// Sets the engine to a state [`Engine::save_state`] of the same world gave; checks it
+    /// whole before changing anything (on an error the engine is as it was).
+    fn restore_state(&mut self, _state: &serde_json::Value) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (restore_state)".into(),
         })
     }
 }

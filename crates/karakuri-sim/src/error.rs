@@ -87,4 +87,7 @@ pub enum SimError {
         /// What was asked.
         what: String,
     },
+    /// A checkpoint that cannot be taken, read or restored: the reason.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }

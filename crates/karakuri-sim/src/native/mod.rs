@@ -18,6 +18,7 @@
 
 mod assemble;
 pub mod build;
+mod checkpoint;
 pub mod contact;
 pub mod external;
 pub mod integrate;
@@ -357,6 +358,14 @@ impl Engine for NativeEngine {
         let (_, iv) = self.one_dof(joint)?;
         self.state.tau_user[iv] = torque;
         Ok(())
+    }
+
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        self.save()
+    }
+
+    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
+        self.restore(state)
     }
 
     fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {

@@ -7,6 +7,7 @@ use karakuri::linalg::Factorization;
 use karakuri::spatial::{Force, Motion};
 use karakuri::Data;
 use nalgebra::DVector;
+use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
@@ -15,13 +16,19 @@ use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
-/// What a step starts from and carries to the next.
+/// What a step starts from and carries to the next. It is serialised whole into a checkpoint
+/// (`super::checkpoint`), so a field added here is saved and restored with no more code (and
+/// must be serialisable: everything a step depends on lives here, never in [`StepData`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimState {
     /// Configuration `(nq)`; a free flyer's is `[p; quaternion x y z w]`.
+    #[serde(with = "super::checkpoint::dvector")]
     pub q: DVector<f64>,
     /// Velocity `(nv)`; a free flyer's is `[linear; angular]` in its body frame.
+    #[serde(with = "super::checkpoint::dvector")]
     pub v: DVector<f64>,
     /// Joint forces set by the user (actuation) `(nv)`, applied from the next step on.
+    #[serde(with = "super::checkpoint::dvector")]
     pub tau_user: DVector<f64>,
     /// Simulated time (s).
     pub time: f64,
