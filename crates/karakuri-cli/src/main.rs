@@ -34,7 +34,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
     },
-    /// Run a scene (JSON or YAML); without one, a bundled demo: a quadruped dropped among boxes.
+    /// Run a scene (JSON or YAML); without one, a bundled demo: a quadruped stands up and takes a push.
     Simulate {
         /// Scene file.
         scene: Option<PathBuf>,

@@ -14,8 +14,9 @@ use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
 use karakuri_sim::{Diagnostics, JointState, Snapshot, World};
 
-/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
-/// robot is `builtin:solo12.urdf`, inside the binary too.
+/// The bundled demo scene (a Solo-12 quadruped that stands up under PD control among boxes and
+/// takes a sideways push), `scenes/demo.yaml`; its robot is `builtin:solo12.urdf`, inside the
+/// binary too.
 pub const DEMO_SCENE: &str = include_str!("../scenes/demo.yaml");
 
 /// Arguments of `karakuri simulate`.
@@ -77,6 +78,66 @@ pub struct Summary {
     /// Numerical trouble met (unconverged solves, bodies faster than their size per step);
     /// also printed as warnings when the run ends.
     pub diagnostics: Diagnostics,
+    /// How closely the position servos followed their targets (`None`: the scene has none).
+    pub tracking: Option<Tracking>,
+}
+
+/// The position servos' tracking error `target(t) − q(t)` after every step of a run, over
+/// every joint with a position actuator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tracking {
+    /// Joints with a position servo.
+    pub joints: usize,
+    /// Root mean square over joints and steps (rad or m).
+    pub rms: f64,
+    /// Largest |error| (rad or m), its joint and the time (s).
+    pub max: (f64, String, f64),
+}
+
+/// Sums the tracking error step by step (buffers sized once).
+struct TrackingSum {
+    targets: Vec<Option<f64>>,
+    states: Vec<JointState>,
+    sum_sq: f64,
+    count: u64,
+    max: (f64, usize, f64),
+}
+
+impl TrackingSum {
+    fn new(world: &World) -> TrackingSum {
+        let n = world.one_dof_joints().len();
+        TrackingSum {
+            targets: vec![None; n],
+            states: vec![JointState::default(); n],
+            sum_sq: 0.0,
+            count: 0,
+            max: (0.0, 0, 0.0),
+        }
+    }
+
+    fn add(&mut self, world: &World) {
+        world.write_position_targets(&mut self.targets);
+        world.write_joint_states(&mut self.states);
+        for (k, (t, s)) in self.targets.iter().zip(&self.states).enumerate() {
+            if let Some(t) = t {
+                let e = t - s.q;
+                self.sum_sq += e * e;
+                self.count += 1;
+                if e.abs() > self.max.0 {
+                    self.max = (e.abs(), k, world.time());
+                }
+            }
+        }
+    }
+
+    fn result(&self, world: &World) -> Option<Tracking> {
+        let joints = self.targets.iter().filter(|t| t.is_some()).count();
+        (self.count > 0).then(|| Tracking {
+            joints,
+            rms: (self.sum_sq / self.count as f64).sqrt(),
+            max: (self.max.0, world.one_dof_joints()[self.max.1].clone(), self.max.2),
+        })
+    }
 }
 
 impl std::fmt::Display for Summary {
@@ -127,6 +188,13 @@ impl std::fmt::Display for Summary {
         }
         if d.fast_steps > 0 {
             write!(f, "\nfast bodies      {} step(s) moved a body more than its size", d.fast_steps)?;
+        }
+        if let Some(t) = &self.tracking {
+            write!(
+                f,
+                "\ntracking error   {} position servo(s), target − q after each step: RMS {:.4}, max {:.4} ({} at t = {:.3} s; rad, m for sliders)",
+                t.joints, t.rms, t.max.0, t.max.1, t.max.2
+            )?;
         }
         Ok(())
     }
@@ -206,6 +274,7 @@ pub fn simulate_observed(
     if checkpoint_step == Some(k0) {
         write_checkpoint(&world)?;
     }
+    let mut tracking = TrackingSum::new(&world);
     let (mut cmax, mut csum) = (0usize, 0usize);
     let mut wall = 0.0f64;
     let every = ((n - k0) / 100).max(1);
@@ -217,6 +286,7 @@ pub fn simulate_observed(
         let nc = world.contacts().len();
         cmax = cmax.max(nc);
         csum += nc;
+        tracking.add(&world);
         observe(&world, k == n);
         if let Some(t) = traj.as_mut() {
             write_rows(t, &world, &moving, k)?;
@@ -274,6 +344,7 @@ pub fn simulate_observed(
         energy: (e0, e1),
         energy_change: (e1 - e0) / e0.abs().max(1.0),
         diagnostics,
+        tracking: tracking.result(&world),
     })
 }
 

@@ -252,6 +252,13 @@ pub trait Engine {
             what: "external wrenches (apply_wrench)".into(),
         })
     }
+    /// Writes, for every one-dof joint (in [`Engine::one_dof_joints`]' order), the position its
+    /// servo is commanded to at the current time (`Some` for joints with a position
+    /// actuator, `None` for the others): with [`Engine::write_joint_states`], the tracking
+    /// error.
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        out.fill(None);
+    }
     /// Everything the engine's next steps depend on (its state, and what the last step
     /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
     /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.

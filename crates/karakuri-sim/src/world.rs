@@ -304,6 +304,12 @@ impl World {
         self.engine.write_joint_states(out)
     }
 
+    /// Writes each one-dof joint's commanded position now (`None`: no position servo), in the
+    /// order of [`World::one_dof_joints`] (see [`Engine::write_position_targets`]).
+    pub fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        self.engine.write_position_targets(out)
+    }
+
     /// The bodies, in the order of [`World::states`].
     pub fn bodies(&self) -> &[BodyInfo] {
         &self.bodies

@@ -360,6 +360,14 @@ impl Engine for NativeEngine {
         Ok(())
     }
 
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        for (o, act) in out.iter_mut().zip(&self.model.one_dof_actuator) {
+            *o = act
+                .filter(|&a| self.model.actuators[a].mode == ActuatorMode::Position)
+                .map(|a| self.state.targets[a].at(self.state.time).0);
+        }
+    }
+
     fn save_state(&self) -> Result<serde_json::Value, SimError> {
         self.save()
     }

@@ -375,6 +375,12 @@ impl Validator<'_> {
         let finite = match a.target {
             Target::Value(x) => x.is_finite(),
             Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+            Target::Ramp { ramp: r } => {
+                if r.duration.is_nan() || r.duration < 0.0 {
+                    return Err(self.err(&format!("{at}.target.ramp.duration"), format!("must be non-negative (found {})", r.duration)));
+                }
+                [r.from, r.to, r.start, r.duration].iter().all(|x| x.is_finite())
+            }
         };
         if !finite {
             return Err(self.err(&format!("{at}.target"), "must be finite"));
