@@ -471,3 +471,81 @@ fn a_controller_returning_nan_or_too_much_torque_is_stopped_naming_joint_and_tim
     let err = w.run(1.0).unwrap_err().to_string();
     assert!(err.contains("'hinge'") && err.contains("outside the joint's limits"), "{err}");
 }
+
+#[test]
+fn a_prescribed_hinge_follows_its_sine_and_reports_the_inverse_dynamics_torque() {
+    use std::f64::consts::PI;
+    let (a, f, off, ph) = (0.5, 1.0, 0.2, 0.3);
+    let scene = pendulum(
+        &format!("{{mode: prescribed, target: {{sine: {{amplitude: {a}, frequency: {f}, offset: {off}, phase: {ph}}}}}}}"),
+        G,
+    );
+    let mut e = NativeEngine::new(&scene).unwrap();
+    // the bob's inertia about the hinge: its own about the centre of mass (0.01) plus m l²
+    // (parallel axes); the hinge torque that moves it along q(t) is I q̈ + m g l sin q
+    let inertia = 0.01 + M * L * L;
+    let w = 2.0 * PI * f;
+    let q_of = |t: f64| off + a * (w * t + ph).sin();
+    let torque = |t: f64| inertia * (-a * w * w * (w * t + ph).sin()) + M * G * L * q_of(t).sin();
+    let peak = inertia * a * w * w + M * G * L;
+    assert!((e.q()[0] - q_of(0.0)).abs() < 1e-15 && (e.v()[0] - (q_of(0.0) - q_of(-0.001)) / 0.001).abs() < 1e-12);
+    let (mut worst_q, mut worst_tau): (f64, f64) = (0.0, 0.0);
+    for n in 0..3000 {
+        let t0 = n as f64 * 0.001;
+        e.step().unwrap();
+        let (q, _, tau) = hinge(&e);
+        worst_q = worst_q.max((q - q_of(t0 + 0.001)).abs());
+        // the step's mean torque: I times the second difference of q (≈ q̈ at the step's
+        // start) plus gravity at the start
+        let want = torque(t0);
+        worst_tau = worst_tau.max((tau - want).abs());
+        if want.abs() > 0.2 * peak {
+            assert!((tau - want).abs() < 0.02 * want.abs(), "t {t0}: tau {tau} vs {want}");
+        }
+    }
+    eprintln!("prescribed hinge: worst q error {worst_q:e}, worst torque error {worst_tau:e} of peak {peak}");
+    assert!(worst_q < 1e-6, "position error {worst_q}");
+    assert!(worst_tau < 0.02 * peak, "torque error {worst_tau} of {peak}");
+}
+
+#[test]
+fn contacts_act_on_a_prescribed_joint_and_its_force_carries_the_load() {
+    use std::f64::consts::PI;
+    // a platform on a prescribed vertical slider lifts a box resting on it: the box rides
+    // along (the contact acts) and the slider's force is (m_p + m_b)(g + ẍ)
+    let (a, f) = (0.05, 0.5);
+    let text = format!(
+        r#"
+name: lift
+world: {{gravity: [0, 0, -9.81], dt: 0.001}}
+bodies:
+  - name: platform
+    mass: 1
+    inertia: [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]
+    joints: [{{name: lift, type: prismatic, axis: [0, 0, 1], actuator: {{mode: prescribed, target: {{sine: {{amplitude: {a}, frequency: {f}, offset: 0.5, phase: 0}}}}}}}}]
+    shapes: [{{type: box, half_extents: [0.5, 0.5, 0.05]}}]
+  - name: box
+    mass: 2
+    inertia: [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0.02]]
+    joints: [{{type: free, q0: {{position: [0, 0, 0.65]}}, qd0: {{linear: [0, 0, {v0}]}}}}]
+    shapes: [{{type: box, half_extents: [0.1, 0.1, 0.1]}}]
+"#,
+        v0 = a * 2.0 * PI * f
+    );
+    let mut e = NativeEngine::new(&Scene::from_str(&text, "lift.yaml").unwrap()).unwrap();
+    let w = 2.0 * PI * f;
+    run(&mut e, 500);
+    let mut worst: f64 = 0.0;
+    for n in 500..2500 {
+        let t0 = n as f64 * 0.001;
+        e.step().unwrap();
+        let force = e.work().act_tau[0];
+        let want = 3.0 * (G - a * w * w * (w * t0).sin());
+        worst = worst.max((force - want).abs() / want);
+        // the box sits on the platform (its bottom 0.05 above the platform's origin)
+        let gap = e.q()[3] - 0.1 - (e.q()[0] + 0.05);
+        assert!(gap.abs() < 2e-3, "t {t0}: gap {gap}");
+    }
+    eprintln!("prescribed slider under a box: worst relative force error {worst:e}");
+    assert!(worst < 0.02, "slider force off by {worst}");
+}

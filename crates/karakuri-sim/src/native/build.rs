@@ -224,6 +224,13 @@ impl SimModel {
                 velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
             })
             .collect();
+        // a prescribed joint starts on its trajectory, at the velocity the step's integrator
+        // would have arriving there (`(x(0) − x(−dt)) / dt`, as every later step's), so its
+        // first step asks no jump of it
+        for a in actuators.iter().filter(|a| a.mode == ActuatorMode::Prescribed) {
+            let (x0, x1) = (a.target.at(0.0).0, a.target.at(-scene.world.dt).0);
+            (q[a.iq], v[a.dof]) = (x0, (x0 - x1) / scene.world.dt);
+        }
         let mut bodies = asm.bodies;
         for (bi, b) in bodies.iter_mut().enumerate() {
             let boxes = asm.shapes.iter().filter(|s| s.body == bi).filter_map(joint_frame_bounds);

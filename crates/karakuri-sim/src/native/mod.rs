@@ -125,7 +125,7 @@ impl NativeEngine {
             ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
                 return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
             }
-            ActuatorMode::Position => {
+            ActuatorMode::Position | ActuatorMode::Prescribed => {
                 if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
                     if target < l.lo || target > l.hi {
                         return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));

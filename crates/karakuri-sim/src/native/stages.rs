@@ -116,7 +116,7 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
                     (base, gain)
                 }
             }
-            ActuatorMode::Velocity => (0.0, 0.0),
+            ActuatorMode::Velocity | ActuatorMode::Prescribed => (0.0, 0.0),
         };
         w.act_base[i] = base;
         w.act_gain[i] = gain;
@@ -178,27 +178,34 @@ pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Velocity servo rows: `v⁺_k = target` (clamped to the velocity limit) with the impulse
-/// bounded by `± effort_limit · dt`. Reads `m.actuators`, `s.targets`, the warm impulses
-/// `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into `w.act_row`,
-/// and advances `*other` past them.
+/// Actuator rows: a velocity servo's `v⁺_k = target` (clamped to the velocity limit) with the
+/// impulse bounded by `± effort_limit · dt`; a prescribed joint's bilateral `v⁺_k = (x(t + dt)
+/// − q_k) / dt`, so that the integrated `q⁺ = q + dt v⁺` is the target at the step's end
+/// (its impulse / dt is the torque that makes it so). Reads `m.actuators`, `s.targets`, `s.q`,
+/// the warm impulses `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into
+/// `w.act_row`, and advances `*other` past them.
 pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     let t = s.time + m.dt;
     for (i, a) in m.actuators.iter().enumerate() {
-        if a.mode != ActuatorMode::Velocity {
-            w.act_row[i] = usize::MAX;
-            continue;
+        let (kind, speed) = match a.mode {
+            ActuatorMode::Velocity => {
+                let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
+                let bound = a.effort_limit * m.dt;
+                (RowKind::Bounded { lo: -bound, hi: bound }, speed)
+            }
+            ActuatorMode::Prescribed => (RowKind::Bilateral, (s.targets[i].at(t).0 - s.q[a.iq]) / m.dt),
+            ActuatorMode::Torque | ActuatorMode::Position => {
+                w.act_row[i] = usize::MAX;
+                continue;
+            }
+        };
+        let mut warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        if let RowKind::Bounded { lo, hi } = kind {
+            warm = warm.clamp(lo, hi);
         }
-        let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
-        let bound = a.effort_limit * m.dt;
-        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
         *other += 1;
         let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
-        let kind = RowKind::Bounded {
-            lo: -bound,
-            hi: bound,
-        };
-        let r = w.rows.push_ranged(kind, speed, warm.clamp(-bound, bound), ranges);
+        let r = w.rows.push_ranged(kind, speed, warm, ranges);
         w.rows.j_row_mut(r)[a.dof] = 1.0;
         w.act_row[i] = r;
     }
@@ -206,7 +213,7 @@ pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
 
 /// Applied actuator torques after the constraint solve: torque commands and saturated servos
 /// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
-/// servos their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
 /// `w.act_tau`.
 pub fn actuator_report(m: &SimModel, s: &SimState, w: &mut StepData) {
     for (i, a) in m.actuators.iter().enumerate() {

@@ -238,7 +238,11 @@ impl StepData {
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
         let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
-        let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
+        let servos = m
+            .actuators
+            .iter()
+            .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
+            .count();
         let fixed = loop_rows + 2 * m.limits.len() + servos;
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;

@@ -348,6 +348,10 @@ pub enum ActuatorMode {
     /// The joint is held at the target speed by a constraint row whose force is bounded by
     /// the effort limit.
     Velocity,
+    /// Choreonoid's high-gain mode: the joint follows the target position exactly (a bilateral
+    /// velocity row reaching the target at the step's end); the torque that makes it so is
+    /// reported. The effort limit is not applied.
+    Prescribed,
 }
 
 /// A sinusoidal target `offset + amplitude · sin(2π · frequency · t + phase)`.
