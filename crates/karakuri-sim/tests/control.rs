@@ -549,3 +549,93 @@ bodies:
     eprintln!("prescribed slider under a box: worst relative force error {worst:e}");
     assert!(worst < 0.02, "slider force off by {worst}");
 }
+
+/// A fresh directory under the system's temporary directory for one test's files.
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("karakuri-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The pendulum scene written into `dir` with a hinge actuator, read back from its file.
+fn pendulum_file(dir: &std::path::Path, actuator: &str) -> Result<Scene, karakuri_sim::SimError> {
+    let text = format!(
+        "world: {{gravity: [0, 0, -{G}], dt: 0.001}}\nbodies:\n  - name: bob\n    pose_in_parent: {{position: [0, 0, 1]}}\n    mass: {M}\n    com: [0, 0, -{L}]\n    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]\n    joints:\n      - {{name: hinge, type: revolute, axis: [1, 0, 0], actuator: {actuator}}}\n"
+    );
+    let path = dir.join("scene.yaml");
+    std::fs::write(&path, text).unwrap();
+    Scene::from_file(&path)
+}
+
+#[test]
+fn a_table_target_is_interpolated_linearly_and_held_past_its_ends() {
+    let dir = temp_dir("table");
+    std::fs::create_dir_all(dir.join("tables")).unwrap();
+    // header, a comment, three knots; relative to the scene file
+    std::fs::write(dir.join("tables/q.csv"), "time,q\n# knots\n0.1, 0.0\n0.3, 0.4\n0.5, -0.2\n").unwrap();
+    let scene = pendulum_file(&dir, "{mode: prescribed, target: {table: tables/q.csv}}").unwrap();
+    let mut e = NativeEngine::new(&scene).unwrap();
+    let want = |t: f64| {
+        if t <= 0.1 {
+            0.0
+        } else if t <= 0.3 {
+            0.4 * (t - 0.1) / 0.2
+        } else if t <= 0.5 {
+            0.4 - 0.6 * (t - 0.3) / 0.2
+        } else {
+            -0.2
+        }
+    };
+    assert_eq!(e.q()[0], 0.0, "starts on the table's first value (clamped before its first time)");
+    let mut worst: f64 = 0.0;
+    for n in 1..=800 {
+        e.step().unwrap();
+        worst = worst.max((e.q()[0] - want(n as f64 * 0.001)).abs());
+    }
+    assert!(worst < 1e-12, "table followed within {worst}");
+    // the rate is the segment's slope
+    let table = match &scene.bodies[0].joints[0] {
+        karakuri_sim::scene::JointSpec::Hinge { actuator: Some(a), .. } => a.target.clone(),
+        _ => unreachable!(),
+    };
+    let (x, rate) = table.at(0.2);
+    assert!((x - 0.2).abs() < 1e-15 && (rate - 2.0).abs() < 1e-14, "{x} {rate}");
+    assert_eq!(table.at(0.6), (-0.2, 0.0));
+    // a saved scene writes the path and reloads the same table from a new directory
+    let other = dir.join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    scene.save(other.join("copy.yaml")).unwrap();
+    let back = Scene::from_file(other.join("copy.yaml")).unwrap();
+    let back_table = match &back.bodies[0].joints[0] {
+        karakuri_sim::scene::JointSpec::Hinge { actuator: Some(a), .. } => a.target.clone(),
+        _ => unreachable!(),
+    };
+    match (&back_table, &table) {
+        (karakuri_sim::scene::Target::Table { table: b }, karakuri_sim::scene::Target::Table { table: a }) => {
+            assert_eq!(b.path, "../tables/q.csv");
+            assert_eq!((&b.times, &b.values), (&a.times, &a.values));
+        }
+        _ => panic!("not a table: {back_table:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_table_files_are_refused_naming_the_file_and_line() {
+    let dir = temp_dir("bad-table");
+    for (body, what) in [
+        ("time,q\n0, 0\n0.1, x\n", "line 3: 'x' is not a number"),
+        ("0, 0\n0.2, 1\n0.1, 2\n", "line 3: time 0.1 does not increase"),
+        ("0, 0\n0.1, 1, 2\n", "line 2: expected 2 comma-separated numbers"),
+        ("0, 0, 1\n", "line 1: expected 2 comma-separated numbers"),
+        ("0, 0\n0.1, inf\n", "line 2: inf is not finite"),
+        ("time,q\n", "has no rows"),
+    ] {
+        std::fs::write(dir.join("q.csv"), body).unwrap();
+        let err = pendulum_file(&dir, "{mode: position, kp: 10, target: {table: q.csv}}").unwrap_err().to_string();
+        assert!(err.contains("bodies[0].joints[0].actuator.target.table") && err.contains("q.csv") && err.contains(what), "{body:?}: {err}");
+    }
+    let err = pendulum_file(&dir, "{mode: position, kp: 10, target: {table: missing.csv}}").unwrap_err().to_string();
+    assert!(err.contains("table file 'missing.csv' not found") && err.contains(&dir.join("missing.csv").display().to_string()), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -219,7 +219,7 @@ impl SimModel {
                 mode: a.spec.mode,
                 kp: a.spec.kp,
                 kd: a.spec.kd,
-                target: a.spec.target,
+                target: a.spec.target.clone(),
                 effort_limit: a.spec.effort_limit.unwrap_or(f64::INFINITY),
                 velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
             })

@@ -45,7 +45,7 @@ impl SimState {
             tau_user: DVector::zeros(m.model.nv),
             time: 0.0,
             steps: 0,
-            targets: m.actuators.iter().map(|a| a.target).collect(),
+            targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
         }

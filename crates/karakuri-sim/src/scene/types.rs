@@ -368,8 +368,8 @@ pub struct Sine {
     pub phase: f64,
 }
 
-/// An actuator's target: a constant or `{sine: {...}}`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// An actuator's target: a constant, `{sine: {...}}` or `{table: FILE.csv}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
     /// A constant.
@@ -378,6 +378,11 @@ pub enum Target {
     Sine {
         /// Its parameters.
         sine: Sine,
+    },
+    /// A `time, value` table, linearly interpolated, clamped outside its time range.
+    Table {
+        /// The table file (read when the scene is loaded).
+        table: super::table::TableFile,
     },
 }
 
@@ -388,7 +393,7 @@ impl Default for Target {
 }
 
 impl Target {
-    /// The target at time `t` and its rate.
+    /// The target at time `t` and its rate (a table's: the slope of its segment at `t`).
     pub fn at(&self, t: f64) -> (f64, f64) {
         match *self {
             Target::Value(x) => (x, 0.0),
@@ -397,6 +402,7 @@ impl Target {
                 let (sn, cs) = (w * t + s.phase).sin_cos();
                 (s.offset + s.amplitude * sn, s.amplitude * w * cs)
             }
+            Target::Table { ref table } => table.at(t, 0),
         }
     }
 }
@@ -466,7 +472,7 @@ impl RobotActuatorSpec {
             mode: self.mode,
             kp: self.kp,
             kd: self.kd,
-            target: self.target,
+            target: self.target.clone(),
             effort_limit: self.effort_limit,
             velocity_limit: self.velocity_limit,
         }

@@ -350,9 +350,10 @@ impl Validator<'_> {
                 }
             }
         }
-        let finite = match a.target {
+        let finite = match &a.target {
             Target::Value(x) => x.is_finite(),
             Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+            Target::Table { .. } => true, // its numbers are checked when it is read
         };
         if !finite {
             return Err(self.err(&format!("{at}.target"), "must be finite"));
