@@ -71,6 +71,7 @@ pub mod engine;
 mod error;
 pub mod mesh;
 pub mod native;
+pub mod rng;
 pub mod scene;
 pub mod solver;
 pub mod world;

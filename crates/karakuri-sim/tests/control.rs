@@ -639,3 +639,94 @@ fn bad_table_files_are_refused_naming_the_file_and_line() {
     assert!(err.contains("table file 'missing.csv' not found") && err.contains(&dir.join("missing.csv").display().to_string()), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A body at rest in zero gravity carrying a gyro and an accelerometer (both read exactly 0)
+/// with the given `noise` keys (empty: none).
+fn noisy_scene(gyro_noise: &str, acc_noise: &str) -> Scene {
+    let text = format!(
+        r#"
+name: still
+world: {{gravity: [0, 0, 0], dt: 0.001}}
+bodies:
+  - name: b
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{{type: free}}]
+sensors:
+  - {{name: gyro, type: rate_gyro, body: b{gyro_noise}}}
+  - {{name: acc, type: accelerometer, body: b{acc_noise}}}
+"#
+    );
+    Scene::from_str(&text, "still.yaml").unwrap()
+}
+
+fn readings(scene: &Scene, steps: usize) -> Vec<[f64; 6]> {
+    let mut e = NativeEngine::new(scene).unwrap();
+    let mut out = Vec::with_capacity(2 * steps);
+    for _ in 0..steps {
+        e.step().unwrap();
+        out.extend_from_slice(&e.work().readings);
+    }
+    out
+}
+
+#[test]
+fn sensor_noise_is_gaussian_with_its_bias_and_std_and_repeats_for_a_seed() {
+    let (std, bias) = (0.1, [0.05, -0.02, 0.0]);
+    let scene = noisy_scene(
+        &format!(", noise: {{std: {std}, bias: [{}, {}, {}], seed: 7}}", bias[0], bias[1], bias[2]),
+        ", noise: {std: [0.2, 0, 0.3], seed: 7}",
+    );
+    let n = 20_000;
+    let a = readings(&scene, n);
+    let b = readings(&scene, n);
+    let bits = |r: &[[f64; 6]]| r.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&a), bits(&b), "same seed, same readings bit for bit");
+    // the gyro: mean = bias within 5 standard errors, std within 3 %
+    for k in 0..3 {
+        let xs: Vec<f64> = a.iter().step_by(2).map(|r| r[k]).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let se = std / (n as f64).sqrt();
+        assert!((mean - bias[k]).abs() < 5.0 * se, "gyro[{k}] mean {mean} vs {}", bias[k]);
+        assert!((sd / std - 1.0).abs() < 0.03, "gyro[{k}] std {sd} vs {std}");
+        // the unused components stay 0
+        assert!(a.iter().step_by(2).all(|r| r[3..] == [0.0; 3]));
+    }
+    // the accelerometer: per-component std, 0 for y: exact there
+    let acc: Vec<[f64; 6]> = a.iter().skip(1).step_by(2).copied().collect();
+    assert!(acc.iter().all(|r| r[1] == 0.0));
+    for (k, want) in [(0, 0.2), (2, 0.3)] {
+        let sd = (acc.iter().map(|r| r[k] * r[k]).sum::<f64>() / n as f64).sqrt();
+        assert!((sd / want - 1.0).abs() < 0.03, "acc[{k}] std {sd} vs {want}");
+    }
+    // sensors sharing a seed draw from streams of their own; another seed draws other numbers
+    assert_ne!((a[0][0] - bias[0]) / std, a[1][0] / 0.2);
+    let other = readings(&noisy_scene(", noise: {std: 0.1, seed: 8}", ""), 10);
+    assert_ne!(other[0][0], a[0][0] - bias[0], "another seed draws other numbers");
+}
+
+#[test]
+fn zero_noise_gives_exact_readings() {
+    let exact = readings(&noisy_scene("", ""), 200);
+    let zero = readings(&noisy_scene(", noise: {std: 0, bias: 0}", ", noise: {}"), 200);
+    let bits = |r: &[[f64; 6]]| r.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&exact), bits(&zero));
+}
+
+#[test]
+fn bad_sensor_noise_is_refused_with_its_path() {
+    for (noise, key, what) in [
+        ("{std: -1}", "sensors[0].noise.std", "non-negative"),
+        ("{std: [0.1, 0.1]}", "sensors[0].noise.std", "a list of 3"),
+        ("{bias: [0, 0, 0, 0, 0, 0]}", "sensors[0].noise.bias", "a list of 3"),
+        ("{std: 0.1, colour: red}", "sensors[0].noise", "unknown key"),
+        ("{seed: -3}", "sensors[0].noise", ""),
+    ] {
+        let text = format!(
+            "bodies:\n  - name: b\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    joints: [{{type: free}}]\nsensors: [{{name: g, type: rate_gyro, body: b, noise: {noise}}}]\n"
+        );
+        let err = Scene::from_str(&text, "bad.yaml").unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains(what), "{noise}: {err}");
+    }
+}

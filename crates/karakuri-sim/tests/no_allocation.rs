@@ -158,6 +158,12 @@ bodies:
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [4, 0, 1]}
     joints: [{type: revolute, name: wheel, axis: [1, 0, 0], actuator: {mode: velocity, target: 2, effort_limit: 3}}]
+  - name: swing
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [8, 0, 1]}
+    joints: [{type: revolute, name: swing, axis: [1, 0, 0], actuator: {mode: prescribed, target: {sine: {amplitude: 0.5, frequency: 1}}}}]
   - {name: ground, shapes: [{type: plane}]}
   - name: box
     mass: 1
@@ -165,8 +171,8 @@ bodies:
     joints: [{type: free, q0: {position: [6, 0, 0.3]}}]
     shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
 sensors:
-  - {name: imu, type: accelerometer, body: box}
-  - {name: gyro, type: rate_gyro, body: servo}
+  - {name: imu, type: accelerometer, body: box, noise: {std: 0.01, bias: [0.1, 0, 0], seed: 3}}
+  - {name: gyro, type: rate_gyro, body: servo, noise: {std: 0.001}}
   - {name: f, type: force, joint: servo}
   - {name: fb, type: force, joint: box_j0}
 "#;

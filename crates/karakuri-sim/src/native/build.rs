@@ -103,6 +103,19 @@ pub struct Sensor {
     /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
     /// empty for the others.
     pub subtree: Vec<bool>,
+    /// Gaussian noise and bias of its readings (`None`: exact).
+    pub noise: Option<Noise>,
+}
+
+/// A sensor's noise, per reading component (`[x, y, z, 0, 0, 0]` or `[fx .. tz]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Noise {
+    /// Standard deviations.
+    pub std: [f64; 6],
+    /// Biases.
+    pub bias: [f64; 6],
+    /// Seed of the sensor's stream (its stream is the sensor's index of this seed).
+    pub seed: u64,
 }
 
 /// Per-dof passive parameters `(nv)` each.
@@ -331,7 +344,7 @@ fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Senso
                 for k in j..model.njoints {
                     subtree[k] = k == j || subtree[model.parents[k]];
                 }
-                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree }
+                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree, noise: None }
             }
             (_, Some(name), _) => {
                 let b = bodies
@@ -344,10 +357,20 @@ fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Senso
                     joint: b.joint,
                     placement: b.placement.compose(&pose),
                     subtree: Vec::new(),
+                    noise: None,
                 }
             }
             _ => return Err(err(i, "type", "a sensor needs `body` (accelerometer, rate_gyro) or `joint` (force)".into())),
         };
+        let mut sensor = sensor;
+        // accelerometers and gyros read 3 components
+        let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+        let part = |p: &crate::scene::PerComponent, k: usize| if k < len { p.get(k) } else { 0.0 };
+        sensor.noise = s.noise.as_ref().map(|n| Noise {
+            std: std::array::from_fn(|k| part(&n.std, k)),
+            bias: std::array::from_fn(|k| part(&n.bias, k)),
+            seed: n.seed,
+        });
         out.push(sensor);
     }
     Ok(out)

@@ -22,6 +22,7 @@ pub mod contact;
 pub mod integrate;
 pub mod limits;
 pub mod loops;
+pub mod noise;
 pub mod stages;
 pub mod state;
 
@@ -218,6 +219,7 @@ impl Engine for NativeEngine {
         lap(&mut t.kinematics);
         stages::sensors(m, w);
         stages::sensor_readings(m, w)?;
+        noise::sensor_noise(m, s, w);
         lap(&mut t.sensors);
         stages::watch(m, s, w)?;
         w.times = t;

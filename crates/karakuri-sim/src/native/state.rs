@@ -11,6 +11,7 @@ use nalgebra::DVector;
 use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
+use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
@@ -34,6 +35,9 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
+    /// at load; drawn only by noisy sensors.
+    pub sensor_rng: Vec<SplitMix64>,
 }
 
 impl SimState {
@@ -48,6 +52,12 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            sensor_rng: m
+                .sensors
+                .iter()
+                .enumerate()
+                .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
+                .collect(),
         }
     }
 }

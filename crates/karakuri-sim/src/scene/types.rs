@@ -705,6 +705,50 @@ pub struct SensorSpec {
     /// origin at the joint, axes of the child side).
     #[serde(default)]
     pub pose: Pose,
+    /// Gaussian noise and bias added to its readings (`None`: exact readings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<SensorNoise>,
+}
+
+/// A number for every component of a reading, or one per component (3 for accelerometers and
+/// gyros, 6 for force sensors: `fx, fy, fz, tx, ty, tz`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PerComponent {
+    /// The same for every component.
+    All(f64),
+    /// One per component.
+    Each(Vec<f64>),
+}
+
+impl Default for PerComponent {
+    fn default() -> Self {
+        PerComponent::All(0.0)
+    }
+}
+
+impl PerComponent {
+    /// Component `k`'s value (`Each` lists are checked to have the reading's length).
+    pub fn get(&self, k: usize) -> f64 {
+        match self {
+            PerComponent::All(x) => *x,
+            PerComponent::Each(v) => v.get(k).copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// `sensors[].noise`: each reading component becomes `exact + bias + std · N(0, 1)`, the
+/// normal numbers drawn from the sensor's own seeded stream (deterministic for a seed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SensorNoise {
+    /// Standard deviation (the reading's units), ≥ 0.
+    pub std: PerComponent,
+    /// Constant offset (the reading's units).
+    pub bias: PerComponent,
+    /// Seed of the noise; each sensor draws from its own stream of it (the stream numbered by
+    /// its index in `sensors`), so sensors sharing a seed draw independent numbers.
+    pub seed: u64,
 }
 
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.

@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, PerComponent, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -332,6 +332,26 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+        if let Some(n) = &s.noise {
+            let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+            for (key, p, nonneg) in [("std", &n.std, true), ("bias", &n.bias, false)] {
+                let path = format!("{at}.noise.{key}");
+                let values: &[f64] = match p {
+                    PerComponent::All(x) => std::slice::from_ref(x),
+                    PerComponent::Each(v) if v.len() == len => v,
+                    PerComponent::Each(v) => {
+                        let reason = format!("a number or a list of {len} (one per component of a {:?} reading), found {} numbers", s.kind, v.len());
+                        return Err(self.err(&path, reason));
+                    }
+                };
+                for &x in values {
+                    if !x.is_finite() || (nonneg && x < 0.0) {
+                        let what = if nonneg { "finite and non-negative" } else { "finite" };
+                        return Err(self.err(&path, format!("must be {what} (found {x})")));
+                    }
+                }
+            }
         }
         self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
     }
