@@ -67,6 +67,7 @@
 pub mod batch;
 pub mod collision;
 pub mod control;
+pub mod controllers;
 pub mod engine;
 mod error;
 pub mod mesh;

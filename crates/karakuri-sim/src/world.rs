@@ -44,19 +44,26 @@ impl World {
         World::with_engine(scene, engine)
     }
 
-    /// Builds the world of a scene with an engine already built from it.
+    /// Builds the world of a scene with an engine already built from it, with the scene's
+    /// built-in controllers (`controllers`) registered.
     pub fn with_engine(scene: Scene, engine: Box<dyn Engine + Send>) -> Result<World, SimError> {
         let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
-        Ok(World {
+        let builtin = crate::controllers::from_scene(&scene, &*engine)?;
+        let mut world = World {
             scene,
             engine,
             bodies,
             states,
             times: StageTimes::default(),
             controllers: Vec::new(),
-        })
+        };
+        // the scene's built-in controllers, first, in their order
+        for (c, period) in builtin {
+            world.add_controller(c, period)?;
+        }
+        Ok(world)
     }
 
     /// Registers a controller called every `period` seconds (a whole number of time steps),

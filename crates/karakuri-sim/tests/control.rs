@@ -730,3 +730,108 @@ fn bad_sensor_noise_is_refused_with_its_path() {
         assert!(err.contains(key) && err.contains(what), "{noise}: {err}");
     }
 }
+
+#[test]
+fn hold_posture_from_the_scene_holds_the_pendulum_where_its_pd_balances_gravity() {
+    use karakuri_sim::World;
+    let mut scene = pendulum_with("{mode: torque, effort_limit: 100}", G, ", q0: 0.5");
+    scene.controllers = Scene::from_str("controllers: [{type: hold_posture, joints: [hinge], kp: 50, kd: 2}]", "c.yaml")
+        .unwrap()
+        .controllers;
+    let mut w = World::new(scene).unwrap();
+    w.run(10.0).unwrap();
+    // kp (q0 − q) = m g l sin q
+    let expect = servo_equilibrium(50.0, 0.5, 0.5);
+    let q = w.joint_position("hinge").unwrap();
+    assert!((q - expect).abs() < 1e-4, "q {q} vs {expect}");
+    let mut states = vec![karakuri_sim::JointState::default(); 1];
+    w.write_joint_states(&mut states);
+    assert!((states[0].tau - M * G * L * expect.sin()).abs() < 1e-3, "{:?}", states[0]);
+}
+
+#[test]
+fn hold_posture_of_a_whole_robot_keeps_its_joints_near_their_initial_positions() {
+    use karakuri_sim::World;
+    let text = r#"
+name: solo
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+robots:
+  - name: solo
+    urdf: builtin:solo12.urdf
+    root: fixed
+    collide: false
+    q0: {FL_HFE: 0.8, FL_KFE: -1.6, HR_HFE: -0.8, HR_KFE: 1.6}
+    actuators: [{joints: "*", mode: torque}]
+controllers: [{type: hold_posture, robot: solo, kp: 5, kd: 0.05}]
+"#;
+    let mut w = World::new(Scene::from_str(text, "solo.yaml").unwrap()).unwrap();
+    w.run(2.0).unwrap();
+    for (name, q0) in [("solo/FL_HFE", 0.8), ("solo/FL_KFE", -1.6), ("solo/HR_KFE", 1.6), ("solo/FR_HAA", 0.0)] {
+        let q = w.joint_position(name).unwrap();
+        // the sag under a leg's weight (< 0.3 kg at < 0.2 m) is below m g l / kp ≈ 0.1 rad
+        // (without the controller the legs fall by radians)
+        assert!((q - q0).abs() < 0.1, "{name}: {q} vs {q0}");
+        assert!(w.joint_velocity(name).unwrap().abs() < 1e-3);
+    }
+}
+
+#[test]
+fn a_trajectory_controller_plays_its_table_and_a_value_outside_the_limits_stops_it() {
+    use karakuri_sim::World;
+    let dir = temp_dir("trajectory");
+    std::fs::write(dir.join("traj.csv"), "time,hinge\n0, 0\n0.2, 0.3\n0.4, -0.1\n").unwrap();
+    let scene = pendulum_file(&dir, "{mode: prescribed}").unwrap();
+    let text = "controllers: [{type: trajectory, table: traj.csv, joints: [hinge]}]";
+    let mut scene = scene;
+    let path = dir.join("c.yaml");
+    std::fs::write(&path, text).unwrap();
+    scene.controllers = Scene::from_file(&path).unwrap().controllers;
+    let mut w = World::new(scene).unwrap();
+    let want = |t: f64| if t <= 0.2 { 1.5 * t } else if t <= 0.4 { 0.3 - 2.0 * (t - 0.2) } else { -0.1 };
+    let mut worst: f64 = 0.0;
+    for n in 1..=600 {
+        w.step().unwrap();
+        worst = worst.max((w.joint_position("hinge").unwrap() - want(n as f64 * 0.001)).abs());
+    }
+    assert!(worst < 1e-12, "table followed within {worst}");
+    // a table leaving the joint's range [-1, 1]: the command at t + dt > 2/3 s is 1.0+
+    std::fs::write(dir.join("traj.csv"), "0, 0\n1, 1.5\n").unwrap();
+    let text = "world: {dt: 0.001}\nbodies:\n  - {name: bob, mass: 1, inertia: [[0.01,0,0],[0,0.01,0],[0,0,0.01]], joints: [{name: hinge, type: revolute, axis: [1, 0, 0], limits: [-1, 1], actuator: {mode: position, kp: 100, kd: 5}}]}\ncontrollers: [{type: trajectory, table: traj.csv, joints: [hinge]}]\n";
+    std::fs::write(&path, text).unwrap();
+    let mut w = World::new(Scene::from_file(&path).unwrap()).unwrap();
+    let err = w.run(1.0).unwrap_err().to_string();
+    assert!(err.contains("'hinge'") && err.contains("t = 0.666") && err.contains("outside the joint's limits"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_controllers_are_refused_with_their_path() {
+    use karakuri_sim::World;
+    let pendulum_text = |actuator: &str, controller: &str| {
+        format!(
+            "world: {{dt: 0.001}}\nbodies:\n  - {{name: bob, mass: 1, inertia: [[0.01,0,0],[0,0.01,0],[0,0,0.01]], joints: [{{name: hinge, type: revolute, axis: [1, 0, 0], actuator: {actuator}}}]}}\ncontrollers: [{controller}]\n"
+        )
+    };
+    // refused when the scene is read
+    for (controller, key, what) in [
+        ("{type: hold_posture, kp: 1}", "controllers[0]", "either `robot`"),
+        ("{type: hold_posture, robot: r, joints: [hinge], kp: 1}", "controllers[0]", "either `robot`"),
+        ("{type: hold_posture, joints: [hinge], kp: -1}", "controllers[0].kp", "non-negative"),
+        ("{type: hold_posture, joints: [hinge], kp: 1, period: 0.0015}", "controllers[0].period", "whole number"),
+        ("{type: hold_posture, joints: [hinge], kp: 1, gain: 2}", "controllers[0]", "unknown key"),
+        ("{type: dance}", "controllers[0]", "unknown value"),
+    ] {
+        let err = Scene::from_str(&pendulum_text("{mode: torque}", controller), "bad.yaml").unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains(what), "{controller}: {err}");
+    }
+    // refused when the world is built (names and actuators)
+    for (actuator, controller, key, what) in [
+        ("{mode: torque}", "{type: hold_posture, joints: [elbow], kp: 1}", "controllers[0].joints", "'elbow'"),
+        ("{mode: position, kp: 5}", "{type: hold_posture, joints: [hinge], kp: 1}", "controllers[0]", "hold_posture commands torques"),
+        ("{mode: torque}", "{type: hold_posture, robot: solo, kp: 1}", "controllers[0].robot", "no robot 'solo'"),
+    ] {
+        let scene = Scene::from_str(&pendulum_text(actuator, controller), "bad.yaml").unwrap();
+        let err = World::new(scene).err().unwrap().to_string();
+        assert!(err.contains(key) && err.contains(what), "{controller}: {err}");
+    }
+}

@@ -338,6 +338,11 @@ impl Engine for NativeEngine {
         }
     }
 
+    fn one_dof_actuator(&self, k: usize) -> Option<(ActuatorMode, f64)> {
+        let a = &self.model.actuators[self.model.one_dof_actuator[k]?];
+        Some((a.mode, a.effort_limit))
+    }
+
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
         let (iq, _) = self.one_dof(joint)?;
         Ok(self.state.q[iq])

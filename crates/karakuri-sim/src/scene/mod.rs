@@ -189,6 +189,11 @@ impl Scene {
                 }
             }
         }
+        for c in &mut s.controllers {
+            if let ControllerSpec::Trajectory { table, .. } = c {
+                fix(&mut table.path);
+            }
+        }
         for r in &mut s.robots {
             for a in &mut r.actuators {
                 if let Target::Table { table } = &mut a.target {

@@ -124,7 +124,8 @@ pub fn load_table(scene_file: &str, base: &Path, at: &str, t: &mut TableFile, co
     t.read(&resolved, columns).map_err(|e| scene_error(scene_file, at, e))
 }
 
-/// Reads every table the scene names: actuator targets `{table: FILE}` (one value column).
+/// Reads every table the scene names: actuator targets `{table: FILE}` (one value column),
+/// `trajectory` controllers' tables (one column per joint).
 pub fn load_scene_tables(scene: &mut Scene, file: &str) -> Result<(), SimError> {
     let base = scene.base_dir();
     for (bi, b) in scene.bodies.iter_mut().enumerate() {
@@ -141,6 +142,11 @@ pub fn load_scene_tables(scene: &mut Scene, file: &str) -> Result<(), SimError> 
             if let Target::Table { table } = &mut a.target {
                 load_table(file, &base, &format!("robots[{ri}].actuators[{ai}].target.table"), table, Some(1))?;
             }
+        }
+    }
+    for (ci, c) in scene.controllers.iter_mut().enumerate() {
+        if let super::ControllerSpec::Trajectory { table, joints, .. } = c {
+            load_table(file, &base, &format!("controllers[{ci}].table"), table, Some(joints.len()))?;
         }
     }
     Ok(())

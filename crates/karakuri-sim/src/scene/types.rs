@@ -796,6 +796,9 @@ pub struct Scene {
     /// Sensors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorSpec>,
+    /// Built-in controllers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -822,6 +825,7 @@ pub const TOP_KEYS: &[&str] = &[
     "collision_exclude_pairs",
     "contact_pairs",
     "sensors",
+    "controllers",
 ];
 
 fn default_schema() -> String {
@@ -835,4 +839,40 @@ fn default_name() -> String {
 }
 fn default_material() -> Material {
     DEFAULT_MATERIAL
+}
+
+/// `controllers[]`: a built-in controller (see `docs/SCENE_FORMAT.md`, Controllers), called
+/// every `period` seconds (default: every step) before the step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ControllerSpec {
+    /// A PD law holding joints at their initial positions: each commands the torque
+    /// `kp (q0 − q) − kd dq` (clamped to its actuator's effort limit) to its `torque` actuator.
+    HoldPosture {
+        /// Every 1-dof joint of this robot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        robot: Option<String>,
+        /// These joints (world names: `robot/joint` for robots).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        joints: Option<Vec<String>>,
+        /// Position gain (N·m/rad or N/m).
+        kp: f64,
+        /// Velocity gain (N·m·s/rad or N·s/m).
+        #[serde(default)]
+        kd: f64,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
+    /// Plays a joint trajectory table (`time` and one column per joint): each period, each
+    /// joint's actuator target is set to the table's value one period ahead.
+    Trajectory {
+        /// The table file (relative to the scene file).
+        table: super::table::TableFile,
+        /// The joints of its columns, in order (world names).
+        joints: Vec<String>,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
 }

@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, PerComponent, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, ControllerSpec, PerComponent, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -81,6 +81,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for i in 0..scene.sensors.len() {
         v.sensor(i, scene)?;
+    }
+    for (i, c) in scene.controllers.iter().enumerate() {
+        v.controller(&format!("controllers[{i}]"), c, scene.world.dt)?;
     }
     Ok(())
 }
@@ -354,6 +357,37 @@ impl Validator<'_> {
             }
         }
         self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
+    }
+
+    /// Gains finite and non-negative, a period that is a whole number of steps, the joints
+    /// given one way (joint names are resolved when the world is built).
+    fn controller(&self, at: &str, c: &ControllerSpec, dt: f64) -> Check {
+        let period = match c {
+            ControllerSpec::HoldPosture { robot, joints, kp, kd, period } => {
+                for (key, x) in [("kp", kp), ("kd", kd)] {
+                    if !(x.is_finite() && *x >= 0.0) {
+                        return Err(self.err(&format!("{at}.{key}"), format!("must be finite and non-negative (found {x})")));
+                    }
+                }
+                if robot.is_some() == joints.is_some() {
+                    return Err(self.err(at, "give either `robot` (all its 1-dof joints) or `joints` (a list of names)"));
+                }
+                period
+            }
+            ControllerSpec::Trajectory { joints, period, .. } => {
+                if joints.is_empty() {
+                    return Err(self.err(&format!("{at}.joints"), "must name at least one joint (one per column after time)"));
+                }
+                period
+            }
+        };
+        if let Some(p) = *period {
+            let every = (p / dt).round();
+            if !(p.is_finite() && every >= 1.0 && (every * dt - p).abs() <= 1e-9 * p.abs().max(dt)) {
+                return Err(self.err(&format!("{at}.period"), format!("must be a positive whole number of time steps ({dt} s), found {p}")));
+            }
+        }
+        Ok(())
     }
 
     /// Gains finite and non-negative, limits positive, the target finite.
