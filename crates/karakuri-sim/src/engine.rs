@@ -239,6 +239,11 @@ pub trait Engine {
     fn one_dof_actuator(&self, _k: usize) -> Option<(crate::scene::ActuatorMode, f64)> {
         None
     }
+    /// Registers extra joint forces on the named one-dof joints (see
+    /// [`crate::joint_forces`]), applied from the next step on.
+    fn add_joint_forces(&mut self, _joints: &[&str], _forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        Err(SimError::Input(format!("the {} engine does not support custom joint forces", self.name())))
+    }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
     /// Velocity of a one-dof joint by name (rad/s or m/s).

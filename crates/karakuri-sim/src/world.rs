@@ -179,6 +179,20 @@ impl World {
         self.engine.set_joint_target(joint, target)
     }
 
+    /// Registers extra joint forces ([`crate::JointForces`], Choreonoid's BodyCustomizer) on
+    /// the named one-dof joints (`out[i]` of the forces is joint `joints[i]`'s), applied from
+    /// the next step on, after the scene's springs and dampers and earlier registrations.
+    /// A robot's joints: [`World::robot_joints`].
+    pub fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        self.engine.add_joint_forces(joints, forces)
+    }
+
+    /// The one-dof joints of a robot (`robot/joint` names, in model order).
+    pub fn robot_joints(&self, robot: &str) -> Vec<String> {
+        let prefix = format!("{robot}/");
+        self.engine.one_dof_joints().iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
+    }
+
     /// The sensors, in the order of [`World::readings`].
     pub fn sensors(&self) -> &[SensorInfo] {
         self.engine.sensors()

@@ -835,3 +835,122 @@ fn bad_controllers_are_refused_with_their_path() {
         assert!(err.contains(key) && err.contains(what), "{controller}: {err}");
     }
 }
+
+/// A fixed-base URDF pendulum (the same bob: m = 1 at l = 0.5 below a hinge about x, 0.01
+/// about its centre) with `<dynamics .../>` attributes, as a scene in `dir` starting at `q0`.
+fn urdf_pendulum(dir: &std::path::Path, dynamics: &str, q0: f64, qd0: f64, gravity: f64) -> Scene {
+    let urdf = format!(
+        r#"<robot name="p">
+  <link name="base"/>
+  <link name="bob">
+    <inertial><origin xyz="0 0 -{L}"/><mass value="{M}"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="continuous">
+    <parent link="base"/><child link="bob"/><origin xyz="0 0 1"/><axis xyz="1 0 0"/>
+    <dynamics {dynamics}/>
+  </joint>
+</robot>"#
+    );
+    std::fs::write(dir.join("p.urdf"), urdf).unwrap();
+    let text = format!(
+        "world: {{gravity: [0, 0, -{gravity}], dt: 0.001}}\nrobots:\n  - {{name: p, urdf: p.urdf, root: fixed, collide: false, q0: {{hinge: {q0}}}, v0: {{hinge: {qd0}}}}}\n"
+    );
+    std::fs::write(dir.join("p.yaml"), text).unwrap();
+    Scene::from_file(dir.join("p.yaml")).unwrap()
+}
+
+/// The bob's inertia about the hinge (parallel axes).
+const I_HINGE: f64 = 0.01 + M * L * L;
+
+#[test]
+fn urdf_damping_decays_a_hinge_velocity_exponentially() {
+    let dir = temp_dir("urdf-damping");
+    let b = 0.26;
+    let mut e = NativeEngine::new(&urdf_pendulum(&dir, &format!(r#"damping="{b}""#), 0.0, 2.0, 0.0)).unwrap();
+    let mut worst: f64 = 0.0;
+    for n in 1..=1000 {
+        e.step().unwrap();
+        let want = 2.0 * (-b * n as f64 * 0.001 / I_HINGE).exp();
+        worst = worst.max((e.v()[0] / want - 1.0).abs());
+    }
+    // implicit Euler: (1 + dt b / I)^-n against e^(-b t / I), relative n (dt b / I)² / 2 = 5e-4
+    assert!(worst < 1e-3, "relative velocity error {worst}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn urdf_coulomb_friction_holds_a_hinge_below_it_and_lets_it_slide_above() {
+    let dir = temp_dir("urdf-friction");
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let load = M * G * L; // the gravity torque at the horizontal
+    // above the load: stuck exactly
+    let mut e = NativeEngine::new(&urdf_pendulum(&dir, r#"friction="6""#, half_pi, 0.0, G)).unwrap();
+    run(&mut e, 1000);
+    assert!((e.q()[0] - half_pi).abs() < 1e-12 && e.v()[0].abs() < 1e-12, "moved: q {} dq {}", e.q()[0], e.v()[0]);
+    // below: q̈ = -(m g l - f) / I (gravity pulls towards q = 0, friction resists)
+    let f = 3.0;
+    let mut e = NativeEngine::new(&urdf_pendulum(&dir, &format!(r#"friction="{f}""#), half_pi, 0.0, G)).unwrap();
+    run(&mut e, 20);
+    let want = -(load - f) / I_HINGE * 0.02;
+    assert!((e.v()[0] / want - 1.0).abs() < 1e-3, "dq {} vs {want}", e.v()[0]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_scene_joint_with_friction_sticks_and_bad_friction_is_refused() {
+    let scene = pendulum_with("{mode: torque, target: 4.0}", 0.0, ", friction: 5");
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 100);
+    assert!(e.v()[0].abs() < 1e-12, "a 4 N·m torque moved a joint with 5 N·m friction");
+    let text = "bodies:\n  - name: b\n    mass: 1\n    inertia: [[1,0,0],[0,1,0],[0,0,1]]\n    joints: [{name: h, type: revolute, axis: [1, 0, 0], friction: -1}]\n";
+    let err = Scene::from_str(text, "bad.yaml").unwrap_err().to_string();
+    assert!(err.contains("bodies[0].joints[0].friction") && err.contains("non-negative"), "{err}");
+}
+
+/// A custom joint force: a spring-damper written as a user would, with its derivatives.
+struct UserSpring {
+    k: f64,
+    d: f64,
+}
+
+impl karakuri_sim::JointForces for UserSpring {
+    fn forces(&self, _t: f64, q: &[f64], dq: &[f64], out: &mut [karakuri_sim::JointForce]) {
+        out[0] = karakuri_sim::JointForce { tau: -self.k * q[0] - self.d * dq[0], dtau_dq: -self.k, dtau_ddq: -self.d };
+    }
+}
+
+/// A torque growing with time, `c t`, with no derivatives (explicit).
+struct Ramp(f64);
+
+impl karakuri_sim::JointForces for Ramp {
+    fn forces(&self, t: f64, _q: &[f64], _dq: &[f64], out: &mut [karakuri_sim::JointForce]) {
+        out[0].tau = self.0 * t;
+    }
+}
+
+#[test]
+fn custom_joint_forces_act_as_the_scene_springs_do_and_see_the_time() {
+    use karakuri_sim::World;
+    // a stiff spring-damper in Rust = the scene's stiffness and damping, bit for bit
+    let (k, d) = (1.0e4, 3.0);
+    let mut scene_spring = World::new(pendulum_with("{mode: torque}", G, &format!(", q0: 0.4, stiffness: {k}, damping: {d}"))).unwrap();
+    let mut user_spring = World::new(pendulum_with("{mode: torque}", G, ", q0: 0.4")).unwrap();
+    user_spring.add_joint_forces(&["hinge"], Box::new(UserSpring { k, d })).unwrap();
+    for _ in 0..2000 {
+        scene_spring.step().unwrap();
+        user_spring.step().unwrap();
+        let (a, b) = (scene_spring.joint_position("hinge").unwrap(), user_spring.joint_position("hinge").unwrap());
+        assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+    }
+    // k dt² / I = 38: stable because it is implicit; settled where k q = -m g l sin q
+    let q = user_spring.joint_position("hinge").unwrap();
+    assert!((k * q + M * G * L * q.sin()).abs() < 1e-6, "q {q}");
+    // a torque c t in zero gravity: dq(t) = c t² / (2 I) (the step's sum of c t_k dt)
+    let mut w = World::new(pendulum("{mode: torque}", 0.0)).unwrap();
+    w.add_joint_forces(&["hinge"], Box::new(Ramp(2.0))).unwrap();
+    w.run(1.0).unwrap();
+    let want = 2.0 * 1.0 / (2.0 * I_HINGE);
+    let dq = w.joint_velocity("hinge").unwrap();
+    assert!((dq / want - 1.0).abs() < 2e-3, "dq {dq} vs {want}");
+    assert!(matches!(w.add_joint_forces(&["elbow"], Box::new(Ramp(1.0))), Err(karakuri_sim::SimError::UnknownJoint { .. })));
+}

@@ -101,6 +101,9 @@ fn a_running_step_allocates_nothing() {
         if text == ACTUATORS {
             world.add_controller(Box::new(Sway), 0.002).unwrap();
         }
+        if text == PENALTY {
+            world.add_joint_forces(&["hinge"], Box::new(Push)).unwrap();
+        }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
     assert_eq!(total, 0, "steps allocated (see the lines above)");
@@ -133,7 +136,7 @@ bodies:
     com: [0.5, 0, 0]
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [0, 0, 1]}
-    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01}]
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01, friction: 0.2}]
 "#;
 
 const ACTUATORS: &str = r#"
@@ -185,5 +188,14 @@ impl karakuri_sim::Controller for Sway {
         let k = io.joint("servo").unwrap();
         let gyro = io.sensor("gyro").unwrap()[0];
         io.commands[k] = Some(0.3 * (io.time * 3.0).sin() + 1e-3 * gyro);
+    }
+}
+
+/// A custom joint force (explicit, time-dependent).
+struct Push;
+
+impl karakuri_sim::JointForces for Push {
+    fn forces(&self, t: f64, q: &[f64], _dq: &[f64], out: &mut [karakuri_sim::JointForce]) {
+        out[0].tau = 0.1 * t.sin() - 0.01 * q[0];
     }
 }

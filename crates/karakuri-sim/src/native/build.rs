@@ -10,6 +10,8 @@ use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
+use super::joint_forces::{JointForceSet, JointFriction};
+use crate::joint_forces::SpringDamper;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::{BodyInfo, SensorInfo};
 use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
@@ -118,17 +120,12 @@ pub struct Noise {
     pub seed: u64,
 }
 
-/// Per-dof passive parameters `(nv)` each.
+/// Per-dof passive parameters `(nv)` each (springs and dampers are joint forces:
+/// [`SimModel::joint_forces`]).
 #[derive(Clone, Debug)]
 pub struct DofParams {
     /// Armature (rotor inertia) added to qH's diagonal.
     pub armature: Vec<f64>,
-    /// Viscous damping (N·m·s/rad or N·s/m), implicit in the step.
-    pub damping: Vec<f64>,
-    /// Spring stiffness (N·m/rad or N/m), implicit in the step.
-    pub stiffness: Vec<f64>,
-    /// Spring rest position (joint coordinate).
-    pub spring_reference: Vec<f64>,
 }
 
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
@@ -172,6 +169,11 @@ pub struct SimModel {
     pub v0: DVector<f64>,
     /// Non-fatal remarks of building it (a URDF's repaired inertias, ...), each naming its robot.
     pub warnings: Vec<String>,
+    /// Joint forces (the scene's springs and dampers first, then those registered on the
+    /// world), evaluated by the joint-force stage.
+    pub joint_forces: Vec<JointForceSet>,
+    /// Joints with Coulomb friction (a bounded row each).
+    pub frictions: Vec<JointFriction>,
 }
 
 impl SimModel {
@@ -199,18 +201,28 @@ impl SimModel {
             v.as_mut_slice()[iv + 3..iv + 6].copy_from_slice(a.as_slice());
         }
         let nv = model.nv;
-        let mut dofs = DofParams {
-            armature: vec![0.0; nv],
-            damping: vec![0.0; nv],
-            stiffness: vec![0.0; nv],
-            spring_reference: vec![0.0; nv],
-        };
+        let mut dofs = DofParams { armature: vec![0.0; nv] };
+        // the scene's springs and dampers: one built-in joint-force set
+        let mut springs = (Vec::new(), Vec::new(), SpringDamper::default());
+        let mut frictions = Vec::new();
         for s in &asm.dofs {
             let k = model.idx_v[s.joint];
-            dofs.damping[k] = s.damping;
-            dofs.stiffness[k] = s.stiffness;
-            dofs.spring_reference[k] = s.spring_reference;
             dofs.armature[k] = s.armature;
+            if s.damping != 0.0 || s.stiffness != 0.0 {
+                springs.0.push(model.idx_q[s.joint]);
+                springs.1.push(k);
+                springs.2.stiffness.push(s.stiffness);
+                springs.2.damping.push(s.damping);
+                springs.2.reference.push(s.spring_reference);
+            }
+            if s.friction > 0.0 {
+                frictions.push(JointFriction { dof: k, friction: s.friction });
+            }
+        }
+        let mut joint_forces = Vec::new();
+        if !springs.1.is_empty() {
+            let (iq, dof, forces) = springs;
+            joint_forces.push(JointForceSet { iq, dof, forces: Box::new(forces) });
         }
         let limits = asm
             .limits
@@ -311,6 +323,8 @@ impl SimModel {
             q0: q,
             v0: v,
             warnings,
+            joint_forces,
+            frictions,
         })
     }
 

@@ -20,6 +20,7 @@ mod assemble;
 pub mod build;
 pub mod contact;
 pub mod integrate;
+pub mod joint_forces;
 pub mod limits;
 pub mod loops;
 pub mod noise;
@@ -181,6 +182,8 @@ impl Engine for NativeEngine {
         w.v_start.copy_from(&s.v);
         stages::actuator_commands(m, s, w);
         stages::sensor_start(m, w)?;
+        joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
+        lap(&mut t.velocity);
         stages::position(m, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
@@ -189,8 +192,7 @@ impl Engine for NativeEngine {
             w.contact_rows.clear();
             lap(&mut t.integrate);
         } else {
-            stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
-            lap(&mut t.velocity);
+            // w.tau holds the joint forces (the joint-force stage, before position)
             stages::actuation(s, &mut w.tau);
             stages::actuator_torques(m, s, w);
             lap(&mut t.actuation);
@@ -343,6 +345,19 @@ impl Engine for NativeEngine {
         Some((a.mode, a.effort_limit))
     }
 
+    fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        let mut iq = Vec::with_capacity(joints.len());
+        let mut dof = Vec::with_capacity(joints.len());
+        for name in joints {
+            let (q, v) = self.one_dof(name)?;
+            iq.push(q);
+            dof.push(v);
+        }
+        self.work.force_work.fit(joints.len());
+        self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
+        Ok(())
+    }
+
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
         let (iq, _) = self.one_dof(joint)?;
         Ok(self.state.q[iq])
@@ -365,8 +380,13 @@ impl Engine for NativeEngine {
     }
 }
 
-/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators: servos
-/// are implicit or constraint rows, which only the Euler step has).
+/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators, no joint
+/// friction: servos are implicit or constraint rows and friction is a row, which only the
+/// Euler step has).
 fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty() && m.actuators.is_empty()
+    w.raw.is_empty()
+        && m.loops.is_empty()
+        && m.limits.is_empty()
+        && m.actuators.is_empty()
+        && m.frictions.is_empty()
 }

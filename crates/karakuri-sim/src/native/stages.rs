@@ -65,25 +65,21 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
     algorithms::compute_all_terms(&m.model, data, q, v);
 }
 
-/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness +
-/// servo)` into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes
-/// damping and springs implicit in the Euler step; RK4 passes zeros (explicit). `servo` is
-/// the position servos' `dt (kd + dt kp)` per dof (`w.servo_diag`; empty: none). Reads
-/// `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`.
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + forces + servo)` into `qh`, `M`
+/// untouched (`factorize_shifted`). `forces` is what the joint forces add to be implicit
+/// (`w.force_diag`: `dt d + dt² k` of a spring-damper), `servo` the position servos' `dt (kd +
+/// dt kp)` (`w.servo_diag`); empty slices: none (RK4, explicit). Reads `data`'s mass matrix
+/// (fresh from the kinematics stage), `m.dofs`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
     qh: &mut Factorization,
-    c_d: f64,
-    c_k: f64,
+    forces: &[f64],
     servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
     qh.factorize_shifted(data.mass_matrix()?, |k| {
-        d.armature[k]
-            + c_d * d.damping[k]
-            + c_k * d.stiffness[k]
-            + servo.get(k).copied().unwrap_or(0.0)
+        d.armature[k] + forces.get(k).copied().unwrap_or(0.0) + servo.get(k).copied().unwrap_or(0.0)
     });
     Ok(())
 }
@@ -124,12 +120,12 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
+/// Position: the iteration matrix with implicit joint forces and servos into `w.qh`, the world
 /// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
-/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
+/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`,
+/// `w.servo_diag`.
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
-    let dt = m.dt;
-    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt, &w.servo_diag)?;
+    factorize_qh(m, &w.data, &mut w.qh, &w.force_diag, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -141,28 +137,6 @@ pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
         &mut w.raw,
     );
     Ok(())
-}
-
-/// Passive joint forces: `τ = -d v - k (q - q_ref + c v)` for dofs with damping or a spring,
-/// zero elsewhere, into `tau`. `c = dt` is the implicit spring's look-ahead (its `dt² k` is in
-/// qH); RK4 passes 0. Reads `q`, `v`, `m.dofs`.
-pub fn passive_forces(
-    m: &SimModel,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    c: f64,
-    tau: &mut DVector<f64>,
-) {
-    let (model, d) = (&m.model, &m.dofs);
-    tau.fill(0.0);
-    for k in 0..model.nv {
-        let (dk, sk) = (d.damping[k], d.stiffness[k]);
-        if dk != 0.0 || sk != 0.0 {
-            let j = model.dof_joint[k];
-            let iq = model.idx_q[j] + (k - model.idx_v[j]);
-            tau[k] = -dk * v[k] - sk * (q[iq] - d.spring_reference[k] + c * v[k]);
-        }
-    }
 }
 
 /// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
@@ -269,6 +243,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     loops::loop_constraint_rows(m, s, w, &mut other)?;
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
+    super::joint_forces::friction_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
     w.last_solve = if w.rows.is_empty() {
         SolveStats::default()

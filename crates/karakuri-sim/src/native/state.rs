@@ -9,6 +9,7 @@ use karakuri::Data;
 use nalgebra::DVector;
 
 use super::build::SimModel;
+use super::joint_forces::JointForceWork;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::rng::SplitMix64;
@@ -179,6 +180,10 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
+    pub force_diag: Vec<f64>,
+    /// The joint-force stage's scratch (sized for the largest set).
+    pub force_work: JointForceWork,
 }
 
 impl StepData {
@@ -238,6 +243,12 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            force_diag: vec![0.0; nv],
+            force_work: {
+                let mut fw = JointForceWork::default();
+                fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
+                fw
+            },
         }
     }
 
@@ -253,7 +264,7 @@ impl StepData {
             .iter()
             .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
             .count();
-        let fixed = loop_rows + 2 * m.limits.len() + servos;
+        let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);

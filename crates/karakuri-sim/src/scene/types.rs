@@ -332,6 +332,9 @@ pub enum JointSpec {
         armature: f64,
         /// The joint's actuator, if it has one.
         actuator: Option<ActuatorSpec>,
+        /// Coulomb friction (N·m or N): the joint sticks while the other torques on it stay
+        /// within it.
+        friction: f64,
     },
 }
 

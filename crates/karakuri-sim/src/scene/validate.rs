@@ -284,7 +284,7 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, .. } => {
+            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, friction, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
                 }
@@ -299,6 +299,7 @@ impl Validator<'_> {
                 }
                 self.nonneg(&format!("{at}.damping"), *damping)?;
                 self.nonneg(&format!("{at}.stiffness"), *stiffness)?;
+                self.nonneg(&format!("{at}.friction"), *friction)?;
                 self.nonneg(&format!("{at}.armature"), *armature)
             }
         }
