@@ -50,9 +50,12 @@ impl Controller for Trajectory {
     }
 }
 
+/// A built-in controller and its period (s).
+pub type BuiltIn = (Box<dyn Controller>, f64);
+
 /// The scene's built-in controllers for `engine`, each with its period (s). Errors name the
 /// scene path of the joint or robot that does not resolve or lacks the actuator it needs.
-pub fn from_scene(scene: &Scene, engine: &dyn Engine) -> Result<Vec<(Box<dyn Controller>, f64)>, SimError> {
+pub fn from_scene(scene: &Scene, engine: &dyn Engine) -> Result<Vec<BuiltIn>, SimError> {
     let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
     let names = engine.one_dof_joints();
     let index = |at: &str, name: &str| {
@@ -60,7 +63,7 @@ pub fn from_scene(scene: &Scene, engine: &dyn Engine) -> Result<Vec<(Box<dyn Con
             scene_error(&file, at, format!("no 1-dof joint named '{name}' (robot joints are 'robot/joint')"))
         })
     };
-    let mut out: Vec<(Box<dyn Controller>, f64)> = Vec::with_capacity(scene.controllers.len());
+    let mut out: Vec<BuiltIn> = Vec::with_capacity(scene.controllers.len());
     for (ci, c) in scene.controllers.iter().enumerate() {
         let at = format!("controllers[{ci}]");
         match c {

@@ -12,12 +12,12 @@ impl SplitMix64 {
     /// independent numbers.
     pub fn new(seed: u64, stream: u64) -> SplitMix64 {
         let mut g = SplitMix64(seed);
-        let s = g.next() ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let s = g.next_u64() ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
         SplitMix64(s)
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -27,12 +27,12 @@ impl SplitMix64 {
 
     /// Uniform in [-1, 1).
     pub fn symmetric(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
+        (self.next_u64() >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
     }
 
     /// Uniform in (0, 1].
     fn open_unit(&mut self) -> f64 {
-        ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
+        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
     }
 
     /// A standard normal number (Box–Muller from two uniform draws; the second normal of the

@@ -954,3 +954,13 @@ fn custom_joint_forces_act_as_the_scene_springs_do_and_see_the_time() {
     assert!((dq / want - 1.0).abs() < 2e-3, "dq {dq} vs {want}");
     assert!(matches!(w.add_joint_forces(&["elbow"], Box::new(Ramp(1.0))), Err(karakuri_sim::SimError::UnknownJoint { .. })));
 }
+
+#[test]
+fn a_prescribed_target_leaving_the_joint_limits_is_refused_with_its_path() {
+    let scene = pendulum_with("{mode: prescribed, target: {sine: {amplitude: 0.8, frequency: 1}}}", G, ", limits: [-0.5, 0.5]");
+    let err = NativeEngine::new(&scene).err().unwrap().to_string();
+    assert!(err.contains("bodies[0].joints[0].actuator.target") && err.contains("[-0.8, 0.8]") && err.contains("'hinge'"), "{err}");
+    // within the limits: accepted
+    let scene = pendulum_with("{mode: prescribed, target: {sine: {amplitude: 0.4, frequency: 1}}}", G, ", limits: [-0.5, 0.5]");
+    assert!(NativeEngine::new(&scene).is_ok());
+}

@@ -224,7 +224,7 @@ impl SimModel {
             let (iq, dof, forces) = springs;
             joint_forces.push(JointForceSet { iq, dof, forces: Box::new(forces) });
         }
-        let limits = asm
+        let limits: Vec<Limit> = asm
             .limits
             .iter()
             .map(|l| Limit {
@@ -249,6 +249,21 @@ impl SimModel {
                 velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
             })
             .collect();
+        // a prescribed joint's target within its limits (else the limit rows and the
+        // prescribed row contradict each other)
+        for a in actuators.iter().filter(|a| a.mode == ActuatorMode::Prescribed) {
+            let (lo, hi) = a.target.range();
+            if let Some(l) = limits.iter().find(|l: &&Limit| l.dof == a.dof) {
+                if lo < l.lo || hi > l.hi {
+                    let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+                    let reason = format!(
+                        "joint '{}': the prescribed target spans [{lo}, {hi}], outside the joint's limits [{}, {}]",
+                        a.name, l.lo, l.hi
+                    );
+                    return Err(crate::scene::scene_error(&file, &actuator_path(scene, &a.name), reason));
+                }
+            }
+        }
         // a prescribed joint starts on its trajectory, at the velocity the step's integrator
         // would have arriving there (`(x(0) − x(−dt)) / dt`, as every later step's), so its
         // first step asks no jump of it
@@ -334,6 +349,20 @@ impl SimModel {
             .iter()
             .find(|b| b.joint == joint)
             .map_or(&self.model.body_names[joint], |b| &b.name)
+    }
+}
+
+/// Where the actuator of world joint `joint` is written in the scene: a body joint's
+/// `actuator.target`, or the robot's `actuators`.
+fn actuator_path(scene: &Scene, joint: &str) -> String {
+    for (bi, b) in scene.bodies.iter().enumerate() {
+        if let Some(k) = b.joints.iter().position(|j| j.name() == joint) {
+            return format!("bodies[{bi}].joints[{k}].actuator.target");
+        }
+    }
+    match scene.robots.iter().position(|r| joint.starts_with(&format!("{}/", r.name))) {
+        Some(ri) => format!("robots[{ri}].actuators"),
+        None => "actuators".into(),
     }
 }
 

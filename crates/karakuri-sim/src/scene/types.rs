@@ -396,6 +396,18 @@ impl Default for Target {
 }
 
 impl Target {
+    /// The smallest and largest value the target takes (a table's: over its rows).
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            Target::Value(x) => (*x, *x),
+            Target::Sine { sine: s } => (s.offset - s.amplitude.abs(), s.offset + s.amplitude.abs()),
+            Target::Table { table } => {
+                let column = table.values.iter().step_by(table.columns.max(1));
+                column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+            }
+        }
+    }
+
     /// The target at time `t` and its rate (a table's: the slope of its segment at `t`).
     pub fn at(&self, t: f64) -> (f64, f64) {
         match *self {
