@@ -10,6 +10,32 @@
 //! stable; derivatives left at 0 make it explicit. Coulomb friction is not a force of this kind
 //! (it sticks, which no function of `dq` does): it is a bounded velocity row of the constraint
 //! solve (`friction` of a joint, the URDF's `<dynamics friction>`).
+//!
+//! ```
+//! use karakuri_sim::{JointForce, JointForces, Scene, World};
+//!
+//! /// A torsion spring whose rest angle turns with time.
+//! struct Winding;
+//!
+//! impl JointForces for Winding {
+//!     fn forces(&self, t: f64, q: &[f64], _dq: &[f64], out: &mut [JointForce]) {
+//!         for i in 0..q.len() {
+//!             out[i] = JointForce { tau: -2.0 * (q[i] - 0.5 * t), dtau_dq: -2.0, dtau_ddq: 0.0 };
+//!         }
+//!     }
+//! }
+//!
+//! let scene = Scene::from_str(
+//!     "bodies: [{name: bob, mass: 1, inertia: [[0.01,0,0],[0,0.01,0],[0,0,0.01]],
+//!                joints: [{name: hinge, type: revolute, axis: [0, 0, 1], damping: 0.3}]}]",
+//!     "wind.yaml",
+//! )?;
+//! let mut world = World::new(scene)?;
+//! world.add_joint_forces(&["hinge"], Box::new(Winding))?;
+//! world.run(1.0)?;
+//! assert!(world.joint_velocity("hinge")? > 0.0);
+//! # Ok::<(), karakuri_sim::SimError>(())
+//! ```
 
 /// One joint's force and its derivatives.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -964,3 +964,29 @@ fn a_prescribed_target_leaving_the_joint_limits_is_refused_with_its_path() {
     let scene = pendulum_with("{mode: prescribed, target: {sine: {amplitude: 0.4, frequency: 1}}}", G, ", limits: [-0.5, 0.5]");
     assert!(NativeEngine::new(&scene).is_ok());
 }
+
+#[test]
+fn noise_controllers_friction_and_prescribed_survive_save_and_reload() {
+    let dir = temp_dir("save-control");
+    std::fs::write(dir.join("traj.csv"), "0, 0\n1, 0.5\n").unwrap();
+    let text = r#"
+world: {dt: 0.001}
+bodies:
+  - name: bob
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{name: hinge, type: revolute, axis: [1, 0, 0], friction: 0.3, actuator: {mode: prescribed}}]
+sensors: [{name: g, type: rate_gyro, body: bob, noise: {std: [0.1, 0.2, 0.3], bias: 0.01, seed: 9}}]
+controllers:
+  - {type: trajectory, table: traj.csv, joints: [hinge], period: 0.002}
+  - {type: hold_posture, joints: [hinge], kp: 3, kd: 0.1}
+"#;
+    let path = dir.join("s.yaml");
+    std::fs::write(&path, text).unwrap();
+    let scene = Scene::from_file(&path).unwrap();
+    let copy = dir.join("copy.yaml");
+    scene.save(&copy).unwrap();
+    let back = Scene::from_file(&copy).unwrap();
+    assert_eq!((&back.bodies, &back.sensors, &back.controllers), (&scene.bodies, &scene.sensors, &scene.controllers));
+    std::fs::remove_dir_all(&dir).ok();
+}

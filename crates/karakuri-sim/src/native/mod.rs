@@ -7,11 +7,13 @@
 //! sized at load). A step is the list of stage functions of [`stages`]:
 //!
 //! ```text
-//! position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
-//!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
+//! joint forces (springs, dampers, user JointForces; implicit terms for qH)
+//!   → position (LᵀDL of qH = M + diag, world columns, collision)
+//!   → actuation → acceleration (q̈, v_free)
+//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺)
+//!   → integrate (SHAKE, q ⊕ dt v⁺)
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
-//!     M, bias forces) → sensors → watch (unconverged solves, bodies faster than their size)
+//!     M, bias forces) → sensors (+ noise) → watch (unconverged solves, bodies faster than their size)
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
