@@ -234,6 +234,16 @@ pub trait Engine {
         let name = self.one_dof_joints()[k].clone();
         self.set_joint_target(&name, target)
     }
+    /// The mode and effort limit (∞: none) of the `k`-th one-dof joint's actuator (`None`: it
+    /// has none, or the engine does not say).
+    fn one_dof_actuator(&self, _k: usize) -> Option<(crate::scene::ActuatorMode, f64)> {
+        None
+    }
+    /// Registers extra joint forces on the named one-dof joints (see
+    /// [`crate::joint_forces`]), applied from the next step on.
+    fn add_joint_forces(&mut self, _joints: &[&str], _forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        Err(SimError::Input(format!("the {} engine does not support custom joint forces", self.name())))
+    }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
     /// Velocity of a one-dof joint by name (rad/s or m/s).

@@ -45,19 +45,26 @@ impl World {
         World::with_engine(scene, engine)
     }
 
-    /// Builds the world of a scene with an engine already built from it.
+    /// Builds the world of a scene with an engine already built from it, with the scene's
+    /// built-in controllers (`controllers`) registered.
     pub fn with_engine(scene: Scene, engine: Box<dyn Engine + Send>) -> Result<World, SimError> {
         let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
-        Ok(World {
+        let builtin = crate::controllers::from_scene(&scene, &*engine)?;
+        let mut world = World {
             scene,
             engine,
             bodies,
             states,
             times: StageTimes::default(),
             controllers: Vec::new(),
-        })
+        };
+        // the scene's built-in controllers, first, in their order
+        for (c, period) in builtin {
+            world.add_controller(c, period)?;
+        }
+        Ok(world)
     }
 
     /// Registers a controller called every `period` seconds (a whole number of time steps),
@@ -264,6 +271,20 @@ impl World {
     pub fn apply_wrench(&mut self, body: &str, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
         let b = self.body_index(body).ok_or_else(|| SimError::Input(format!("no body named '{body}'")))?;
         self.engine.apply_wrench(b, force, torque, duration)
+    }
+
+    /// Registers extra joint forces ([`crate::JointForces`], Choreonoid's BodyCustomizer) on
+    /// the named one-dof joints (`out[i]` of the forces is joint `joints[i]`'s), applied from
+    /// the next step on, after the scene's springs and dampers and earlier registrations.
+    /// A robot's joints: [`World::robot_joints`].
+    pub fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        self.engine.add_joint_forces(joints, forces)
+    }
+
+    /// The one-dof joints of a robot (`robot/joint` names, in model order).
+    pub fn robot_joints(&self, robot: &str) -> Vec<String> {
+        let prefix = format!("{robot}/");
+        self.engine.one_dof_joints().iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
     }
 
     /// The sensors, in the order of [`World::readings`].

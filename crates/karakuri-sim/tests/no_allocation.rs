@@ -103,6 +103,9 @@ fn a_running_step_allocates_nothing() {
             let push = karakuri::spatial::Vec3::new(0.0, 2.0, 0.0);
             world.apply_wrench("servo", push, push, 0.1).unwrap();
         }
+        if text == PENALTY {
+            world.add_joint_forces(&["hinge"], Box::new(Push)).unwrap();
+        }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
     assert_eq!(total, 0, "steps allocated (see the lines above)");
@@ -135,7 +138,7 @@ bodies:
     com: [0.5, 0, 0]
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [0, 0, 1]}
-    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01}]
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0], limits: [-0.5, 0.5], armature: 0.01, friction: 0.2}]
 "#;
 
 const ACTUATORS: &str = r#"
@@ -160,6 +163,12 @@ bodies:
     inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
     pose_in_parent: {position: [4, 0, 1]}
     joints: [{type: revolute, name: wheel, axis: [1, 0, 0], actuator: {mode: velocity, target: 2, effort_limit: 3}}]
+  - name: swing
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [8, 0, 1]}
+    joints: [{type: revolute, name: swing, axis: [1, 0, 0], actuator: {mode: prescribed, target: {sine: {amplitude: 0.5, frequency: 1}}}}]
   - {name: ground, shapes: [{type: plane}]}
   - name: box
     mass: 1
@@ -167,8 +176,8 @@ bodies:
     joints: [{type: free, q0: {position: [6, 0, 0.3]}}]
     shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
 sensors:
-  - {name: imu, type: accelerometer, body: box}
-  - {name: gyro, type: rate_gyro, body: servo}
+  - {name: imu, type: accelerometer, body: box, noise: {std: 0.01, bias: [0.1, 0, 0], seed: 3}}
+  - {name: gyro, type: rate_gyro, body: servo, noise: {std: 0.001}}
   - {name: f, type: force, joint: servo}
   - {name: fb, type: force, joint: box_j0}
 perturbations:
@@ -184,5 +193,14 @@ impl karakuri_sim::Controller for Sway {
         let k = io.joint("servo").unwrap();
         let gyro = io.sensor("gyro").unwrap()[0];
         io.commands[k] = Some(0.3 * (io.time * 3.0).sin() + 1e-3 * gyro);
+    }
+}
+
+/// A custom joint force (explicit, time-dependent).
+struct Push;
+
+impl karakuri_sim::JointForces for Push {
+    fn forces(&self, t: f64, q: &[f64], _dq: &[f64], out: &mut [karakuri_sim::JointForce]) {
+        out[0].tau = 0.1 * t.sin() - 0.01 * q[0];
     }
 }

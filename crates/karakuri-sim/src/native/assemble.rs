@@ -107,6 +107,8 @@ pub(super) struct DofSetting {
     pub(super) stiffness: f64,
     pub(super) spring_reference: f64,
     pub(super) armature: f64,
+    /// Coulomb friction (the scene's `friction`, the URDF's `<dynamics friction>`).
+    pub(super) friction: f64,
 }
 
 /// A position range of a one-dof joint.
@@ -215,6 +217,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     spring_reference,
                     armature,
                     actuator,
+                    friction,
                 } = js
                 else {
                     return Err(scene_err(
@@ -262,6 +265,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     stiffness: *stiffness,
                     spring_reference: *spring_reference,
                     armature: *armature,
+                    friction: *friction,
                 });
                 if let Some(a) = actuator {
                     actuators.push(ActuatorSetting {
@@ -361,6 +365,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     stiffness: rs.joint_stiffness,
                     spring_reference: q_ref,
                     armature: 0.0,
+                    friction: rm.friction[iv],
                 });
                 urdf_limits.push((id.0, rm.effort_limit[iv], rm.velocity_limit[iv]));
             }

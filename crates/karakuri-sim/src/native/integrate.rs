@@ -9,6 +9,7 @@ use karakuri::Model;
 use nalgebra::DVector;
 
 use super::build::SimModel;
+use super::joint_forces::joint_forces;
 use super::stages;
 use super::state::{SimState, StepData};
 use crate::SimError;
@@ -87,8 +88,9 @@ fn evaluate(
     if !kinematics_fresh {
         stages::kinematics(m, q, v, &mut w.data);
     }
-    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0, &[])?;
-    stages::passive_forces(m, q, v, 0.0, &mut w.tau);
+    stages::factorize_qh(m, &w.data, &mut w.qh, &[], &[])?;
+    let t = s.time + [0.0, 0.5, 0.5, 1.0][i] * m.dt;
+    joint_forces(m, t, q, v, 0.0, &mut w.tau, &mut w.force_diag, &mut w.force_work);
     stages::actuation(s, &mut w.tau);
     super::external::external_forces(m, s, &w.data, &mut w.tau)?;
     stages::smooth_acceleration(w)?;

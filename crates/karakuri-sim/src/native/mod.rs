@@ -7,11 +7,13 @@
 //! sized at load). A step is the list of stage functions of [`stages`]:
 //!
 //! ```text
-//! position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
-//!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
+//! joint forces (springs, dampers, user JointForces; implicit terms for qH)
+//!   → position (LᵀDL of qH = M + diag, world columns, collision)
+//!   → actuation → acceleration (q̈, v_free)
+//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺)
+//!   → integrate (SHAKE, q ⊕ dt v⁺)
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
-//!     M, bias forces) → sensors → watch (unconverged solves, bodies faster than their size)
+//!     M, bias forces) → sensors (+ noise) → watch (unconverged solves, bodies faster than their size)
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
@@ -22,8 +24,10 @@ mod checkpoint;
 pub mod contact;
 pub mod external;
 pub mod integrate;
+pub mod joint_forces;
 pub mod limits;
 pub mod loops;
+pub mod noise;
 pub mod stages;
 pub mod state;
 
@@ -136,7 +140,7 @@ impl NativeEngine {
             ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
                 return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
             }
-            ActuatorMode::Position => {
+            ActuatorMode::Position | ActuatorMode::Prescribed => {
                 if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
                     if target < l.lo || target > l.hi {
                         return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
@@ -191,6 +195,8 @@ impl Engine for NativeEngine {
         w.v_start.copy_from(&s.v);
         stages::actuator_commands(m, s, w);
         stages::sensor_start(m, w)?;
+        joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
+        lap(&mut t.velocity);
         stages::position(m, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
@@ -199,8 +205,7 @@ impl Engine for NativeEngine {
             w.contact_rows.clear();
             lap(&mut t.integrate);
         } else {
-            stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
-            lap(&mut t.velocity);
+            // w.tau holds the joint forces (the joint-force stage, before position)
             stages::actuation(s, &mut w.tau);
             stages::actuator_torques(m, s, w);
             external::external_forces(m, s, &w.data, &mut w.tau)?;
@@ -230,6 +235,7 @@ impl Engine for NativeEngine {
         lap(&mut t.kinematics);
         stages::sensors(m, w);
         stages::sensor_readings(m, w)?;
+        noise::sensor_noise(m, s, w);
         lap(&mut t.sensors);
         stages::watch(m, s, w)?;
         w.times = t;
@@ -348,6 +354,24 @@ impl Engine for NativeEngine {
         }
     }
 
+    fn one_dof_actuator(&self, k: usize) -> Option<(ActuatorMode, f64)> {
+        let a = &self.model.actuators[self.model.one_dof_actuator[k]?];
+        Some((a.mode, a.effort_limit))
+    }
+
+    fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        let mut iq = Vec::with_capacity(joints.len());
+        let mut dof = Vec::with_capacity(joints.len());
+        for name in joints {
+            let (q, v) = self.one_dof(name)?;
+            iq.push(q);
+            dof.push(v);
+        }
+        self.work.force_work.fit(joints.len());
+        self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
+        Ok(())
+    }
+
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
         let (iq, _) = self.one_dof(joint)?;
         Ok(self.state.q[iq])
@@ -407,8 +431,13 @@ impl Engine for NativeEngine {
     }
 }
 
-/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators: servos
-/// are implicit or constraint rows, which only the Euler step has).
+/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators, no joint
+/// friction: servos are implicit or constraint rows and friction is a row, which only the
+/// Euler step has).
 fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty() && m.actuators.is_empty()
+    w.raw.is_empty()
+        && m.loops.is_empty()
+        && m.limits.is_empty()
+        && m.actuators.is_empty()
+        && m.frictions.is_empty()
 }

@@ -65,25 +65,21 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
     algorithms::compute_all_terms(&m.model, data, q, v);
 }
 
-/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness +
-/// servo)` into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes
-/// damping and springs implicit in the Euler step; RK4 passes zeros (explicit). `servo` is
-/// the position servos' `dt (kd + dt kp)` per dof (`w.servo_diag`; empty: none). Reads
-/// `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`.
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + forces + servo)` into `qh`, `M`
+/// untouched (`factorize_shifted`). `forces` is what the joint forces add to be implicit
+/// (`w.force_diag`: `dt d + dt² k` of a spring-damper), `servo` the position servos' `dt (kd +
+/// dt kp)` (`w.servo_diag`); empty slices: none (RK4, explicit). Reads `data`'s mass matrix
+/// (fresh from the kinematics stage), `m.dofs`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
     qh: &mut Factorization,
-    c_d: f64,
-    c_k: f64,
+    forces: &[f64],
     servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
     qh.factorize_shifted(data.mass_matrix()?, |k| {
-        d.armature[k]
-            + c_d * d.damping[k]
-            + c_k * d.stiffness[k]
-            + servo.get(k).copied().unwrap_or(0.0)
+        d.armature[k] + forces.get(k).copied().unwrap_or(0.0) + servo.get(k).copied().unwrap_or(0.0)
     });
     Ok(())
 }
@@ -116,7 +112,7 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
                     (base, gain)
                 }
             }
-            ActuatorMode::Velocity => (0.0, 0.0),
+            ActuatorMode::Velocity | ActuatorMode::Prescribed => (0.0, 0.0),
         };
         w.act_base[i] = base;
         w.act_gain[i] = gain;
@@ -124,12 +120,12 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
+/// Position: the iteration matrix with implicit joint forces and servos into `w.qh`, the world
 /// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
-/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
+/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`,
+/// `w.servo_diag`.
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
-    let dt = m.dt;
-    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt, &w.servo_diag)?;
+    factorize_qh(m, &w.data, &mut w.qh, &w.force_diag, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -141,28 +137,6 @@ pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
         &mut w.raw,
     );
     Ok(())
-}
-
-/// Passive joint forces: `τ = -d v - k (q - q_ref + c v)` for dofs with damping or a spring,
-/// zero elsewhere, into `tau`. `c = dt` is the implicit spring's look-ahead (its `dt² k` is in
-/// qH); RK4 passes 0. Reads `q`, `v`, `m.dofs`.
-pub fn passive_forces(
-    m: &SimModel,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    c: f64,
-    tau: &mut DVector<f64>,
-) {
-    let (model, d) = (&m.model, &m.dofs);
-    tau.fill(0.0);
-    for k in 0..model.nv {
-        let (dk, sk) = (d.damping[k], d.stiffness[k]);
-        if dk != 0.0 || sk != 0.0 {
-            let j = model.dof_joint[k];
-            let iq = model.idx_q[j] + (k - model.idx_v[j]);
-            tau[k] = -dk * v[k] - sk * (q[iq] - d.spring_reference[k] + c * v[k]);
-        }
-    }
 }
 
 /// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
@@ -178,27 +152,34 @@ pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Velocity servo rows: `v⁺_k = target` (clamped to the velocity limit) with the impulse
-/// bounded by `± effort_limit · dt`. Reads `m.actuators`, `s.targets`, the warm impulses
-/// `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into `w.act_row`,
-/// and advances `*other` past them.
+/// Actuator rows: a velocity servo's `v⁺_k = target` (clamped to the velocity limit) with the
+/// impulse bounded by `± effort_limit · dt`; a prescribed joint's bilateral `v⁺_k = (x(t + dt)
+/// − q_k) / dt`, so that the integrated `q⁺ = q + dt v⁺` is the target at the step's end
+/// (its impulse / dt is the torque that makes it so). Reads `m.actuators`, `s.targets`, `s.q`,
+/// the warm impulses `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into
+/// `w.act_row`, and advances `*other` past them.
 pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     let t = s.time + m.dt;
     for (i, a) in m.actuators.iter().enumerate() {
-        if a.mode != ActuatorMode::Velocity {
-            w.act_row[i] = usize::MAX;
-            continue;
+        let (kind, speed) = match a.mode {
+            ActuatorMode::Velocity => {
+                let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
+                let bound = a.effort_limit * m.dt;
+                (RowKind::Bounded { lo: -bound, hi: bound }, speed)
+            }
+            ActuatorMode::Prescribed => (RowKind::Bilateral, (s.targets[i].at(t).0 - s.q[a.iq]) / m.dt),
+            ActuatorMode::Torque | ActuatorMode::Position => {
+                w.act_row[i] = usize::MAX;
+                continue;
+            }
+        };
+        let mut warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        if let RowKind::Bounded { lo, hi } = kind {
+            warm = warm.clamp(lo, hi);
         }
-        let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
-        let bound = a.effort_limit * m.dt;
-        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
         *other += 1;
         let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
-        let kind = RowKind::Bounded {
-            lo: -bound,
-            hi: bound,
-        };
-        let r = w.rows.push_ranged(kind, speed, warm.clamp(-bound, bound), ranges);
+        let r = w.rows.push_ranged(kind, speed, warm, ranges);
         w.rows.j_row_mut(r)[a.dof] = 1.0;
         w.act_row[i] = r;
     }
@@ -206,7 +187,7 @@ pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
 
 /// Applied actuator torques after the constraint solve: torque commands and saturated servos
 /// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
-/// servos their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
 /// `w.act_tau`.
 pub fn actuator_report(m: &SimModel, s: &SimState, w: &mut StepData) {
     for (i, a) in m.actuators.iter().enumerate() {
@@ -262,6 +243,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     loops::loop_constraint_rows(m, s, w, &mut other)?;
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
+    super::joint_forces::friction_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
     w.last_solve = if w.rows.is_empty() {
         SolveStats::default()

@@ -10,8 +10,10 @@ use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
+use super::joint_forces::JointForceWork;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
+use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
@@ -43,6 +45,9 @@ pub struct SimState {
     pub warm_other: Vec<f64>,
     /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
     pub pushes: Vec<super::external::Push>,
+    /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
+    /// at load; drawn only by noisy sensors.
+    pub sensor_rng: Vec<SplitMix64>,
 }
 
 impl SimState {
@@ -54,10 +59,16 @@ impl SimState {
             tau_user: DVector::zeros(m.model.nv),
             time: 0.0,
             steps: 0,
-            targets: m.actuators.iter().map(|a| a.target).collect(),
+            targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
             pushes: Vec::new(),
+            sensor_rng: m
+                .sensors
+                .iter()
+                .enumerate()
+                .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
+                .collect(),
         }
     }
 }
@@ -179,6 +190,10 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
+    pub force_diag: Vec<f64>,
+    /// The joint-force stage's scratch (sized for the largest set).
+    pub force_work: JointForceWork,
 }
 
 impl StepData {
@@ -238,6 +253,12 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            force_diag: vec![0.0; nv],
+            force_work: {
+                let mut fw = JointForceWork::default();
+                fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
+                fw
+            },
         }
     }
 
@@ -248,8 +269,12 @@ impl StepData {
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
         let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
-        let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
-        let fixed = loop_rows + 2 * m.limits.len() + servos;
+        let servos = m
+            .actuators
+            .iter()
+            .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
+            .count();
+        let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);

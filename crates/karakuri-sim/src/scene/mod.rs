@@ -16,6 +16,7 @@
 
 pub mod geometry;
 mod layout;
+pub mod table;
 pub mod types;
 pub mod validate;
 
@@ -104,6 +105,7 @@ impl Scene {
         scene.source = Some(PathBuf::from(file));
         validate::validate(&mut scene, file)?;
         geometry::load_scene_meshes(&mut scene, file)?;
+        table::load_scene_tables(&mut scene, file)?;
         Ok(scene)
     }
 
@@ -187,7 +189,24 @@ impl Scene {
         for b in &mut s.bodies {
             b.shapes.iter_mut().for_each(fix_shape);
         }
+        for b in &mut s.bodies {
+            for j in &mut b.joints {
+                if let JointSpec::Hinge { actuator: Some(ActuatorSpec { target: Target::Table { table }, .. }), .. } = j {
+                    fix(&mut table.path);
+                }
+            }
+        }
+        for c in &mut s.controllers {
+            if let ControllerSpec::Trajectory { table, .. } = c {
+                fix(&mut table.path);
+            }
+        }
         for r in &mut s.robots {
+            for a in &mut r.actuators {
+                if let Target::Table { table } = &mut a.target {
+                    fix(&mut table.path);
+                }
+            }
             fix(&mut r.urdf);
             r.package_dirs.iter_mut().for_each(fix);
             r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));

@@ -332,6 +332,9 @@ pub enum JointSpec {
         armature: f64,
         /// The joint's actuator, if it has one.
         actuator: Option<ActuatorSpec>,
+        /// Coulomb friction (N·m or N): the joint sticks while the other torques on it stay
+        /// within it.
+        friction: f64,
     },
 }
 
@@ -348,6 +351,10 @@ pub enum ActuatorMode {
     /// The joint is held at the target speed by a constraint row whose force is bounded by
     /// the effort limit.
     Velocity,
+    /// Choreonoid's high-gain mode: the joint follows the target position exactly (a bilateral
+    /// velocity row reaching the target at the step's end); the torque that makes it so is
+    /// reported. The effort limit is not applied.
+    Prescribed,
 }
 
 /// A sinusoidal target `offset + amplitude · sin(2π · frequency · t + phase)`.
@@ -380,8 +387,8 @@ pub struct Ramp {
     pub duration: f64,
 }
 
-/// An actuator's target: a constant, `{sine: {...}}` or `{ramp: {...}}`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// An actuator's target: a constant, `{sine: {...}}`, `{ramp: {...}}` or `{table: FILE.csv}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
     /// A constant.
@@ -396,6 +403,11 @@ pub enum Target {
         /// Its parameters.
         ramp: Ramp,
     },
+    /// A `time, value` table, linearly interpolated, clamped outside its time range.
+    Table {
+        /// The table file (read when the scene is loaded).
+        table: super::table::TableFile,
+    },
 }
 
 impl Default for Target {
@@ -405,7 +417,21 @@ impl Default for Target {
 }
 
 impl Target {
-    /// The target at time `t` and its rate.
+    /// The smallest and largest value the target takes (a table's: over its rows).
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            Target::Value(x) => (*x, *x),
+            Target::Sine { sine: s } => (s.offset - s.amplitude.abs(), s.offset + s.amplitude.abs()),
+            // the minimum-jerk profile stays between its ends
+            Target::Ramp { ramp: r } => (r.from.min(r.to), r.from.max(r.to)),
+            Target::Table { table } => {
+                let column = table.values.iter().step_by(table.columns.max(1));
+                column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+            }
+        }
+    }
+
+    /// The target at time `t` and its rate (a table's: the slope of its segment at `t`).
     pub fn at(&self, t: f64) -> (f64, f64) {
         match *self {
             Target::Value(x) => (x, 0.0),
@@ -427,6 +453,7 @@ impl Target {
                 let ds = if r.duration > 0.0 { 30.0 * tau * tau * (1.0 - tau) * (1.0 - tau) / r.duration } else { 0.0 };
                 (r.from + d * s, d * ds)
             }
+            Target::Table { ref table } => table.at(t, 0),
         }
     }
 }
@@ -496,7 +523,7 @@ impl RobotActuatorSpec {
             mode: self.mode,
             kp: self.kp,
             kd: self.kd,
-            target: self.target,
+            target: self.target.clone(),
             effort_limit: self.effort_limit,
             velocity_limit: self.velocity_limit,
         }
@@ -729,6 +756,50 @@ pub struct SensorSpec {
     /// origin at the joint, axes of the child side).
     #[serde(default)]
     pub pose: Pose,
+    /// Gaussian noise and bias added to its readings (`None`: exact readings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<SensorNoise>,
+}
+
+/// A number for every component of a reading, or one per component (3 for accelerometers and
+/// gyros, 6 for force sensors: `fx, fy, fz, tx, ty, tz`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PerComponent {
+    /// The same for every component.
+    All(f64),
+    /// One per component.
+    Each(Vec<f64>),
+}
+
+impl Default for PerComponent {
+    fn default() -> Self {
+        PerComponent::All(0.0)
+    }
+}
+
+impl PerComponent {
+    /// Component `k`'s value (`Each` lists are checked to have the reading's length).
+    pub fn get(&self, k: usize) -> f64 {
+        match self {
+            PerComponent::All(x) => *x,
+            PerComponent::Each(v) => v.get(k).copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// `sensors[].noise`: each reading component becomes `exact + bias + std · N(0, 1)`, the
+/// normal numbers drawn from the sensor's own seeded stream (deterministic for a seed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SensorNoise {
+    /// Standard deviation (the reading's units), ≥ 0.
+    pub std: PerComponent,
+    /// Constant offset (the reading's units).
+    pub bias: PerComponent,
+    /// Seed of the noise; each sensor draws from its own stream of it (the stream numbered by
+    /// its index in `sensors`), so sensors sharing a seed draw independent numbers.
+    pub seed: u64,
 }
 
 /// `perturbations[]`: an external wrench on a body (or robot link, `robot/link`) from `start`
@@ -804,6 +875,9 @@ pub struct Scene {
     /// External wrenches on bodies over time windows (pushes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perturbations: Vec<PerturbationSpec>,
+    /// Built-in controllers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -831,6 +905,7 @@ pub const TOP_KEYS: &[&str] = &[
     "contact_pairs",
     "sensors",
     "perturbations",
+    "controllers",
 ];
 
 fn default_schema() -> String {
@@ -844,4 +919,40 @@ fn default_name() -> String {
 }
 fn default_material() -> Material {
     DEFAULT_MATERIAL
+}
+
+/// `controllers[]`: a built-in controller (see `docs/SCENE_FORMAT.md`, Controllers), called
+/// every `period` seconds (default: every step) before the step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ControllerSpec {
+    /// A PD law holding joints at their initial positions: each commands the torque
+    /// `kp (q0 − q) − kd dq` (clamped to its actuator's effort limit) to its `torque` actuator.
+    HoldPosture {
+        /// Every 1-dof joint of this robot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        robot: Option<String>,
+        /// These joints (world names: `robot/joint` for robots).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        joints: Option<Vec<String>>,
+        /// Position gain (N·m/rad or N/m).
+        kp: f64,
+        /// Velocity gain (N·m·s/rad or N·s/m).
+        #[serde(default)]
+        kd: f64,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
+    /// Plays a joint trajectory table (`time` and one column per joint): each period, each
+    /// joint's actuator target is set to the table's value one period ahead.
+    Trajectory {
+        /// The table file (relative to the scene file).
+        table: super::table::TableFile,
+        /// The joints of its columns, in order (world names).
+        joints: Vec<String>,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
 }

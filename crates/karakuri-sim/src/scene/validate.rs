@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, ControllerSpec, PerComponent, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -84,6 +84,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for i in 0..scene.perturbations.len() {
         v.perturbation(i, scene)?;
+    }
+    for (i, c) in scene.controllers.iter().enumerate() {
+        v.controller(&format!("controllers[{i}]"), c, scene.world.dt)?;
     }
     Ok(())
 }
@@ -306,7 +309,7 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, anchor, q0, limits, damping, stiffness, armature, actuator, .. } => {
+            JointSpec::Hinge { name, axis, anchor, q0, limits, damping, stiffness, armature, actuator, friction, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
                 }
@@ -326,6 +329,7 @@ impl Validator<'_> {
                 }
                 self.nonneg(&format!("{at}.damping"), *damping)?;
                 self.nonneg(&format!("{at}.stiffness"), *stiffness)?;
+                self.nonneg(&format!("{at}.friction"), *friction)?;
                 self.nonneg(&format!("{at}.armature"), *armature)
             }
         }
@@ -363,6 +367,26 @@ impl Validator<'_> {
             }
             _ => {}
         }
+        if let Some(n) = &s.noise {
+            let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+            for (key, p, nonneg) in [("std", &n.std, true), ("bias", &n.bias, false)] {
+                let path = format!("{at}.noise.{key}");
+                let values: &[f64] = match p {
+                    PerComponent::All(x) => std::slice::from_ref(x),
+                    PerComponent::Each(v) if v.len() == len => v,
+                    PerComponent::Each(v) => {
+                        let reason = format!("a number or a list of {len} (one per component of a {:?} reading), found {} numbers", s.kind, v.len());
+                        return Err(self.err(&path, reason));
+                    }
+                };
+                for &x in values {
+                    if !x.is_finite() || (nonneg && x < 0.0) {
+                        let what = if nonneg { "finite and non-negative" } else { "finite" };
+                        return Err(self.err(&path, format!("must be {what} (found {x})")));
+                    }
+                }
+            }
+        }
         self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
     }
 
@@ -385,6 +409,37 @@ impl Validator<'_> {
         self.positive(&format!("{at}.duration"), p.duration)
     }
 
+    /// Gains finite and non-negative, a period that is a whole number of steps, the joints
+    /// given one way (joint names are resolved when the world is built).
+    fn controller(&self, at: &str, c: &ControllerSpec, dt: f64) -> Check {
+        let period = match c {
+            ControllerSpec::HoldPosture { robot, joints, kp, kd, period } => {
+                for (key, x) in [("kp", kp), ("kd", kd)] {
+                    if !(x.is_finite() && *x >= 0.0) {
+                        return Err(self.err(&format!("{at}.{key}"), format!("must be finite and non-negative (found {x})")));
+                    }
+                }
+                if robot.is_some() == joints.is_some() {
+                    return Err(self.err(at, "give either `robot` (all its 1-dof joints) or `joints` (a list of names)"));
+                }
+                period
+            }
+            ControllerSpec::Trajectory { joints, period, .. } => {
+                if joints.is_empty() {
+                    return Err(self.err(&format!("{at}.joints"), "must name at least one joint (one per column after time)"));
+                }
+                period
+            }
+        };
+        if let Some(p) = *period {
+            let every = (p / dt).round();
+            if !(p.is_finite() && every >= 1.0 && (every * dt - p).abs() <= 1e-9 * p.abs().max(dt)) {
+                return Err(self.err(&format!("{at}.period"), format!("must be a positive whole number of time steps ({dt} s), found {p}")));
+            }
+        }
+        Ok(())
+    }
+
     /// Gains finite and non-negative, limits positive, the target finite.
     fn actuator(&self, at: &str, a: &ActuatorSpec) -> Check {
         for (key, x) in [("kp", a.kp), ("kd", a.kd)] {
@@ -399,7 +454,7 @@ impl Validator<'_> {
                 }
             }
         }
-        let finite = match a.target {
+        let finite = match &a.target {
             Target::Value(x) => x.is_finite(),
             Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
             Target::Ramp { ramp: r } => {
@@ -408,6 +463,7 @@ impl Validator<'_> {
                 }
                 [r.from, r.to, r.start, r.duration].iter().all(|x| x.is_finite())
             }
+            Target::Table { .. } => true, // its numbers are checked when it is read
         };
         if !finite {
             return Err(self.err(&format!("{at}.target"), "must be finite"));
