@@ -29,6 +29,16 @@ impl Controller for HoldPosture {
             io.commands[k] = Some(tau.clamp(-self.limits[i], self.limits[i]));
         }
     }
+
+    // everything it holds is built from the scene (a restoring world is built from the same
+    // scene): nothing to carry in a checkpoint
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// `trajectory`: each period, joint `j`'s actuator target is column `j` of the table at
@@ -47,6 +57,16 @@ impl Controller for Trajectory {
         for (c, &k) in self.joints.iter().enumerate() {
             io.commands[k] = Some(self.table.at(t, c).0);
         }
+    }
+
+    // everything it holds is built from the scene (a restoring world is built from the same
+    // scene): nothing to carry in a checkpoint
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -191,3 +191,31 @@ fn checkpoint_numbers_round_trip_every_bit() {
     assert!(Snapshot::read(&path).unwrap_err().to_string().contains("not a karakuri checkpoint"));
     std::fs::remove_file(&path).ok();
 }
+
+/// The scene's built-in controllers hold nothing but what the scene gives them: a world
+/// running `hold_posture` checkpoints and resumes bit for bit.
+#[test]
+fn a_world_with_the_scenes_built_in_controllers_resumes_bit_for_bit() {
+    let text = r#"
+name: solo
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+robots:
+  - name: solo
+    urdf: builtin:solo12.urdf
+    root: fixed
+    collide: false
+    q0: {FL_HFE: 0.8, FL_KFE: -1.6, HR_HFE: -0.8, HR_KFE: 1.6}
+    actuators: [{joints: "*", mode: torque}]
+controllers: [{type: hold_posture, robot: solo, kp: 5, kd: 0.05, period: 0.002}]
+"#;
+    let scene = karakuri_sim::Scene::from_str(text, "solo.yaml").unwrap();
+    let mut a = World::new(scene.clone()).unwrap();
+    a.run(0.3).unwrap();
+    let snap = Snapshot::from_json(&a.snapshot().unwrap().to_json(), "mem").unwrap();
+    a.run(0.3).unwrap();
+    let mut b = World::new(scene).unwrap();
+    b.restore(&snap).unwrap();
+    b.run(0.3).unwrap();
+    assert_eq!(bits(&a), bits(&b));
+    assert!(a.joint_velocity("solo/FL_KFE").unwrap() != 0.0, "the controller moved the robot");
+}
