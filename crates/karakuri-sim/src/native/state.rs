@@ -88,6 +88,8 @@ pub struct ShakeWork {
     pub err: Vec<f64>,
     /// World motion columns at the trial configuration `(nv)`.
     pub s_world: Vec<Motion>,
+    /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
+    pub wrench: Vec<[Force; 2]>,
 }
 
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
@@ -142,6 +144,12 @@ pub struct StepData {
     pub loop_rows: Rows,
     /// Loop position errors `(loop rows)`.
     pub loop_err: Vec<f64>,
+    /// The world wrenches (about the origin) one unit of each loop row's impulse applies to
+    /// `[B, A]` at the step's q `(loop rows)`.
+    pub loop_wrench: Vec<[Force; 2]>,
+    /// Each loop row's impulse over the step: the solve's plus SHAKE's corrections
+    /// `(loop rows)`; the force sensors subtract `wrench · impulse / dt`.
+    pub loop_impulse: Vec<f64>,
     /// Index of the first loop row in `rows`.
     pub other_row_start: usize,
     /// One row's scratch `(nv)`.
@@ -198,6 +206,8 @@ impl StepData {
             rows: Rows::default(),
             loop_rows: Rows::default(),
             loop_err: Vec::new(),
+            loop_wrench: Vec::new(),
+            loop_impulse: Vec::new(),
             other_row_start: 0,
             row: vec![0.0; nv],
             warm_next: Vec::new(),
@@ -212,6 +222,7 @@ impl StepData {
                 trial_rows: Rows::default(),
                 err: Vec::new(),
                 s_world: vec![Motion::zero(); nv],
+                wrench: Vec::new(),
             },
             rk4: Rk4Work {
                 q0: zq(),
@@ -237,7 +248,7 @@ impl StepData {
     /// contacts than every earlier step, so the steps in between allocate nothing.
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
-        let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
+        let loop_rows: usize = m.loops.iter().map(|l| l.rows()).sum();
         let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
         let fixed = loop_rows + 2 * m.limits.len() + servos;
         let rows = fixed + 3 * contacts;
@@ -254,6 +265,9 @@ impl StepData {
         }
         ensure(&mut self.loop_err, loop_rows);
         ensure(&mut self.shake.err, loop_rows);
+        ensure(&mut self.loop_wrench, loop_rows);
+        ensure(&mut self.loop_impulse, loop_rows);
+        ensure(&mut self.shake.wrench, loop_rows);
         ensure(&mut s.warm_other, fixed);
         ensure(&mut s.warm_contacts, contacts);
         ensure(&mut self.warm_next, contacts);

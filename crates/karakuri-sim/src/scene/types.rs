@@ -617,16 +617,23 @@ pub enum LoopKind {
     Revolute,
     /// Point rows only (planar loops need no more).
     Ball,
+    /// Translation along `axis_a` and rotation about it free; the other four dofs held (the
+    /// anchor of B stays on A's axis line, the axes stay aligned).
+    Piston,
+    /// All six dofs held: the anchors coincide and the relative orientation keeps its initial
+    /// value.
+    Weld,
 }
 
-/// A loop-closure joint between two bodies (Choreonoid's extra joint).
+/// A loop-closure joint between two bodies (Choreonoid's extra joint): scene bodies, robot
+/// links (`robot/link`) or `world`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopConstraint {
     /// Name (default `loop<index>`).
     #[serde(default)]
     pub name: String,
-    /// Revolute or ball.
+    /// Revolute, ball, piston or weld.
     #[serde(rename = "type", default)]
     pub kind: LoopKind,
     /// First body.
@@ -639,7 +646,7 @@ pub struct LoopConstraint {
     /// Anchor in `body_b`'s frame.
     #[serde(default)]
     pub anchor_b: [f64; 3],
-    /// Hinge axis in `body_a`'s frame (revolute).
+    /// Hinge (revolute) or slider (piston) axis in `body_a`'s frame.
     #[serde(default = "z_axis")]
     pub axis_a: [f64; 3],
     /// Free text kept for the reader.

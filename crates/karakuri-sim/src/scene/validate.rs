@@ -55,15 +55,22 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         let at = format!("loop_constraints[{li}]");
         let l = &scene.loop_constraints[li];
         for (key, name) in [("body_a", &l.body_a), ("body_b", &l.body_b)] {
-            if !known(name, scene) {
-                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}'")));
+            // robot links are resolved against the URDF when the world is built
+            if name != "world" && !known(name, scene) {
+                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}' (a scene body, `robot/link` or `world`)")));
             }
+        }
+        if l.body_a == l.body_b {
+            return Err(v.err(&format!("{at}.body_b"), format!("joins body '{}' to itself", l.body_b)));
         }
         let l = &mut scene.loop_constraints[li];
         if l.name.is_empty() {
             l.name = format!("loop{li}");
         }
-        if l.kind == LoopKind::Revolute {
+        if matches!(l.kind, LoopKind::Revolute | LoopKind::Piston) {
+            if l.axis_a.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.axis_a"), "the axis is zero; give the joint's axis as a unit vector in body_a's frame"));
+            }
             v.unit(&format!("{at}.axis_a"), &mut l.axis_a)?;
         }
     }
