@@ -336,3 +336,81 @@ bodies:
         assert!(err.contains(key) && err.contains(words), "{lc}: {err}");
     }
 }
+
+#[test]
+fn force_sensor_at_a_hinge_reads_the_share_the_hinge_carries_beside_a_loop() {
+    // a uniform bar (m, length L along x) hinged about y at the world point (0, 0, 1) and held
+    // at x = a by a ball joint to the world, at rest. Moments about the hinge axis: the ball
+    // joint's vertical force F satisfies F a = m g L / 2 (the hinge takes no moment about its
+    // axis; the ball's x and y rows move nothing), so the hinge carries m g − F =
+    // m g (1 − L / (2a)) upward, no horizontal force, and no torque about the hinge point.
+    // Before the loop's forces were subtracted the sensor read the whole weight m g.
+    let (m, l, a) = (2.0, 1.0, 0.75);
+    let i = m * l * l / 12.0;
+    let text = format!(
+        r#"
+name: shared
+world: {{gravity: [0, 0, -{G}], dt: 0.001}}
+bodies:
+  - name: bar
+    pose_in_parent: {{position: [0, 0, 1]}}
+    mass: {m}
+    com: [{h}, 0, 0]
+    inertia: [[1e-4, 0, 0], [0, {i}, 0], [0, 0, {i}]]
+    joints: [{{name: hinge, type: revolute, axis: [0, 1, 0]}}]
+loop_constraints:
+  - {{type: ball, body_a: bar, anchor_a: [{a}, 0, 0], body_b: world, anchor_b: [{a}, 0, 1]}}
+sensors:
+  - {{name: f, type: force, joint: hinge}}
+"#,
+        h = l / 2.0
+    );
+    let mut w = World::new(Scene::from_str(&text, "shared.yaml").unwrap()).unwrap();
+    let hinge = m * G * (1.0 - l / (2.0 * a));
+    let want = [0.0, 0.0, hinge, 0.0, 0.0, 0.0];
+    for k in 0..500 {
+        w.step().unwrap();
+        let got = w.sensor("f").unwrap();
+        for c in 0..6 {
+            assert!((got[c] - want[c]).abs() < 1e-3, "step {k}: {got:?}, want {want:?}");
+        }
+    }
+    eprintln!("shared load: hinge reads {:?}, derived {hinge}", w.sensor("f").unwrap());
+}
+
+#[test]
+fn force_sensor_at_a_robot_hinge_carries_a_body_welded_below_it() {
+    // the arm hanging straight down with a 0.5 kg box welded to its tip: everything below the
+    // hinge hangs from it, so the hinge passes (1 + 0.5) kg · g up and no torque (the box is
+    // not in the hinge's subtree: the weld's force on the tip is what brings its weight in)
+    let dir = temp_dir("weldsensor");
+    let urdf = arm_urdf(&dir);
+    let text = format!(
+        r#"
+name: weld_sensor
+world: {{gravity: [0, 0, -{G}], dt: 0.001}}
+robots:
+  - {{name: arm, urdf: {urdf}, root: fixed, pose: {{position: [0, 0, 2]}}}}
+bodies:
+  - name: box
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{{type: free, name: box_free, q0: {{position: [0, 0, 1.2]}}}}]
+loop_constraints:
+  - {{type: weld, body_a: arm/tip, body_b: box}}
+sensors:
+  - {{name: f, type: force, joint: arm/hinge}}
+"#,
+        urdf = urdf.display()
+    );
+    let scene = Scene::from_str(&text, dir.join("weld_sensor.yaml").to_str().unwrap()).unwrap();
+    let mut w = World::new(scene).unwrap();
+    let want = [0.0, 0.0, 1.5 * G, 0.0, 0.0, 0.0];
+    for k in 0..500 {
+        w.step().unwrap();
+        let got = w.sensor("f").unwrap();
+        for c in 0..6 {
+            assert!((got[c] - want[c]).abs() < 1e-3, "step {k}: {got:?}, want {want:?}");
+        }
+    }
+}

@@ -126,7 +126,8 @@ pub fn loop_constraint_rows(
 /// step's Delassus matrix). A first-order scheme whose velocity constraint is imposed at the
 /// end of the step keeps the energy of closed loops instead of dissipating it.
 ///
-/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v` and `w.shake`, and uses `w.data` as
+/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v`, `w.shake`, adds its impulses to
+/// `w.loop_impulse` (what the force sensors see of the loops), and uses `w.data` as
 /// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
 pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let (model, dt) = (&m.model, m.dt);
@@ -159,6 +160,9 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
         }
         if solve_direct(&mut sh.rows, &sh.zero, &mut sh.dv, &mut w.solver).is_none() {
             break;
+        }
+        for (total, lambda) in w.loop_impulse.iter_mut().zip(&sh.rows.lambda) {
+            *total += lambda;
         }
         for k in 0..model.nv {
             s.v[k] += sh.dv[k];
