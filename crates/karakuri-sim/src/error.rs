@@ -79,4 +79,20 @@ pub enum SimError {
     /// Writing output failed.
     #[error("{0}")]
     Output(String),
+    /// No track surface of that name.
+    #[error("no track surface named '{track}' (bodies with `track` are track surfaces)")]
+    UnknownTrack {
+        /// The name given.
+        track: String,
+    },
+    /// A track speed command that is not finite.
+    #[error("track '{track}' at t = {time} s: {reason}")]
+    BadTrackSpeed {
+        /// The track (its body's name).
+        track: String,
+        /// Simulated time of the command (s).
+        time: f64,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

@@ -95,11 +95,14 @@ fn a_running_step_allocates_nothing() {
         eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
         total += stray;
     }
-    for text in [PENALTY, LIMITS, ACTUATORS] {
+    for text in [PENALTY, LIMITS, ACTUATORS, JOINTS_AND_TRACKS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();
         if text == ACTUATORS {
             world.add_controller(Box::new(Sway), 0.002).unwrap();
+        }
+        if text == JOINTS_AND_TRACKS {
+            world.add_controller(Box::new(Drive), 0.002).unwrap();
         }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
@@ -179,5 +182,58 @@ impl karakuri_sim::Controller for Sway {
         let k = io.joint("servo").unwrap();
         let gyro = io.sensor("gyro").unwrap()[0];
         io.commands[k] = Some(0.3 * (io.time * 3.0).sin() + 1e-3 * gyro);
+    }
+}
+
+/// Extra joints of every kind (a force sensor beside a loop) and track surfaces driven by a
+/// controller.
+const JOINTS_AND_TRACKS: &str = r#"
+name: joints_and_tracks
+world: {dt: 0.001}
+bodies:
+  - {name: ground, shapes: [{type: plane}]}
+  - name: arm
+    mass: 1
+    com: [0.5, 0, 0]
+    inertia: [[0.01, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]
+    pose_in_parent: {position: [0, 0, 2]}
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0]}]
+  - name: slider
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [3, 0, 2]}}]
+  - name: payload
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [1, 0, 2]}}]
+  - name: bob
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [5, 0, 1.5]}}]
+  - name: belt
+    pose_in_parent: {position: [0, 3, 0.05]}
+    shapes: [{type: box, half_extents: [2, 0.5, 0.05]}]
+    track: {direction: [1, 0, 0], speed: 0.5}
+  - name: box
+    mass: 1
+    inertia: [[0.006, 0, 0], [0, 0.006, 0], [0, 0, 0.006]]
+    joints: [{type: free, q0: {position: [0, 3, 0.2]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+loop_constraints:
+  - {type: ball, body_a: arm, anchor_a: [0.75, 0, 0], body_b: world, anchor_b: [0.75, 0, 2]}
+  - {type: piston, body_a: world, anchor_a: [3, 0, 2], body_b: slider, axis_a: [0, 0.6, 0.8]}
+  - {type: weld, body_a: arm, anchor_a: [1, 0, 0], body_b: payload}
+  - {type: revolute, body_a: world, anchor_a: [5, 0, 2], body_b: bob, anchor_b: [0, 0, 0.5], axis_a: [0, 1, 0]}
+sensors:
+  - {name: f, type: force, joint: hinge}
+"#;
+
+/// A controller changing the belt's speed.
+struct Drive;
+
+impl karakuri_sim::Controller for Drive {
+    fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+        let k = io.track("belt").unwrap();
+        io.track_commands[k] = Some(0.5 * (io.time * 3.0).cos());
     }
 }

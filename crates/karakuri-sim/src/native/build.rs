@@ -10,6 +10,7 @@ use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
+use super::tracks::Track;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::{BodyInfo, SensorInfo};
 use crate::scene::{ActuatorMode, ContactMode, LoopKind, SensorKind, Target, ContactParams, EngineParams, Scene};
@@ -175,6 +176,12 @@ pub struct SimModel {
     pub v0: DVector<f64>,
     /// Non-fatal remarks of building it (a URDF's repaired inertias, ...), each naming its robot.
     pub warnings: Vec<String>,
+    /// Track surfaces, in scene order.
+    pub tracks: Vec<Track>,
+    /// Each body's track, if any `(bodies)`.
+    pub body_track: Vec<Option<usize>>,
+    /// Names of [`SimModel::tracks`].
+    pub track_names: Vec<String>,
 }
 
 impl SimModel {
@@ -279,6 +286,25 @@ impl SimModel {
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
             l.rel_rotation = xa.rotation.transpose() * xb.rotation;
         }
+        let tracks: Vec<Track> = scene
+            .bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(bi, bs)| {
+                let t = bs.track?;
+                Some(Track {
+                    name: bs.name.clone(),
+                    body: bi,
+                    joint: bodies[bi].joint,
+                    direction: bodies[bi].placement.rotation * v3(&t.direction),
+                    speed: t.speed,
+                })
+            })
+            .collect();
+        let mut body_track = vec![None; bodies.len()];
+        for (k, t) in tracks.iter().enumerate() {
+            body_track[t.body] = Some(k);
+        }
         let infos = bodies
             .iter()
             .map(|b| BodyInfo {
@@ -307,6 +333,9 @@ impl SimModel {
             q0: q,
             v0: v,
             warnings,
+            track_names: tracks.iter().map(|t| t.name.clone()).collect(),
+            tracks,
+            body_track,
         })
     }
 

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod loops;
 pub mod stages;
 pub mod state;
+pub mod tracks;
 
 use std::time::{Duration, Instant};
 
@@ -354,6 +355,29 @@ impl Engine for NativeEngine {
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
         let (_, iv) = self.one_dof(joint)?;
         self.state.tau_user[iv] = torque;
+        Ok(())
+    }
+
+    fn tracks(&self) -> &[String] {
+        &self.model.track_names
+    }
+
+    fn track_speeds(&self) -> &[f64] {
+        &self.state.track_speeds
+    }
+
+    fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
+        let Some(name) = self.model.track_names.get(k) else {
+            return Err(SimError::UnknownTrack { track: format!("#{k}") });
+        };
+        if !speed.is_finite() {
+            return Err(SimError::BadTrackSpeed {
+                track: name.clone(),
+                time: self.state.time,
+                reason: format!("speed command {speed} is not finite"),
+            });
+        }
+        self.state.track_speeds[k] = speed;
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ use super::contact;
 use super::integrate::integrate_world;
 use super::limits::limit_rows;
 use super::loops;
+use super::tracks;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
 use crate::scene::{ActuatorMode, SensorKind, SolverKind};
@@ -245,7 +246,8 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Constraints: contact rows (and penalty impulses on `w.v_free`), loop rows, limit rows,
+/// Constraints: the tracks' surface velocities (`w.track_velocity`), contact rows (and
+/// penalty impulses on `w.v_free`), loop rows, limit rows,
 /// then the solve and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`, the
 /// columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
 /// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the loop rows' impulses
@@ -257,6 +259,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     }
     w.rows.clear(nv);
     w.contact_rows.clear();
+    tracks::track_velocities(m, s, w)?;
     contact::contact_rows(m, s, w);
     w.other_row_start = w.rows.len();
     let mut other = 0;

@@ -4,7 +4,7 @@
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
 use karakuri::linalg::Factorization;
-use karakuri::spatial::{Force, Motion};
+use karakuri::spatial::{Force, Motion, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
 
@@ -34,6 +34,9 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
+    /// one.
+    pub track_speeds: Vec<f64>,
 }
 
 impl SimState {
@@ -48,6 +51,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
         }
     }
 }
@@ -177,6 +181,8 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
+    pub track_velocity: Vec<Vec3>,
 }
 
 impl StepData {
@@ -239,6 +245,7 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            track_velocity: vec![Vec3::zeros(); m.tracks.len()],
         }
     }
 

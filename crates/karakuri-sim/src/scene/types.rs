@@ -508,6 +508,25 @@ pub struct BodySpec {
     /// Redundant initial world pose, for cross-checking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_world_pose: Option<Pose>,
+    /// A track surface (conveyor belt, crawler): its contacts get a tangential surface
+    /// velocity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<TrackSpec>,
+}
+
+/// `bodies[].track`: the body's surface moves at `speed · direction` relative to the body
+/// (Choreonoid's crawlers and conveyors): at each of its contacts, the direction (body axes,
+/// rotated with the body) projected onto the contact plane times the speed is the surface's
+/// tangential velocity, which friction carries the other body along.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackSpec {
+    /// Direction of the surface's motion in the body's axes (unit).
+    pub direction: [f64; 3],
+    /// Speed (m/s) at the start; a command ([`crate::World::set_track_speed`], controllers)
+    /// replaces it.
+    #[serde(default)]
+    pub speed: f64,
 }
 
 fn world() -> String {

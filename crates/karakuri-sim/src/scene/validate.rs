@@ -89,6 +89,18 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     for i in 0..scene.sensors.len() {
         v.sensor(i, scene)?;
     }
+    for (bi, b) in scene.bodies.iter_mut().enumerate() {
+        if let Some(t) = &mut b.track {
+            let at = format!("bodies[{bi}].track");
+            if t.direction.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.direction"), "the direction is zero; give the surface's direction of motion as a unit vector in the body's axes"));
+            }
+            v.unit(&format!("{at}.direction"), &mut t.direction)?;
+            if !t.speed.is_finite() {
+                return Err(v.err(&format!("{at}.speed"), format!("must be a finite number (found {})", t.speed)));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -190,7 +202,7 @@ impl Validator<'_> {
     fn unit(&self, at: &str, a: &mut [f64; 3]) -> Check {
         let n = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
         if (n - 1.0).abs() > 1e-6 {
-            return Err(self.err(at, format!("axis must be a unit vector (norm {n})")));
+            return Err(self.err(at, format!("must be a unit vector (norm {n})")));
         }
         *a = [a[0] / n, a[1] / n, a[2] / n];
         Ok(())
