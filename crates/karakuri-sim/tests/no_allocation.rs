@@ -185,8 +185,9 @@ impl karakuri_sim::Controller for Sway {
     }
 }
 
-/// Extra joints of every kind (a force sensor beside a loop) and track surfaces driven by a
-/// controller.
+/// Extra joints of every kind (30 loop rows: more than the direct solver's default 24, which
+/// SHAKE's dense solve still takes without allocating; a force sensor beside a loop) and track
+/// surfaces driven by a controller.
 const JOINTS_AND_TRACKS: &str = r#"
 name: joints_and_tracks
 world: {dt: 0.001}
@@ -206,6 +207,14 @@ bodies:
     mass: 0.5
     inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
     joints: [{type: free, q0: {position: [1, 0, 2]}}]
+  - name: payload2
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [0.5, 0, 2]}}]
+  - name: payload3
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [0.5, 0, 2.5]}}]
   - name: bob
     mass: 0.5
     inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
@@ -217,12 +226,14 @@ bodies:
   - name: box
     mass: 1
     inertia: [[0.006, 0, 0], [0, 0.006, 0], [0, 0, 0.006]]
-    joints: [{type: free, q0: {position: [0, 3, 0.2]}}]
+    joints: [{type: free, q0: {position: [0, 3, 0.25]}}]
     shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
 loop_constraints:
   - {type: ball, body_a: arm, anchor_a: [0.75, 0, 0], body_b: world, anchor_b: [0.75, 0, 2]}
   - {type: piston, body_a: world, anchor_a: [3, 0, 2], body_b: slider, axis_a: [0, 0.6, 0.8]}
   - {type: weld, body_a: arm, anchor_a: [1, 0, 0], body_b: payload}
+  - {type: weld, body_a: arm, anchor_a: [0.5, 0, 0], body_b: payload2}
+  - {type: weld, body_a: payload2, anchor_a: [0, 0, 0.5], body_b: payload3}
   - {type: revolute, body_a: world, anchor_a: [5, 0, 2], body_b: bob, anchor_b: [0, 0, 0.5], axis_a: [0, 1, 0]}
 sensors:
   - {name: f, type: force, joint: hinge}

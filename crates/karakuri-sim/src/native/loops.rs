@@ -1,5 +1,6 @@
-//! Loop closures: bilateral rows with Baumgarte correction during the step, and SHAKE, a
-//! projection of the step's end configuration back onto the loops.
+//! Loop closures (Choreonoid's extra joints: ball, revolute, piston, weld): bilateral rows with
+//! Baumgarte correction during the step, and SHAKE, a projection of the step's end
+//! configuration back onto the loops.
 
 use karakuri::algorithms;
 use karakuri::constraints::rows::{

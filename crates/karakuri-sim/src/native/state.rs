@@ -261,7 +261,8 @@ impl StepData {
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);
-        self.solver.reserve(rows, m.engine.direct_max_rows);
+        // SHAKE solves the loop rows with the direct solver whatever their number
+        self.solver.reserve(rows, m.engine.direct_max_rows.max(loop_rows));
         for r in [
             &mut self.loop_rows,
             &mut self.shake.rows,
