@@ -185,3 +185,53 @@ fn tracks_and_extra_joints_survive_save_and_reload() {
     assert_eq!(back.loop_constraints, scene.loop_constraints);
     assert!(back.bodies[0].track.is_some());
 }
+
+#[test]
+fn a_urdf_robot_drives_on_track_bodies_welded_to_its_base() {
+    // tracks are scene bodies; a URDF robot gets them through weld extra joints to its base
+    // link (free track bodies started where the welds hold them)
+    let dir = std::env::temp_dir().join(format!("karakuri-sim-tank-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tank.urdf"),
+        r#"<robot name="tank"><link name="base"><inertial><mass value="10"/><inertia ixx="0.3" iyy="0.6" izz="0.8" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"#,
+    )
+    .unwrap();
+    let track = |name: &str, y: f64, speed: f64| {
+        format!(
+            r#"
+  - name: {name}
+    mass: 1
+    inertia: [[0.002, 0, 0], [0, 0.05, 0], [0, 0, 0.05]]
+    joints: [{{type: free, name: {name}_free, q0: {{position: [0, {y}, 0.05]}}}}]
+    shapes: [{{type: box, half_extents: [0.4, 0.06, 0.05]}}]
+    track: {{direction: [-1, 0, 0], speed: {speed}}}"#
+        )
+    };
+    let text = format!(
+        r#"
+name: tank
+world: {{gravity: [0, 0, -9.81], dt: 0.001}}
+default_material: {{static_friction: 1.0}}
+robots:
+  - {{name: tank, urdf: tank.urdf, root: floating, pose: {{position: [0, 0, 0.15]}}}}
+bodies:
+  - {{name: ground, shapes: [{{type: plane}}]}}{l}{r}
+loop_constraints:
+  - {{type: weld, body_a: tank/base, anchor_a: [0, 0.3, -0.1], body_b: left}}
+  - {{type: weld, body_a: tank/base, anchor_a: [0, -0.3, -0.1], body_b: right}}
+"#,
+        l = track("left", 0.3, 0.3),
+        r = track("right", -0.3, 0.3)
+    );
+    let scene = Scene::from_str(&text, dir.join("tank.yaml").to_str().unwrap()).unwrap();
+    let mut w = World::new(scene).unwrap();
+    w.run(1.5).unwrap();
+    let s = *w.state("tank/base").unwrap();
+    assert!((s.linear.x - 0.3).abs() < 0.01, "base at {:?} m/s", s.linear);
+    assert!(s.angular.z.abs() < 1e-6 && s.pose.translation.y.abs() < 1e-6, "{s:?}");
+    w.set_track_speed("left", -0.3).unwrap();
+    w.run(1.0).unwrap();
+    let yaw_rate = w.state("tank/base").unwrap().angular.z;
+    assert!(yaw_rate > 0.1 && yaw_rate <= 0.3 / 0.3, "yaw rate {yaw_rate}");
+}
