@@ -286,4 +286,19 @@ pub trait Engine {
             what: "checkpoints (restore_state)".into(),
         })
     }
+    /// The track surfaces (bodies with `track`) by name, in the order of
+    /// [`Engine::track_speeds`].
+    fn tracks(&self) -> &[String] {
+        &[]
+    }
+    /// Each track's surface speed command (m/s).
+    fn track_speeds(&self) -> &[f64] {
+        &[]
+    }
+    /// Sets the surface speed (m/s) of the `k`-th track of [`Engine::tracks`], used from the
+    /// next step on; a speed that is not finite is [`SimError::BadTrackSpeed`].
+    fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
+        let _ = (k, speed);
+        Err(SimError::Input(format!("engine '{}' does not support track surfaces", self.name())))
+    }
 }

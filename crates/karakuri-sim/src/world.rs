@@ -81,6 +81,7 @@ impl World {
             every: every as u64,
             states: vec![JointState::default(); n],
             commands: vec![None; n],
+            track_commands: vec![None; self.engine.tracks().len()],
         });
         Ok(())
     }
@@ -94,6 +95,7 @@ impl World {
             }
             self.engine.write_joint_states(&mut r.states);
             r.commands.fill(None);
+            r.track_commands.fill(None);
             let mut io = ControlIo {
                 time: self.engine.time(),
                 joints: self.engine.one_dof_joints(),
@@ -101,12 +103,20 @@ impl World {
                 sensors: self.engine.sensors(),
                 readings: self.engine.readings(),
                 commands: &mut r.commands,
+                tracks: self.engine.tracks(),
+                track_speeds: self.engine.track_speeds(),
+                track_commands: &mut r.track_commands,
             };
             r.controller.update(&mut io);
             for k in 0..r.commands.len() {
                 if let Some(x) = r.commands[k] {
                     // the engine checks the command (finite, within limits) and names the joint
                     self.engine.set_one_dof_target(k, x)?;
+                }
+            }
+            for k in 0..r.track_commands.len() {
+                if let Some(x) = r.track_commands[k] {
+                    self.engine.set_track_speed(k, x)?;
                 }
             }
         }
@@ -285,6 +295,29 @@ impl World {
     pub fn robot_joints(&self, robot: &str) -> Vec<String> {
         let prefix = format!("{robot}/");
         self.engine.one_dof_joints().iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
+    }
+
+    /// The track surfaces (bodies with `track`) by name.
+    pub fn tracks(&self) -> &[String] {
+        self.engine.tracks()
+    }
+
+    /// A track surface's speed command (m/s) by name.
+    pub fn track_speed(&self, track: &str) -> Result<f64, SimError> {
+        let k = self.track_index(track)?;
+        Ok(self.engine.track_speeds()[k])
+    }
+
+    /// Sets a track surface's speed (m/s) by name, used from the next step on.
+    pub fn set_track_speed(&mut self, track: &str, speed: f64) -> Result<(), SimError> {
+        let k = self.track_index(track)?;
+        self.engine.set_track_speed(k, speed)
+    }
+
+    fn track_index(&self, track: &str) -> Result<usize, SimError> {
+        self.engine.tracks().iter().position(|t| t == track).ok_or_else(|| SimError::UnknownTrack {
+            track: track.to_string(),
+        })
     }
 
     /// The sensors, in the order of [`World::readings`].

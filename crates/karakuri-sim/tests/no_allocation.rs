@@ -95,7 +95,7 @@ fn a_running_step_allocates_nothing() {
         eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
         total += stray;
     }
-    for text in [PENALTY, LIMITS, ACTUATORS] {
+    for text in [PENALTY, LIMITS, ACTUATORS, JOINTS_AND_TRACKS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();
         if text == ACTUATORS {
@@ -105,6 +105,9 @@ fn a_running_step_allocates_nothing() {
         }
         if text == PENALTY {
             world.add_joint_forces(&["hinge"], Box::new(Push)).unwrap();
+        }
+        if text == JOINTS_AND_TRACKS {
+            world.add_controller(Box::new(Drive), 0.002).unwrap();
         }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
@@ -202,5 +205,69 @@ struct Push;
 impl karakuri_sim::JointForces for Push {
     fn forces(&self, t: f64, q: &[f64], _dq: &[f64], out: &mut [karakuri_sim::JointForce]) {
         out[0].tau = 0.1 * t.sin() - 0.01 * q[0];
+    }
+}
+
+/// Extra joints of every kind (30 loop rows: more than the direct solver's default 24, which
+/// SHAKE's dense solve still takes without allocating; a force sensor beside a loop) and track
+/// surfaces driven by a controller.
+const JOINTS_AND_TRACKS: &str = r#"
+name: joints_and_tracks
+world: {dt: 0.001}
+bodies:
+  - {name: ground, shapes: [{type: plane}]}
+  - name: arm
+    mass: 1
+    com: [0.5, 0, 0]
+    inertia: [[0.01, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]
+    pose_in_parent: {position: [0, 0, 2]}
+    joints: [{type: revolute, name: hinge, axis: [0, 1, 0]}]
+  - name: slider
+    mass: 1
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [3, 0, 2]}}]
+  - name: payload
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [1, 0, 2]}}]
+  - name: payload2
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [0.5, 0, 2]}}]
+  - name: payload3
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [0.5, 0, 2.5]}}]
+  - name: bob
+    mass: 0.5
+    inertia: [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]
+    joints: [{type: free, q0: {position: [5, 0, 1.5]}}]
+  - name: belt
+    pose_in_parent: {position: [0, 3, 0.05]}
+    shapes: [{type: box, half_extents: [2, 0.5, 0.05]}]
+    track: {direction: [1, 0, 0], speed: 0.5}
+  - name: box
+    mass: 1
+    inertia: [[0.006, 0, 0], [0, 0.006, 0], [0, 0, 0.006]]
+    joints: [{type: free, q0: {position: [0, 3, 0.25]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+loop_constraints:
+  - {type: ball, body_a: arm, anchor_a: [0.75, 0, 0], body_b: world, anchor_b: [0.75, 0, 2]}
+  - {type: piston, body_a: world, anchor_a: [3, 0, 2], body_b: slider, axis_a: [0, 0.6, 0.8]}
+  - {type: weld, body_a: arm, anchor_a: [1, 0, 0], body_b: payload}
+  - {type: weld, body_a: arm, anchor_a: [0.5, 0, 0], body_b: payload2}
+  - {type: weld, body_a: payload2, anchor_a: [0, 0, 0.5], body_b: payload3}
+  - {type: revolute, body_a: world, anchor_a: [5, 0, 2], body_b: bob, anchor_b: [0, 0, 0.5], axis_a: [0, 1, 0]}
+sensors:
+  - {name: f, type: force, joint: hinge}
+"#;
+
+/// A controller changing the belt's speed.
+struct Drive;
+
+impl karakuri_sim::Controller for Drive {
+    fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
+        let k = io.track("belt").unwrap();
+        io.track_commands[k] = Some(0.5 * (io.time * 3.0).cos());
     }
 }

@@ -5,16 +5,17 @@
 //! fields, so the scene's own types can change beside it.
 
 use karakuri::algorithms;
-use karakuri::spatial::{quat_from_xyzw, Se3, Vec3};
+use karakuri::spatial::{quat_from_xyzw, Mat3, Se3, Vec3};
 use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
 use super::joint_forces::{JointForceSet, JointFriction};
 use crate::joint_forces::SpringDamper;
+use super::tracks::Track;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::{BodyInfo, SensorInfo};
-use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
+use crate::scene::{ActuatorMode, ContactMode, LoopKind, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
 /// A simulated body: a scene body or a robot link, carried by a model joint.
@@ -48,11 +49,14 @@ pub struct Limit {
     pub hi: f64,
 }
 
-/// A loop closure: anchor `pa` on joint `ja` held at anchor `pb` on joint `jb` (both in the
-/// joint frames), and for a revolute loop B's hinge axis held along A's.
+/// A loop closure (Choreonoid's extra joint): anchor `pa` on joint `ja` and anchor `pb` on
+/// joint `jb` (both in the joint frames), held together by the rows of its kind (see
+/// [`super::loops::loop_rows`]).
 #[derive(Clone, Copy, Debug)]
 pub struct LoopSpec {
-    /// Joint of body A.
+    /// Ball, revolute, piston or weld.
+    pub kind: LoopKind,
+    /// Joint of body A (0: the world).
     pub ja: usize,
     /// Anchor on A (joint frame).
     pub pa: Vec3,
@@ -60,12 +64,25 @@ pub struct LoopSpec {
     pub jb: usize,
     /// Anchor on B (joint frame).
     pub pb: Vec3,
-    /// Two more (angular) rows align the hinge axes.
-    pub revolute: bool,
-    /// Hinge axis in A's joint frame.
+    /// Hinge or slider axis in A's joint frame (revolute, piston).
     pub axis_a: Vec3,
     /// The same axis in B's joint frame, from the initial configuration.
     pub axis_b: Vec3,
+    /// B's joint axes in A's joint axes at the initial configuration, `R_aᵀ R_b` (weld: the
+    /// relative orientation held).
+    pub rel_rotation: Mat3,
+}
+
+impl LoopSpec {
+    /// Its number of constraint rows: ball 3, piston 4, revolute 5, weld 6.
+    pub fn rows(&self) -> usize {
+        match self.kind {
+            LoopKind::Ball => 3,
+            LoopKind::Piston => 4,
+            LoopKind::Revolute => 5,
+            LoopKind::Weld => 6,
+        }
+    }
 }
 
 /// The actuator of a one-dof joint (see [`crate::scene::ActuatorSpec`]).
@@ -176,6 +193,12 @@ pub struct SimModel {
     pub joint_forces: Vec<JointForceSet>,
     /// Joints with Coulomb friction (a bounded row each).
     pub frictions: Vec<JointFriction>,
+    /// Track surfaces, in scene order.
+    pub tracks: Vec<Track>,
+    /// Each body's track, if any `(bodies)`.
+    pub body_track: Vec<Option<usize>>,
+    /// Names of [`SimModel::tracks`].
+    pub track_names: Vec<String>,
 }
 
 impl SimModel {
@@ -294,7 +317,6 @@ impl SimModel {
             .iter()
             .map(|&j| actuators.iter().position(|a: &Actuator| a.dof == model.idx_v[j]))
             .collect();
-        // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
         algorithms::forward_kinematics(&model, &mut data, &q);
         let o_m_i = data.joint_placements()?;
@@ -306,11 +328,31 @@ impl SimModel {
         } else {
             collider(scene, &bodies, asm.shapes, &overlapping)
         };
-        // loop axes of B from the initial configuration
+        // B's axis and relative orientation from the initial configuration
         let mut loops = asm.loops;
         for l in &mut loops {
             let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
+            l.rel_rotation = xa.rotation.transpose() * xb.rotation;
+        }
+        let tracks: Vec<Track> = scene
+            .bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(bi, bs)| {
+                let t = bs.track?;
+                Some(Track {
+                    name: bs.name.clone(),
+                    body: bi,
+                    joint: bodies[bi].joint,
+                    direction: bodies[bi].placement.rotation * v3(&t.direction),
+                    speed: t.speed,
+                })
+            })
+            .collect();
+        let mut body_track = vec![None; bodies.len()];
+        for (k, t) in tracks.iter().enumerate() {
+            body_track[t.body] = Some(k);
         }
         let infos = bodies
             .iter()
@@ -344,6 +386,9 @@ impl SimModel {
             perturbations,
             joint_forces,
             frictions,
+            track_names: tracks.iter().map(|t| t.name.clone()).collect(),
+            tracks,
+            body_track,
         })
     }
 

@@ -10,6 +10,7 @@ use nalgebra::{DVector, DVectorView};
 
 use super::build::SimModel;
 use super::state::{SimState, StepData};
+use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
@@ -154,13 +155,17 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             p: c.point,
             dirs: [n, t1, t2],
         };
+        // B's velocity relative to A's at which their surfaces do not slip (tracks)
+        let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
+        let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
         // relative velocity of B with respect to A at the contact point, before the step
         let mut rel = |dir: &Vec3| -> f64 {
             frame.row(model, &w.s_world, dir, &mut w.row);
             row_dot(&w.row, &s.v)
         };
         let vn = rel(&n);
-        let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
+        // slip: the tangential relative velocity beyond the surfaces' own
+        let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
         let mat = mean_material(&sa.material, &sb.material);
         let mu = if vt.norm() <= cp.friction_threshold_velocity {
             mat.static_friction
@@ -177,7 +182,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 penalty_force: f,
             }
         } else {
-            let (row, nrows) = springhead_rows(m, s, w, &c, &frame, (vn, mu), mat.restitution);
+            let (row, nrows) =
+                springhead_rows(m, s, w, &c, &frame, (vn, mu, tangent_targets), mat.restitution);
             ContactRows {
                 raw: ci,
                 row,
@@ -192,7 +198,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
 /// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
-/// velocities and the friction coefficient. Returns the force on B (world).
+/// velocities (slip: beyond the track surfaces' velocity) and the friction coefficient.
+/// Returns the force on B (world).
 fn penalty_impulses(
     m: &SimModel,
     w: &mut StepData,
@@ -231,15 +238,16 @@ fn penalty_impulses(
 
 /// A constraint contact: the normal row with Springhead's target (restitution `e` above the
 /// threshold speed, else penetration correction at most `max_depenetration_speed`; a gap may only close within the step) and,
-/// when `μ > 0`, the two friction rows, warm-started from the last step. Returns the first
-/// row and the number of rows.
+/// when `μ > 0`, the two friction rows targeting `tangent_targets` (the no-slip velocity of
+/// track surfaces, else 0), warm-started from the last step. Returns the first row and the
+/// number of rows.
 fn springhead_rows(
     m: &SimModel,
     s: &SimState,
     w: &mut StepData,
     c: &RawContact,
     frame: &ContactFrame,
-    (vn, mu): (f64, f64),
+    (vn, mu, tangent_targets): (f64, f64, [f64; 2]),
     e: f64,
 ) -> (usize, usize) {
     let (model, cp, dt) = (&m.model, &m.contact, m.dt);
@@ -277,7 +285,7 @@ fn springhead_rows(
         for (k, t) in [t1, t2].iter().enumerate() {
             let r = w
                 .rows
-                .push_ranged(RowKind::Tangent, 0.0, warm[1 + k], ranges);
+                .push_ranged(RowKind::Tangent, tangent_targets[k], warm[1 + k], ranges);
             frame.row(model, &w.s_world, t, w.rows.j_row_mut(r));
         }
     }

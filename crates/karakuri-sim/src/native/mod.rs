@@ -30,6 +30,7 @@ pub mod loops;
 pub mod noise;
 pub mod stages;
 pub mod state;
+pub mod tracks;
 
 use std::time::{Duration, Instant};
 
@@ -427,6 +428,29 @@ impl Engine for NativeEngine {
         // pushes that ended are dropped here, outside the step
         s.pushes.retain(|p| p.to_step > s.steps);
         s.pushes.push(push);
+        Ok(())
+    }
+
+    fn tracks(&self) -> &[String] {
+        &self.model.track_names
+    }
+
+    fn track_speeds(&self) -> &[f64] {
+        &self.state.track_speeds
+    }
+
+    fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
+        let Some(name) = self.model.track_names.get(k) else {
+            return Err(SimError::UnknownTrack { track: format!("#{k}") });
+        };
+        if !speed.is_finite() {
+            return Err(SimError::BadTrackSpeed {
+                track: name.clone(),
+                time: self.state.time,
+                reason: format!("speed command {speed} is not finite"),
+            });
+        }
+        self.state.track_speeds[k] = speed;
         Ok(())
     }
 }

@@ -14,6 +14,7 @@ use super::contact;
 use super::integrate::integrate_world;
 use super::limits::limit_rows;
 use super::loops;
+use super::tracks;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
 use crate::scene::{ActuatorMode, SensorKind, SolverKind};
@@ -226,10 +227,12 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Constraints: contact rows (and penalty impulses on `w.v_free`), loop rows, limit rows,
+/// Constraints: the tracks' surface velocities (`w.track_velocity`), contact rows (and
+/// penalty impulses on `w.v_free`), loop rows, limit rows,
 /// then the solve and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`, the
 /// columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
-/// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the warm start in `s`, and `s.v`.
+/// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the loop rows' impulses
+/// `w.loop_impulse`, the warm start in `s`, and `s.v`.
 pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let nv = m.model.nv;
     if w.raw.len() > w.reserved_contacts {
@@ -237,6 +240,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     }
     w.rows.clear(nv);
     w.contact_rows.clear();
+    tracks::track_velocities(m, s, w)?;
     contact::contact_rows(m, s, w);
     w.other_row_start = w.rows.len();
     let mut other = 0;
@@ -270,6 +274,9 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
         }
     };
     contact::remember_impulses(s, w);
+    let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();
+    w.loop_impulse.clear();
+    w.loop_impulse.extend_from_slice(&w.rows.lambda[loop_rows]);
     s.warm_other.clear();
     s.warm_other
         .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
@@ -355,11 +362,14 @@ pub fn sensor_start(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
 ///   body-fixed point at the step's start and end, `R` the sensor's world rotation;
 /// * rate gyro: the body's angular velocity in sensor axes;
 /// * force: Newton–Euler on the child side: the wrench through the joint is the child side's
-///   momentum change over the step minus gravity on it and the contact forces on it
-///   (`w.contacts`), moved to the sensor origin and expressed in sensor axes. Loop closures
-///   attached to the child side are not subtracted.
+///   momentum change over the step minus gravity on it, the contact forces on it
+///   (`w.contacts`) and the forces of the loop closures joining it to the rest of the world
+///   (each loop row's `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a
+///   loop with both bodies on the child side is internal), moved to the sensor origin and
+///   expressed in sensor axes.
 ///
-/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `m.sensors`; writes `w.readings`.
+/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `w.loop_wrench`, `w.loop_impulse`,
+/// `m.sensors`, `m.loops`; writes `w.readings`.
 pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
@@ -398,6 +408,22 @@ pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
                     };
                     f -= fc;
                     n -= c.point.cross(&fc);
+                }
+                let mut r = 0;
+                for l in &m.loops {
+                    let (on_a, on_b) = (sn.subtree[l.ja], sn.subtree[l.jb]);
+                    let rows = r..r + l.rows();
+                    r = rows.end;
+                    if on_a == on_b {
+                        continue;
+                    }
+                    for k in rows {
+                        let [on_body_b, on_body_a] = w.loop_wrench[k];
+                        let unit = if on_b { on_body_b } else { on_body_a };
+                        let lambda = w.loop_impulse[k] / m.dt;
+                        f -= unit.linear * lambda;
+                        n -= unit.angular * lambda;
+                    }
                 }
                 // moment about the sensor origin, then sensor axes
                 let n = n - x.translation.cross(&f);

@@ -4,7 +4,7 @@
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
 use karakuri::linalg::Factorization;
-use karakuri::spatial::{Force, Motion};
+use karakuri::spatial::{Force, Motion, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,9 @@ pub struct SimState {
     /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
     /// at load; drawn only by noisy sensors.
     pub sensor_rng: Vec<SplitMix64>,
+    /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
+    /// one.
+    pub track_speeds: Vec<f64>,
 }
 
 impl SimState {
@@ -69,6 +72,7 @@ impl SimState {
                 .enumerate()
                 .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
                 .collect(),
+            track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct ShakeWork {
     pub err: Vec<f64>,
     /// World motion columns at the trial configuration `(nv)`.
     pub s_world: Vec<Motion>,
+    /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
+    pub wrench: Vec<[Force; 2]>,
 }
 
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
@@ -163,6 +169,12 @@ pub struct StepData {
     pub loop_rows: Rows,
     /// Loop position errors `(loop rows)`.
     pub loop_err: Vec<f64>,
+    /// The world wrenches (about the origin) one unit of each loop row's impulse applies to
+    /// `[B, A]` at the step's q `(loop rows)`.
+    pub loop_wrench: Vec<[Force; 2]>,
+    /// Each loop row's impulse over the step: the solve's plus SHAKE's corrections
+    /// `(loop rows)`; the force sensors subtract `wrench · impulse / dt`.
+    pub loop_impulse: Vec<f64>,
     /// Index of the first loop row in `rows`.
     pub other_row_start: usize,
     /// One row's scratch `(nv)`.
@@ -194,6 +206,8 @@ pub struct StepData {
     pub force_diag: Vec<f64>,
     /// The joint-force stage's scratch (sized for the largest set).
     pub force_work: JointForceWork,
+    /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
+    pub track_velocity: Vec<Vec3>,
 }
 
 impl StepData {
@@ -223,6 +237,8 @@ impl StepData {
             rows: Rows::default(),
             loop_rows: Rows::default(),
             loop_err: Vec::new(),
+            loop_wrench: Vec::new(),
+            loop_impulse: Vec::new(),
             other_row_start: 0,
             row: vec![0.0; nv],
             warm_next: Vec::new(),
@@ -237,6 +253,7 @@ impl StepData {
                 trial_rows: Rows::default(),
                 err: Vec::new(),
                 s_world: vec![Motion::zero(); nv],
+                wrench: Vec::new(),
             },
             rk4: Rk4Work {
                 q0: zq(),
@@ -259,6 +276,7 @@ impl StepData {
                 fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
                 fw
             },
+            track_velocity: vec![Vec3::zeros(); m.tracks.len()],
         }
     }
 
@@ -268,7 +286,7 @@ impl StepData {
     /// contacts than every earlier step, so the steps in between allocate nothing.
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
-        let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
+        let loop_rows: usize = m.loops.iter().map(|l| l.rows()).sum();
         let servos = m
             .actuators
             .iter()
@@ -278,7 +296,8 @@ impl StepData {
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);
-        self.solver.reserve(rows, m.engine.direct_max_rows);
+        // SHAKE solves the loop rows with the direct solver whatever their number
+        self.solver.reserve(rows, m.engine.direct_max_rows.max(loop_rows));
         for r in [
             &mut self.loop_rows,
             &mut self.shake.rows,
@@ -289,6 +308,9 @@ impl StepData {
         }
         ensure(&mut self.loop_err, loop_rows);
         ensure(&mut self.shake.err, loop_rows);
+        ensure(&mut self.loop_wrench, loop_rows);
+        ensure(&mut self.loop_impulse, loop_rows);
+        ensure(&mut self.shake.wrench, loop_rows);
         ensure(&mut s.warm_other, fixed);
         ensure(&mut s.warm_contacts, contacts);
         ensure(&mut self.warm_next, contacts);

@@ -569,6 +569,25 @@ pub struct BodySpec {
     /// Redundant initial world pose, for cross-checking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_world_pose: Option<Pose>,
+    /// A track surface (conveyor belt, crawler): its contacts get a tangential surface
+    /// velocity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<TrackSpec>,
+}
+
+/// `bodies[].track`: the body's surface moves at `speed · direction` relative to the body
+/// (Choreonoid's crawlers and conveyors): at each of its contacts, the direction (body axes,
+/// rotated with the body) projected onto the contact plane times the speed is the surface's
+/// tangential velocity, which friction carries the other body along.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackSpec {
+    /// Direction of the surface's motion in the body's axes (unit).
+    pub direction: [f64; 3],
+    /// Speed (m/s) at the start; a command ([`crate::World::set_track_speed`], controllers)
+    /// replaces it.
+    #[serde(default)]
+    pub speed: f64,
 }
 
 fn world() -> String {
@@ -678,16 +697,23 @@ pub enum LoopKind {
     Revolute,
     /// Point rows only (planar loops need no more).
     Ball,
+    /// Translation along `axis_a` and rotation about it free; the other four dofs held (the
+    /// anchor of B stays on A's axis line, the axes stay aligned).
+    Piston,
+    /// All six dofs held: the anchors coincide and the relative orientation keeps its initial
+    /// value.
+    Weld,
 }
 
-/// A loop-closure joint between two bodies (Choreonoid's extra joint).
+/// A loop-closure joint between two bodies (Choreonoid's extra joint): scene bodies, robot
+/// links (`robot/link`) or `world`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopConstraint {
     /// Name (default `loop<index>`).
     #[serde(default)]
     pub name: String,
-    /// Revolute or ball.
+    /// Revolute, ball, piston or weld.
     #[serde(rename = "type", default)]
     pub kind: LoopKind,
     /// First body.
@@ -700,7 +726,7 @@ pub struct LoopConstraint {
     /// Anchor in `body_b`'s frame.
     #[serde(default)]
     pub anchor_b: [f64; 3],
-    /// Hinge axis in `body_a`'s frame (revolute).
+    /// Hinge (revolute) or slider (piston) axis in `body_a`'s frame.
     #[serde(default = "z_axis")]
     pub axis_a: [f64; 3],
     /// Free text kept for the reader.

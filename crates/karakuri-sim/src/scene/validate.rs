@@ -55,15 +55,22 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         let at = format!("loop_constraints[{li}]");
         let l = &scene.loop_constraints[li];
         for (key, name) in [("body_a", &l.body_a), ("body_b", &l.body_b)] {
-            if !known(name, scene) {
-                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}'")));
+            // robot links are resolved against the URDF when the world is built
+            if name != "world" && !known(name, scene) {
+                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}' (a scene body, `robot/link` or `world`)")));
             }
+        }
+        if l.body_a == l.body_b {
+            return Err(v.err(&format!("{at}.body_b"), format!("joins body '{}' to itself", l.body_b)));
         }
         let l = &mut scene.loop_constraints[li];
         if l.name.is_empty() {
             l.name = format!("loop{li}");
         }
-        if l.kind == LoopKind::Revolute {
+        if matches!(l.kind, LoopKind::Revolute | LoopKind::Piston) {
+            if l.axis_a.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.axis_a"), "the axis is zero; give the joint's axis as a unit vector in body_a's frame"));
+            }
             v.unit(&format!("{at}.axis_a"), &mut l.axis_a)?;
         }
     }
@@ -87,6 +94,18 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for (i, c) in scene.controllers.iter().enumerate() {
         v.controller(&format!("controllers[{i}]"), c, scene.world.dt)?;
+    }
+    for (bi, b) in scene.bodies.iter_mut().enumerate() {
+        if let Some(t) = &mut b.track {
+            let at = format!("bodies[{bi}].track");
+            if t.direction.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.direction"), "the direction is zero; give the surface's direction of motion as a unit vector in the body's axes"));
+            }
+            v.unit(&format!("{at}.direction"), &mut t.direction)?;
+            if !t.speed.is_finite() {
+                return Err(v.err(&format!("{at}.speed"), format!("must be a finite number (found {})", t.speed)));
+            }
+        }
     }
     Ok(())
 }
@@ -208,7 +227,7 @@ impl Validator<'_> {
     fn unit(&self, at: &str, a: &mut [f64; 3]) -> Check {
         let n = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
         if (n - 1.0).abs() > 1e-6 {
-            return Err(self.err(at, format!("axis must be a unit vector (norm {n})")));
+            return Err(self.err(at, format!("must be a unit vector (norm {n})")));
         }
         *a = [a[0] / n, a[1] / n, a[2] / n];
         Ok(())
