@@ -22,6 +22,7 @@ pub mod contact;
 pub mod integrate;
 pub mod limits;
 pub mod loops;
+pub mod loop_drift;
 pub mod stages;
 pub mod state;
 

@@ -13,6 +13,7 @@ use super::build::SimModel;
 use super::contact;
 use super::integrate::integrate_world;
 use super::limits::limit_rows;
+use super::loop_drift;
 use super::loops;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
@@ -260,6 +261,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     w.other_row_start = w.rows.len();
     let mut other = 0;
     loops::loop_constraint_rows(m, s, w, &mut other)?;
+    loop_drift::feed_forward(m, s, w);
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
     w.dv.fill(0.0);
@@ -297,11 +299,16 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     Ok(())
 }
 
-/// Integrate: the loop projection (if asked), then `q ← q ⊕ dt v⁺` (see
-/// [`integrate_world`]). Reads and writes `s.q`, `s.v`.
+/// Integrate: the loop projection (if asked, and only when the loop error at the step's start
+/// exceeds `engine.loop_tolerance`: the drift feed-forward keeps it below otherwise), the
+/// loops' first-order prediction for the next step's feed-forward, then `q ← q ⊕ dt v⁺` (see
+/// [`integrate_world`]). Reads and writes `s.q`, `s.v`, `s.loop_predicted`.
 pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
-    if m.engine.loop_projection && !m.loops.is_empty() {
-        loops::shake(m, s, w)?;
+    if !m.loops.is_empty() {
+        if m.engine.loop_projection && loop_drift::largest_error(w) > m.engine.loop_tolerance {
+            loops::shake(m, s, w)?;
+        }
+        loop_drift::predict(m, s, w);
     }
     integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
     Ok(())

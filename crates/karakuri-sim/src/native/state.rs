@@ -34,6 +34,10 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Each loop row's error predicted to first order for the step's end, `C + dt J v⁺`, by
+    /// the last step `(loop rows; empty before the first step)`: the next step's drift
+    /// feed-forward (see `loop_drift`).
+    pub loop_predicted: Vec<f64>,
 }
 
 impl SimState {
@@ -48,6 +52,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            loop_predicted: Vec::new(),
         }
     }
 }
@@ -255,6 +260,7 @@ impl StepData {
         ensure(&mut self.loop_err, loop_rows);
         ensure(&mut self.shake.err, loop_rows);
         ensure(&mut s.warm_other, fixed);
+        ensure(&mut s.loop_predicted, loop_rows);
         ensure(&mut s.warm_contacts, contacts);
         ensure(&mut self.warm_next, contacts);
         ensure(&mut self.raw, contacts);
