@@ -230,7 +230,7 @@ fn penalty_impulses(
 }
 
 /// A constraint contact: the normal row with Springhead's target (restitution `e` above the
-/// threshold speed, else penetration correction at most `max_depenetration_speed`; a gap may only close within the step) and,
+/// threshold speed, else no further approach (the split-impulse pass removes the penetration); a gap may only close within the step) and,
 /// when `μ > 0`, the two friction rows, warm-started from the last step. Returns the first
 /// row and the number of rows.
 fn springhead_rows(
@@ -257,10 +257,9 @@ fn springhead_rows(
     } else if impact {
         -e * vn
     } else {
-        // Springhead's correction, capped (PhysX's maxDepenetrationVelocity): a deep start
-        // rises out at the cap instead of being launched by depth / dt
-        let correction = cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt;
-        correction.min(cp.max_depenetration_speed)
+        // the penetration is removed by the split-impulse pass (`split.rs`: Springhead's
+        // correction as a pseudo-velocity, capped); this row only stops it from growing
+        0.0
     };
     let friction = if mu > 0.0 { 2 } else { 0 };
     let warm = if m.engine.warm_start {

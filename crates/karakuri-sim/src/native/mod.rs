@@ -9,7 +9,8 @@
 //! ```text
 //! position (LᵀDL of qH = M + diag, world columns, collision)
 //!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
-//!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
+//!   → constraint (contact / loop / limit rows, solve, v⁺; split impulse: pseudo-velocity v_p)
+//!   → integrate (SHAKE, q ⊕ dt (v⁺ + v_p))
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
 //!     M, bias forces) → sensors → watch (unconverged solves, bodies faster than their size)
 //! ```
@@ -22,6 +23,7 @@ pub mod contact;
 pub mod integrate;
 pub mod limits;
 pub mod loops;
+pub mod split;
 pub mod loop_drift;
 pub mod stages;
 pub mod state;
@@ -199,6 +201,7 @@ impl Engine for NativeEngine {
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
             stages::actuator_report(m, s, w);
+            split::pseudo_velocity(m, s.v.as_slice(), w)?;
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             lap(&mut t.integrate);

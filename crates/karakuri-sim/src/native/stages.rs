@@ -11,7 +11,7 @@ use nalgebra::DVector;
 
 use super::build::SimModel;
 use super::contact;
-use super::integrate::integrate_world;
+use super::integrate::integrate_world_with;
 use super::limits::limit_rows;
 use super::loop_drift;
 use super::loops;
@@ -302,7 +302,8 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
 /// Integrate: the loop projection (if asked, and only when the loop error at the step's start
 /// exceeds `engine.loop_tolerance`: the drift feed-forward keeps it below otherwise), the
 /// loops' first-order prediction for the next step's feed-forward, then `q ← q ⊕ dt v⁺` (see
-/// [`integrate_world`]). Reads and writes `s.q`, `s.v`, `s.loop_predicted`.
+/// [`integrate_world_with`]; `q ⊕ dt (v⁺ + v_p)` when the split-impulse pass gave a pseudo-velocity,
+/// `v⁺` kept). Reads `w.split`; reads and writes `s.q`, `s.v`, `s.loop_predicted`.
 pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     if !m.loops.is_empty() {
         if m.engine.loop_projection && loop_drift::largest_error(w) > m.engine.loop_tolerance {
@@ -310,7 +311,8 @@ pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(),
         }
         loop_drift::predict(m, s, w);
     }
-    integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
+    let pseudo = w.split.active.then_some(w.split.v_p.as_slice());
+    integrate_world_with(&m.model, &mut s.q, &mut s.v, pseudo, m.dt);
     Ok(())
 }
 

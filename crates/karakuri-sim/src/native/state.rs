@@ -95,6 +95,18 @@ pub struct ShakeWork {
     pub s_world: Vec<Motion>,
 }
 
+/// The buffers of the split-impulse pass (see `split`).
+pub struct SplitWork {
+    /// Whether this step has a pseudo-velocity (some contact needed a correction).
+    pub active: bool,
+    /// The step's rows with the pseudo-velocity targets `(rows x nv)`.
+    pub rows: Rows,
+    /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
+    pub zero: Vec<f64>,
+    /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
+    pub v_p: Vec<f64>,
+}
+
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
 pub struct StepData {
     /// Everything the dynamics core derives at `(q, v)` of the state, read through its checked
@@ -174,6 +186,8 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// Split-impulse scratch: the pseudo-velocity that removes penetration.
+    pub split: SplitWork,
 }
 
 impl StepData {
@@ -233,6 +247,12 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            split: SplitWork {
+                active: false,
+                rows: Rows::default(),
+                zero: vec![0.0; nv],
+                v_p: vec![0.0; nv],
+            },
         }
     }
 
@@ -248,6 +268,8 @@ impl StepData {
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);
+        self.split.rows.nv = nv;
+        self.split.rows.reserve(rows);
         self.solver.reserve(rows, m.engine.direct_max_rows);
         for r in [
             &mut self.loop_rows,
