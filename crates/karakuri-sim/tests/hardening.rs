@@ -295,7 +295,7 @@ fn mass_ratio_stacks_report_an_unconverged_solver() {
     w.run(0.5).unwrap();
     let d = w.diagnostics();
     let (r, _) = d.worst_residual.expect("no unconverged solve reported");
-    // measured: 215 of 500 steps, worst residual 3.9 m/s
+    // measured: 500 of 500 steps, worst residual 0.67 m/s, the top box 7 mm into the bottom one
     assert!(d.unconverged_steps > 100 && r > 1e-2, "{d:?}");
     assert!(d.sinking_steps > 0, "{d:?}");
     assert!(d.warnings(w.bodies())[0].contains("did not converge"));
@@ -377,14 +377,19 @@ fn overlapping_robot_links_are_excluded_from_self_collision_and_listed() {
     w.step().unwrap();
     assert!(!w.contacts().is_empty());
     let mut fastest = 0.0f64;
+    let q2 = w.joint_position("r/j2").unwrap();
     for _ in 0..200 {
         w.step().unwrap();
         fastest = fastest.max(w.joint_velocity("r/j2").unwrap().abs());
     }
-    // kept, the pair collides and pushes link2 out; the cap bounds the normal speed at the
-    // contact points, not the joint's: a point 0.1 mm from the hinge's axis asks 0.2 / 1e-4
-    // = 2000 rad/s (measured), which is why such pairs are excluded by default
-    assert!(fastest > 100.0, "link2 turned at {fastest} rad/s");
+    let turned = (w.joint_position("r/j2").unwrap() - q2).abs();
+    // kept, the pair collides and the split impulse turns link2 out of the base by its
+    // pseudo-velocity (1.28 rad in 0.2 s, measured) without giving it speed (before the split
+    // impulse: the cap bounds the speed of the contact points, not the joint's, and a point
+    // 0.1 mm from the hinge's axis asked 0.2 / 1e-4 = 2000 rad/s). A motion no one asked for
+    // all the same, which is why such pairs are excluded by default.
+    assert!(fastest == 0.0, "link2 turned at {fastest} rad/s");
+    assert!(turned > 0.5, "link2 was not pushed out of the base: turned {turned} rad");
 }
 
 /// Item 2: ANYmal (`tests/data/anymal.urdf`, its collision primitives) dropped from 0.7 m with
