@@ -175,7 +175,6 @@ fn depenetration_a_box_5cm_inside_the_floor_rises_out_without_gaining_kinetic_en
             assert!(s.pose.translation.z > 0.1 - 1.5e-3, "still {} m deep at 0.5 s", 0.1 - s.pose.translation.z);
         }
     }
-    println!("top {top} ke_max {ke_max}");
     // one step of gravity's speed, g dt = 9.8 mm/s, is ½ (g dt)² = 4.8e-5 J per kg
     assert!(ke_max < 4.9e-5, "gained {ke_max} J");
     assert!(top <= 0.1 + 1e-6, "rose to {top} m, above its resting height");
@@ -199,10 +198,8 @@ fn depenetration_two_coincident_boxes_separate_without_launching() {
         w.step().unwrap();
         ke_max = ke_max.max(kinetic(&w, &boxes));
     }
-    println!("ke_max {ke_max} energy {}", w.energy());
     assert!(ke_max < 1e-9, "kinetic energy reached {ke_max} J");
     let gap = (w.state("a").unwrap().pose.translation - w.state("b").unwrap().pose.translation).norm();
-    println!("gap {gap}");
     assert!(gap > 0.15, "still inside each other: centres {gap} m apart");
 }
 
@@ -232,7 +229,6 @@ fn depenetration_a_near_axis_overlap_does_not_spin_a_link() {
     }
     let s = w.state("link").unwrap();
     let knob = s.pose.rotation * nalgebra::Vector3::new(0.05, 0.0, 0.0) + s.pose.translation;
-    println!("spin {spin} knob z {}", knob.z);
     assert!(spin < 1e-3, "the link spun at {spin} rad/s");
     // out of the floor but for the tolerance (d_tol = 1 mm)
     assert!(knob.z > 0.06 - 1.5e-3, "the knob is still {} m deep", 0.06 - knob.z);

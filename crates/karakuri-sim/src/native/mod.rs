@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
+//!   → velocity (passive forces) → actuation → acceleration (q̈; impact passes on v; v_free)
 //!   → constraint (contact / loop / limit rows, solve, v⁺; split impulse: pseudo-velocity v_p)
 //!   → integrate (SHAKE, q ⊕ dt (v⁺ + v_p))
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
@@ -20,6 +20,7 @@
 mod assemble;
 pub mod build;
 pub mod contact;
+pub mod impact;
 pub mod integrate;
 pub mod limits;
 pub mod loops;
@@ -197,6 +198,7 @@ impl Engine for NativeEngine {
             stages::actuator_torques(m, s, w);
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
+            impact::impacts(m, s, w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;

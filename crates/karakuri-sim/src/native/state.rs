@@ -12,7 +12,7 @@ use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
-use crate::scene::{ActuatorMode, Target};
+use crate::scene::{ActuatorMode, Material, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
 /// What a step starts from and carries to the next.
@@ -107,6 +107,18 @@ pub struct SplitWork {
     pub v_p: Vec<f64>,
 }
 
+/// The buffers of the impact passes (see `impact`).
+pub struct ImpactWork {
+    /// Normal and tangent rows of every elastic contact of the step, 3 per contact.
+    pub all: Rows,
+    /// The rows of one pass (the contacts struck in it).
+    pub rows: Rows,
+    /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
+    pub contacts: Vec<(usize, Material)>,
+    /// The velocity change of one pass `(nv)`.
+    pub dv: Vec<f64>,
+}
+
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
 pub struct StepData {
     /// Everything the dynamics core derives at `(q, v)` of the state, read through its checked
@@ -188,6 +200,8 @@ pub struct StepData {
     pub v_start: DVector<f64>,
     /// Split-impulse scratch: the pseudo-velocity that removes penetration.
     pub split: SplitWork,
+    /// Impact-pass scratch.
+    pub impact: ImpactWork,
 }
 
 impl StepData {
@@ -253,6 +267,12 @@ impl StepData {
                 zero: vec![0.0; nv],
                 v_p: vec![0.0; nv],
             },
+            impact: ImpactWork {
+                all: Rows::default(),
+                rows: Rows::default(),
+                contacts: Vec::new(),
+                dv: vec![0.0; nv],
+            },
         }
     }
 
@@ -270,6 +290,11 @@ impl StepData {
         self.rows.reserve(rows);
         self.split.rows.nv = nv;
         self.split.rows.reserve(rows);
+        for r in [&mut self.impact.all, &mut self.impact.rows] {
+            r.nv = nv;
+            r.reserve(3 * contacts);
+        }
+        ensure(&mut self.impact.contacts, contacts);
         self.solver.reserve(rows, m.engine.direct_max_rows);
         for r in [
             &mut self.loop_rows,
