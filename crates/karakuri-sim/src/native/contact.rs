@@ -160,8 +160,14 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             row_dot(&w.row, &s.v)
         };
         let vn = rel(&n);
-        let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
         let mat = mean_material(&sa.material, &sb.material);
+        // the slip only chooses the friction coefficient: none to choose without friction
+        let frictionless = mat.static_friction == 0.0 && mat.dynamic_friction == 0.0;
+        let vt = if frictionless {
+            Vec3::zeros()
+        } else {
+            Vec3::new(rel(&t1), rel(&t2), 0.0)
+        };
         let mu = if vt.norm() <= cp.friction_threshold_velocity {
             mat.static_friction
         } else {
