@@ -22,6 +22,9 @@
 //!
 //! Only contacts with `e > 0` take part: perfectly plastic contacts (stacks, piles, feet) keep
 //! the one simultaneous problem, where resting weight and impacts are solved together. The
+//! passes hold no other rows: a world with loop closures keeps the simultaneous problem (a loop
+//! would have to join every pass), and a joint limit met during an impact stops its joint
+//! plastically in the velocity problem that follows. The
 //! passes work on the state's velocity at the step's start, as the velocity problem's
 //! restitution targets do; a step without an approaching elastic contact costs one point
 //! velocity per contact.
@@ -72,6 +75,11 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 /// velocities of the step's start), `w.s_world`, `w.qh`, the materials; writes `s.v` (the
 /// velocity after the impacts) and uses `w.impact` as scratch.
 pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    if !m.loops.is_empty() {
+        // a loop's impulse would have to join every pass: such worlds keep the one
+        // simultaneous problem, which holds the loops
+        return Ok(());
+    }
     if w.raw.len() > w.reserved_contacts {
         w.reserve(m, s, w.raw.len());
     }
