@@ -73,8 +73,8 @@ pub struct Diagnostics {
     /// Steps whose iterative solve ended at `engine.max_iterations` above `engine.tolerance`.
     pub unconverged_steps: u64,
     /// Of those, the steps whose final residual alone moves a contact more than
-    /// `contact.penetration_tolerance` in the step (`residual · dt > d_tol`): contacts may
-    /// sink. Only these are warned of (a settled stack ends a few steps above a 1e-6 m/s
+    /// `contact.penetration_tolerance` in the step (`residual · dt > d_tol`) or that have a
+    /// contact deeper than `2 d_tol`: contacts may sink. Only these are warned of (a settled stack ends a few steps above a 1e-6 m/s
     /// tolerance with residuals of 1e-4 m/s, harmlessly).
     pub sinking_steps: u64,
     /// The largest final residual of those steps (m/s: the last sweep's largest row velocity

@@ -273,6 +273,8 @@ fn revolute_extra_joint_closes_a_four_bar_built_from_robot_links() {
         r#"
 name: fourbar
 world: {{gravity: [0, 0, -{G}], dt: 0.001}}
+# the projection keeps the loop closed to 1e-10 m (the default 1e-6 m leaves ~4e-6 rad here)
+engine: {{loop_tolerance: 1e-10}}
 robots:
   - {{name: bar, urdf: bar.urdf, root: fixed, pose: {{position: [0, 0, 1]}}, q0: {{crank_j: {th2}, coupler_j: {q2}, rocker_j: {th4}}}}}
 loop_constraints:

@@ -164,9 +164,15 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             row_dot(&w.row, &s.v)
         };
         let vn = rel(&n);
-        // slip: the tangential relative velocity beyond the surfaces' own
-        let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
         let mat = mean_material(&sa.material, &sb.material);
+        // the slip (the tangential relative velocity beyond the surfaces' own) only chooses
+        // the friction coefficient: none to choose without friction
+        let frictionless = mat.static_friction == 0.0 && mat.dynamic_friction == 0.0;
+        let vt = if frictionless {
+            Vec3::zeros()
+        } else {
+            Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0)
+        };
         let mu = if vt.norm() <= cp.friction_threshold_velocity {
             mat.static_friction
         } else {
@@ -237,7 +243,7 @@ fn penalty_impulses(
 }
 
 /// A constraint contact: the normal row with Springhead's target (restitution `e` above the
-/// threshold speed, else penetration correction at most `max_depenetration_speed`; a gap may only close within the step) and,
+/// threshold speed, else no further approach (the split-impulse pass removes the penetration); a gap may only close within the step) and,
 /// when `μ > 0`, the two friction rows targeting `tangent_targets` (the no-slip velocity of
 /// track surfaces, else 0), warm-started from the last step. Returns the first row and the
 /// number of rows.
@@ -265,10 +271,9 @@ fn springhead_rows(
     } else if impact {
         -e * vn
     } else {
-        // Springhead's correction, capped (PhysX's maxDepenetrationVelocity): a deep start
-        // rises out at the cap instead of being launched by depth / dt
-        let correction = cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt;
-        correction.min(cp.max_depenetration_speed)
+        // the penetration is removed by the split-impulse pass (`split.rs`: Springhead's
+        // correction as a pseudo-velocity, capped); this row only stops it from growing
+        0.0
     };
     let friction = if mu > 0.0 { 2 } else { 0 };
     let warm = if m.engine.warm_start {

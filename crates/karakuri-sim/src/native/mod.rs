@@ -9,9 +9,10 @@
 //! ```text
 //! joint forces (springs, dampers, user JointForces; implicit terms for qH)
 //!   → position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → actuation → acceleration (q̈, v_free)
-//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺)
-//!   → integrate (SHAKE, q ⊕ dt v⁺)
+//!   → actuation → acceleration (q̈; impact passes on v; v_free)
+//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺;
+//!     split impulse: pseudo-velocity v_p)
+//!   → integrate (SHAKE, q ⊕ dt (v⁺ + v_p))
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
 //!     M, bias forces) → sensors (+ noise) → watch (unconverged solves, bodies faster than their size)
 //! ```
@@ -22,12 +23,15 @@ mod assemble;
 pub mod build;
 mod checkpoint;
 pub mod contact;
+pub mod impact;
 pub mod external;
 pub mod integrate;
 pub mod joint_forces;
 pub mod limits;
 pub mod loops;
 pub mod noise;
+pub mod split;
+pub mod loop_drift;
 pub mod stages;
 pub mod state;
 pub mod tracks;
@@ -212,10 +216,12 @@ impl Engine for NativeEngine {
             external::external_forces(m, s, &w.data, &mut w.tau)?;
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
+            impact::impacts(m, s, w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
             stages::actuator_report(m, s, w);
+            split::pseudo_velocity(m, s.v.as_slice(), w)?;
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             lap(&mut t.integrate);

@@ -11,8 +11,9 @@ use nalgebra::DVector;
 
 use super::build::SimModel;
 use super::contact;
-use super::integrate::integrate_world;
+use super::integrate::integrate_world_with;
 use super::limits::limit_rows;
+use super::loop_drift;
 use super::loops;
 use super::tracks;
 use super::state::{SimState, StepData};
@@ -245,6 +246,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     w.other_row_start = w.rows.len();
     let mut other = 0;
     loops::loop_constraint_rows(m, s, w, &mut other)?;
+    loop_drift::feed_forward(m, s, w);
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
@@ -286,13 +288,20 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     Ok(())
 }
 
-/// Integrate: the loop projection (if asked), then `q ← q ⊕ dt v⁺` (see
-/// [`integrate_world`]). Reads and writes `s.q`, `s.v`.
+/// Integrate: the loop projection (if asked, and only when the loop error at the step's start
+/// exceeds `engine.loop_tolerance`: the drift feed-forward keeps it below otherwise), the
+/// loops' first-order prediction for the next step's feed-forward, then `q ← q ⊕ dt v⁺` (see
+/// [`integrate_world_with`]; `q ⊕ dt (v⁺ + v_p)` when the split-impulse pass gave a pseudo-velocity,
+/// `v⁺` kept). Reads `w.split`; reads and writes `s.q`, `s.v`, `s.loop_predicted`.
 pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
-    if m.engine.loop_projection && !m.loops.is_empty() {
-        loops::shake(m, s, w)?;
+    if !m.loops.is_empty() {
+        if m.engine.loop_projection && loop_drift::largest_error(w) > m.engine.loop_tolerance {
+            loops::shake(m, s, w)?;
+        }
+        loop_drift::predict(m, s, w);
     }
-    integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
+    let pseudo = w.split.active.then_some(w.split.v_p.as_slice());
+    integrate_world_with(&m.model, &mut s.q, &mut s.v, pseudo, m.dt);
     Ok(())
 }
 
@@ -437,9 +446,9 @@ pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
 
 /// Watch: counts the step's numerical trouble into `w.diagnostics`: an iterative solve that
 /// stopped above `engine.tolerance` (its residual; "sinking" when `residual · dt` exceeds
-/// `contact.penetration_tolerance`), and a body whose shapes' centre moved more
+/// `contact.penetration_tolerance` or a contact of the step is deeper than twice it), and a body whose shapes' centre moved more
 /// than their smallest extent in the step (`|v_c| dt`, v_c its velocity at the state's end: it
-/// may have passed through something thin). Reads `w.last_solve`, `w.data`'s body velocities
+/// may have passed through something thin). Reads `w.last_solve`, `w.raw`, `w.data`'s body velocities
 /// (fresh from the kinematics stage), `m.bodies[..].bounds`, `s.steps`; writes
 /// `w.diagnostics`.
 pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimError> {
@@ -447,7 +456,11 @@ pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimErro
     let solve = w.last_solve;
     if !solve.direct && solve.iterations > 0 && solve.residual > m.engine.tolerance {
         d.unconverged_steps += 1;
-        d.sinking_steps += u64::from(solve.residual * m.dt > m.contact.penetration_tolerance);
+        // with the split impulse the velocity problem carries no push-out, so a solve that
+        // gives up shows as depth rather than as a large residual
+        let tol = m.contact.penetration_tolerance;
+        let deep = w.raw.iter().any(|c| c.depth > 2.0 * tol);
+        d.sinking_steps += u64::from(solve.residual * m.dt > tol || deep);
         if d.worst_residual.is_none_or(|(r, _)| solve.residual > r) {
             d.worst_residual = Some((solve.residual, s.steps));
         }

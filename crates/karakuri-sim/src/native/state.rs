@@ -15,7 +15,7 @@ use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
-use crate::scene::{ActuatorMode, Target};
+use crate::scene::{ActuatorMode, Material, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
 /// What a step starts from and carries to the next. It is serialised whole into a checkpoint
@@ -43,6 +43,10 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Each loop row's error predicted to first order for the step's end, `C + dt J v⁺`, by
+    /// the last step `(loop rows; empty before the first step)`: the next step's drift
+    /// feed-forward (see `loop_drift`).
+    pub loop_predicted: Vec<f64>,
     /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
     pub pushes: Vec<super::external::Push>,
     /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
@@ -65,6 +69,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            loop_predicted: Vec::new(),
             pushes: Vec::new(),
             sensor_rng: m
                 .sensors
@@ -115,6 +120,30 @@ pub struct ShakeWork {
     pub s_world: Vec<Motion>,
     /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
     pub wrench: Vec<[Force; 2]>,
+}
+
+/// The buffers of the split-impulse pass (see `split`).
+pub struct SplitWork {
+    /// Whether this step has a pseudo-velocity (some contact needed a correction).
+    pub active: bool,
+    /// The step's rows with the pseudo-velocity targets `(rows x nv)`.
+    pub rows: Rows,
+    /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
+    pub zero: Vec<f64>,
+    /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
+    pub v_p: Vec<f64>,
+}
+
+/// The buffers of the impact passes (see `impact`).
+pub struct ImpactWork {
+    /// Normal and tangent rows of every elastic contact of the step, 3 per contact.
+    pub all: Rows,
+    /// The rows of one pass (the contacts struck in it).
+    pub rows: Rows,
+    /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
+    pub contacts: Vec<(usize, Material)>,
+    /// The velocity change of one pass `(nv)`.
+    pub dv: Vec<f64>,
 }
 
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
@@ -208,6 +237,10 @@ pub struct StepData {
     pub force_work: JointForceWork,
     /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
     pub track_velocity: Vec<Vec3>,
+    /// Split-impulse scratch: the pseudo-velocity that removes penetration.
+    pub split: SplitWork,
+    /// Impact-pass scratch.
+    pub impact: ImpactWork,
 }
 
 impl StepData {
@@ -277,6 +310,18 @@ impl StepData {
                 fw
             },
             track_velocity: vec![Vec3::zeros(); m.tracks.len()],
+            split: SplitWork {
+                active: false,
+                rows: Rows::default(),
+                zero: vec![0.0; nv],
+                v_p: vec![0.0; nv],
+            },
+            impact: ImpactWork {
+                all: Rows::default(),
+                rows: Rows::default(),
+                contacts: Vec::new(),
+                dv: vec![0.0; nv],
+            },
         }
     }
 
@@ -296,6 +341,13 @@ impl StepData {
         let rows = fixed + 3 * contacts;
         self.rows.nv = nv;
         self.rows.reserve(rows);
+        self.split.rows.nv = nv;
+        self.split.rows.reserve(rows);
+        for r in [&mut self.impact.all, &mut self.impact.rows] {
+            r.nv = nv;
+            r.reserve(3 * contacts);
+        }
+        ensure(&mut self.impact.contacts, contacts);
         // SHAKE solves the loop rows with the direct solver whatever their number
         self.solver.reserve(rows, m.engine.direct_max_rows.max(loop_rows));
         for r in [
@@ -312,6 +364,7 @@ impl StepData {
         ensure(&mut self.loop_impulse, loop_rows);
         ensure(&mut self.shake.wrench, loop_rows);
         ensure(&mut s.warm_other, fixed);
+        ensure(&mut s.loop_predicted, loop_rows);
         ensure(&mut s.warm_contacts, contacts);
         ensure(&mut self.warm_next, contacts);
         ensure(&mut self.raw, contacts);

@@ -181,6 +181,9 @@ pub struct EngineParams {
     pub loop_projection: bool,
     /// Speed above which the state is declared diverged (m/s or rad/s).
     pub max_speed: f64,
+    /// The loop error (m, rad) above which a step projects its end configuration back onto
+    /// the loops (with `loop_projection`); below it the drift feed-forward keeps the loops.
+    pub loop_tolerance: f64,
 }
 
 impl Default for EngineParams {
@@ -196,6 +199,7 @@ impl Default for EngineParams {
             loop_correction_rate: 0.2,
             loop_projection: true,
             max_speed: 1e4,
+            loop_tolerance: 1e-6,
         }
     }
 }

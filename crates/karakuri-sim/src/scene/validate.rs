@@ -199,7 +199,8 @@ impl Validator<'_> {
         if e.loop_correction_rate > 1.0 {
             return Err(self.err("engine.loop_correction_rate", format!("must be within [0, 1] (found {})", e.loop_correction_rate)));
         }
-        self.positive("engine.max_speed", e.max_speed)
+        self.positive("engine.max_speed", e.max_speed)?;
+        self.nonneg("engine.loop_tolerance", e.loop_tolerance)
     }
 
     fn material(&self, at: &str, m: &Material) -> Check {
