@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
-use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
+use karakuri_sim::scene::{EngineKind, Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
 use karakuri_sim::{Diagnostics, JointState, World};
 
@@ -39,6 +39,8 @@ pub struct SimulateArgs {
     /// Joint CSV: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint (`tau`: the
     /// user's torque plus its actuator's applied one), one row per step, after the step.
     pub joints: Option<PathBuf>,
+    /// The engine (`--engine`), replacing the scene's `engine.type`; `None`: the scene's.
+    pub engine: Option<EngineKind>,
 }
 
 /// What a run did.
@@ -255,6 +257,9 @@ fn load_scene(args: &SimulateArgs) -> Result<(Scene, u64)> {
             bail!("--dt must be a number of seconds from {MIN_DT:e} on (got {dt:e})");
         }
         scene.world.dt = dt;
+    }
+    if let Some(engine) = args.engine {
+        scene.engine.kind = engine;
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
     let dt = scene.world.dt;

@@ -71,6 +71,8 @@ pub mod engine;
 mod error;
 pub mod mesh;
 pub mod native;
+#[cfg(feature = "rapier")]
+pub mod rapier;
 pub mod scene;
 pub mod solver;
 pub mod world;
