@@ -1,0 +1,193 @@
+//! Both engines on the free fall, slide and double pendulum scenes against their analytic
+//! answers (`cargo test -p karakuri-sim --features rapier --test rapier`), and what the
+//! rapier engine refuses at load.
+//!
+//! The native engine is held to each scene's own tolerance. Rapier is held to its own, stated
+//! per check with the reason (its contacts are soft constraints with a 5 mm slop and its
+//! solver is substepped, so resting and sliding contacts settle differently from Springhead's
+//! hard contacts; on contact-free motion it must be as exact as any symplectic integrator).
+#![cfg(feature = "rapier")]
+
+mod common;
+use common::scene_path;
+
+use karakuri::spatial::{Mat3, Vec3};
+use karakuri_sim::scene::EngineKind;
+use karakuri_sim::{Scene, SimError, World};
+
+/// Per step, per body: origin, rotation, centre-of-mass velocity, angular velocity (world).
+struct Traj {
+    scene: Scene,
+    t: Vec<f64>,
+    origin: Vec<Vec<Vec3>>,
+    rot: Vec<Vec<Mat3>>,
+    vel: Vec<Vec<Vec3>>,
+    omega: Vec<Vec<Vec3>>,
+    energy: Vec<f64>,
+}
+
+fn run(file: &str, engine: EngineKind) -> Traj {
+    let mut scene = Scene::from_file(scene_path(file)).unwrap();
+    scene.engine.kind = engine;
+    let n = (scene.world.duration / scene.world.dt).round() as usize;
+    let mut world = World::new(scene.clone()).unwrap();
+    assert_eq!(world.engine().name(), if engine == EngineKind::Rapier { "rapier" } else { "native" });
+    let mut tr = Traj { scene, t: vec![], origin: vec![], rot: vec![], vel: vec![], omega: vec![], energy: vec![] };
+    for k in 0..=n {
+        if k > 0 {
+            world.step().unwrap();
+        }
+        tr.t.push(world.time());
+        let s = world.states();
+        tr.origin.push(s.iter().map(|s| s.pose.translation).collect());
+        tr.rot.push(s.iter().map(|s| s.pose.rotation).collect());
+        tr.vel.push(
+            s.iter()
+                .zip(&tr.scene.bodies)
+                .map(|(s, b)| s.linear + s.angular.cross(&(s.pose.rotation * Vec3::from(b.com))))
+                .collect(),
+        );
+        tr.omega.push(s.iter().map(|s| s.angular).collect());
+        tr.energy.push(world.energy());
+    }
+    tr
+}
+
+/// The scene's analytic value and tolerance of a check.
+fn expected(scene: &Scene, id: &str) -> (f64, f64) {
+    let e = scene.extra["expected"].as_array().unwrap().iter().find(|e| e["id"] == id).unwrap();
+    (e["analytic"].as_f64().unwrap(), e["tolerance"].as_f64().unwrap())
+}
+
+/// Asserts `value` within `tol` of the analytic answer of check `id`; `tol = None`: the
+/// scene's own tolerance.
+fn assert_check(tr: &Traj, engine: &str, id: &str, value: f64, tol: Option<f64>) {
+    let (a, scene_tol) = expected(&tr.scene, id);
+    let tol = tol.unwrap_or(scene_tol);
+    println!("{engine:7} {:20} {id:18} {value:14.9} {a:12.6} ± {tol:e}", tr.scene.name);
+    assert!((value - a).abs() <= tol, "{engine} {}: {id} = {value} (analytic {a} ± {tol})", tr.scene.name);
+}
+
+fn free_fall(engine: EngineKind, tols: [Option<f64>; 4]) {
+    let tr = run("01_free_fall.json", engine);
+    let b = tr.scene.body_index("ball").unwrap();
+    let last = tr.t.len() - 1;
+    let w0 = tr.omega[0][b];
+    let name = format!("{engine:?}");
+    assert_check(&tr, &name, "z_at_T", tr.origin[last][b].z, tols[0]);
+    assert_check(&tr, &name, "vz_at_T", tr.vel[last][b].z, tols[1]);
+    assert_check(&tr, &name, "x_at_T", tr.origin[last][b].x, tols[2]);
+    let dw = tr.omega.iter().map(|o| (o[b] - w0).norm()).fold(0.0, f64::max);
+    assert_check(&tr, &name, "omega_change", dw, tols[3]);
+}
+
+#[test]
+fn free_fall_native() {
+    free_fall(EngineKind::Native, [None; 4]);
+}
+
+/// Free flight has no contact: rapier must be as exact as the native engine's semi-implicit
+/// Euler (the scene's tolerances, which are those of an exact integration of v and of x, ω
+/// up to rounding).
+#[test]
+fn free_fall_rapier() {
+    free_fall(EngineKind::Rapier, [None; 4]);
+}
+
+fn slide(engine: EngineKind, tols: [Option<f64>; 3]) {
+    let tr = run("03_slide.json", engine);
+    let b = tr.scene.body_index("box").unwrap();
+    let last = tr.t.len() - 1;
+    let k = tr.vel.iter().position(|v| v[b].x.abs() < 1e-2).expect("the box stops");
+    let tilt = tr.rot.iter().map(|r| r[b][(2, 2)].clamp(-1.0, 1.0).acos().to_degrees()).fold(0.0, f64::max);
+    let name = format!("{engine:?}");
+    assert_check(&tr, &name, "stop_distance", tr.origin[last][b].x - tr.origin[0][b].x, tols[0]);
+    assert_check(&tr, &name, "stop_time", tr.t[k], tols[1]);
+    assert_check(&tr, &name, "max_tilt_deg", tilt, tols[2]);
+}
+
+#[test]
+fn slide_native() {
+    slide(EngineKind::Native, [None; 3]);
+}
+
+/// Coulomb friction on a flat floor: rapier's friction is a velocity-level cone solved per
+/// substep, like the native engine's; the scene's tolerances (2 % of the distance and time).
+#[test]
+fn slide_rapier() {
+    slide(EngineKind::Rapier, [None; 3]);
+}
+
+fn double_pendulum(engine: EngineKind, tols: [Option<f64>; 4]) {
+    let tr = run("06_double_pendulum.json", engine);
+    let scale = tr.scene.extra["parameters"]["energy_scale"].as_f64().unwrap();
+    let e = &tr.energy;
+    let drift = e.iter().map(|x| (x - e[0]).abs()).fold(0.0, f64::max) / scale;
+    let name = format!("{engine:?}");
+    assert_check(&tr, &name, "energy_drift_max", drift, tols[0]);
+    // each link's absolute planar angle about y, unwrapped; q = relative angles
+    let links: Vec<usize> = (0..tr.scene.bodies.len()).filter(|&i| !tr.scene.bodies[i].is_static()).collect();
+    let phi: Vec<Vec<f64>> = links
+        .iter()
+        .map(|&b| {
+            let raw: Vec<f64> = tr.rot.iter().map(|r| r[b][(0, 2)].atan2(r[b][(0, 0)])).collect();
+            let mut out = vec![raw[0]];
+            for k in 1..raw.len() {
+                let d = (raw[k] - raw[k - 1] + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI) - std::f64::consts::PI;
+                out.push(out[k - 1] + d);
+            }
+            out
+        })
+        .collect();
+    let dt = tr.scene.world.dt;
+    for (i, s) in tr.scene.extra["reference_solution"]["samples"].as_array().unwrap().iter().enumerate() {
+        let t = s["t"].as_f64().unwrap();
+        let k = (t / dt).round() as usize;
+        let mut prev = 0.0;
+        let mut err: f64 = 0.0;
+        for (l, p) in phi.iter().enumerate() {
+            err = err.max((s["q"][l].as_f64().unwrap() - (p[k] - prev)).abs());
+            prev = p[k];
+        }
+        assert_check(&tr, &name, &format!("q_error_t{t}"), err, tols[1 + i]);
+    }
+}
+
+#[test]
+fn double_pendulum_native() {
+    double_pendulum(EngineKind::Native, [None; 4]);
+}
+
+/// A contact-free multibody: rapier's reduced-coordinate step (implicit Coriolis terms, no
+/// joint damping once the scene's zero replaces its default 0.1) against the reference
+/// solution, to the scene's tolerances.
+#[test]
+fn double_pendulum_rapier() {
+    double_pendulum(EngineKind::Rapier, [None; 4]);
+}
+
+/// What rapier cannot express fails at load, naming the key and the feature.
+#[test]
+fn rapier_refuses_what_it_cannot_express() {
+    let load = |edit: &dyn Fn(&mut Scene)| {
+        let mut scene = Scene::from_file(scene_path("03_slide.json")).unwrap();
+        scene.engine.kind = EngineKind::Rapier;
+        edit(&mut scene);
+        match World::new(scene) {
+            Err(SimError::Scene { path, reason, .. }) => format!("{path}: {reason}"),
+            Err(e) => panic!("not a scene error: {e}"),
+            Ok(_) => panic!("loaded"),
+        }
+    };
+    let e = load(&|s| s.materials[0].1.static_friction = 0.4);
+    assert!(e.starts_with("materials.") && e.contains("static and dynamic friction"), "{e}");
+    let e = load(&|s| s.engine.integrator = karakuri_sim::scene::Integrator::Rk4);
+    assert!(e.starts_with("engine.integrator") && e.contains("RK4"), "{e}");
+    let e = load(&|s| s.contact.mode = karakuri_sim::scene::ContactMode::Penalty { stiffness: 1e4, damping: 10.0 });
+    assert!(e.starts_with("contact.mode") && e.contains("penalty"), "{e}");
+    // the scene key reads `name` as well as `type`
+    let text = std::fs::read_to_string(scene_path("01_free_fall.json")).unwrap();
+    let text = text.replacen("\"world\"", "\"engine\": {\"name\": \"rapier\"}, \"world\"", 1);
+    let scene = Scene::from_str(&text, "free_fall.json").unwrap();
+    assert_eq!(scene.engine.kind, EngineKind::Rapier);
+}
