@@ -30,7 +30,10 @@ pub(super) fn vec_from(v: Vector) -> Vec3 {
 /// rapier pose → karakuri placement.
 pub(super) fn se3_from(p: &Pose) -> Se3 {
     let r = p.rotation;
-    Se3::new(karakuri::spatial::quat_from_xyzw(&[r.x, r.y, r.z, r.w]), vec_from(p.translation))
+    Se3::new(
+        karakuri::spatial::quat_from_xyzw(&[r.x, r.y, r.z, r.w]),
+        vec_from(p.translation),
+    )
 }
 
 /// How a one-dof joint of the world model lives in rapier: the multibody link of its body
@@ -72,7 +75,10 @@ pub(super) struct Built {
 }
 
 fn scene_file(scene: &Scene) -> String {
-    scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string())
+    scene
+        .source
+        .as_ref()
+        .map_or("scene".to_string(), |p| p.display().to_string())
 }
 
 /// What rapier cannot express in a scene: the first such thing as an error naming the key,
@@ -85,21 +91,34 @@ pub(super) fn check(scene: &Scene, sim: &SimModel) -> Result<Vec<String>, SimErr
         reason: format!("the rapier engine cannot express {reason} (use engine.type: native)"),
     };
     if scene.engine.integrator == Integrator::Rk4 {
-        return Err(refuse("engine.integrator", "RK4: it integrates with its own substepped semi-implicit Euler".into()));
+        return Err(refuse(
+            "engine.integrator",
+            "RK4: it integrates with its own substepped semi-implicit Euler".into(),
+        ));
     }
     if let ContactMode::Penalty { .. } = scene.contact.mode {
-        return Err(refuse("contact.mode", "penalty contacts (a spring-damper in N/m, N·s/m): its contacts are constraints with its own softness".into()));
+        return Err(refuse(
+            "contact.mode",
+            "penalty contacts (a spring-damper in N/m, N·s/m): its contacts are constraints with its own softness"
+                .into(),
+        ));
     }
     for (i, p) in scene.contact_pairs.iter().enumerate() {
         if let ContactMode::Penalty { .. } = p.mode {
-            return Err(refuse(&format!("contact_pairs[{i}].mode"), "penalty contacts (a spring-damper in N/m, N·s/m)".into()));
+            return Err(refuse(
+                &format!("contact_pairs[{i}].mode"),
+                "penalty contacts (a spring-damper in N/m, N·s/m)".into(),
+            ));
         }
     }
     let materials = scene
         .materials
         .iter()
         .map(|(n, m)| (format!("materials.{n}"), m))
-        .chain(std::iter::once(("default_material".to_string(), &scene.default_material)));
+        .chain(std::iter::once((
+            "default_material".to_string(),
+            &scene.default_material,
+        )));
     for (path, m) in materials {
         if m.static_friction != m.dynamic_friction {
             return Err(refuse(
@@ -113,7 +132,10 @@ pub(super) fn check(scene: &Scene, sim: &SimModel) -> Result<Vec<String>, SimErr
     }
     for (i, s) in scene.sensors.iter().enumerate() {
         if s.kind == SensorKind::Force {
-            return Err(refuse(&format!("sensors[{i}]"), "force sensors: its multibodies do not report joint wrenches".into()));
+            return Err(refuse(
+                &format!("sensors[{i}]"),
+                "force sensors: its multibodies do not report joint wrenches".into(),
+            ));
         }
     }
     let m = &sim.model;
@@ -125,7 +147,10 @@ pub(super) fn check(scene: &Scene, sim: &SimModel) -> Result<Vec<String>, SimErr
             t => {
                 return Err(refuse(
                     "bodies",
-                    format!("joint '{name}' ({}): it takes hinges, sliders and free roots", t.short_name()),
+                    format!(
+                        "joint '{name}' ({}): it takes hinges, sliders and free roots",
+                        t.short_name()
+                    ),
                 ))
             }
         }
@@ -157,10 +182,22 @@ pub(super) fn check(scene: &Scene, sim: &SimModel) -> Result<Vec<String>, SimErr
     let c = &scene.contact;
     let dc = crate::scene::ContactParams::default();
     let springhead: Vec<&str> = [
-        ("error_correction_rate", c.error_correction_rate != dc.error_correction_rate),
-        ("penetration_tolerance", c.penetration_tolerance != dc.penetration_tolerance),
-        ("restitution_threshold_velocity", c.restitution_threshold_velocity != dc.restitution_threshold_velocity),
-        ("friction_threshold_velocity", c.friction_threshold_velocity != dc.friction_threshold_velocity),
+        (
+            "error_correction_rate",
+            c.error_correction_rate != dc.error_correction_rate,
+        ),
+        (
+            "penetration_tolerance",
+            c.penetration_tolerance != dc.penetration_tolerance,
+        ),
+        (
+            "restitution_threshold_velocity",
+            c.restitution_threshold_velocity != dc.restitution_threshold_velocity,
+        ),
+        (
+            "friction_threshold_velocity",
+            c.friction_threshold_velocity != dc.friction_threshold_velocity,
+        ),
     ]
     .into_iter()
     .filter_map(|(k, differs)| differs.then_some(k))
@@ -204,7 +241,17 @@ pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
             inertia.mass,
             Matrix::from_cols_array(&{
                 let i = &inertia.inertia_com;
-                [i[(0, 0)], i[(1, 0)], i[(2, 0)], i[(0, 1)], i[(1, 1)], i[(2, 1)], i[(0, 2)], i[(1, 2)], i[(2, 2)]]
+                [
+                    i[(0, 0)],
+                    i[(1, 0)],
+                    i[(2, 0)],
+                    i[(0, 1)],
+                    i[(1, 1)],
+                    i[(2, 1)],
+                    i[(0, 2)],
+                    i[(1, 2)],
+                    i[(2, 2)],
+                ]
             }),
         );
         let rb = RigidBodyBuilder::dynamic()
@@ -241,14 +288,30 @@ pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
         if let Some(l) = sim.limits.iter().find(|l| l.dof == iv) {
             joint.set_limits(rapier_axis, [l.lo, l.hi]);
         }
-        let handle = multibody_joints.insert(parent, h, joint, true).ok_or_else(|| SimError::Scene {
-            file: scene_file(scene),
-            path: "bodies".into(),
-            reason: format!("rapier refused the multibody joint '{}' (a kinematic loop in the tree?)", m.joint_names[j]),
-        })?;
-        dofs_by_joint[j] = Some(Dof { joint: j, handle, axis: rapier_axis, coord, local_axis: axis, prismatic });
+        let handle = multibody_joints
+            .insert(parent, h, joint, true)
+            .ok_or_else(|| SimError::Scene {
+                file: scene_file(scene),
+                path: "bodies".into(),
+                reason: format!(
+                    "rapier refused the multibody joint '{}' (a kinematic loop in the tree?)",
+                    m.joint_names[j]
+                ),
+            })?;
+        dofs_by_joint[j] = Some(Dof {
+            joint: j,
+            handle,
+            axis: rapier_axis,
+            coord,
+            local_axis: axis,
+            prismatic,
+        });
     }
-    let dofs: Vec<Dof> = sim.one_dof.iter().map(|&j| dofs_by_joint[j].expect("one-dof joints are hinges or sliders")).collect();
+    let dofs: Vec<Dof> = sim
+        .one_dof
+        .iter()
+        .map(|&j| dofs_by_joint[j].expect("one-dof joints are hinges or sliders"))
+        .collect();
 
     // the initial state: joint coordinates and velocities, passive parameters, free bodies' twists
     let mut vel = Data::new(m);
@@ -267,7 +330,10 @@ pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
         mb.armature_mut()[a] = sim.dofs.armature[iv];
         let k = sim.dofs.stiffness[iv];
         if k != 0.0 {
-            mb.link_mut(link).expect("its link").joint.set_spring(d.coord, k, sim.dofs.spring_reference[iv]);
+            mb.link_mut(link)
+                .expect("its link")
+                .joint
+                .set_spring(d.coord, k, sim.dofs.spring_reference[iv]);
         }
     }
     for j in 1..m.njoints {
@@ -281,7 +347,9 @@ pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
         rb.set_linvel(vec_to(&lin), true);
         rb.set_angvel(vec_to(&v.angular), true);
         if let Some(link) = multibody_joints.rigid_body_link(h).copied() {
-            let mb = multibody_joints.get_multibody_mut(link.multibody).expect("its multibody");
+            let mb = multibody_joints
+                .get_multibody_mut(link.multibody)
+                .expect("its multibody");
             if link.id == 0 && m.joint_types[j] == JointType::FreeFlyer {
                 let mut gv = mb.generalized_velocity_mut();
                 for k in 0..3 {
@@ -291,10 +359,15 @@ pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
             }
         }
     }
-    let handles: Vec<_> = multibody_joints.multibodies().map(|mb| mb.root().rigid_body_handle()).collect();
+    let handles: Vec<_> = multibody_joints
+        .multibodies()
+        .map(|mb| mb.root().rigid_body_handle())
+        .collect();
     for root in handles {
         let link = *multibody_joints.rigid_body_link(root).expect("a root");
-        let mb = multibody_joints.get_multibody_mut(link.multibody).expect("its multibody");
+        let mb = multibody_joints
+            .get_multibody_mut(link.multibody)
+            .expect("its multibody");
         mb.forward_kinematics(&bodies, true);
         mb.update_rigid_bodies(&mut bodies, true);
     }

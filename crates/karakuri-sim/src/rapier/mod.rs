@@ -131,7 +131,12 @@ impl RapierEngine {
         let act_dof = model
             .actuators
             .iter()
-            .map(|a| b.dofs.iter().position(|d| model.model.idx_v[d.joint] == a.dof).expect("actuated joints are one-dof"))
+            .map(|a| {
+                b.dofs
+                    .iter()
+                    .position(|d| model.model.idx_v[d.joint] == a.dof)
+                    .expect("actuated joints are one-dof")
+            })
             .collect();
         let na = model.actuators.len();
         let mut e = RapierEngine {
@@ -175,7 +180,8 @@ impl RapierEngine {
 
     /// World placement of a world-model joint's frame.
     fn joint_pose(&self, joint: usize) -> karakuri::spatial::Se3 {
-        self.body(joint).map_or(karakuri::spatial::Se3::identity(), |rb| se3_from(rb.position()))
+        self.body(joint)
+            .map_or(karakuri::spatial::Se3::identity(), |rb| se3_from(rb.position()))
     }
 
     /// A one-dof joint's (position, velocity) from its multibody.
@@ -205,9 +211,20 @@ impl RapierEngine {
                     data.set_motor_velocity(d.axis, x, 1e6);
                 }
             }
-            let model = if act.mode == ActuatorMode::Position { MotorModel::ForceBased } else { MotorModel::AccelerationBased };
+            let model = if act.mode == ActuatorMode::Position {
+                MotorModel::ForceBased
+            } else {
+                MotorModel::AccelerationBased
+            };
             data.set_motor_model(d.axis, model);
-            data.set_motor_max_force(d.axis, if act.effort_limit.is_finite() { act.effort_limit } else { f64::MAX });
+            data.set_motor_max_force(
+                d.axis,
+                if act.effort_limit.is_finite() {
+                    act.effort_limit
+                } else {
+                    f64::MAX
+                },
+            );
         }
     }
 
@@ -234,7 +251,10 @@ impl RapierEngine {
             let x = self.joint_pose(d.joint);
             let axis = vec_to(&(x.rotation * d.local_axis)) * tau[k];
             let o = vec_to(&x.translation);
-            let (child, parent) = (self.joint_body[d.joint].expect("a hinge's body"), self.parent_body[d.joint].expect("its parent"));
+            let (child, parent) = (
+                self.joint_body[d.joint].expect("a hinge's body"),
+                self.parent_body[d.joint].expect("its parent"),
+            );
             for (h, s) in [(child, 1.0), (parent, -1.0)] {
                 let rb = &mut self.physics.bodies[h];
                 if d.prismatic {
@@ -256,7 +276,10 @@ impl RapierEngine {
             let bad = if !(v.is_finite() && w.is_finite() && p.is_finite()) {
                 Some("non-finite state".to_string())
             } else if v.length().max(w.length()) > max {
-                Some(format!("speed {:.3e} above engine.max_speed {max:e}", v.length().max(w.length())))
+                Some(format!(
+                    "speed {:.3e} above engine.max_speed {max:e}",
+                    v.length().max(w.length())
+                ))
             } else {
                 None
             };
@@ -282,7 +305,10 @@ impl RapierEngine {
                 continue;
             }
             let (c1, c2) = (&p.colliders[pair.collider1], &p.colliders[pair.collider2]);
-            let (a, b) = (self.shape_body[c1.user_data as usize], self.shape_body[c2.user_data as usize]);
+            let (a, b) = (
+                self.shape_body[c1.user_data as usize],
+                self.shape_body[c2.user_data as usize],
+            );
             for mf in pair.manifolds() {
                 let n = vec_from(mf.data.normal);
                 for pt in &mf.points {
@@ -334,21 +360,34 @@ impl RapierEngine {
     /// the velocity limit (velocity) or the joint's position limits (position).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
         let act = &self.model.actuators[a];
-        let bad = |reason: String| SimError::BadCommand { joint: act.name.clone(), time: self.time, reason };
+        let bad = |reason: String| SimError::BadCommand {
+            joint: act.name.clone(),
+            time: self.time,
+            reason,
+        };
         if !target.is_finite() {
             return Err(bad(format!("command {target} is not finite")));
         }
         match act.mode {
             ActuatorMode::Torque if target.abs() > act.effort_limit => {
-                return Err(bad(format!("torque command {target} exceeds the effort limit {}", act.effort_limit)));
+                return Err(bad(format!(
+                    "torque command {target} exceeds the effort limit {}",
+                    act.effort_limit
+                )));
             }
             ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
-                return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
+                return Err(bad(format!(
+                    "speed command {target} exceeds the velocity limit {}",
+                    act.velocity_limit
+                )));
             }
             ActuatorMode::Position => {
                 if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
                     if target < l.lo || target > l.hi {
-                        return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
+                        return Err(bad(format!(
+                            "position command {target} is outside the joint's limits [{}, {}]",
+                            l.lo, l.hi
+                        )));
                     }
                 }
             }
@@ -365,8 +404,13 @@ impl RapierEngine {
         }
         let m = &self.model.model;
         match m.joint_id(joint) {
-            Some(j) => Err(SimError::NotOneDof { joint: joint.to_string(), dofs: m.nvs[j.0] }),
-            None => Err(SimError::UnknownJoint { joint: joint.to_string() }),
+            Some(j) => Err(SimError::NotOneDof {
+                joint: joint.to_string(),
+                dofs: m.nvs[j.0],
+            }),
+            None => Err(SimError::UnknownJoint {
+                joint: joint.to_string(),
+            }),
         }
     }
 }
@@ -419,7 +463,9 @@ impl Engine for RapierEngine {
             self.act_tau[i] = match act.mode {
                 ActuatorMode::Torque => self.act_tau[i],
                 // the force-based motor's law at the step's end state (its implicit solve)
-                ActuatorMode::Position => (act.kp * (x - q) + act.kd * (rate.clamp(-act.velocity_limit, act.velocity_limit) - dq)).clamp(-e, e),
+                ActuatorMode::Position => (act.kp * (x - q)
+                    + act.kd * (rate.clamp(-act.velocity_limit, act.velocity_limit) - dq))
+                    .clamp(-e, e),
                 ActuatorMode::Velocity => 0.0,
             };
         }
@@ -438,7 +484,10 @@ impl Engine for RapierEngine {
     fn write_states(&self, out: &mut [BodyState]) {
         for (o, b) in out.iter_mut().zip(&self.model.bodies) {
             *o = match self.body(b.joint) {
-                None => BodyState { pose: b.placement, ..BodyState::default() },
+                None => BodyState {
+                    pose: b.placement,
+                    ..BodyState::default()
+                },
                 Some(rb) => {
                     let pose = se3_from(rb.position()).compose(&b.placement);
                     BodyState {
@@ -483,7 +532,8 @@ impl Engine for RapierEngine {
             let (v, w) = (vec_from(rb.linvel()), vec_from(rb.angvel()));
             let wl = x.rotation.transpose() * w;
             let c = x.transform_point(&inertia.com);
-            e += 0.5 * inertia.mass * v.norm_squared() + 0.5 * wl.dot(&(inertia.inertia_com * wl)) - inertia.mass * g.dot(&c);
+            e += 0.5 * inertia.mass * v.norm_squared() + 0.5 * wl.dot(&(inertia.inertia_com * wl))
+                - inertia.mass * g.dot(&c);
         }
         e
     }
@@ -504,7 +554,11 @@ impl Engine for RapierEngine {
         for (k, (o, d)) in out.iter_mut().zip(&self.dofs).enumerate() {
             let (q, dq) = self.dof_state(d);
             let act = self.model.one_dof_actuator[k].map_or(0.0, |a| self.act_tau[a]);
-            *o = JointState { q, dq, tau: self.tau_user[k] + act };
+            *o = JointState {
+                q,
+                dq,
+                tau: self.tau_user[k] + act,
+            };
         }
     }
 
@@ -516,7 +570,9 @@ impl Engine for RapierEngine {
     fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
         match self.model.one_dof_actuator[k] {
             Some(a) => self.command(a, target),
-            None => Err(SimError::NoActuator { joint: self.model.one_dof_names[k].clone() }),
+            None => Err(SimError::NoActuator {
+                joint: self.model.one_dof_names[k].clone(),
+            }),
         }
     }
 
