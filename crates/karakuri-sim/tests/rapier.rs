@@ -402,4 +402,18 @@ bodies:
             "at rest {a:?}"
         );
     }
+
+    /// Contacts are reported with their force on B along the normal from A to B: the forces on
+    /// a box resting on the floor sum to its weight (1e-6 relative: the normal impulses of a
+    /// converged resting contact), through World's engine-agnostic contact wrenches.
+    #[test]
+    fn rapier_contact_forces_on_a_resting_box_carry_its_weight() {
+        let text = "name: r\nengine: {type: rapier}\nworld: {gravity: [0, 0, -9.81], dt: 0.001}\nbodies:\n  - {name: ground, shapes: [{type: plane}]}\n  - {name: box, mass: 2, inertia: [[0.02, 0, 0], [0, 0.02, 0], [0, 0, 0.02]], joints: [{type: free, q0: {position: [0, 0, 0.1]}}], shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]}\n";
+        let mut w = World::new(Scene::from_str(text, "r.yaml").unwrap()).unwrap();
+        w.run(1.0).unwrap();
+        let b = w.body_index("box").unwrap();
+        let (f, _) = w.contact_wrenches()[b];
+        assert!(w.contacts().len() >= 4, "{} contacts", w.contacts().len());
+        assert!((f - Vec3::new(0.0, 0.0, 2.0 * 9.81)).norm() < 1e-6 * 2.0 * 9.81, "contact force on the box {f:?}");
+    }
 }
