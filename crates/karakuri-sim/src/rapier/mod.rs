@@ -80,6 +80,8 @@ pub struct RapierEngine {
     shape_body: Vec<usize>,
     /// User torques per one-dof joint.
     tau_user: Vec<f64>,
+    /// The torques applied in this step per one-dof joint (user's plus torque-mode actuators').
+    tau_work: Vec<f64>,
     /// Actuator targets (the scene's, or commands).
     targets: Vec<Target>,
     /// Each actuator's applied torque over the last step (estimated for motors).
@@ -144,6 +146,7 @@ impl RapierEngine {
             act_tau: vec![0.0; na],
             act_dof,
             tau_user: vec![0.0; b.dofs.len()],
+            tau_work: vec![0.0; b.dofs.len()],
             joint_body: b.joint_body,
             parent_body: b.parent_body,
             dofs: b.dofs,
@@ -236,7 +239,8 @@ impl RapierEngine {
             rb.1.reset_forces(false);
             rb.1.reset_torques(false);
         }
-        let mut tau = self.tau_user.clone();
+        let mut tau = std::mem::take(&mut self.tau_work);
+        tau.copy_from_slice(&self.tau_user);
         for (a, act) in self.model.actuators.iter().enumerate() {
             if act.mode == ActuatorMode::Torque {
                 let x = self.targets[a].at(t).0.clamp(-act.effort_limit, act.effort_limit);
@@ -264,6 +268,7 @@ impl RapierEngine {
                 }
             }
         }
+        self.tau_work = tau;
     }
 
     /// The divergence guard: a non-finite or faster-than-`engine.max_speed` body.
