@@ -2,6 +2,7 @@
 //! simulate.
 
 use karakuri_cli::{bench, inspect, simulate, verify, viewer};
+use karakuri_sim::scene::EngineKind;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -78,6 +79,10 @@ enum Command {
         /// after its time are those of the uninterrupted run.
         #[arg(long, value_name = "FILE")]
         resume: Option<PathBuf>,
+        /// The engine stepping the world, replacing the scene's `engine.type`: `native`, or
+        /// `rapier` (a build with `--features rapier`).
+        #[arg(long, value_parser = parse_engine)]
+        engine: Option<EngineKind>,
     },
     /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
     View {
@@ -112,6 +117,15 @@ enum Command {
     },
 }
 
+/// `--engine`: `native` or `rapier`.
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match s {
+        "native" => Ok(EngineKind::Native),
+        "rapier" => Ok(EngineKind::Rapier),
+        _ => Err(format!("unknown engine '{s}' (native or rapier)")),
+    }
+}
+
 /// Restores the default SIGPIPE action, so `karakuri inspect … | head` ends quietly instead of
 /// panicking on a closed pipe (Rust ignores SIGPIPE by default).
 #[allow(unsafe_code)] // one libc call at start-up, before any thread exists
@@ -128,8 +142,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume } => {
-            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume };
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine };
             match worlds {
                 Some(worlds) => {
                     let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
-use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
+use karakuri_sim::scene::{EngineKind, Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
 use karakuri_sim::{Diagnostics, JointState, Snapshot, World};
 
@@ -47,6 +47,8 @@ pub struct SimulateArgs {
     /// Checkpoint file to continue from (same scene and `--dt`): the run goes on from its time
     /// to the end of the duration, its rows numbered by the world's steps.
     pub resume: Option<PathBuf>,
+    /// The engine (`--engine`), replacing the scene's `engine.type`; `None`: the scene's.
+    pub engine: Option<EngineKind>,
 }
 
 /// What a run did.
@@ -380,6 +382,9 @@ fn load_scene(args: &SimulateArgs) -> Result<(Scene, u64)> {
             bail!("--dt must be a number of seconds from {MIN_DT:e} on (got {dt:e})");
         }
         scene.world.dt = dt;
+    }
+    if let Some(engine) = args.engine {
+        scene.engine.kind = engine;
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
     let dt = scene.world.dt;

@@ -185,6 +185,12 @@ impl Collider {
         }
     }
 
+    /// The contact mode of shapes `i` and `j` (None: they never collide).
+    pub fn pair_mode(&self, i: usize, j: usize) -> Option<ContactMode> {
+        let n = self.shapes.len();
+        self.pair_mode[i.min(j) * n + i.max(j)].filter(|_| i != j)
+    }
+
     /// Number of shape pairs that can ever touch.
     pub fn candidate_pairs(&self) -> usize {
         self.pair_mode.iter().filter(|m| m.is_some()).count()

@@ -56,7 +56,9 @@
 //!   `exp(dt ω)`. RK4 is available for contact-free smooth systems (`engine.integrator: rk4`).
 //! * **Engines behind one trait** ([`Engine`]): an engine is built from the scene once, steps,
 //!   and writes body states back; [`World`] drives any engine and is the one place that
-//!   changes it (joint torques by name), so its body states never lag the engine.
+//!   changes it (joint torques by name), so its body states never lag the engine. With the
+//!   `rapier` feature, `rapier::RapierEngine` (rapier3d-f64) is the second engine
+//!   (`engine.type: rapier`).
 //! * **Many worlds per process.** A [`World`] is `Send`; [`Batch`] steps N independent worlds
 //!   on all cores (rayon), each bit-identical to the same world stepped alone, and
 //!   [`batch::perturb`] makes N seeded variants of a scene's initial state.
@@ -74,6 +76,8 @@ pub mod joint_forces;
 pub mod mesh;
 pub mod native;
 pub mod rng;
+#[cfg(feature = "rapier")]
+pub mod rapier;
 pub mod scene;
 pub mod snapshot;
 pub mod solver;

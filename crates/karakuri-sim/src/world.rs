@@ -41,6 +41,20 @@ impl World {
     pub fn new(scene: Scene) -> Result<World, SimError> {
         let engine: Box<dyn Engine + Send> = match scene.engine.kind {
             EngineKind::Native => Box::new(NativeEngine::new(&scene)?),
+            #[cfg(feature = "rapier")]
+            EngineKind::Rapier => Box::new(crate::rapier::RapierEngine::new(&scene)?),
+            #[cfg(not(feature = "rapier"))]
+            EngineKind::Rapier => {
+                let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+                return Err(SimError::Scene {
+                    file,
+                    path: "engine.type".into(),
+                    reason: "this build has no rapier engine: rebuild with the `rapier` feature \
+                             (`cargo build --release -p karakuri-cli --features rapier`, or karakuri-sim's \
+                             `features = [\"rapier\"]`)"
+                        .into(),
+                });
+            }
         };
         World::with_engine(scene, engine)
     }

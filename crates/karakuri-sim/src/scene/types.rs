@@ -154,14 +154,17 @@ pub enum EngineKind {
     /// [`crate::NativeEngine`]: one karakuri model, Springhead's contacts, velocity-level LCP.
     #[default]
     Native,
+    /// [`crate::rapier::RapierEngine`]: rapier3d-f64 (impulse-based, multibodies for hinge chains
+    /// and robots); compiled only with karakuri-sim's `rapier` feature.
+    Rapier,
 }
 
 /// `engine`: which engine steps the world and its numerical settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EngineParams {
-    /// The engine (`type: native`).
-    #[serde(rename = "type")]
+    /// The engine (`type: native | rapier`; `name` is read as a synonym).
+    #[serde(rename = "type", alias = "name")]
     pub kind: EngineKind,
     /// Integration scheme.
     pub integrator: Integrator,
