@@ -22,7 +22,7 @@ struct Inner {
     obs: Vec<f64>,
     /// Joint-state scratch of the observation.
     joints: Vec<JointState>,
-    /// Episodes started per world (the perturbation stream of its next reset).
+    /// The episode each world is in (0 from the start or a reseed; its perturbation stream).
     episodes: Vec<u64>,
 }
 
@@ -161,17 +161,17 @@ impl PyBatch {
         let n = inner.batch.len();
         if let Some(s) = seed {
             self.seed = Some(s);
-            inner.episodes.fill(0);
         }
         let indices = indices.unwrap_or_else(|| (0..n).collect());
         if let Some(&bad) = indices.iter().find(|&&i| i >= n) {
             return Err(PyValueError::new_err(format!("world index {bad} is out of range for a batch of {n}")));
         }
-        let (scene, seed) = (&self.scene, self.seed);
+        let (scene, seed, seed_given) = (&self.scene, self.seed, seed.is_some());
         let Inner { batch, episodes, .. } = &mut *inner;
         py.detach(|| -> PyResult<()> {
             for &i in &indices {
-                episodes[i] += 1;
+                // reseeded: the first episode's streams again; else the next episode's
+                episodes[i] = if seed_given { 0 } else { episodes[i] + 1 };
                 batch.worlds_mut()[i] = PyBatch::build(scene, seed, n, i, episodes[i]).map_err(sim_error)?;
             }
             Ok(())
