@@ -105,7 +105,7 @@ impl PyWorld {
     fn control(&mut self, py: Python<'_>) -> PyResult<()> {
         let steps = self.world().steps();
         for c in 0..self.controllers.len() {
-            if !steps.is_multiple_of(self.controllers[c].every) {
+            if steps % self.controllers[c].every != 0 {
                 continue;
             }
             let io = Py::new(py, PyControlIo::new(&self.world(), &self.layout))?;
