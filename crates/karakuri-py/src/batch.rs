@@ -38,7 +38,8 @@ struct Inner {
 ///
 /// Actions are actuator targets, an ``(n, len(actuator_names))`` array; observations are an
 /// ``(n, obs_dim)`` array laid out as ``q`` (one per joint), ``dq`` (one per joint), then each
-/// sensor's 3 or 6 values, named by :attr:`observation_names`.
+/// sensor's 3 or 6 values, named by :attr:`observation_names` (sensor values are those of the
+/// last step: zeros in a world not stepped yet).
 #[pyclass(name = "Batch", module = "karakuri")]
 pub struct PyBatch {
     inner: Mutex<Inner>,
@@ -273,7 +274,7 @@ impl PyBatch {
         let nb = worlds[0].states().len();
         let flat: Vec<f64> = worlds
             .iter()
-            .flat_map(|w| w.states().iter().flat_map(|s| s.pose.translation.iter().copied().collect::<Vec<_>>()))
+            .flat_map(|w| w.states().iter().flat_map(|s| <[f64; 3]>::from(s.pose.translation)))
             .collect();
         numpy::PyArray3::from_owned_array(py, numpy::ndarray::Array3::from_shape_vec((worlds.len(), nb, 3), flat).expect("3 per body"))
     }
