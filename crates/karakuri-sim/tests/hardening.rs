@@ -2,33 +2,12 @@
 //! to diverge refused at load (item 10), capped depenetration and nonsensical settings refused
 //! (item 11), and overlapping links of one robot (item 2). Each check is physical or analytic.
 
+mod common;
+use common::{error_of, ground_and};
 use karakuri_sim::{Scene, SimError, World};
 
 fn scene(text: &str) -> Result<World, SimError> {
     Scene::from_str(text, "hard.yaml").and_then(World::new)
-}
-
-fn error_of(text: &str) -> String {
-    match scene(text) {
-        Ok(_) => panic!("scene accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// A ground plane and `bodies` (YAML list items), with `extra` top-level keys.
-fn ground_and(extra: &str, bodies: &str) -> String {
-    format!(
-        r#"
-name: t
-world: {{gravity: [0, 0, -9.81], dt: 0.001, duration: 1.0}}
-materials:
-  m: {{static_friction: 0.5, dynamic_friction: 0.5, restitution: 0.0}}
-{extra}
-bodies:
-  - name: ground
-    shapes: [{{type: plane, material: m}}]
-{bodies}"#
-    )
 }
 
 /// A free 0.2 m box of 1 kg starting at height `z`.
@@ -112,7 +91,7 @@ fn nan_escaping_masses_and_inertias_out_of_range_are_refused_at_load() {
         ("1.0", "1e-310", "bodies[1].inertia", "outside [1e-12, 1e9]"),
         ("1.0", "1e300", "bodies[1].inertia", "outside [1e-12, 1e9]"),
     ] {
-        let e = error_of(&body(mass, inertia));
+        let e = error_of(&body(mass, inertia), "hard.yaml");
         assert!(e.contains(path) && e.contains(what), "{mass} {inertia}: {e}");
     }
     // the bounds themselves load
@@ -136,7 +115,7 @@ fn nan_escaping_identical_hinges_are_refused_where_they_are() {
     mass: 1.0
     com: [0, 0, -0.5]
     inertia: [[0.08, 0, 0], [0, 0.08, 0], [0, 0, 0.001]]"#,
-    ));
+    ), "hard.yaml");
     assert!(e.contains("hard.yaml: bodies[1].joints[0]"), "{e}");
     assert!(e.contains("joint 'a'") && e.contains("singular"), "{e}");
 }
@@ -195,7 +174,7 @@ fn nonsensical_settings_are_refused_at_load() {
         ("contact: {penetration_tolerance: .nan}", "contact.penetration_tolerance"),
         ("contact: {prediction_distance: .inf}", "contact.prediction_distance"),
     ] {
-        let e = error_of(&ground_and(extra, &free_box("box", 1.0)));
+        let e = error_of(&ground_and(extra, &free_box("box", 1.0)), "hard.yaml");
         assert!(e.contains(&format!("hard.yaml: {key}")), "{extra}: {e}");
     }
 }
@@ -361,4 +340,33 @@ robots:
     // measured: the unactuated legs fold and the base rests at z = 0.125 m, speed ~1e-19 m/s
     let (z, v) = (base.pose.translation.z, base.linear.norm());
     assert!(z > 0.05 && z < 0.7 && v < 0.01, "base at z = {z} m, {v} m/s");
+}
+
+/// Found by the scene fuzz test (`tests/scene_fuzz.rs`): an initial angular velocity of 1e308
+/// loaded and gave an infinite energy before the first step; a runaway initial state is now
+/// refused at load, naming the body and the limit.
+#[test]
+fn fuzz_initial_spin_1e308_is_refused_at_load() {
+    let spinning = free_box("box", 1.0).replace("q0: {", "qd0: {angular: [0, 1e308, 0]}, q0: {");
+    let e = error_of(&ground_and("", &spinning), "hard.yaml");
+    assert!(e.contains("box") && e.contains("initial state") && e.contains("max_speed"), "{e}");
+}
+
+/// Found by the scene fuzz test: positions, sizes and gravity of 1e308 loaded and overflowed
+/// the energy (m g z) before the first step, or the contact forces in the first step. Each is
+/// refused at load with its path and the bound.
+#[test]
+fn fuzz_extreme_positions_sizes_and_gravity_are_refused_at_load() {
+    let cases = [
+        ("", free_box("box", 1.0e308), "q0.position[2]"),
+        ("", free_box("box", 1.0).replace("half_extents: [0.1, 0.1, 0.1]", "half_extents: [0.1, 1e300, 0.1]"), "half_extents[1]"),
+        ("", free_box("box", 1.0).replace("type: free,", "type: free, qd0: {linear: [0, 0, 1]},").replace("position: [0, 0, 1]", "position: [-2e6, 0, 1]"), "q0.position[0]"),
+    ];
+    for (extra, bodies, path) in cases {
+        let e = error_of(&ground_and(extra, &bodies), "hard.yaml");
+        assert!(e.contains(path) && e.contains("1e6"), "{path}: {e}");
+    }
+    let heavy = ground_and("", &free_box("box", 1.0)).replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, -1e308]");
+    let e = error_of(&heavy, "hard.yaml");
+    assert!(e.contains("world.gravity") && e.contains("1e4"), "{e}");
 }

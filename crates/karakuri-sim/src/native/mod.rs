@@ -61,6 +61,15 @@ impl NativeEngine {
     pub fn new(scene: &Scene) -> Result<NativeEngine, SimError> {
         let model = SimModel::from_scene(scene)?;
         let mut state = SimState::new(&model);
+        // an initial state the step would refuse (q0 / qd0 not finite, faster than
+        // engine.max_speed) is refused at load, naming the body
+        if let Err(SimError::Diverged { body, reason, .. }) = stages::check_state(&model, &state) {
+            return Err(SimError::Scene {
+                file: scene.source.as_ref().map_or(String::new(), |p| p.display().to_string()),
+                path: format!("bodies['{body}']"),
+                reason: format!("initial state: {reason} (lower its q0 / qd0, or raise engine.max_speed)"),
+            });
+        }
         let mut work = StepData::new(&model);
         work.reserve(&model, &mut state, 0);
         stages::kinematics(&model, &state.q, &state.v, &mut work.data);

@@ -32,6 +32,13 @@ use crate::SimError;
 /// exceeds [`crate::world::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
 pub const MIN_DT: f64 = 1e-9;
 
+/// The largest coordinate or size a scene may give (m): 1000 km. Beyond it f64 keeps fewer than
+/// the ~1e-10 m of resolution contacts need, and energies such as m g z leave the range.
+pub const MAX_EXTENT: f64 = 1e6;
+
+/// The largest gravity a scene may give (m/s², about 1000 g).
+pub const MAX_GRAVITY: f64 = 1e4;
+
 /// URDF files inside the binary, by the name a scene's `robots[].urdf` gives them: the bundled
 /// demo's robot, so that the demo runs from a copied binary.
 pub const BUILTIN_URDFS: &[(&str, &str)] = &[("builtin:solo12.urdf", include_str!("../../../../tests/data/solo12.urdf"))];

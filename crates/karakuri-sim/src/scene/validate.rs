@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -101,6 +101,21 @@ impl Validator<'_> {
         Ok(())
     }
 
+    /// A size (m): positive and at most `MAX_EXTENT`.
+    fn size(&self, path: &str, x: f64) -> Check {
+        self.positive(path, x)?;
+        self.within_extent(path, x)
+    }
+
+    /// A coordinate or length (m) of at most `MAX_EXTENT` in magnitude: beyond it, f64 keeps
+    /// too few digits for contacts (and energies overflow).
+    fn within_extent(&self, path: &str, x: f64) -> Check {
+        if !(x.abs() <= MAX_EXTENT) {
+            return Err(self.err(path, format!("must be within ±{MAX_EXTENT:e} m (found {x:e}); the scene's lengths are in metres")));
+        }
+        Ok(())
+    }
+
     fn positive(&self, path: &str, x: f64) -> Check {
         if !(x > 0.0 && x.is_finite()) {
             return Err(self.err(path, format!("must be a positive number (found {x})")));
@@ -110,6 +125,10 @@ impl Validator<'_> {
 
     fn world(&self, s: &Scene) -> Check {
         let w = &s.world;
+        let g = w.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(g <= MAX_GRAVITY) {
+            return Err(self.err("world.gravity", format!("its norm must be at most {MAX_GRAVITY:e} m/s² (found {g:e})")));
+        }
         self.positive("world.dt", w.dt)?;
         if w.dt < MIN_DT {
             return Err(self.err("world.dt", format!("must be at least {MIN_DT:e} s (found {:e})", w.dt)));
@@ -192,6 +211,9 @@ impl Validator<'_> {
     /// A unit quaternion within 1e-6, normalised in place (an already unit one is kept bit for
     /// bit, so save and reload are exact).
     fn pose(&self, at: &str, p: &mut Pose) -> Check {
+        for (i, x) in p.position.iter().enumerate() {
+            self.within_extent(&format!("{at}.position[{i}]"), *x)?;
+        }
         let q = &mut p.orientation;
         let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
         if (n - 1.0).abs() > 1e-6 {
@@ -281,9 +303,14 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, .. } => {
+            JointSpec::Hinge { name, axis, anchor, q0, limits, damping, stiffness, armature, actuator, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
+                }
+                // a hinge angle is bounded too: far beyond it sin/cos keep no digits
+                self.within_extent(&format!("{at}.q0"), *q0)?;
+                for (i, x) in anchor.iter().enumerate() {
+                    self.within_extent(&format!("{at}.anchor[{i}]"), *x)?;
                 }
                 if let Some(a) = actuator {
                     self.actuator(&format!("{at}.actuator"), a)?;
@@ -364,20 +391,21 @@ impl Validator<'_> {
         self.pose(&format!("{at}.pose"), &mut s.pose)?;
         self.material_ref(&format!("{at}.material"), s.material.as_deref(), materials)?;
         match &s.geometry {
-            Geometry::Sphere { radius } => self.positive(&format!("{at}.radius"), *radius),
+            Geometry::Sphere { radius } => self.size(&format!("{at}.radius"), *radius),
             Geometry::Box { half_extents } => {
-                if half_extents.iter().any(|x| *x <= 0.0) {
-                    return Err(self.err(&format!("{at}.half_extents"), "half extents must be positive"));
+                for (i, x) in half_extents.iter().enumerate() {
+                    self.size(&format!("{at}.half_extents[{i}]"), *x)?;
                 }
                 Ok(())
             }
             Geometry::Capsule { radius, half_length } => {
-                self.positive(&format!("{at}.radius"), *radius)?;
-                self.nonneg(&format!("{at}.half_length"), *half_length)
+                self.size(&format!("{at}.radius"), *radius)?;
+                self.nonneg(&format!("{at}.half_length"), *half_length)?;
+                self.within_extent(&format!("{at}.half_length"), *half_length)
             }
             Geometry::Cylinder { radius, half_length } => {
-                self.positive(&format!("{at}.radius"), *radius)?;
-                self.positive(&format!("{at}.half_length"), *half_length)
+                self.size(&format!("{at}.radius"), *radius)?;
+                self.size(&format!("{at}.half_length"), *half_length)
             }
             Geometry::Plane => Ok(()),
             Geometry::ConvexMesh { file: Some(f), .. } | Geometry::TriMesh { file: Some(f), .. } => {
