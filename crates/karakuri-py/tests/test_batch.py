@@ -94,3 +94,17 @@ def test_bad_inputs_raise():
     # a Fortran-ordered or integer array is read as well
     obs = batch.step(np.asfortranarray(np.ones((3, 1), dtype=np.int64)))
     assert obs.shape == (3, 14)
+
+
+def test_step_releases_the_gil():
+    import threading
+
+    batch = karakuri.Batch(PENDULUM, 4)
+    t = threading.Thread(target=batch.step, kwargs={"steps": 100_000})
+    t.start()
+    ticks = 0
+    while t.is_alive():
+        ticks += 1
+    t.join()
+    assert batch.times.tolist() == pytest.approx([100.0] * 4)
+    assert ticks > 1000  # held, the main thread would get no turn during the one Rust call
