@@ -41,7 +41,25 @@ impl ControlIo<'_> {
 pub trait Controller: Send {
     /// One control update at `io.time`.
     fn update(&mut self, io: &mut ControlIo<'_>);
+
+    /// The controller's own state for a checkpoint ([`crate::World::snapshot`]): everything
+    /// its next updates depend on, as a value with exact numbers (`serde_json::to_value` of
+    /// its fields; `Value::Null` for a controller without state). The default says the
+    /// controller cannot be checkpointed, and the snapshot fails naming it: a checkpoint never
+    /// silently drops a controller's state.
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Err(NOT_CHECKPOINTABLE.into())
+    }
+
+    /// Sets the controller's state from what [`Controller::save_state`] gave.
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Err(NOT_CHECKPOINTABLE.into())
+    }
 }
+
+/// What the default [`Controller::save_state`] and [`Controller::load_state`] say.
+pub const NOT_CHECKPOINTABLE: &str =
+    "this controller cannot be checkpointed (implement Controller::save_state and load_state; a stateless one returns Value::Null)";
 
 /// A registered controller and its buffers (sized once: a control call allocates nothing).
 pub(crate) struct Registered {

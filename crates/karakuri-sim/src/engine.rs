@@ -68,7 +68,7 @@ pub struct JointState {
 /// allocated per step): constraint solves that stopped before their tolerance (stiff mass
 /// ratios), and bodies that moved more than their own size in one step (they may pass
 /// through thin obstacles: reduce `dt`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostics {
     /// Steps whose iterative solve ended at `engine.max_iterations` above `engine.tolerance`.
     pub unconverged_steps: u64,
@@ -243,6 +243,39 @@ pub trait Engine {
     /// Sets the torque (force) of a one-dof joint by name (actuation), applied from the next
     /// step on.
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError>;
+    /// Applies a wrench to body `body` (index into [`Engine::bodies`]) for `duration` seconds
+    /// (whole steps, at least one) from the next step on: `force` at the body frame's origin
+    /// and `torque`, both in world axes.
+    fn apply_wrench(&mut self, _body: usize, _force: Vec3, _torque: Vec3, _duration: f64) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "external wrenches (apply_wrench)".into(),
+        })
+    }
+    /// Writes, for every one-dof joint (in [`Engine::one_dof_joints`]' order), the position its
+    /// servo is commanded to at the current time (`Some` for joints with a position
+    /// actuator, `None` for the others): with [`Engine::write_joint_states`], the tracking
+    /// error.
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        out.fill(None);
+    }
+    /// Everything the engine's next steps depend on (its state, and what the last step
+    /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
+    /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (save_state)".into(),
+        })
+    }
+    /// Sets the engine to a state [`Engine::save_state`] of the same world gave; checks it
+    /// whole before changing anything (on an error the engine is as it was).
+    fn restore_state(&mut self, _state: &serde_json::Value) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (restore_state)".into(),
+        })
+    }
     /// Each one-dof joint's position limits and actuator, in the order of
     /// [`Engine::one_dof_joints`] (what a caller sizes its command and observation bounds
     /// from; engines that do not know report none). Allocates: call it once, not per step.

@@ -79,4 +79,15 @@ pub enum SimError {
     /// Writing output failed.
     #[error("{0}")]
     Output(String),
+    /// The engine does not offer what was asked of it.
+    #[error("the {engine} engine does not support {what}")]
+    Unsupported {
+        /// The engine's name.
+        engine: String,
+        /// What was asked.
+        what: String,
+    },
+    /// A checkpoint that cannot be taken, read or restored: the reason.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
 }

@@ -72,6 +72,7 @@ mod error;
 pub mod mesh;
 pub mod native;
 pub mod scene;
+pub mod snapshot;
 pub mod solver;
 pub mod world;
 
@@ -83,4 +84,5 @@ pub use error::SimError;
 pub use karakuri::Model;
 pub use native::{NativeEngine, SimModel, SimState, StepData};
 pub use scene::Scene;
+pub use snapshot::Snapshot;
 pub use world::World;

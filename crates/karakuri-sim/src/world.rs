@@ -8,6 +8,7 @@ use crate::control::{ControlIo, Controller, Registered};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 use crate::native::NativeEngine;
 use crate::scene::{EngineKind, Scene, SensorKind};
+use crate::snapshot::{self, Snapshot};
 use crate::SimError;
 
 /// A simulated world.
@@ -125,6 +126,88 @@ impl World {
         Ok(())
     }
 
+    /// The world's full state now ([`crate::snapshot`]): the engine's state and every
+    /// controller's, with the world's fingerprint. Fails, naming it, when a controller cannot
+    /// be checkpointed ([`Controller::save_state`]) or the engine does not support it.
+    pub fn snapshot(&self) -> Result<Snapshot, SimError> {
+        let state = self.engine.save_state()?;
+        let controllers = self
+            .controllers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.controller.save_state().map_err(|e| controller_error(i, "saved", e)))
+            .collect::<Result<_, _>>()?;
+        Ok(Snapshot {
+            format: snapshot::FORMAT.into(),
+            version: snapshot::VERSION,
+            scene: self.scene.name.clone(),
+            fingerprint: self.fingerprint(),
+            engine: self.engine.name().into(),
+            time: self.engine.time(),
+            steps: self.engine.steps(),
+            state,
+            controllers,
+        })
+    }
+
+    /// Sets the world to a snapshot of the same world (same scene and time step, same engine,
+    /// the same number of controllers registered in the same order); the next steps are
+    /// then bit for bit those that followed the snapshot. On an error the world is as it was.
+    pub fn restore(&mut self, snap: &Snapshot) -> Result<(), SimError> {
+        let mine = self.fingerprint();
+        if snap.fingerprint != mine {
+            return Err(SimError::Checkpoint(format!(
+                "taken from scene '{}' (fingerprint {}), this world is scene '{}' (fingerprint {mine}): a checkpoint resumes only the scene, time step and robots it was taken from",
+                snap.scene, snap.fingerprint, self.scene.name
+            )));
+        }
+        if snap.engine != self.engine.name() {
+            return Err(SimError::Checkpoint(format!(
+                "taken with the {} engine, this world runs the {} engine",
+                snap.engine,
+                self.engine.name()
+            )));
+        }
+        if snap.controllers.len() != self.controllers.len() {
+            return Err(SimError::Checkpoint(format!(
+                "it holds {} controller state(s), this world has {} controller(s) registered",
+                snap.controllers.len(),
+                self.controllers.len()
+            )));
+        }
+        // what to go back to if a part refuses its state
+        let before: Vec<serde_json::Value> = self
+            .controllers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.controller.save_state().map_err(|e| controller_error(i, "saved", e)))
+            .collect::<Result<_, _>>()?;
+        let undo = |controllers: &mut [Registered], n: usize| {
+            for (r, v) in controllers.iter_mut().zip(&before).take(n) {
+                // it loaded a state of its own making a moment ago
+                let _ = r.controller.load_state(v);
+            }
+        };
+        for i in 0..self.controllers.len() {
+            if let Err(e) = self.controllers[i].controller.load_state(&snap.controllers[i]) {
+                undo(&mut self.controllers, i);
+                return Err(controller_error(i, "restored", e));
+            }
+        }
+        if let Err(e) = self.engine.restore_state(&snap.state) {
+            undo(&mut self.controllers, before.len());
+            return Err(e);
+        }
+        self.engine.write_states(&mut self.states);
+        Ok(())
+    }
+
+    /// The world's fingerprint ([`snapshot::fingerprint`]): a snapshot restores only into a
+    /// world with the same one.
+    pub fn fingerprint(&self) -> String {
+        snapshot::fingerprint(&self.scene, &*self.engine)
+    }
+
     /// Non-fatal remarks of the engine's load (e.g. a URDF's repaired inertias).
     pub fn warnings(&self) -> &[String] {
         self.engine.warnings()
@@ -172,6 +255,17 @@ impl World {
         self.engine.set_joint_target(joint, target)
     }
 
+    /// Pushes body `body` (by name, `robot/link` for a robot's link) for `duration` seconds
+    /// (rounded to whole steps, at least one) from the next step on: `force` (N) at the body
+    /// frame's origin and `torque` (N·m), both in world axes. A force `F` at a point `p`
+    /// (world) is the same push with torque `(p − o) × F`, `o` the body's origin
+    /// ([`World::state`]'s `pose.translation`). Pushes add up; the scene's `perturbations`
+    /// are the same thing from a file.
+    pub fn apply_wrench(&mut self, body: &str, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let b = self.body_index(body).ok_or_else(|| SimError::Input(format!("no body named '{body}'")))?;
+        self.engine.apply_wrench(b, force, torque, duration)
+    }
+
     /// The sensors, in the order of [`World::readings`].
     pub fn sensors(&self) -> &[SensorInfo] {
         self.engine.sensors()
@@ -208,6 +302,12 @@ impl World {
     /// Writes position, velocity and driving torque of every one-dof joint.
     pub fn write_joint_states(&self, out: &mut [JointState]) {
         self.engine.write_joint_states(out)
+    }
+
+    /// Writes each one-dof joint's commanded position now (`None`: no position servo), in the
+    /// order of [`World::one_dof_joints`] (see [`Engine::write_position_targets`]).
+    pub fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        self.engine.write_position_targets(out)
     }
 
     /// The bodies, in the order of [`World::states`].
@@ -292,6 +392,11 @@ impl World {
         }
         self.engine.set_one_dof_target(k, target)
     }
+}
+
+/// A controller's checkpoint error, naming it by its registration order.
+fn controller_error(i: usize, what: &str, reason: String) -> SimError {
+    SimError::Checkpoint(format!("controller {i} (registration order) cannot be {what}: {reason}"))
 }
 
 /// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).

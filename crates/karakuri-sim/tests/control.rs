@@ -472,6 +472,29 @@ fn a_controller_returning_nan_or_too_much_torque_is_stopped_naming_joint_and_tim
     assert!(err.contains("'hinge'") && err.contains("outside the joint's limits"), "{err}");
 }
 
+/// A `ramp` target: the minimum-jerk profile (half way at mid-time with 15/8 of the mean
+/// rate), held before and after; a stiff servo on it ends at `to`.
+#[test]
+fn a_ramp_target_is_minimum_jerk_and_held() {
+    use karakuri_sim::scene::{Ramp, Target};
+    let r = Target::Ramp { ramp: Ramp { from: -1.0, to: 2.0, start: 0.5, duration: 2.0 } };
+    assert_eq!(r.at(0.0), (-1.0, 0.0));
+    assert_eq!(r.at(3.0), (2.0, 0.0));
+    let (x, rate) = r.at(1.5);
+    assert!((x - 0.5).abs() < 1e-15 && (rate - 1.875 * 3.0 / 2.0).abs() < 1e-14, "{x} {rate}");
+    // the profile's derivative is the rate it reports
+    let h = 1e-6;
+    let fd = (r.at(1.0 + h).0 - r.at(1.0 - h).0) / (2.0 * h);
+    assert!((fd - r.at(1.0).1).abs() < 1e-8);
+    let scene = pendulum("{mode: position, kp: 2000, kd: 50, target: {ramp: {from: 0, to: 0.6, start: 0.1, duration: 0.5}}}", 0.0);
+    let mut e = NativeEngine::new(&scene).unwrap();
+    run(&mut e, 1500);
+    assert!((hinge(&e).0 - 0.6).abs() < 1e-6, "{:?}", hinge(&e));
+    let bad = "bodies: [{name: b, mass: 1, inertia: [[1,0,0],[0,1,0],[0,0,1]], joints: [{type: revolute, axis: [1,0,0], actuator: {mode: position, target: {ramp: {to: 1, duration: -1}}}}]}]";
+    let err = Scene::from_str(bad, "bad.yaml").unwrap_err().to_string();
+    assert!(err.contains("target.ramp.duration"), "{err}");
+}
+
 #[test]
 fn joint_infos_report_limits_and_actuators_in_joint_order() {
     use karakuri_sim::scene::ActuatorMode;

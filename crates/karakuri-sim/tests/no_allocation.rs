@@ -100,6 +100,8 @@ fn a_running_step_allocates_nothing() {
         world.set_joint_torque("hinge", 0.5).unwrap();
         if text == ACTUATORS {
             world.add_controller(Box::new(Sway), 0.002).unwrap();
+            let push = karakuri::spatial::Vec3::new(0.0, 2.0, 0.0);
+            world.apply_wrench("servo", push, push, 0.1).unwrap();
         }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
@@ -169,6 +171,9 @@ sensors:
   - {name: gyro, type: rate_gyro, body: servo}
   - {name: f, type: force, joint: servo}
   - {name: fb, type: force, joint: box_j0}
+perturbations:
+  - {body: box, force: [3, 0, 0], point: [0, 0.1, 0], start: 0.1, duration: 0.2}
+  - {body: arm, torque: [0.5, 0, 0], start: 0.2, duration: 0.05}
 "#;
 
 /// A controller reading joints and sensors and commanding the servo's target.

@@ -159,6 +159,8 @@ pub struct SimModel {
     pub v0: DVector<f64>,
     /// Non-fatal remarks of building it (a URDF's repaired inertias, ...), each naming its robot.
     pub warnings: Vec<String>,
+    /// The scene's `perturbations`, windows in steps.
+    pub perturbations: Vec<super::external::Push>,
 }
 
 impl SimModel {
@@ -271,6 +273,7 @@ impl SimModel {
                 mass: b.mass,
             })
             .collect();
+        let perturbations = super::external::perturbations(scene, &bodies, scene.world.dt)?;
         Ok(SimModel {
             model,
             dt: scene.world.dt,
@@ -291,6 +294,7 @@ impl SimModel {
             q0: q,
             v0: v,
             warnings,
+            perturbations,
         })
     }
 

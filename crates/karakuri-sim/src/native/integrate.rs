@@ -90,6 +90,7 @@ fn evaluate(
     stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0, &[])?;
     stages::passive_forces(m, q, v, 0.0, &mut w.tau);
     stages::actuation(s, &mut w.tau);
+    super::external::external_forces(m, s, &w.data, &mut w.tau)?;
     stages::smooth_acceleration(w)?;
     w.rk4.kv[i].copy_from(&w.qacc);
     w.rk4.kq[i].copy_from(&w.rk4.v);

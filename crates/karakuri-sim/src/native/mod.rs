@@ -18,7 +18,9 @@
 
 mod assemble;
 pub mod build;
+mod checkpoint;
 pub mod contact;
+pub mod external;
 pub mod integrate;
 pub mod limits;
 pub mod loops;
@@ -202,6 +204,7 @@ impl Engine for NativeEngine {
             lap(&mut t.velocity);
             stages::actuation(s, &mut w.tau);
             stages::actuator_torques(m, s, w);
+            external::external_forces(m, s, &w.data, &mut w.tau)?;
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
             stages::free_velocity(m, s, w);
@@ -364,6 +367,43 @@ impl Engine for NativeEngine {
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
         let (_, iv) = self.one_dof(joint)?;
         self.state.tau_user[iv] = torque;
+        Ok(())
+    }
+
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        for (o, act) in out.iter_mut().zip(&self.model.one_dof_actuator) {
+            *o = act
+                .filter(|&a| self.model.actuators[a].mode == ActuatorMode::Position)
+                .map(|a| self.state.targets[a].at(self.state.time).0);
+        }
+    }
+
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        self.save()
+    }
+
+    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
+        self.restore(state)
+    }
+
+    fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let name = || self.model.bodies.get(body).map_or(format!("#{body}"), |b| b.name.clone());
+        if body >= self.model.bodies.len() {
+            return Err(SimError::Input(format!("no body {}", name())));
+        }
+        if !(force.iter().chain(torque.iter()).all(|x| x.is_finite()) && duration > 0.0 && duration.is_finite()) {
+            return Err(SimError::Input(format!(
+                "a wrench on '{}' needs a finite force and torque and a positive duration (got {force:?}, {torque:?}, {duration} s)",
+                name()
+            )));
+        }
+        let s = &mut self.state;
+        let window = (s.steps, s.steps + external::window_steps(duration, self.model.dt));
+        let push = external::push_on(&self.model.bodies, body, force, torque, Vec3::zeros(), window)
+            .ok_or_else(|| SimError::Input(format!("body '{}' is static: nothing to push", name())))?;
+        // pushes that ended are dropped here, outside the step
+        s.pushes.retain(|p| p.to_step > s.steps);
+        s.pushes.push(push);
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use karakuri::linalg::Factorization;
 use karakuri::spatial::{Force, Motion};
 use karakuri::Data;
 use nalgebra::DVector;
+use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
 use super::contact::{ContactRows, WarmEntry};
@@ -15,13 +16,19 @@ use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 
-/// What a step starts from and carries to the next.
+/// What a step starts from and carries to the next. It is serialised whole into a checkpoint
+/// (`super::checkpoint`), so a field added here is saved and restored with no more code (and
+/// must be serialisable: everything a step depends on lives here, never in [`StepData`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimState {
     /// Configuration `(nq)`; a free flyer's is `[p; quaternion x y z w]`.
+    #[serde(with = "super::checkpoint::dvector")]
     pub q: DVector<f64>,
     /// Velocity `(nv)`; a free flyer's is `[linear; angular]` in its body frame.
+    #[serde(with = "super::checkpoint::dvector")]
     pub v: DVector<f64>,
     /// Joint forces set by the user (actuation) `(nv)`, applied from the next step on.
+    #[serde(with = "super::checkpoint::dvector")]
     pub tau_user: DVector<f64>,
     /// Simulated time (s).
     pub time: f64,
@@ -34,6 +41,8 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
+    pub pushes: Vec<super::external::Push>,
 }
 
 impl SimState {
@@ -48,6 +57,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            pushes: Vec::new(),
         }
     }
 }

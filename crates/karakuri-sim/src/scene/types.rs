@@ -364,7 +364,23 @@ pub struct Sine {
     pub phase: f64,
 }
 
-/// An actuator's target: a constant or `{sine: {...}}`.
+/// A smooth move from `from` to `to` over `[start, start + duration]`, held before and after:
+/// `from + (to − from) s(τ)`, `τ = (t − start) / duration`, with the minimum-jerk profile
+/// `s = 10τ³ − 15τ⁴ + 6τ⁵` (zero speed and acceleration at both ends).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ramp {
+    /// Value before `start` (joint units).
+    pub from: f64,
+    /// Value from `start + duration` on (joint units).
+    pub to: f64,
+    /// When the move starts (s).
+    pub start: f64,
+    /// How long it takes (s; 0: a step).
+    pub duration: f64,
+}
+
+/// An actuator's target: a constant, `{sine: {...}}` or `{ramp: {...}}`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
@@ -374,6 +390,11 @@ pub enum Target {
     Sine {
         /// Its parameters.
         sine: Sine,
+    },
+    /// A minimum-jerk move between two values.
+    Ramp {
+        /// Its parameters.
+        ramp: Ramp,
     },
 }
 
@@ -392,6 +413,19 @@ impl Target {
                 let w = 2.0 * std::f64::consts::PI * s.frequency;
                 let (sn, cs) = (w * t + s.phase).sin_cos();
                 (s.offset + s.amplitude * sn, s.amplitude * w * cs)
+            }
+            Target::Ramp { ramp: r } => {
+                let tau = if r.duration > 0.0 {
+                    ((t - r.start) / r.duration).clamp(0.0, 1.0)
+                } else if t < r.start {
+                    0.0
+                } else {
+                    1.0
+                };
+                let d = r.to - r.from;
+                let s = tau * tau * tau * (10.0 + tau * (-15.0 + 6.0 * tau));
+                let ds = if r.duration > 0.0 { 30.0 * tau * tau * (1.0 - tau) * (1.0 - tau) / r.duration } else { 0.0 };
+                (r.from + d * s, d * ds)
             }
         }
     }
@@ -697,6 +731,31 @@ pub struct SensorSpec {
     pub pose: Pose,
 }
 
+/// `perturbations[]`: an external wrench on a body (or robot link, `robot/link`) from `start`
+/// for `duration` seconds (both rounded to whole time steps; at least one step). `force` and
+/// `torque` are in world axes; the force acts at the body-fixed `point` (body frame; default
+/// the body frame's origin), so a force off the origin also turns the body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerturbationSpec {
+    /// The body pushed (`robot/link` for a robot's link); not a static body.
+    pub body: String,
+    /// Force (N), world axes.
+    #[serde(default)]
+    pub force: [f64; 3],
+    /// Torque (N·m), world axes.
+    #[serde(default)]
+    pub torque: [f64; 3],
+    /// Where the force acts, body frame (m).
+    #[serde(default)]
+    pub point: [f64; 3],
+    /// When it starts (s).
+    #[serde(default)]
+    pub start: f64,
+    /// How long it lasts (s).
+    pub duration: f64,
+}
+
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scene {
@@ -742,6 +801,9 @@ pub struct Scene {
     /// Sensors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorSpec>,
+    /// External wrenches on bodies over time windows (pushes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perturbations: Vec<PerturbationSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -768,6 +830,7 @@ pub const TOP_KEYS: &[&str] = &[
     "collision_exclude_pairs",
     "contact_pairs",
     "sensors",
+    "perturbations",
 ];
 
 fn default_schema() -> String {

@@ -82,6 +82,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     for i in 0..scene.sensors.len() {
         v.sensor(i, scene)?;
     }
+    for i in 0..scene.perturbations.len() {
+        v.perturbation(i, scene)?;
+    }
     Ok(())
 }
 
@@ -363,6 +366,25 @@ impl Validator<'_> {
         self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
     }
 
+    /// A known body, finite force, torque and point, `start ≥ 0`, `duration > 0` (static bodies
+    /// and unknown robot links are refused when the world is built).
+    fn perturbation(&self, i: usize, scene: &Scene) -> Check {
+        let at = format!("perturbations[{i}]");
+        let p = &scene.perturbations[i];
+        let known = scene.bodies.iter().any(|x| x.name == p.body)
+            || scene.robots.iter().any(|r| p.body.starts_with(&format!("{}/", r.name)));
+        if !known {
+            return Err(self.err(&format!("{at}.body"), format!("unknown body '{}'", p.body)));
+        }
+        for (key, x) in [("force", p.force), ("torque", p.torque), ("point", p.point)] {
+            if !x.iter().all(|c| c.is_finite()) {
+                return Err(self.err(&format!("{at}.{key}"), format!("must be finite (found {x:?})")));
+            }
+        }
+        self.nonneg(&format!("{at}.start"), p.start)?;
+        self.positive(&format!("{at}.duration"), p.duration)
+    }
+
     /// Gains finite and non-negative, limits positive, the target finite.
     fn actuator(&self, at: &str, a: &ActuatorSpec) -> Check {
         for (key, x) in [("kp", a.kp), ("kd", a.kd)] {
@@ -380,6 +402,12 @@ impl Validator<'_> {
         let finite = match a.target {
             Target::Value(x) => x.is_finite(),
             Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+            Target::Ramp { ramp: r } => {
+                if r.duration.is_nan() || r.duration < 0.0 {
+                    return Err(self.err(&format!("{at}.target.ramp.duration"), format!("must be non-negative (found {})", r.duration)));
+                }
+                [r.from, r.to, r.start, r.duration].iter().all(|x| x.is_finite())
+            }
         };
         if !finite {
             return Err(self.err(&format!("{at}.target"), "must be finite"));
