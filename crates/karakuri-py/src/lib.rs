@@ -17,6 +17,7 @@ mod convert;
 mod dynamics;
 mod model;
 mod sim;
+mod snapshot;
 
 use pyo3::prelude::*;
 
@@ -64,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sim::PyWorld>()?;
     m.add_class::<control::PyControlIo>()?;
     m.add_class::<batch::PyBatch>()?;
+    m.add_class::<snapshot::PySnapshot>()?;
     m.add("SceneError", m.py().get_type::<sim::SceneError>())?;
     m.add("SimulationError", m.py().get_type::<sim::SimulationError>())?;
     m.add("ControllerError", m.py().get_type::<sim::ControllerError>())?;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::control::{Layout, PyControlIo};
 use crate::convert::{array2, read_vector};
 use crate::model::homogeneous;
+use crate::snapshot::PySnapshot;
 use karakuri_sim::{JointState, SimError, World};
 use nalgebra::DMatrix;
 use numpy::{PyArray1, PyArray2, PyArray3};
@@ -176,6 +177,22 @@ impl PyWorld {
             every: every as u64,
         });
         Ok(())
+    }
+
+    /// The world's full state now, a :class:`Snapshot` (picklable) that :meth:`restore`
+    /// returns this world, or another world of the same scene, to: the steps that follow a
+    /// restore are bit for bit those that followed the snapshot. Python controllers keep
+    /// their registration but their own state (Python objects) is not in the snapshot.
+    fn snapshot(&self) -> PyResult<PySnapshot> {
+        Ok(PySnapshot {
+            inner: self.world().snapshot().map_err(sim_error)?,
+        })
+    }
+
+    /// Sets the world to ``snapshot`` (taken from a world of the same scene and time step);
+    /// ``ValueError`` with the reason otherwise, the world then left as it was.
+    fn restore(&mut self, snapshot: PyRef<'_, PySnapshot>) -> PyResult<()> {
+        self.world_mut().restore(&snapshot.inner).map_err(sim_error)
     }
 
     /// Sets the torque (N·m, or force in N for a prismatic joint) of a one-dof joint by name,

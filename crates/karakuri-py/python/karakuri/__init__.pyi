@@ -85,6 +85,22 @@ class ControlIo:
     def set_torques(self, torques: ArrayLike) -> None:
         """Every joint's torque ``(njoints,)``."""
 
+class Snapshot:
+    """A world's full state at one step (:meth:`World.snapshot`), restorable into a world of
+    the same scene; picklable. Python controllers' own state is not in it."""
+
+    @property
+    def time(self) -> float:
+        """Simulated time of the snapshot (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken when it was taken."""
+    def to_json(self) -> str:
+        """The checkpoint as JSON text (numbers exact)."""
+    @classmethod
+    def from_json(cls, text: str) -> "Snapshot":
+        """A snapshot from :meth:`to_json`'s text; ``ValueError`` if it is not one."""
+
 class World:
     """A simulated world from a scene file (docs/SCENE_FORMAT.md). Joint arrays follow
     :attr:`joint_names`, commands :attr:`actuator_names`, sensors :attr:`sensor_names`, body
@@ -97,6 +113,10 @@ class World:
         """Advances ``n`` steps with the GIL released, calling the controllers on their
         periods; :class:`SimulationError` if the simulation diverges,
         :class:`ControllerError` if a controller raises, ``ValueError`` for a bad command."""
+    def snapshot(self) -> Snapshot:
+        """The full state now; :meth:`restore` continues from it bit for bit."""
+    def restore(self, snapshot: Snapshot) -> None:
+        """Sets the world to a snapshot of the same scene; ``ValueError`` otherwise."""
     def add_controller(self, controller: Callable[[ControlIo], None], period: float) -> None:
         """Calls ``controller(io)`` every ``period`` seconds (whole steps), before the step."""
     def set_joint_torque(self, joint: str, torque: float) -> None:
