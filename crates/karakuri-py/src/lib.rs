@@ -1,5 +1,6 @@
 //! Python bindings of karakuri (the `karakuri._native` extension module of the `karakuri`
-//! package): Pinocchio-shaped dynamics over numpy arrays.
+//! package): Pinocchio-shaped dynamics over numpy arrays, and the simulator (`World`,
+//! `Batch`, Python controllers).
 //!
 //! A thin layer: each function checks and reads its arguments into buffers allocated once per
 //! `Data`, calls one function of the `karakuri` crate, and returns a new numpy array. Every
@@ -9,11 +10,14 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod batch;
 mod constraints;
+mod control;
 mod convert;
 mod dynamics;
 mod model;
 mod sim;
+mod snapshot;
 
 use pyo3::prelude::*;
 
@@ -59,7 +63,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dynamics::PyReferenceFrame>()?;
     m.add_class::<constraints::PyConstraintSet>()?;
     m.add_class::<sim::PyWorld>()?;
+    m.add_class::<control::PyControlIo>()?;
+    m.add_class::<batch::PyBatch>()?;
+    m.add_class::<snapshot::PySnapshot>()?;
     m.add("SceneError", m.py().get_type::<sim::SceneError>())?;
+    m.add("SimulationError", m.py().get_type::<sim::SimulationError>())?;
+    m.add("ControllerError", m.py().get_type::<sim::ControllerError>())?;
     m.add("UrdfError", m.py().get_type::<model::UrdfError>())?;
     m.add("ConstraintError", m.py().get_type::<constraints::ConstraintError>())?;
     m.add_function(wrap_pyfunction!(model::load_urdf, m)?)?;

@@ -1,12 +1,17 @@
 //! `World`: a scene file stepped by karakuri's simulator, through `karakuri_sim::World`'s
-//! public API only (the controllable, batched simulator waits for the control-loop issue).
+//! public API only: stepping with the GIL released, joint states, sensor readings, commands,
+//! contacts, body states and Python controllers called every control period.
 
-use crate::convert::array2;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::control::{Layout, PyControlIo};
+use crate::convert::{array2, read_vector};
 use crate::model::homogeneous;
-use karakuri_sim::{SimError, World};
+use crate::snapshot::PySnapshot;
+use karakuri_sim::{JointState, SimError, World};
 use nalgebra::DMatrix;
-use numpy::{PyArray2, PyArray3};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use numpy::{PyArray1, PyArray2, PyArray3};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -17,25 +22,106 @@ pyo3::create_exception!(
     "A scene file that cannot be loaded; the message says file: path.inside: reason."
 );
 
-fn sim_error(e: SimError) -> PyErr {
+pyo3::create_exception!(
+    karakuri,
+    SimulationError,
+    pyo3::exceptions::PyRuntimeError,
+    "The simulation cannot go on (it diverged); the message says the step, the time, the body and why. The world stays at its last good step."
+);
+
+pyo3::create_exception!(
+    karakuri,
+    ControllerError,
+    pyo3::exceptions::PyRuntimeError,
+    "A Python controller raised; the message says which controller and the simulated time, and __cause__ is the controller's exception."
+);
+
+/// The Python exception of a simulator error, with the simulator's message: `SceneError` for a
+/// scene that does not load, `SimulationError` when the run cannot go on, `ValueError` for a
+/// bad name, command or argument.
+pub fn sim_error(e: SimError) -> PyErr {
     match e {
         SimError::Scene { .. } => SceneError::new_err(e.to_string()),
-        other => PyRuntimeError::new_err(other.to_string()),
+        SimError::Diverged { .. } | SimError::Stale(_) | SimError::Output(_) => SimulationError::new_err(e.to_string()),
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 
+/// A Python controller: the callable and its period in steps.
+struct PyController {
+    callback: Py<PyAny>,
+    every: u64,
+}
+
+/// Steps per GIL release when no controller is due sooner (Ctrl-C is checked between them).
+const CHUNK: u64 = 1024;
+
 /// A simulated world loaded from a scene file (JSON or YAML, docs/SCENE_FORMAT.md): free
-/// bodies, static bodies, URDF robots, contacts. Body states are arrays over
-/// :attr:`body_names`, in world axes.
-#[pyclass(name = "World", module = "karakuri", unsendable)]
+/// bodies, static bodies, URDF robots, actuators, sensors, contacts.
+///
+/// Joint arrays are over :attr:`joint_names` (the one-dof joints, ``robot/joint`` for
+/// robots), command arrays over :attr:`actuator_names`, sensor arrays over
+/// :attr:`sensor_names`, body states over :attr:`body_names` in world axes.
+/// A world can be handed to another thread; :meth:`step` releases the GIL.
+#[pyclass(name = "World", module = "karakuri")]
 pub struct PyWorld {
-    world: World,
+    // A `Mutex` only to make the class `Sync` as PyO3 requires (`karakuri_sim::World` is
+    // `Send`, not `Sync`): `&mut self` methods reach it without locking.
+    world: Mutex<World>,
+    layout: Arc<Layout>,
+    controllers: Vec<PyController>,
 }
 
 impl PyWorld {
+    /// A Python world around a built simulator world.
+    pub fn new(world: World) -> PyWorld {
+        PyWorld {
+            layout: Arc::new(Layout::of(&world)),
+            world: Mutex::new(world),
+            controllers: Vec::new(),
+        }
+    }
+    fn world(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+    fn world_mut(&mut self) -> &mut World {
+        self.world.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
     fn rows3(&self, f: impl Fn(&karakuri_sim::BodyState) -> [f64; 3]) -> DMatrix<f64> {
-        let s = self.world.states();
+        let w = self.world();
+        let s = w.states();
         DMatrix::from_fn(s.len(), 3, |i, k| f(&s[i])[k])
+    }
+    fn joint_states(&self) -> Vec<JointState> {
+        let mut out = vec![JointState::default(); self.layout.joints.len()];
+        self.world().write_joint_states(&mut out);
+        out
+    }
+    fn joint_column<'py>(&self, py: Python<'py>, f: impl Fn(&JointState) -> f64) -> Bound<'py, PyArray1<f64>> {
+        let v: Vec<f64> = self.joint_states().iter().map(f).collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    /// Calls the controllers due at the current step, then applies their commands.
+    fn control(&mut self, py: Python<'_>) -> PyResult<()> {
+        let steps = self.world().steps();
+        for c in 0..self.controllers.len() {
+            if steps % self.controllers[c].every != 0 {
+                continue;
+            }
+            let io = Py::new(py, PyControlIo::new(&self.world(), &self.layout))?;
+            if let Err(e) = self.controllers[c].callback.call1(py, (io.clone_ref(py),)) {
+                let err = ControllerError::new_err(format!(
+                    "controller {c} raised at t = {} s (step {steps}): {}",
+                    self.world().time(),
+                    e.value(py)
+                ));
+                err.set_cause(py, Some(e));
+                return Err(err);
+            }
+            io.borrow(py).apply(self.world_mut()).map_err(sim_error)?;
+        }
+        Ok(())
     }
 }
 
@@ -45,59 +131,213 @@ impl PyWorld {
     /// path inside it and the reason.
     #[staticmethod]
     fn from_file(path: std::path::PathBuf) -> PyResult<Self> {
-        Ok(PyWorld { world: World::from_file(&path).map_err(sim_error)? })
+        Ok(PyWorld::new(World::from_file(&path).map_err(sim_error)?))
     }
 
-    /// Advances ``n`` time steps. Raises ``RuntimeError`` if the simulation diverges (the
-    /// world stays at the last good step); Ctrl-C interrupts between steps.
+    /// Advances ``n`` time steps with the GIL released, calling the Python controllers on
+    /// their periods (before the step, with the GIL). Raises :class:`SimulationError` if the
+    /// simulation diverges (the world stays at the last good step), :class:`ControllerError`
+    /// if a controller raises, ``ValueError`` for a bad command; Ctrl-C interrupts between
+    /// steps.
     #[pyo3(signature = (n = 1))]
     fn step(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
-        for i in 0..n {
-            self.world.step().map_err(sim_error)?;
-            if i % 1024 == 1023 {
-                py.check_signals()?;
+        let mut done = 0;
+        while done < n {
+            let mut k = CHUNK.min(n - done);
+            if !self.controllers.is_empty() {
+                self.control(py)?;
+                let s = self.world().steps();
+                for c in &self.controllers {
+                    k = k.min(c.every - s % c.every);
+                }
             }
+            let world = self.world_mut();
+            py.detach(|| (0..k).try_for_each(|_| world.step())).map_err(sim_error)?;
+            done += k;
+            py.check_signals()?;
         }
         Ok(())
     }
 
-    /// Sets the torque (N·m, or force in N for a prismatic joint) of a robot joint by name,
-    /// applied from the next step on.
+    /// Registers ``controller(io)``, called every ``period`` seconds (a whole number of time
+    /// steps) before the step, first before the next step; controllers run in the order
+    /// they were added. ``io`` is a :class:`ControlIo`: it reads time, joint states and
+    /// sensor readings and takes commands, applied when the controller returns.
+    fn add_controller(&mut self, controller: Bound<'_, PyAny>, period: f64) -> PyResult<()> {
+        if !controller.is_callable() {
+            return Err(PyValueError::new_err("argument 'controller' must be callable: controller(io)"));
+        }
+        let dt = self.world().dt();
+        let every = (period / dt).round();
+        if !(every >= 1.0 && (every * dt - period).abs() <= 1e-9 * period.abs().max(dt)) {
+            return Err(sim_error(SimError::BadControlPeriod { period, dt }));
+        }
+        self.controllers.push(PyController {
+            callback: controller.unbind(),
+            every: every as u64,
+        });
+        Ok(())
+    }
+
+    /// The world's full state now, a :class:`Snapshot` (picklable) that :meth:`restore`
+    /// returns this world, or another world of the same scene, to: the steps that follow a
+    /// restore are bit for bit those that followed the snapshot. Python controllers keep
+    /// their registration but their own state (Python objects) is not in the snapshot.
+    fn snapshot(&self) -> PyResult<PySnapshot> {
+        Ok(PySnapshot {
+            inner: self.world().snapshot().map_err(sim_error)?,
+        })
+    }
+
+    /// Sets the world to ``snapshot`` (taken from a world of the same scene and time step);
+    /// ``ValueError`` with the reason otherwise, the world then left as it was.
+    fn restore(&mut self, snapshot: PyRef<'_, PySnapshot>) -> PyResult<()> {
+        self.world_mut().restore(&snapshot.inner).map_err(sim_error)
+    }
+
+    /// Sets the torque (N·m, or force in N for a prismatic joint) of a one-dof joint by name,
+    /// added to its actuator's from the next step on.
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> PyResult<()> {
         if !torque.is_finite() {
             return Err(PyValueError::new_err("argument 'torque' must be finite"));
         }
-        self.world.set_joint_torque(joint, torque).map_err(|e| PyValueError::new_err(e.to_string()))
+        self.world_mut().set_joint_torque(joint, torque).map_err(sim_error)
+    }
+
+    /// Sets the torque of every one-dof joint, an array over :attr:`joint_names`.
+    fn set_joint_torques(&mut self, torques: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut tau = vec![0.0; self.layout.joints.len()];
+        read_vector("torques", "njoints", torques, &mut tau)?;
+        let PyWorld { world, layout, .. } = self;
+        let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for (name, t) in layout.joints.iter().zip(tau) {
+            world.set_joint_torque(name, t).map_err(sim_error)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the target of a joint's actuator by name (a torque, position or speed by its
+    /// mode), used from the next step on. ``ValueError`` if the joint has no actuator or
+    /// the target is outside its limits.
+    fn set_joint_target(&mut self, joint: &str, target: f64) -> PyResult<()> {
+        self.world_mut().set_joint_target(joint, target).map_err(sim_error)
+    }
+
+    /// Sets every actuator's target, an array over :attr:`actuator_names`.
+    fn set_targets(&mut self, targets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut x = vec![0.0; self.layout.actuated.len()];
+        read_vector("targets", "nactuators", targets, &mut x)?;
+        let PyWorld { world, layout, .. } = self;
+        let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for (&k, t) in layout.actuated.iter().zip(x) {
+            world.set_one_dof_target(k, t).map_err(sim_error)?;
+        }
+        Ok(())
     }
 
     /// Simulated time (s).
     #[getter]
     fn time(&self) -> f64 {
-        self.world.time()
+        self.world().time()
     }
     /// The time step (s).
     #[getter]
     fn dt(&self) -> f64 {
-        self.world.engine().dt()
+        self.world().dt()
     }
     /// Steps taken.
     #[getter]
     fn steps(&self) -> u64 {
-        self.world.steps()
+        self.world().steps()
     }
     /// Total mechanical energy, kinetic + gravitational (J).
     #[getter]
     fn energy(&self) -> f64 {
-        self.world.energy()
+        self.world().energy()
     }
+    /// Non-fatal remarks of the load (e.g. a URDF's repaired inertias).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.world().warnings().to_vec()
+    }
+
+    /// Names of the one-dof joints (``robot/joint`` for robots), the order of :attr:`q`,
+    /// :attr:`dq`, :attr:`tau`.
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.layout.joints.clone()
+    }
+    /// Names of the joints that have an actuator, the order of :meth:`set_targets`.
+    #[getter]
+    fn actuator_names(&self) -> Vec<String> {
+        self.layout.actuated.iter().map(|&k| self.layout.joints[k].clone()).collect()
+    }
+    /// Names of the sensors, the order of :attr:`readings`.
+    #[getter]
+    fn sensor_names(&self) -> Vec<String> {
+        self.layout.sensors.clone()
+    }
+    /// Index of a one-dof joint in the joint arrays (``ValueError`` if none).
+    fn joint_index(&self, name: &str) -> PyResult<usize> {
+        self.layout.joint(name)
+    }
+    /// Joint positions (rad or m), over :attr:`joint_names`.
+    #[getter]
+    fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.joint_column(py, |s| s.q)
+    }
+    /// Joint velocities (rad/s or m/s), over :attr:`joint_names`.
+    #[getter]
+    fn dq<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.joint_column(py, |s| s.dq)
+    }
+    /// Torque (force) that drove each joint over the last step, the user's plus its
+    /// actuator's, over :attr:`joint_names`.
+    #[getter]
+    fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.joint_column(py, |s| s.tau)
+    }
+    /// ``(q, dq, tau)`` of one joint by name.
+    fn joint_state(&self, joint: &str) -> PyResult<(f64, f64, f64)> {
+        let s = self.joint_states()[self.layout.joint(joint)?];
+        Ok((s.q, s.dq, s.tau))
+    }
+    /// A sensor's reading by name after the last step, sensor axes: 3 values (accelerometer
+    /// m/s², rate gyro rad/s) or 6 (force sensor: fx, fy, fz, tx, ty, tz).
+    fn sensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(PyArray1::from_slice(py, self.world().sensor(name).map_err(sim_error)?))
+    }
+    /// Every sensor's reading, shape ``(nsensors, 6)`` over :attr:`sensor_names`
+    /// (accelerometers and gyros fill the first 3 columns, zeros after).
+    #[getter]
+    fn readings<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        let w = self.world();
+        let r = w.readings();
+        array2(py, &DMatrix::from_fn(r.len(), 6, |i, k| r[i][k]))
+    }
+    /// The observation vector of :class:`Batch` for this world: ``q``, ``dq``, then every
+    /// sensor's 3 or 6 values (names in :attr:`observation_names`).
+    fn observation<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let mut out = vec![0.0; self.layout.obs_dim()];
+        let mut joints = vec![JointState::default(); self.layout.joints.len()];
+        self.layout.observe(&self.world(), &mut joints, &mut out);
+        PyArray1::from_vec(py, out)
+    }
+    /// Names of the entries of :meth:`observation`: ``q:<joint>``, ``dq:<joint>``,
+    /// ``<sensor>:<axis>`` (axes x, y, z, and fx … tz for force sensors).
+    #[getter]
+    fn observation_names(&self) -> Vec<String> {
+        self.layout.obs_names()
+    }
+
     /// Body names (``robot/link`` for robot links), the order of every state array.
     #[getter]
     fn body_names(&self) -> Vec<String> {
-        self.world.bodies().iter().map(|b| b.name.clone()).collect()
+        self.world().bodies().iter().map(|b| b.name.clone()).collect()
     }
     /// Index of the body named ``name`` in the state arrays (``ValueError`` if none).
     fn body_index(&self, name: &str) -> PyResult<usize> {
-        self.world.body_index(name).ok_or_else(|| PyValueError::new_err(format!("no body named '{name}'")))
+        self.world().body_index(name).ok_or_else(|| PyValueError::new_err(format!("no body named '{name}'")))
     }
     /// World position of every body frame origin, shape ``(nbodies, 3)``.
     #[getter]
@@ -107,7 +347,8 @@ impl PyWorld {
     /// World placement of every body frame as 4x4 homogeneous matrices, shape ``(nbodies, 4, 4)``.
     #[getter]
     fn poses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
-        let s = self.world.states();
+        let w = self.world();
+        let s = w.states();
         let flat: Vec<f64> = s.iter().flat_map(|b| homogeneous(&b.pose)).collect();
         PyArray3::from_owned_array(py, numpy::ndarray::Array3::from_shape_vec((s.len(), 4, 4), flat).expect("16 per body"))
     }
@@ -126,9 +367,9 @@ impl PyWorld {
     /// force on the second body over the step, N, world axes).
     #[getter]
     fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let bodies = self.world.bodies();
-        self.world
-            .contacts()
+        let w = self.world();
+        let bodies = w.bodies();
+        w.contacts()
             .iter()
             .map(|c| {
                 let d = PyDict::new(py);
@@ -141,8 +382,18 @@ impl PyWorld {
             })
             .collect()
     }
+    /// Net contact wrench on each body over the last step, world axes: ``(forces, torques)``,
+    /// each of shape ``(nbodies, 3)``, torques about the body-frame origin.
+    #[getter]
+    fn contact_wrenches<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>) {
+        let w = self.world().contact_wrenches();
+        let f = DMatrix::from_fn(w.len(), 3, |i, k| w[i].0[k]);
+        let t = DMatrix::from_fn(w.len(), 3, |i, k| w[i].1[k]);
+        (array2(py, &f), array2(py, &t))
+    }
 
     fn __repr__(&self) -> String {
-        format!("karakuri.World(bodies={}, t={} s, dt={} s)", self.world.bodies().len(), self.world.time(), self.world.engine().dt())
+        let w = self.world();
+        format!("karakuri.World(bodies={}, joints={}, t={} s, dt={} s)", w.bodies().len(), self.layout.joints.len(), w.time(), w.dt())
     }
 }

@@ -301,4 +301,30 @@ pub trait Engine {
         let _ = (k, speed);
         Err(SimError::Input(format!("engine '{}' does not support track surfaces", self.name())))
     }
+    /// Each one-dof joint's position limits and actuator, in the order of
+    /// [`Engine::one_dof_joints`] (what a caller sizes its command and observation bounds
+    /// from; engines that do not know report none). Allocates: call it once, not per step.
+    fn joint_infos(&self) -> Vec<JointInfo> {
+        vec![JointInfo::default(); self.one_dof_joints().len()]
+    }
+}
+
+/// What the world knows of a one-dof joint's bounds and drive ([`Engine::joint_infos`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JointInfo {
+    /// Position limits `[lower, upper]` (rad or m), if the joint has any.
+    pub limits: Option<[f64; 2]>,
+    /// Its actuator, if any.
+    pub actuator: Option<ActuatorInfo>,
+}
+
+/// A joint actuator's mode and limits (see docs/SCENE_FORMAT.md, Actuators).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ActuatorInfo {
+    /// What its target is: a torque, a position or a speed.
+    pub mode: crate::scene::ActuatorMode,
+    /// Largest |torque| (force) it applies (∞: unlimited).
+    pub effort_limit: f64,
+    /// Largest |target speed| (∞: unlimited).
+    pub velocity_limit: f64,
 }

@@ -86,6 +86,7 @@ pub mod world;
 pub use batch::{Batch, BatchError};
 pub use control::{ControlIo, Controller};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
+pub use engine::{ActuatorInfo, JointInfo};
 pub use error::SimError;
 pub use joint_forces::{JointForce, JointForces, SpringDamper};
 pub use karakuri::Model;

@@ -442,6 +442,24 @@ impl World {
     pub fn stage_times(&self) -> StageTimes {
         self.times
     }
+
+    /// Each one-dof joint's limits and actuator, in the order of [`World::one_dof_joints`]
+    /// (allocates: call it once).
+    pub fn joint_infos(&self) -> Vec<crate::engine::JointInfo> {
+        self.engine.joint_infos()
+    }
+
+    /// [`World::set_joint_target`] for the `k`-th joint of [`World::one_dof_joints`] (no name
+    /// lookup: for callers that command every actuator each step).
+    pub fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+        if k >= self.engine.one_dof_joints().len() {
+            return Err(SimError::Input(format!(
+                "joint index {k} is out of range: the world has {} one-dof joints",
+                self.engine.one_dof_joints().len()
+            )));
+        }
+        self.engine.set_one_dof_target(k, target)
+    }
 }
 
 /// A controller's checkpoint error, naming it by its registration order.

@@ -1013,3 +1013,30 @@ controllers:
     assert_eq!((&back.bodies, &back.sensors, &back.controllers), (&scene.bodies, &scene.sensors, &scene.controllers));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn joint_infos_report_limits_and_actuators_in_joint_order() {
+    use karakuri_sim::scene::ActuatorMode;
+    use karakuri_sim::{ActuatorInfo, JointInfo, World};
+    let scene = pendulum_with("{mode: velocity, effort_limit: 3, velocity_limit: 2}", G, ", limits: [-1, 1.5]");
+    let world = World::new(scene).unwrap();
+    assert_eq!(world.one_dof_joints(), ["hinge"]);
+    let infos = world.joint_infos();
+    assert_eq!(
+        infos,
+        [JointInfo {
+            limits: Some([-1.0, 1.5]),
+            actuator: Some(ActuatorInfo {
+                mode: ActuatorMode::Velocity,
+                effort_limit: 3.0,
+                velocity_limit: 2.0
+            })
+        }]
+    );
+    // an unlimited, unactuated hinge; out-of-range index commands are refused
+    let text = "name: p\nbodies:\n  - {name: b, pose_in_parent: {position: [0, 0, 1]}, mass: 1, com: [0, 0, -0.5], inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]], joints: [{name: h, type: revolute, axis: [1, 0, 0]}]}\n";
+    let mut world = World::new(Scene::from_str(text, "p.yaml").unwrap()).unwrap();
+    assert_eq!(world.joint_infos(), [JointInfo::default()]);
+    assert!(world.set_one_dof_target(0, 1.0).unwrap_err().to_string().contains("has no actuator"));
+    assert!(world.set_one_dof_target(1, 1.0).unwrap_err().to_string().contains("out of range"));
+}

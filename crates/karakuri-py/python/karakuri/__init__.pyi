@@ -8,7 +8,7 @@ new arrays.
 
 import enum
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -30,21 +30,103 @@ class ConstraintError(ValueError):
     """Constraints that cannot all hold (conflicting rows) or that are malformed."""
 
 class SceneError(ValueError):
-    """A scene file that cannot be loaded; the message says ``file: path.inside: reason``."""
+    """A scene file that cannot be loaded: ``file: path.inside: reason``."""
+
+class SimulationError(RuntimeError):
+    """The simulation cannot go on (diverged): step, time, body, reason."""
+
+class ControllerError(RuntimeError):
+    """A Python controller raised; the message has the time, ``__cause__`` the exception."""
+
+class ControlIo:
+    """What a controller reads (a snapshot of the world just before its call) and writes
+    (commands applied when it returns). Joint arrays follow :attr:`joint_names`, command
+    arrays :attr:`actuator_names`."""
+
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken."""
+    @property
+    def joint_names(self) -> List[str]:
+        """The one-dof joints."""
+    @property
+    def actuator_names(self) -> List[str]:
+        """The actuated joints, the order of :meth:`set_targets`."""
+    @property
+    def sensor_names(self) -> List[str]:
+        """The sensors, the order of :attr:`readings`."""
+    def joint_index(self, name: str) -> int:
+        """Index of a joint in the joint arrays."""
+    @property
+    def q(self) -> Vector:
+        """Joint positions ``(njoints,)``."""
+    @property
+    def dq(self) -> Vector:
+        """Joint velocities ``(njoints,)``."""
+    @property
+    def tau(self) -> Vector:
+        """Torques that drove the joints over the last step ``(njoints,)``."""
+    def joint_state(self, joint: str) -> Tuple[float, float, float]:
+        """``(q, dq, tau)`` of one joint."""
+    def sensor(self, name: str) -> Vector:
+        """A sensor's reading: 3 values (accelerometer, gyro) or 6 (force)."""
+    @property
+    def readings(self) -> Matrix:
+        """Every sensor's reading ``(nsensors, 6)``, 3-value sensors zero-padded."""
+    def set_target(self, joint: str, target: float) -> None:
+        """Target of a joint's actuator (torque, position or speed by its mode)."""
+    def set_targets(self, targets: ArrayLike) -> None:
+        """Every actuator's target ``(nactuators,)``."""
+    def set_torque(self, joint: str, torque: float) -> None:
+        """A joint's torque, added to its actuator's."""
+    def set_torques(self, torques: ArrayLike) -> None:
+        """Every joint's torque ``(njoints,)``."""
+
+class Snapshot:
+    """A world's full state at one step (:meth:`World.snapshot`), restorable into a world of
+    the same scene; picklable. Python controllers' own state is not in it."""
+
+    @property
+    def time(self) -> float:
+        """Simulated time of the snapshot (s)."""
+    @property
+    def steps(self) -> int:
+        """Steps taken when it was taken."""
+    def to_json(self) -> str:
+        """The checkpoint as JSON text (numbers exact)."""
+    @classmethod
+    def from_json(cls, text: str) -> "Snapshot":
+        """A snapshot from :meth:`to_json`'s text; ``ValueError`` if it is not one."""
 
 class World:
-    """A simulated world from a scene file (docs/SCENE_FORMAT.md); state arrays follow
-    :attr:`body_names`, world axes."""
+    """A simulated world from a scene file (docs/SCENE_FORMAT.md). Joint arrays follow
+    :attr:`joint_names`, commands :attr:`actuator_names`, sensors :attr:`sensor_names`, body
+    states :attr:`body_names` (world axes)."""
 
     @staticmethod
     def from_file(path: Union[str, "os.PathLike[str]"]) -> "World":
         """Loads a scene file; raises :class:`SceneError`."""
     def step(self, n: int = 1) -> None:
-        """Advances ``n`` steps; ``RuntimeError`` if the simulation diverges."""
+        """Advances ``n`` steps with the GIL released, calling the controllers on their
+        periods; :class:`SimulationError` if the simulation diverges,
+        :class:`ControllerError` if a controller raises, ``ValueError`` for a bad command."""
+    def snapshot(self) -> Snapshot:
+        """The full state now; :meth:`restore` continues from it bit for bit."""
+    def restore(self, snapshot: Snapshot) -> None:
+        """Sets the world to a snapshot of the same scene; ``ValueError`` otherwise."""
+    def add_controller(self, controller: Callable[[ControlIo], None], period: float) -> None:
+        """Calls ``controller(io)`` every ``period`` seconds (whole steps), before the step."""
     def set_joint_torque(self, joint: str, torque: float) -> None:
-        """Torque of a robot joint by name, from the next step on."""
-    def body_index(self, name: str) -> int:
-        """Index of a body in the state arrays."""
+        """Torque of a one-dof joint by name, from the next step on."""
+    def set_joint_torques(self, torques: ArrayLike) -> None:
+        """Torque of every one-dof joint ``(njoints,)``."""
+    def set_joint_target(self, joint: str, target: float) -> None:
+        """Target of a joint's actuator by name (torque, position or speed by its mode)."""
+    def set_targets(self, targets: ArrayLike) -> None:
+        """Target of every actuator ``(nactuators,)``."""
     @property
     def time(self) -> float:
         """Simulated time (s)."""
@@ -57,6 +139,43 @@ class World:
     @property
     def energy(self) -> float:
         """Kinetic + gravitational energy (J)."""
+    @property
+    def warnings(self) -> List[str]:
+        """Non-fatal remarks of the load."""
+    @property
+    def joint_names(self) -> List[str]:
+        """The one-dof joints (``robot/joint`` for robots)."""
+    @property
+    def actuator_names(self) -> List[str]:
+        """The actuated joints, the order of :meth:`set_targets`."""
+    @property
+    def sensor_names(self) -> List[str]:
+        """The sensors, the order of :attr:`readings`."""
+    def joint_index(self, name: str) -> int:
+        """Index of a joint in the joint arrays."""
+    @property
+    def q(self) -> Vector:
+        """Joint positions ``(njoints,)``."""
+    @property
+    def dq(self) -> Vector:
+        """Joint velocities ``(njoints,)``."""
+    @property
+    def tau(self) -> Vector:
+        """Torques that drove the joints over the last step ``(njoints,)``."""
+    def joint_state(self, joint: str) -> Tuple[float, float, float]:
+        """``(q, dq, tau)`` of one joint."""
+    def sensor(self, name: str) -> Vector:
+        """A sensor's reading: 3 values (accelerometer, gyro) or 6 (force), sensor axes."""
+    @property
+    def readings(self) -> Matrix:
+        """Every sensor's reading ``(nsensors, 6)``, 3-value sensors zero-padded."""
+    def observation(self) -> Vector:
+        """``q``, ``dq``, then every sensor's values: :class:`Batch`'s observation row."""
+    @property
+    def observation_names(self) -> List[str]:
+        """Names of the observation entries."""
+    def body_index(self, name: str) -> int:
+        """Index of a body in the state arrays."""
     @property
     def body_names(self) -> List[str]:
         """Body names, the order of the state arrays."""
@@ -75,6 +194,63 @@ class World:
     @property
     def contacts(self) -> List[Dict[str, object]]:
         """Contacts of the last step: bodies, point, normal, depth, force."""
+    @property
+    def contact_wrenches(self) -> Tuple[Matrix, Matrix]:
+        """Net contact ``(forces, torques)`` on each body ``(nbodies, 3)`` each."""
+
+class Batch:
+    """``n`` worlds of one scene stepped in parallel Rust threads, GIL released; world ``i``
+    follows the trajectory of a single :class:`World` given the same commands, bit for bit.
+    Actions: ``(n, num_actuators)`` targets; observations: ``(n, obs_dim)``, ``q``, ``dq``,
+    then the sensors' values (:attr:`observation_names`)."""
+
+    def __init__(self, scene: Union[str, "os.PathLike[str]"], n: int, seed: Optional[int] = None, perturb: bool = True) -> None: ...
+    def step(self, actions: Optional[ArrayLike] = None, steps: int = 1) -> Matrix:
+        """Sets the targets, advances every world ``steps`` steps, returns the observations."""
+    def observations(self) -> Matrix:
+        """The observations now ``(n, obs_dim)``."""
+    def reset(self, indices: Optional[Sequence[int]] = None, seed: Optional[int] = None) -> Matrix:
+        """Rebuilds the listed worlds (all by default) at the initial state; the observations."""
+    def __len__(self) -> int: ...
+    @property
+    def num_worlds(self) -> int:
+        """Number of worlds."""
+    @property
+    def dt(self) -> float:
+        """Time step (s)."""
+    @property
+    def times(self) -> Vector:
+        """Each world's time ``(n,)``."""
+    @property
+    def joint_names(self) -> List[str]:
+        """The one-dof joints."""
+    @property
+    def actuator_names(self) -> List[str]:
+        """The actuated joints, the columns of ``actions``."""
+    @property
+    def sensor_names(self) -> List[str]:
+        """The sensors."""
+    @property
+    def observation_names(self) -> List[str]:
+        """Names of the observation columns."""
+    @property
+    def obs_dim(self) -> int:
+        """Length of an observation row."""
+    @property
+    def num_actuators(self) -> int:
+        """Columns of ``actions``."""
+    @property
+    def action_bounds(self) -> Tuple[Vector, Vector]:
+        """``(low, high)`` per action column, from the actuators' and joints' limits."""
+    @property
+    def joint_limits(self) -> Tuple[Vector, Vector]:
+        """``(low, high)`` per joint position (±inf where none)."""
+    @property
+    def body_names(self) -> List[str]:
+        """Body names, the order of :attr:`positions`."""
+    @property
+    def positions(self) -> npt.NDArray[np.float64]:
+        """Body frame origins of every world ``(n, nbodies, 3)``."""
 
 class ReferenceFrame(enum.Enum):
     """The frame a Jacobian is expressed in (Pinocchio's ``pin.ReferenceFrame``); rows are

@@ -48,6 +48,7 @@ pub use build::{SimBody, SimModel};
 pub use state::{SimState, StepData};
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
+use crate::engine::{ActuatorInfo, JointInfo};
 use crate::scene::{ActuatorMode, Integrator, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
@@ -458,6 +459,28 @@ impl Engine for NativeEngine {
         }
         self.state.track_speeds[k] = speed;
         Ok(())
+    }
+
+    fn joint_infos(&self) -> Vec<JointInfo> {
+        let m = &self.model;
+        m.one_dof
+            .iter()
+            .zip(&m.one_dof_actuator)
+            .map(|(&j, act)| {
+                let iv = m.model.idx_v[j];
+                JointInfo {
+                    limits: m.limits.iter().find(|l| l.dof == iv).map(|l| [l.lo, l.hi]),
+                    actuator: act.map(|a| {
+                        let a = &m.actuators[a];
+                        ActuatorInfo {
+                            mode: a.mode,
+                            effort_limit: a.effort_limit,
+                            velocity_limit: a.velocity_limit,
+                        }
+                    }),
+                }
+            })
+            .collect()
     }
 }
 
