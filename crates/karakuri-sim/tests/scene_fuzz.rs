@@ -137,18 +137,18 @@ fn mutate_value(v: &mut Value, other: &Value, rng: &mut SplitMix64) {
     let node = at(v, &target);
     match node {
         Value::Number(_) => {
-            let x = if rng.next_u64() % 4 == 0 {
+            let x = if rng.next_u64().is_multiple_of(4) {
                 // a nearby value: the sign flipped or scaled by a power of ten
                 let x = node.as_f64().unwrap();
                 let k = (rng.next_u64() % 13) as i32 - 6;
-                if rng.next_u64() % 2 == 0 { -x } else { x * 10f64.powi(k) }
+                if rng.next_u64().is_multiple_of(2) { -x } else { x * 10f64.powi(k) }
             } else {
                 pick(EXTREME_NUMBERS, rng)
             };
             *node = serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         }
         Value::String(_) => {
-            *node = Value::String(if rng.next_u64() % 2 == 0 && !own_strings.is_empty() {
+            *node = Value::String(if rng.next_u64().is_multiple_of(2) && !own_strings.is_empty() {
                 pick(&own_strings, rng)
             } else {
                 pick(ODD_STRINGS, rng).to_string()
@@ -168,7 +168,7 @@ fn mutate_value(v: &mut Value, other: &Value, rng: &mut SplitMix64) {
             }
         }
         Value::Object(m) if !m.is_empty() => {
-            if rng.next_u64() % 2 == 0 {
+            if rng.next_u64().is_multiple_of(2) {
                 let keys: Vec<String> = m.keys().cloned().collect();
                 m.remove(&pick(&keys, rng));
             } else {
@@ -312,7 +312,7 @@ fn mutated_scenes_load_step_or_refuse_cleanly() {
         // the mutated scene sits beside its seed, so relative mesh and URDF paths resolve
         let (text, file) = if !mutated {
             (text.clone(), path.to_string_lossy().to_string())
-        } else if rng.next_u64() % 5 == 0 {
+        } else if rng.next_u64().is_multiple_of(5) {
             (mutate_text(text, &mut rng), path.to_string_lossy().to_string())
         } else {
             let mut v = values[k].clone();

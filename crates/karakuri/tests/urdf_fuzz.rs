@@ -176,7 +176,7 @@ fn mutate(text: &str, other: &str, rng: &mut SplitMix64) -> String {
             }
             7 => {
                 for (from, to) in [("revolute", "continuous"), ("fixed", "floating"), ("prismatic", "planar"), ("continuous", "fixed"), ("revolute", "fixed")] {
-                    if rng.next_u64() % 3 == 0 {
+                    if rng.next_u64().is_multiple_of(3) {
                         if let Some(k) = t.find(from) {
                             t.replace_range(k..k + from.len(), to);
                         }
@@ -303,7 +303,7 @@ fn mutated_urdfs_never_panic_hang_or_load_non_finite_numbers() {
         let (name, text) = &corpus[rng.next_u64() as usize % corpus.len()];
         let other = &corpus[rng.next_u64() as usize % corpus.len()].1;
         let xml = mutate(text, other, &mut rng);
-        let root = if rng.next_u64() % 2 == 0 { Root::Fixed } else { Root::FreeFlyer };
+        let root = if rng.next_u64().is_multiple_of(2) { Root::Fixed } else { Root::FreeFlyer };
         runs += 1;
         match run_one(xml.clone(), root) {
             Ok(ok) => loaded += u64::from(ok),

@@ -104,7 +104,7 @@ impl Recorder {
         if !self.started {
             self.start(world);
         }
-        if world.steps() % self.stride == 0 || last {
+        if world.steps().is_multiple_of(self.stride) || last {
             if self.times.last() == Some(&world.time()) {
                 return;
             }

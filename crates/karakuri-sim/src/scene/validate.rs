@@ -135,7 +135,7 @@ impl Validator<'_> {
     /// A coordinate or length (m) of at most `MAX_EXTENT` in magnitude: beyond it, f64 keeps
     /// too few digits for contacts (and energies overflow).
     fn within_extent(&self, path: &str, x: f64) -> Check {
-        if !(x.abs() <= MAX_EXTENT) {
+        if x.is_nan() || x.abs() > MAX_EXTENT {
             return Err(self.err(path, format!("must be within ±{MAX_EXTENT:e} m (found {x:e}); the scene's lengths are in metres")));
         }
         Ok(())
@@ -151,7 +151,7 @@ impl Validator<'_> {
     fn world(&self, s: &Scene) -> Check {
         let w = &s.world;
         let g = w.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if !(g <= MAX_GRAVITY) {
+        if g.is_nan() || g > MAX_GRAVITY {
             return Err(self.err("world.gravity", format!("its norm must be at most {MAX_GRAVITY:e} m/s² (found {g:e})")));
         }
         self.positive("world.dt", w.dt)?;
