@@ -73,6 +73,7 @@ pub mod mesh;
 pub mod native;
 pub mod scene;
 pub mod solver;
+pub mod sparse;
 pub mod world;
 
 pub use batch::{Batch, BatchError};

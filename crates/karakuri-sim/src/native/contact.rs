@@ -3,7 +3,7 @@
 //! penalty contacts as impulses on the free velocity, material mixing, tangent frames and the
 //! warm-start keys that recognise a contact in the next step.
 
-use karakuri::constraints::rows::add_relative_point_row;
+use karakuri::constraints::rows::{add_relative_point_row, point_coefficient};
 use karakuri::spatial::{Motion, Vec3};
 use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
@@ -13,13 +13,14 @@ use super::state::{SimState, StepData};
 use crate::collision::RawContact;
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
+use crate::sparse::{Problem, NONE};
 
 /// Which rows a contact owns (or, for a penalty contact, the force it got).
 #[derive(Clone, Copy, Debug)]
 pub struct ContactRows {
     /// Index of the contact in `StepData::raw`.
     pub raw: usize,
-    /// First row (normal, then the tangents) in `StepData::rows`.
+    /// First row (normal, then the tangents) in `StepData::problem`.
     pub row: usize,
     /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
     pub nrows: usize,
@@ -90,20 +91,6 @@ pub fn tree_range(model: &Model, joint: usize) -> (usize, usize) {
     (model.idx_v[root], model.subtree_end_v[root])
 }
 
-/// The dof ranges of the trees of two joints, sorted and disjoint.
-fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
-    let (a, b) = (tree_range(model, ja), tree_range(model, jb));
-    if a == b || b.0 == b.1 {
-        [a, (0, 0)]
-    } else if a.0 == a.1 {
-        [b, (0, 0)]
-    } else if a.0 < b.0 {
-        [a, b]
-    } else {
-        [b, a]
-    }
-}
-
 /// `row · v`.
 pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
     row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
@@ -136,10 +123,10 @@ impl ContactFrame {
 /// The contact stage of the constraint build.
 ///
 /// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.qh`, the
-/// materials and `s.warm_contacts`. Writes, per contact, either rows into `w.rows` (a normal
-/// with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from the
-/// last step) or, for a penalty pair, its spring-damper impulse into `w.v_free`; and the
-/// bookkeeping in `w.contact_rows`.
+/// materials and `s.warm_contacts`. Writes, per contact, either a block into `w.problem` (a
+/// normal with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from
+/// the last step's impulses of the same contact, found by its key) or, for a penalty pair, its
+/// spring-damper impulse into `w.v_free`; and the bookkeeping in `w.contact_rows`.
 pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
     let (model, cp) = (&m.model, &m.contact);
     let shapes = &m.collider.shapes;
@@ -154,20 +141,23 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             p: c.point,
             dirs: [n, t1, t2],
         };
-        // relative velocity of B with respect to A at the contact point, before the step
-        let mut rel = |dir: &Vec3| -> f64 {
-            frame.row(model, &w.s_world, dir, &mut w.row);
-            row_dot(&w.row, &s.v)
-        };
-        let vn = rel(&n);
-        let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
         let mat = mean_material(&sa.material, &sb.material);
-        let mu = if vt.norm() <= cp.friction_threshold_velocity {
-            mat.static_friction
-        } else {
-            mat.dynamic_friction
+        let pick_mu = |vt: &Vec3| {
+            if vt.norm() <= cp.friction_threshold_velocity {
+                mat.static_friction
+            } else {
+                mat.dynamic_friction
+            }
         };
         let rows = if let ContactMode::Penalty { stiffness, damping } = c.mode {
+            // relative velocity of B with respect to A at the contact point, before the step
+            let mut rel = |dir: &Vec3| -> f64 {
+                frame.row(model, &w.s_world, dir, &mut w.row);
+                row_dot(&w.row, &s.v)
+            };
+            let vn = rel(&n);
+            let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
+            let mu = pick_mu(&vt);
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
                 raw: ci,
@@ -177,7 +167,7 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 penalty_force: f,
             }
         } else {
-            let (row, nrows) = springhead_rows(m, s, w, &c, &frame, (vn, mu), mat.restitution);
+            let (row, nrows) = springhead_block(m, s, w, &c, &frame, pick_mu, mat.restitution);
             ContactRows {
                 raw: ci,
                 row,
@@ -229,24 +219,77 @@ fn penalty_impulses(
     f
 }
 
-/// A constraint contact: the normal row with Springhead's target (restitution `e` above the
-/// threshold speed, else penetration correction at most `max_depenetration_speed`; a gap may only close within the step) and,
-/// when `μ > 0`, the two friction rows, warm-started from the last step. Returns the first
-/// row and the number of rows.
-fn springhead_rows(
+/// Adds `sign ·` the velocity along `dir` of the world point `p` of `joint`'s body, per unit
+/// dof velocity, to row `r` of block `bi` (the dofs of `joint`'s chain, in the block's
+/// compact columns; nothing for the universe).
+#[allow(clippy::too_many_arguments)]
+fn add_point_piece(
+    model: &Model,
+    s_world: &[Motion],
+    problem: &mut Problem,
+    (bi, r): (usize, usize),
+    joint: usize,
+    p: &Vec3,
+    dir: &Vec3,
+    sign: f64,
+) {
+    let t = problem.trees.of_joint[joint];
+    if t == NONE {
+        return;
+    }
+    let start = problem.trees.start[t as usize];
+    let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
+    let width = problem.blocks[bi].width;
+    let row = &mut problem.j_block_mut(bi)[r * width..(r + 1) * width];
+    let mut j = joint;
+    while j > 0 {
+        for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
+            row[col0 + k - start] += sign * point_coefficient(&s_world[k], p, dir);
+        }
+        j = model.parents[j];
+    }
+}
+
+/// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
+/// above the threshold speed, else penetration correction at most `max_depenetration_speed`;
+/// a gap may only close within the step) and, when `μ > 0` (`mu` of the slip velocity), the
+/// two friction rows, warm-started from the last step. Returns the first row and the number
+/// of rows.
+fn springhead_block(
     m: &SimModel,
     s: &SimState,
     w: &mut StepData,
     c: &RawContact,
     frame: &ContactFrame,
-    (vn, mu): (f64, f64),
+    mu_of_slip: impl Fn(&Vec3) -> f64,
     e: f64,
 ) -> (usize, usize) {
     let (model, cp, dt) = (&m.model, &m.contact, m.dt);
-    let [n, t1, t2] = frame.dirs;
+    let pr = &mut w.problem;
+    let warm = if m.engine.warm_start {
+        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let (ta, tb) = (pr.trees.of_joint[frame.ja], pr.trees.of_joint[frame.jb]);
+    let kinds = [
+        RowKind::Normal { friction: 2, mu: 0.0 },
+        RowKind::Tangent,
+        RowKind::Tangent,
+    ];
+    let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
+    for (r, dir) in frame.dirs.iter().enumerate() {
+        add_point_piece(model, &w.s_world, pr, (bi, r), frame.jb, &frame.p, dir, 1.0);
+        add_point_piece(model, &w.s_world, pr, (bi, r), frame.ja, &frame.p, dir, -1.0);
+    }
+    // relative velocity of B with respect to A at the contact point, before the step
+    let sv = s.v.as_slice();
+    let vn = pr.row_dot(bi, 0, sv);
+    let vt = Vec3::new(pr.row_dot(bi, 1, sv), pr.row_dot(bi, 2, sv), 0.0);
+    let mu = mu_of_slip(&vt);
+    pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
-    frame.row(model, &w.s_world, &n, &mut w.row);
-    let vfree_n = row_dot(&w.row, &w.v_free);
+    let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
     let b = if c.depth < 0.0 {
         let gap = -c.depth;
         if impact && vfree_n * dt < -gap {
@@ -263,29 +306,17 @@ fn springhead_rows(
         correction.min(cp.max_depenetration_speed)
     };
     let friction = if mu > 0.0 { 2 } else { 0 };
-    let warm = if m.engine.warm_start {
-        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-    } else {
-        [0.0; 3]
-    };
-    let ranges = pair_ranges(model, frame.ja, frame.jb);
-    let r0 = w
-        .rows
-        .push_ranged(RowKind::Normal { friction, mu }, b, warm[0], ranges);
-    w.rows.j_row_mut(r0).copy_from_slice(&w.row);
-    if friction == 2 {
-        for (k, t) in [t1, t2].iter().enumerate() {
-            let r = w
-                .rows
-                .push_ranged(RowKind::Tangent, 0.0, warm[1 + k], ranges);
-            frame.row(model, &w.s_world, t, w.rows.j_row_mut(r));
-        }
+    let row = pr.blocks[bi].row;
+    pr.kind[row] = RowKind::Normal { friction, mu };
+    pr.b[row] = b;
+    if friction == 0 {
+        pr.truncate_last(1);
     }
-    (r0, 1 + friction)
+    (row, 1 + friction)
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
-/// `w.rows.lambda`; writes `s.warm_contacts` through `w.warm_next`).
+/// `w.problem.lambda`; writes `s.warm_contacts` through `w.warm_next`).
 pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
     w.warm_next.clear();
     for cr in &w.contact_rows {
@@ -293,7 +324,7 @@ pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
             continue;
         }
         let mut imp = [0.0; 3];
-        imp[..cr.nrows].copy_from_slice(&w.rows.lambda[cr.row..cr.row + cr.nrows]);
+        imp[..cr.nrows].copy_from_slice(&w.problem.lambda[cr.row..cr.row + cr.nrows]);
         w.warm_next
             .push((warm_key(&w.raw[cr.raw]), w.warm_next.len(), imp));
     }

@@ -14,6 +14,7 @@ use crate::collision::{CollisionWork, RawContact};
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
+use crate::sparse::Problem;
 
 /// What a step starts from and carries to the next.
 pub struct SimState {
@@ -169,6 +170,9 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// The constraint problem the solver sees: contact blocks and the other rows of `rows`,
+    /// compact over the trees each touches, with its islands (see [`crate::sparse`]).
+    pub problem: Problem,
 }
 
 impl StepData {
@@ -228,6 +232,7 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            problem: Problem::new(&m.model),
         }
     }
 
@@ -240,10 +245,11 @@ impl StepData {
         let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
         let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
         let fixed = loop_rows + 2 * m.limits.len() + servos;
-        let rows = fixed + 3 * contacts;
+        // contacts go to the compact problem only; `rows` holds the loop, limit, servo rows
         self.rows.nv = nv;
-        self.rows.reserve(rows);
-        self.solver.reserve(rows, m.engine.direct_max_rows);
+        self.rows.reserve(fixed);
+        self.solver.reserve(fixed, m.engine.direct_max_rows);
+        self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
         for r in [
             &mut self.loop_rows,
             &mut self.shake.rows,
