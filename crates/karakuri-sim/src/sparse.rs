@@ -44,7 +44,7 @@ const REGULARIZATION: f64 = 1e-9;
 const SWEEPS_PER_SUBSPACE_STEP: usize = 6;
 
 /// An island stalls when its residual fell by less than this factor since the last check
-/// (the first check always finds it stalled): then it gets a subspace step.
+/// (the first check compares with the first sweep): then it gets a subspace step.
 const STALL: f64 = 0.25;
 
 /// Active sets a subspace step tries before it gives up (each one a factorisation).
@@ -521,7 +521,8 @@ impl Problem {
             }
             let small = settings.exact && nrows <= EXACT_MAX_ROWS;
             let mut residual = 0.0;
-            let mut checked = f64::INFINITY;
+            // residual at the last check (INFINITY: no more subspace steps in this solve)
+            let mut checked = 0.0;
             let mut it = 0;
             while it < settings.max_iterations {
                 residual = self.sweep(s, e, it % 2 == 1, tiny);
@@ -529,10 +530,15 @@ impl Problem {
                 if residual <= settings.tolerance {
                     break;
                 }
+                if it == 1 {
+                    checked = residual;
+                }
                 if small && it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
                     // only where the sweeps stall (a rate worse than STALL per period)
                     let stalled = residual > STALL * checked;
-                    checked = residual;
+                    if checked != f64::INFINITY {
+                        checked = residual;
+                    }
                     if !stalled {
                         continue;
                     }
@@ -548,6 +554,8 @@ impl Problem {
                         }
                     } else {
                         self.restore_island(s, e);
+                        // it did not help this island: no second try in this step
+                        checked = f64::INFINITY;
                     }
                 }
             }
@@ -622,11 +630,7 @@ impl Problem {
         let i = bl.row;
         let w = self.wii[bi];
         let wi = self.winv[bi];
-        let u = [
-            self.row_dot(bi, 0, &self.vel),
-            self.row_dot(bi, 1, &self.vel),
-            self.row_dot(bi, 2, &self.vel),
-        ];
+        let u = self.dots3(&bl);
         let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
         let r = [self.b[i] - u[0], -u[1], -u[2]];
         let mut new = [0.0; 3];
@@ -669,15 +673,56 @@ impl Problem {
             new[2] = t2;
         }
         let mut change: f64 = 0.0;
+        let mut delta = [0.0; 3];
         for a in 0..3 {
-            let d = new[a] - old[a];
-            if d != 0.0 {
-                self.lambda[i + a] = new[a];
-                self.apply(bi, a, d);
-                change = change.max((d * w[4 * a]).abs());
-            }
+            delta[a] = new[a] - old[a];
+            self.lambda[i + a] = new[a];
+            change = change.max((delta[a] * w[4 * a]).abs());
+        }
+        if delta != [0.0; 3] {
+            self.apply3(&bl, &delta);
         }
         change
+    }
+
+    /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
+    #[inline]
+    fn dots3(&self, bl: &Block) -> [f64; 3] {
+        let w = bl.width;
+        let j = &self.j[bl.off..bl.off + 3 * w];
+        let mut u = [0.0; 3];
+        let mut piece = |c: usize, v: &[f64]| {
+            for (q, &x) in v.iter().enumerate() {
+                u[0] += j[c + q] * x;
+                u[1] += j[w + c + q] * x;
+                u[2] += j[2 * w + c + q] * x;
+            }
+        };
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        piece(0, &self.vel[s0..s0 + bl.n0]);
+        if bl.trees[1] != NONE {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            piece(bl.n0, &self.vel[s1..s1 + w - bl.n0]);
+        }
+        u
+    }
+
+    /// `vel += Σ_a δ_a (qH⁻¹ Jᵀ)_a` over the three rows of a contact block, in one pass.
+    #[inline]
+    fn apply3(&mut self, bl: &Block, delta: &[f64; 3]) {
+        let w = bl.width;
+        let mj = &self.mj[bl.off..bl.off + 3 * w];
+        let piece = |c: usize, v: &mut [f64]| {
+            for (q, x) in v.iter_mut().enumerate() {
+                *x += delta[0] * mj[c + q] + delta[1] * mj[w + c + q] + delta[2] * mj[2 * w + c + q];
+            }
+        };
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        piece(0, &mut self.vel[s0..s0 + bl.n0]);
+        if bl.trees[1] != NONE {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            piece(bl.n0, &mut self.vel[s1..s1 + w - bl.n0]);
+        }
     }
 
     /// Forms the island's dense `W` and `c = J v_free` over its rows into `self.dense`.
