@@ -185,6 +185,11 @@ pub struct Problem {
     island_start: Vec<usize>,
     /// Exact-solve scratch.
     dense: Dense,
+    /// `qH⁻¹` of each six-dof tree (a free body), row-major 6 x 6, formed on first use in a
+    /// step `(36 trees)`.
+    tree_inv: Vec<f64>,
+    /// Whether `tree_inv` holds this step's inverse `(trees)`.
+    tree_inv_ok: Vec<bool>,
     /// Islands of the last solve.
     pub islands: usize,
 }
@@ -210,6 +215,8 @@ impl Problem {
         let mut p = Problem {
             trees,
             vel: vec![0.0; model.nv],
+            tree_inv: vec![0.0; 36 * nt],
+            tree_inv_ok: vec![false; nt],
             ..Problem::default()
         };
         ensure(&mut p.uf, nt);
@@ -383,6 +390,7 @@ impl Problem {
         self.diag.clear();
         self.wii.clear();
         self.winv.clear();
+        self.tree_inv_ok.fill(false);
         for bl in &self.blocks {
             for r in 0..bl.n {
                 let base = bl.off + r * bl.width;
@@ -392,7 +400,29 @@ impl Problem {
                     }
                     let c = if slot == 0 { 0 } else { bl.n0 };
                     let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                    solve_tree(fact, &mut self.mj[base + c..base + c + l], s);
+                    let x = &mut self.mj[base + c..base + c + l];
+                    if l == 6 {
+                        // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
+                        let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
+                        if !self.tree_inv_ok[t as usize] {
+                            for col in 0..6 {
+                                let mut e = [0.0; 6];
+                                e[col] = 1.0;
+                                solve_tree(fact, &mut e, s);
+                                for row in 0..6 {
+                                    inv[6 * row + col] = e[row];
+                                }
+                            }
+                            self.tree_inv_ok[t as usize] = true;
+                        }
+                        let mut y = [0.0; 6];
+                        for (row, yr) in y.iter_mut().enumerate() {
+                            *yr = dot(&inv[6 * row..6 * row + 6], x);
+                        }
+                        x.copy_from_slice(&y);
+                    } else {
+                        solve_tree(fact, x, s);
+                    }
                 }
             }
             let mut w = [0.0; 9];
