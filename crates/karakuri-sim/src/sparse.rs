@@ -64,8 +64,10 @@ pub struct Trees {
 impl Trees {
     /// The trees of `model` (each child of the universe with its subtree).
     pub fn new(model: &Model) -> Trees {
-        let mut t = Trees::default();
-        t.of_joint = vec![NONE; model.njoints];
+        let mut t = Trees {
+            of_joint: vec![NONE; model.njoints],
+            ..Trees::default()
+        };
         for j in 1..model.njoints {
             let p = model.parents[j];
             if p == 0 {
@@ -1067,7 +1069,8 @@ fn inverse3(w: &[f64; 9]) -> [f64; 9] {
     let c02 = w[3] * w[7] - w[4] * w[6];
     let det = w[0] * c00 + w[1] * c01 + w[2] * c02;
     let scale = w[0] * w[4] * w[8];
-    if !(det > 1e-9 * scale) || scale <= 0.0 {
+    // a NaN determinant counts as singular too
+    if det.is_nan() || det <= 1e-9 * scale || scale <= 0.0 {
         return [0.0; 9];
     }
     let inv = 1.0 / det;
