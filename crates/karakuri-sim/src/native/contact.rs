@@ -3,7 +3,7 @@
 //! penalty contacts as impulses on the free velocity, material mixing, tangent frames and the
 //! warm-start keys that recognise a contact in the next step.
 
-use karakuri::constraints::rows::{add_relative_point_row, point_coefficient};
+use karakuri::constraints::rows::add_relative_point_row;
 use karakuri::spatial::{Motion, Vec3};
 use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
@@ -219,18 +219,17 @@ fn penalty_impulses(
     f
 }
 
-/// Adds `sign ·` the velocity along `dir` of the world point `p` of `joint`'s body, per unit
-/// dof velocity, to row `r` of block `bi` (the dofs of `joint`'s chain, in the block's
-/// compact columns; nothing for the universe).
-#[allow(clippy::too_many_arguments)]
+/// Adds `sign ·` the velocity along each of `dirs` of the world point `p` of `joint`'s body,
+/// per unit dof velocity, to rows 0, 1, 2 of block `bi` (the dofs of `joint`'s chain, in the
+/// block's compact columns; nothing for the universe). The point's velocity column
+/// `S_lin + S_ang × p` of each dof is formed once for the three rows.
 fn add_point_piece(
     model: &Model,
     s_world: &[Motion],
     problem: &mut Problem,
-    (bi, r): (usize, usize),
+    bi: usize,
     joint: usize,
-    p: &Vec3,
-    dir: &Vec3,
+    (p, dirs): (&Vec3, &[Vec3; 3]),
     sign: f64,
 ) {
     let t = problem.trees.of_joint[joint];
@@ -240,11 +239,16 @@ fn add_point_piece(
     let start = problem.trees.start[t as usize];
     let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
     let width = problem.blocks[bi].width;
-    let row = &mut problem.j_block_mut(bi)[r * width..(r + 1) * width];
+    let rows = problem.j_block_mut(bi);
     let mut j = joint;
     while j > 0 {
         for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-            row[col0 + k - start] += sign * point_coefficient(&s_world[k], p, dir);
+            let sk = &s_world[k];
+            let vk = sk.linear + sk.angular.cross(p);
+            let c = col0 + k - start;
+            for (r, dir) in dirs.iter().enumerate() {
+                rows[r * width + c] += sign * dir.dot(&vk);
+            }
         }
         j = model.parents[j];
     }
@@ -278,10 +282,8 @@ fn springhead_block(
         RowKind::Tangent,
     ];
     let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
-    for (r, dir) in frame.dirs.iter().enumerate() {
-        add_point_piece(model, &w.s_world, pr, (bi, r), frame.jb, &frame.p, dir, 1.0);
-        add_point_piece(model, &w.s_world, pr, (bi, r), frame.ja, &frame.p, dir, -1.0);
-    }
+    add_point_piece(model, &w.s_world, pr, bi, frame.jb, (&frame.p, &frame.dirs), 1.0);
+    add_point_piece(model, &w.s_world, pr, bi, frame.ja, (&frame.p, &frame.dirs), -1.0);
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let vn = pr.row_dot(bi, 0, sv);
