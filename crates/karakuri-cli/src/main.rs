@@ -34,7 +34,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Option<Vec<String>>,
     },
-    /// Run a scene (JSON or YAML); without one, a bundled demo: a quadruped dropped among boxes.
+    /// Run a scene (JSON or YAML); without one, a bundled demo: a quadruped stands up and takes a push.
     Simulate {
         /// Scene file.
         scene: Option<PathBuf>,
@@ -68,6 +68,16 @@ enum Command {
         /// Seed of the --worlds perturbations (default 0).
         #[arg(long, value_name = "S", requires = "worlds")]
         seed: Option<u64>,
+        /// Write the world's full state (a JSON checkpoint) at --checkpoint-at T to FILE.
+        #[arg(long, value_name = "FILE", requires = "checkpoint_at")]
+        checkpoint: Option<PathBuf>,
+        /// When to write --checkpoint (s, rounded to a step).
+        #[arg(long, value_name = "T", requires = "checkpoint")]
+        checkpoint_at: Option<f64>,
+        /// Continue from a checkpoint of the same scene (and --dt) to the run's end; the rows
+        /// after its time are those of the uninterrupted run.
+        #[arg(long, value_name = "FILE")]
+        resume: Option<PathBuf>,
     },
     /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
     View {
@@ -118,8 +128,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed } => {
-            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints };
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume };
             match worlds {
                 Some(worlds) => {
                     let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };

@@ -12,10 +12,11 @@ use anyhow::{bail, Context, Result};
 use karakuri::spatial::quat_to_xyzw;
 use karakuri_sim::scene::{Scene, SensorKind, MIN_DT};
 use karakuri_sim::world::step_count;
-use karakuri_sim::{Diagnostics, JointState, World};
+use karakuri_sim::{Diagnostics, JointState, Snapshot, World};
 
-/// The bundled demo scene (a Solo-12 quadruped dropped among boxes), `scenes/demo.yaml`; its
-/// robot is `builtin:solo12.urdf`, inside the binary too.
+/// The bundled demo scene (a Solo-12 quadruped that stands up under PD control among boxes and
+/// takes a sideways push), `scenes/demo.yaml`; its robot is `builtin:solo12.urdf`, inside the
+/// binary too.
 pub const DEMO_SCENE: &str = include_str!("../scenes/demo.yaml");
 
 /// Arguments of `karakuri simulate`.
@@ -39,6 +40,13 @@ pub struct SimulateArgs {
     /// Joint CSV: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint (`tau`: the
     /// user's torque plus its actuator's applied one), one row per step, after the step.
     pub joints: Option<PathBuf>,
+    /// Checkpoint file written at `checkpoint_at` ([`karakuri_sim::Snapshot`], JSON).
+    pub checkpoint: Option<PathBuf>,
+    /// When to write `checkpoint` (s, rounded to a step; within the run).
+    pub checkpoint_at: Option<f64>,
+    /// Checkpoint file to continue from (same scene and `--dt`): the run goes on from its time
+    /// to the end of the duration, its rows numbered by the world's steps.
+    pub resume: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -70,6 +78,66 @@ pub struct Summary {
     /// Numerical trouble met (unconverged solves, bodies faster than their size per step);
     /// also printed as warnings when the run ends.
     pub diagnostics: Diagnostics,
+    /// How closely the position servos followed their targets (`None`: the scene has none).
+    pub tracking: Option<Tracking>,
+}
+
+/// The position servos' tracking error `target(t) − q(t)` after every step of a run, over
+/// every joint with a position actuator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tracking {
+    /// Joints with a position servo.
+    pub joints: usize,
+    /// Root mean square over joints and steps (rad or m).
+    pub rms: f64,
+    /// Largest |error| (rad or m), its joint and the time (s).
+    pub max: (f64, String, f64),
+}
+
+/// Sums the tracking error step by step (buffers sized once).
+struct TrackingSum {
+    targets: Vec<Option<f64>>,
+    states: Vec<JointState>,
+    sum_sq: f64,
+    count: u64,
+    max: (f64, usize, f64),
+}
+
+impl TrackingSum {
+    fn new(world: &World) -> TrackingSum {
+        let n = world.one_dof_joints().len();
+        TrackingSum {
+            targets: vec![None; n],
+            states: vec![JointState::default(); n],
+            sum_sq: 0.0,
+            count: 0,
+            max: (0.0, 0, 0.0),
+        }
+    }
+
+    fn add(&mut self, world: &World) {
+        world.write_position_targets(&mut self.targets);
+        world.write_joint_states(&mut self.states);
+        for (k, (t, s)) in self.targets.iter().zip(&self.states).enumerate() {
+            if let Some(t) = t {
+                let e = t - s.q;
+                self.sum_sq += e * e;
+                self.count += 1;
+                if e.abs() > self.max.0 {
+                    self.max = (e.abs(), k, world.time());
+                }
+            }
+        }
+    }
+
+    fn result(&self, world: &World) -> Option<Tracking> {
+        let joints = self.targets.iter().filter(|t| t.is_some()).count();
+        (self.count > 0).then(|| Tracking {
+            joints,
+            rms: (self.sum_sq / self.count as f64).sqrt(),
+            max: (self.max.0, world.one_dof_joints()[self.max.1].clone(), self.max.2),
+        })
+    }
 }
 
 impl std::fmt::Display for Summary {
@@ -121,6 +189,13 @@ impl std::fmt::Display for Summary {
         if d.fast_steps > 0 {
             write!(f, "\nfast bodies      {} step(s) moved a body more than its size", d.fast_steps)?;
         }
+        if let Some(t) = &self.tracking {
+            write!(
+                f,
+                "\ntracking error   {} position servo(s), target − q after each step: RMS {:.4}, max {:.4} ({} at t = {:.3} s; rad, m for sliders)",
+                t.joints, t.rms, t.max.0, t.max.1, t.max.2
+            )?;
+        }
         Ok(())
     }
 }
@@ -144,6 +219,20 @@ pub fn simulate_observed(
     for w in world.warnings() {
         warn(w);
     }
+    if let Some(path) = &args.resume {
+        let snap = Snapshot::read(path)?;
+        world.restore(&snap).with_context(|| format!("--resume {}", path.display()))?;
+    }
+    // the run takes the steps k0 + 1 ..= n (k0 = 0 unless resumed)
+    let k0 = world.steps();
+    if k0 >= n {
+        bail!(
+            "--resume: the checkpoint is at t = {} s, not before the run's end at {} s (give a longer --duration)",
+            world.time(),
+            n as f64 * world.dt()
+        );
+    }
+    let checkpoint_step = checkpoint_step(args, world.dt(), k0, n)?;
     let mut traj = args
         .out
         .as_ref()
@@ -170,17 +259,26 @@ pub fn simulate_observed(
         .filter(|&i| !world.bodies()[i].is_static)
         .collect();
     let e0 = world.energy();
-    observe(&world, n == 0);
+    observe(&world, false);
     if let Some(t) = traj.as_mut() {
-        write_rows(t, &world, &moving, 0)?;
+        write_rows(t, &world, &moving, k0)?;
     }
     if let Some(s) = steps_out.as_mut() {
-        s.line(format_args!("0,0,{},0", world.contacts().len()))?;
+        s.line(format_args!("{k0},{},{},0", world.time(), world.contacts().len()))?;
     }
+    let write_checkpoint = |world: &World| -> Result<()> {
+        let path = args.checkpoint.as_ref().expect("a checkpoint step comes with its file");
+        world.snapshot()?.write(path)?;
+        Ok(())
+    };
+    if checkpoint_step == Some(k0) {
+        write_checkpoint(&world)?;
+    }
+    let mut tracking = TrackingSum::new(&world);
     let (mut cmax, mut csum) = (0usize, 0usize);
     let mut wall = 0.0f64;
-    let every = (n / 100).max(1);
-    for k in 1..=n {
+    let every = ((n - k0) / 100).max(1);
+    for k in k0 + 1..=n {
         let t0 = Instant::now();
         world.step()?;
         let ns = t0.elapsed().as_nanos();
@@ -188,6 +286,7 @@ pub fn simulate_observed(
         let nc = world.contacts().len();
         cmax = cmax.max(nc);
         csum += nc;
+        tracking.add(&world);
         observe(&world, k == n);
         if let Some(t) = traj.as_mut() {
             write_rows(t, &world, &moving, k)?;
@@ -208,8 +307,11 @@ pub fn simulate_observed(
             }
             j.line(format_args!("{row}"))?;
         }
-        if k % every == 0 {
-            progress(k as f64 / n as f64);
+        if checkpoint_step == Some(k) {
+            write_checkpoint(&world)?;
+        }
+        if (k - k0) % every == 0 {
+            progress((k - k0) as f64 / (n - k0) as f64);
         }
     }
     if let Some(t) = traj {
@@ -228,6 +330,7 @@ pub fn simulate_observed(
         // the step's guard keeps states finite; an energy that is not says the model is wrong
         bail!("the mechanical energy is not finite ({e0} J -> {e1} J): the scene's masses or speeds are out of range");
     }
+    let n = n - k0;
     Ok(Summary {
         scene: name,
         steps: n,
@@ -241,7 +344,29 @@ pub fn simulate_observed(
         energy: (e0, e1),
         energy_change: (e1 - e0) / e0.abs().max(1.0),
         diagnostics,
+        tracking: tracking.result(&world),
     })
+}
+
+/// The step after which `--checkpoint` is written (`None`: no checkpoint): `--checkpoint-at`
+/// rounded to a step, within the run's steps `k0..=n`.
+fn checkpoint_step(args: &SimulateArgs, dt: f64, k0: u64, n: u64) -> Result<Option<u64>> {
+    match (&args.checkpoint, args.checkpoint_at) {
+        (None, None) => Ok(None),
+        (Some(_), None) => bail!("--checkpoint FILE needs --checkpoint-at T (the time to write it at, s)"),
+        (None, Some(_)) => bail!("--checkpoint-at T needs --checkpoint FILE (where to write it)"),
+        (Some(_), Some(t)) => {
+            let k = step_count(t, dt).context("--checkpoint-at")?;
+            if k < k0 || k > n {
+                bail!(
+                    "--checkpoint-at {t} s is outside the run ({} s to {} s)",
+                    k0 as f64 * dt,
+                    n as f64 * dt
+                );
+            }
+            Ok(Some(k))
+        }
+    }
 }
 
 /// The scene of `args` (or the demo) with its `--dt`, and the steps of its `--duration`.
@@ -484,9 +609,14 @@ pub fn simulate_batch(args: &SimulateArgs, batch: &BatchArgs, progress: &mut dyn
     if batch.worlds == 0 {
         bail!("--worlds must be at least 1");
     }
-    for (flag, given) in [("--out", args.out.is_some()), ("--steps", args.steps.is_some())] {
+    for (flag, given) in [
+        ("--out", args.out.is_some()),
+        ("--steps", args.steps.is_some()),
+        ("--checkpoint", args.checkpoint.is_some()),
+        ("--resume", args.resume.is_some()),
+    ] {
         if given {
-            bail!("{flag} writes one world's CSV and cannot go with --worlds (run without --worlds for it)");
+            bail!("{flag} is one world's file (a CSV or a checkpoint) and cannot go with --worlds (run without --worlds for it)");
         }
     }
     let (scene, n) = load_scene(args)?;

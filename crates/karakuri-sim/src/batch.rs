@@ -10,6 +10,7 @@
 
 use rayon::prelude::*;
 
+use crate::rng::SplitMix64;
 use crate::scene::{JointSpec, RobotRoot, Scene};
 use crate::{SimError, World};
 
@@ -161,29 +162,6 @@ pub fn perturb(scene: &mut Scene, seed: u64, world: usize) {
     }
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): a tiny, well-mixed, reproducible generator; the
-/// stream of world `w` starts from `seed` and `w` mixed, so worlds draw independent numbers.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn new(seed: u64, stream: u64) -> SplitMix64 {
-        let mut g = SplitMix64(seed);
-        let s = g.next() ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        SplitMix64(s)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn symmetric(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,11 +282,12 @@ mod tests {
     fn a_failing_world_is_named_and_the_others_take_their_steps() {
         let base = scene("02_bounce.json");
         let mut bad = base.clone();
-        // a runaway initial speed trips the divergence guard
+        // falling at just under its max_speed, gravity trips the divergence guard within 2 steps
+        bad.engine.max_speed = 1.0;
         for b in &mut bad.bodies {
             for j in &mut b.joints {
                 if let JointSpec::Free { qd0, .. } = j {
-                    qd0.linear = [0.0, 0.0, -1e12];
+                    qd0.linear = [0.0, 0.0, -0.99];
                 }
             }
         }

@@ -1,7 +1,8 @@
 //! Controllers (Choreonoid's controller I/O): a [`Controller`] registered on a
 //! [`crate::World`] with [`crate::World::add_controller`] is called every control period
 //! (a whole number of steps) before the step, reads time, joint states and sensor readings,
-//! and writes joint commands (each actuator's target, by its mode). A command that is not
+//! and writes joint commands (each actuator's target, by its mode) and track surface speeds. A
+//! command that is not
 //! finite or is outside its joint's limits stops the run with [`crate::SimError::BadCommand`]
 //! naming the joint and the time.
 
@@ -22,12 +23,24 @@ pub struct ControlIo<'a> {
     /// Commands to write, per one-dof joint (same order as `joints`): `Some(target)` sets the
     /// joint's actuator target, `None` (every entry on entry) leaves it as it is.
     pub commands: &'a mut [Option<f64>],
+    /// The track surfaces by name (their bodies' names).
+    pub tracks: &'a [String],
+    /// Their current surface speed commands (m/s, same order).
+    pub track_speeds: &'a [f64],
+    /// Speed commands to write, per track (same order as `tracks`): `Some(speed)` sets it,
+    /// `None` (every entry on entry) leaves it.
+    pub track_commands: &'a mut [Option<f64>],
 }
 
 impl ControlIo<'_> {
     /// The index of a joint by name.
     pub fn joint(&self, name: &str) -> Option<usize> {
         self.joints.iter().position(|j| j == name)
+    }
+
+    /// The index of a track surface by name.
+    pub fn track(&self, name: &str) -> Option<usize> {
+        self.tracks.iter().position(|t| t == name)
     }
 
     /// A sensor's reading by name.
@@ -41,7 +54,25 @@ impl ControlIo<'_> {
 pub trait Controller: Send {
     /// One control update at `io.time`.
     fn update(&mut self, io: &mut ControlIo<'_>);
+
+    /// The controller's own state for a checkpoint ([`crate::World::snapshot`]): everything
+    /// its next updates depend on, as a value with exact numbers (`serde_json::to_value` of
+    /// its fields; `Value::Null` for a controller without state). The default says the
+    /// controller cannot be checkpointed, and the snapshot fails naming it: a checkpoint never
+    /// silently drops a controller's state.
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Err(NOT_CHECKPOINTABLE.into())
+    }
+
+    /// Sets the controller's state from what [`Controller::save_state`] gave.
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Err(NOT_CHECKPOINTABLE.into())
+    }
 }
+
+/// What the default [`Controller::save_state`] and [`Controller::load_state`] say.
+pub const NOT_CHECKPOINTABLE: &str =
+    "this controller cannot be checkpointed (implement Controller::save_state and load_state; a stateless one returns Value::Null)";
 
 /// A registered controller and its buffers (sized once: a control call allocates nothing).
 pub(crate) struct Registered {
@@ -50,4 +81,5 @@ pub(crate) struct Registered {
     pub(crate) every: u64,
     pub(crate) states: Vec<JointState>,
     pub(crate) commands: Vec<Option<f64>>,
+    pub(crate) track_commands: Vec<Option<f64>>,
 }

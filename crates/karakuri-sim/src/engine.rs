@@ -68,13 +68,13 @@ pub struct JointState {
 /// allocated per step): constraint solves that stopped before their tolerance (stiff mass
 /// ratios), and bodies that moved more than their own size in one step (they may pass
 /// through thin obstacles: reduce `dt`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostics {
     /// Steps whose iterative solve ended at `engine.max_iterations` above `engine.tolerance`.
     pub unconverged_steps: u64,
     /// Of those, the steps whose final residual alone moves a contact more than
-    /// `contact.penetration_tolerance` in the step (`residual · dt > d_tol`): contacts may
-    /// sink. Only these are warned of (a settled stack ends a few steps above a 1e-6 m/s
+    /// `contact.penetration_tolerance` in the step (`residual · dt > d_tol`) or that have a
+    /// contact deeper than `2 d_tol`: contacts may sink. Only these are warned of (a settled stack ends a few steps above a 1e-6 m/s
     /// tolerance with residuals of 1e-4 m/s, harmlessly).
     pub sinking_steps: u64,
     /// The largest final residual of those steps (m/s: the last sweep's largest row velocity
@@ -234,6 +234,16 @@ pub trait Engine {
         let name = self.one_dof_joints()[k].clone();
         self.set_joint_target(&name, target)
     }
+    /// The mode and effort limit (∞: none) of the `k`-th one-dof joint's actuator (`None`: it
+    /// has none, or the engine does not say).
+    fn one_dof_actuator(&self, _k: usize) -> Option<(crate::scene::ActuatorMode, f64)> {
+        None
+    }
+    /// Registers extra joint forces on the named one-dof joints (see
+    /// [`crate::joint_forces`]), applied from the next step on.
+    fn add_joint_forces(&mut self, _joints: &[&str], _forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        Err(SimError::Input(format!("the {} engine does not support custom joint forces", self.name())))
+    }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
     /// Velocity of a one-dof joint by name (rad/s or m/s).
@@ -243,4 +253,52 @@ pub trait Engine {
     /// Sets the torque (force) of a one-dof joint by name (actuation), applied from the next
     /// step on.
     fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError>;
+    /// Applies a wrench to body `body` (index into [`Engine::bodies`]) for `duration` seconds
+    /// (whole steps, at least one) from the next step on: `force` at the body frame's origin
+    /// and `torque`, both in world axes.
+    fn apply_wrench(&mut self, _body: usize, _force: Vec3, _torque: Vec3, _duration: f64) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "external wrenches (apply_wrench)".into(),
+        })
+    }
+    /// Writes, for every one-dof joint (in [`Engine::one_dof_joints`]' order), the position its
+    /// servo is commanded to at the current time (`Some` for joints with a position
+    /// actuator, `None` for the others): with [`Engine::write_joint_states`], the tracking
+    /// error.
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        out.fill(None);
+    }
+    /// Everything the engine's next steps depend on (its state, and what the last step
+    /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
+    /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (save_state)".into(),
+        })
+    }
+    /// Sets the engine to a state [`Engine::save_state`] of the same world gave; checks it
+    /// whole before changing anything (on an error the engine is as it was).
+    fn restore_state(&mut self, _state: &serde_json::Value) -> Result<(), SimError> {
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "checkpoints (restore_state)".into(),
+        })
+    }
+    /// The track surfaces (bodies with `track`) by name, in the order of
+    /// [`Engine::track_speeds`].
+    fn tracks(&self) -> &[String] {
+        &[]
+    }
+    /// Each track's surface speed command (m/s).
+    fn track_speeds(&self) -> &[f64] {
+        &[]
+    }
+    /// Sets the surface speed (m/s) of the `k`-th track of [`Engine::tracks`], used from the
+    /// next step on; a speed that is not finite is [`SimError::BadTrackSpeed`].
+    fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
+        let _ = (k, speed);
+        Err(SimError::Input(format!("engine '{}' does not support track surfaces", self.name())))
+    }
 }

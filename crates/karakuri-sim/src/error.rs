@@ -79,4 +79,31 @@ pub enum SimError {
     /// Writing output failed.
     #[error("{0}")]
     Output(String),
+    /// The engine does not offer what was asked of it.
+    #[error("the {engine} engine does not support {what}")]
+    Unsupported {
+        /// The engine's name.
+        engine: String,
+        /// What was asked.
+        what: String,
+    },
+    /// A checkpoint that cannot be taken, read or restored: the reason.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+    /// No track surface of that name.
+    #[error("no track surface named '{track}' (bodies with `track` are track surfaces)")]
+    UnknownTrack {
+        /// The name given.
+        track: String,
+    },
+    /// A track speed command that is not finite.
+    #[error("track '{track}' at t = {time} s: {reason}")]
+    BadTrackSpeed {
+        /// The track (its body's name).
+        track: String,
+        /// Simulated time of the command (s).
+        time: f64,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

@@ -9,7 +9,7 @@
 //! | --- | --- |
 //! | bilateral | `u_i = b_i`, λ free |
 //! | unilateral (normal, limit) | `u_i ≥ b_i`, `λ_i ≥ 0`, complementary |
-//! | friction pair (t1, t2) after its normal | `u_t = 0` unless `|λ_t| = μ λ_n` (circular cone) |
+//! | friction pair (t1, t2) after its normal | `u_t = b_t` (0, or a track surface's velocity) unless `|λ_t| = μ λ_n` (circular cone) |
 //! | bounded (velocity servo) | `u_i = b_i` unless λ is at a bound of `[lo, hi]` |
 //!
 //! [`solve_pgs`] is projected Gauss–Seidel on the Delassus operator `W = J M⁻¹ Jᵀ`, applied
@@ -344,8 +344,8 @@ pub fn solve_pgs(
                         let (i1, i2) = (i + 1, i + 2);
                         let (d1, d2) = (rows.diag[i1].max(tiny), rows.diag[i2].max(tiny));
                         let (o1, o2) = (rows.lambda[i1], rows.lambda[i2]);
-                        let mut n1 = o1 - u(rows, dv, i1) / d1;
-                        let mut n2 = o2 - u(rows, dv, i2) / d2;
+                        let mut n1 = o1 + (rows.b[i1] - u(rows, dv, i1)) / d1;
+                        let mut n2 = o2 + (rows.b[i2] - u(rows, dv, i2)) / d2;
                         let nrm = (n1 * n1 + n2 * n2).sqrt();
                         if nrm > lim {
                             let s = if nrm > 0.0 { lim / nrm } else { 0.0 };

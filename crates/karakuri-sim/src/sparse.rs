@@ -664,7 +664,8 @@ impl Problem {
         let wi = self.winv[bi];
         let u = self.dots3(&bl);
         let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
-        let r = [self.b[i] - u[0], -u[1], -u[2]];
+        // the friction rows' targets: a track surface's no-slip velocity, else 0
+        let r = [self.b[i] - u[0], self.b[i + 1] - u[1], self.b[i + 2] - u[2]];
         let mut new = [0.0; 3];
         let mut done = false;
         if bl.resting && wi[0] != 0.0 {

@@ -8,6 +8,7 @@ use crate::control::{ControlIo, Controller, Registered};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 use crate::native::NativeEngine;
 use crate::scene::{EngineKind, Scene, SensorKind};
+use crate::snapshot::{self, Snapshot};
 use crate::SimError;
 
 /// A simulated world.
@@ -44,19 +45,26 @@ impl World {
         World::with_engine(scene, engine)
     }
 
-    /// Builds the world of a scene with an engine already built from it.
+    /// Builds the world of a scene with an engine already built from it, with the scene's
+    /// built-in controllers (`controllers`) registered.
     pub fn with_engine(scene: Scene, engine: Box<dyn Engine + Send>) -> Result<World, SimError> {
         let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
-        Ok(World {
+        let builtin = crate::controllers::from_scene(&scene, &*engine)?;
+        let mut world = World {
             scene,
             engine,
             bodies,
             states,
             times: StageTimes::default(),
             controllers: Vec::new(),
-        })
+        };
+        // the scene's built-in controllers, first, in their order
+        for (c, period) in builtin {
+            world.add_controller(c, period)?;
+        }
+        Ok(world)
     }
 
     /// Registers a controller called every `period` seconds (a whole number of time steps),
@@ -73,6 +81,7 @@ impl World {
             every: every as u64,
             states: vec![JointState::default(); n],
             commands: vec![None; n],
+            track_commands: vec![None; self.engine.tracks().len()],
         });
         Ok(())
     }
@@ -86,6 +95,7 @@ impl World {
             }
             self.engine.write_joint_states(&mut r.states);
             r.commands.fill(None);
+            r.track_commands.fill(None);
             let mut io = ControlIo {
                 time: self.engine.time(),
                 joints: self.engine.one_dof_joints(),
@@ -93,12 +103,20 @@ impl World {
                 sensors: self.engine.sensors(),
                 readings: self.engine.readings(),
                 commands: &mut r.commands,
+                tracks: self.engine.tracks(),
+                track_speeds: self.engine.track_speeds(),
+                track_commands: &mut r.track_commands,
             };
             r.controller.update(&mut io);
             for k in 0..r.commands.len() {
                 if let Some(x) = r.commands[k] {
                     // the engine checks the command (finite, within limits) and names the joint
                     self.engine.set_one_dof_target(k, x)?;
+                }
+            }
+            for k in 0..r.track_commands.len() {
+                if let Some(x) = r.track_commands[k] {
+                    self.engine.set_track_speed(k, x)?;
                 }
             }
         }
@@ -123,6 +141,88 @@ impl World {
             self.step()?;
         }
         Ok(())
+    }
+
+    /// The world's full state now ([`crate::snapshot`]): the engine's state and every
+    /// controller's, with the world's fingerprint. Fails, naming it, when a controller cannot
+    /// be checkpointed ([`Controller::save_state`]) or the engine does not support it.
+    pub fn snapshot(&self) -> Result<Snapshot, SimError> {
+        let state = self.engine.save_state()?;
+        let controllers = self
+            .controllers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.controller.save_state().map_err(|e| controller_error(i, "saved", e)))
+            .collect::<Result<_, _>>()?;
+        Ok(Snapshot {
+            format: snapshot::FORMAT.into(),
+            version: snapshot::VERSION,
+            scene: self.scene.name.clone(),
+            fingerprint: self.fingerprint(),
+            engine: self.engine.name().into(),
+            time: self.engine.time(),
+            steps: self.engine.steps(),
+            state,
+            controllers,
+        })
+    }
+
+    /// Sets the world to a snapshot of the same world (same scene and time step, same engine,
+    /// the same number of controllers registered in the same order); the next steps are
+    /// then bit for bit those that followed the snapshot. On an error the world is as it was.
+    pub fn restore(&mut self, snap: &Snapshot) -> Result<(), SimError> {
+        let mine = self.fingerprint();
+        if snap.fingerprint != mine {
+            return Err(SimError::Checkpoint(format!(
+                "taken from scene '{}' (fingerprint {}), this world is scene '{}' (fingerprint {mine}): a checkpoint resumes only the scene, time step and robots it was taken from",
+                snap.scene, snap.fingerprint, self.scene.name
+            )));
+        }
+        if snap.engine != self.engine.name() {
+            return Err(SimError::Checkpoint(format!(
+                "taken with the {} engine, this world runs the {} engine",
+                snap.engine,
+                self.engine.name()
+            )));
+        }
+        if snap.controllers.len() != self.controllers.len() {
+            return Err(SimError::Checkpoint(format!(
+                "it holds {} controller state(s), this world has {} controller(s) registered",
+                snap.controllers.len(),
+                self.controllers.len()
+            )));
+        }
+        // what to go back to if a part refuses its state
+        let before: Vec<serde_json::Value> = self
+            .controllers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.controller.save_state().map_err(|e| controller_error(i, "saved", e)))
+            .collect::<Result<_, _>>()?;
+        let undo = |controllers: &mut [Registered], n: usize| {
+            for (r, v) in controllers.iter_mut().zip(&before).take(n) {
+                // it loaded a state of its own making a moment ago
+                let _ = r.controller.load_state(v);
+            }
+        };
+        for i in 0..self.controllers.len() {
+            if let Err(e) = self.controllers[i].controller.load_state(&snap.controllers[i]) {
+                undo(&mut self.controllers, i);
+                return Err(controller_error(i, "restored", e));
+            }
+        }
+        if let Err(e) = self.engine.restore_state(&snap.state) {
+            undo(&mut self.controllers, before.len());
+            return Err(e);
+        }
+        self.engine.write_states(&mut self.states);
+        Ok(())
+    }
+
+    /// The world's fingerprint ([`snapshot::fingerprint`]): a snapshot restores only into a
+    /// world with the same one.
+    pub fn fingerprint(&self) -> String {
+        snapshot::fingerprint(&self.scene, &*self.engine)
     }
 
     /// Non-fatal remarks of the engine's load (e.g. a URDF's repaired inertias).
@@ -172,6 +272,54 @@ impl World {
         self.engine.set_joint_target(joint, target)
     }
 
+    /// Pushes body `body` (by name, `robot/link` for a robot's link) for `duration` seconds
+    /// (rounded to whole steps, at least one) from the next step on: `force` (N) at the body
+    /// frame's origin and `torque` (N·m), both in world axes. A force `F` at a point `p`
+    /// (world) is the same push with torque `(p − o) × F`, `o` the body's origin
+    /// ([`World::state`]'s `pose.translation`). Pushes add up; the scene's `perturbations`
+    /// are the same thing from a file.
+    pub fn apply_wrench(&mut self, body: &str, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let b = self.body_index(body).ok_or_else(|| SimError::Input(format!("no body named '{body}'")))?;
+        self.engine.apply_wrench(b, force, torque, duration)
+    }
+
+    /// Registers extra joint forces ([`crate::JointForces`], Choreonoid's BodyCustomizer) on
+    /// the named one-dof joints (`out[i]` of the forces is joint `joints[i]`'s), applied from
+    /// the next step on, after the scene's springs and dampers and earlier registrations.
+    /// A robot's joints: [`World::robot_joints`].
+    pub fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        self.engine.add_joint_forces(joints, forces)
+    }
+
+    /// The one-dof joints of a robot (`robot/joint` names, in model order).
+    pub fn robot_joints(&self, robot: &str) -> Vec<String> {
+        let prefix = format!("{robot}/");
+        self.engine.one_dof_joints().iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
+    }
+
+    /// The track surfaces (bodies with `track`) by name.
+    pub fn tracks(&self) -> &[String] {
+        self.engine.tracks()
+    }
+
+    /// A track surface's speed command (m/s) by name.
+    pub fn track_speed(&self, track: &str) -> Result<f64, SimError> {
+        let k = self.track_index(track)?;
+        Ok(self.engine.track_speeds()[k])
+    }
+
+    /// Sets a track surface's speed (m/s) by name, used from the next step on.
+    pub fn set_track_speed(&mut self, track: &str, speed: f64) -> Result<(), SimError> {
+        let k = self.track_index(track)?;
+        self.engine.set_track_speed(k, speed)
+    }
+
+    fn track_index(&self, track: &str) -> Result<usize, SimError> {
+        self.engine.tracks().iter().position(|t| t == track).ok_or_else(|| SimError::UnknownTrack {
+            track: track.to_string(),
+        })
+    }
+
     /// The sensors, in the order of [`World::readings`].
     pub fn sensors(&self) -> &[SensorInfo] {
         self.engine.sensors()
@@ -208,6 +356,12 @@ impl World {
     /// Writes position, velocity and driving torque of every one-dof joint.
     pub fn write_joint_states(&self, out: &mut [JointState]) {
         self.engine.write_joint_states(out)
+    }
+
+    /// Writes each one-dof joint's commanded position now (`None`: no position servo), in the
+    /// order of [`World::one_dof_joints`] (see [`Engine::write_position_targets`]).
+    pub fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        self.engine.write_position_targets(out)
     }
 
     /// The bodies, in the order of [`World::states`].
@@ -274,6 +428,11 @@ impl World {
     pub fn stage_times(&self) -> StageTimes {
         self.times
     }
+}
+
+/// A controller's checkpoint error, naming it by its registration order.
+fn controller_error(i: usize, what: &str, reason: String) -> SimError {
+    SimError::Checkpoint(format!("controller {i} (registration order) cannot be {what}: {reason}"))
 }
 
 /// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).

@@ -2,7 +2,7 @@
 //! limits, the divergence guard and clear errors for bad scenes.
 
 mod common;
-use common::scene_path;
+use common::{error_of, ground_and, scene_path};
 
 
 use karakuri::spatial::Vec3;
@@ -16,20 +16,6 @@ const BOX: &str = r#"
     mass: 1.0
     inertia: [[0.006667, 0, 0], [0, 0.006667, 0], [0, 0, 0.006667]]
     shapes: [{type: box, half_extents: [0.1, 0.1, 0.1], material: m}]"#;
-
-fn ground_and(bodies: &str) -> String {
-    format!(
-        r#"
-name: t
-world: {{gravity: [0, 0, -9.81], dt: 0.001, duration: 1.0}}
-materials:
-  m: {{static_friction: 0.5, dynamic_friction: 0.5, restitution: 0.0}}
-bodies:
-  - name: ground
-    shapes: [{{type: plane, material: m}}]
-{bodies}"#
-    )
-}
 
 fn trajectory_bits(world: &mut World, steps: usize) -> Vec<u64> {
     let mut out = vec![];
@@ -61,7 +47,7 @@ fn same_scene_gives_a_bit_identical_trajectory() {
 
 #[test]
 fn a_box_resting_on_the_ground_for_10_s_drifts_less_than_0_1_mm() {
-    let mut scene = yaml(&ground_and(&format!(
+    let mut scene = yaml(&ground_and("", &format!(
         "  - name: box\n    joints: [{{type: free, q0: {{position: [0.3, -0.2, 0.1]}}}}]{BOX}"
     )));
     scene.world.duration = 10.0;
@@ -94,7 +80,7 @@ fn a_stack_of_10_boxes_stands_for_10_s() {
             0.1 + 0.2 * i as f64
         );
     }
-    let mut world = World::new(yaml(&ground_and(&bodies))).unwrap();
+    let mut world = World::new(yaml(&ground_and("", &bodies))).unwrap();
     let p0: Vec<Vec3> = world.states().iter().map(|s| s.pose.translation).collect();
     let (mut drift, mut tilt): (f64, f64) = (0.0, 0.0);
     for _ in 0..10_000 {
@@ -139,7 +125,7 @@ fn contact_modes_none_and_penalty() {
     shapes: [{type: sphere, radius: 0.1, material: m}]"#;
     let body = format!("  - name: ball\n    joints: [{{type: free, q0: {{position: [0, 0, 0.1]}}}}]{ball}\n");
     // none: falls through
-    let mut s = yaml(&ground_and(&body));
+    let mut s = yaml(&ground_and("", &body));
     s.contact_pairs.push(karakuri_sim::scene::PairSpec {
         bodies: ["ground".into(), "ball".into()],
         mode: karakuri_sim::scene::ContactMode::None,
@@ -148,7 +134,7 @@ fn contact_modes_none_and_penalty() {
     w.run(0.5).unwrap();
     assert!(w.state("ball").unwrap().pose.translation.z < -0.5);
     // penalty: rests at the spring's deflection m g / k
-    let mut s = yaml(&ground_and(&body));
+    let mut s = yaml(&ground_and("", &body));
     s.contact.mode = karakuri_sim::scene::ContactMode::Penalty {
         stiffness: 1e5,
         damping: 1e3,
@@ -180,7 +166,7 @@ fn shapes_rest_at_their_heights() {
     shapes: [{{type: convex_mesh, material: m, vertices: [[-0.1,-0.1,-0.1],[0.1,-0.1,-0.1],[0.1,0.1,-0.1],[-0.1,0.1,-0.1],[0,0,0.2]]}}]
 "#
     );
-    let mut w = World::new(yaml(&ground_and(&bodies))).unwrap();
+    let mut w = World::new(yaml(&ground_and("", &bodies))).unwrap();
     w.run(1.5).unwrap();
     // capsule standing on its cap, cylinder on its face, pyramid on its base
     for (name, h) in [("capsule", 0.25), ("cylinder", 0.05), ("hull", 0.1)] {
@@ -216,7 +202,7 @@ bodies:
 
 #[test]
 fn divergence_stops_with_the_step_time_and_body() {
-    let mut s = yaml(&ground_and(&format!(
+    let mut s = yaml(&ground_and("", &format!(
         "  - name: box\n    joints: [{{type: free, q0: {{position: [0, 0, 1]}}}}]{BOX}"
     )));
     s.engine.max_speed = 3.0;
@@ -232,16 +218,8 @@ fn divergence_stops_with_the_step_time_and_body() {
     assert!(e.to_string().contains("step") && e.to_string().contains("box"));
 }
 
-fn error_of(text: &str) -> String {
-    let scene = Scene::from_str(text, "bad.yaml").and_then(World::new);
-    match scene {
-        Ok(_) => panic!("scene accepted"),
-        Err(e) => e.to_string(),
-    }
-}
-
 fn bad(body: &str) -> String {
-    error_of(&ground_and(body))
+    error_of(&ground_and("", body), "bad.yaml")
 }
 
 #[test]
@@ -281,7 +259,7 @@ fn unknown_material_is_an_error() {
 
 #[test]
 fn missing_urdf_is_an_error() {
-    let e = error_of("name: r\nrobots:\n  - name: solo\n    urdf: does/not/exist.urdf\n");
+    let e = error_of("name: r\nrobots:\n  - name: solo\n    urdf: does/not/exist.urdf\n", "bad.yaml");
     assert!(e.contains("robots[0].urdf") && e.contains("does/not/exist.urdf"), "{e}");
 }
 
@@ -302,7 +280,7 @@ fn unknown_keys_and_bad_inertia_are_errors() {
 fn a_non_ascii_wrong_typed_value_is_an_error_not_a_panic() {
     let long = "é".repeat(60);
     for text in [format!("name: t\nworld: {{dt: \"{long}\"}}\n"), format!("name: t\nworld: {{dt: \"a{long}\"}}\n")] {
-        let e = error_of(&text);
+        let e = error_of(&text, "bad.yaml");
         assert!(e.contains("world.dt") && e.contains("expected a number") && e.contains("éé"), "{e}");
     }
 }
@@ -311,11 +289,11 @@ fn a_non_ascii_wrong_typed_value_is_an_error_not_a_panic() {
 /// load, and `World::run` bounds the count too.
 #[test]
 fn a_subnormal_dt_or_a_huge_duration_is_refused() {
-    let e = error_of("name: t\nworld: {dt: 5e-324}\n");
+    let e = error_of("name: t\nworld: {dt: 5e-324}\n", "bad.yaml");
     assert!(e.contains("world.dt") && e.contains("at least 1e-9"), "{e}");
-    let e = error_of("name: t\nworld: {duration: 1e308}\n");
+    let e = error_of("name: t\nworld: {duration: 1e308}\n", "bad.yaml");
     assert!(e.contains("world.duration") && e.contains("more than the 1e9"), "{e}");
-    let mut w = World::new(yaml(&ground_and(""))).unwrap();
+    let mut w = World::new(yaml(&ground_and("", ""))).unwrap();
     let e = w.run(1e308).unwrap_err().to_string();
     assert!(e.contains("more than the 1e9"), "{e}");
     assert!(w.run(f64::NAN).is_err());
@@ -354,6 +332,6 @@ fn every_scene_saves_and_reloads_bit_identical() {
 /// Issue 12, item 4: the engine is an enum; an unknown one is named with the known ones.
 #[test]
 fn unknown_engine_is_an_error() {
-    let e = error_of("name: t\nengine: {type: bullet}\n");
+    let e = error_of("name: t\nengine: {type: bullet}\n", "bad.yaml");
     assert!(e.contains("engine.type") && e.contains("unknown value `bullet`") && e.contains("`native`"), "{e}");
 }

@@ -512,10 +512,10 @@ mod tests {
         // a URDF robot with prescribed q0 (the bundled demo)
         let (data, _) = record(crate::simulate::demo_scene().unwrap(), 3);
         for (joint, q0) in [
-            ("FL_HFE", 0.8),
-            ("FL_KFE", -1.6),
-            ("HR_HFE", -0.8),
-            ("HR_KFE", 1.6),
+            ("FL_HFE", 1.5),
+            ("FL_KFE", -3.0),
+            ("HR_HFE", -1.5),
+            ("HR_KFE", 3.0),
             ("FR_HAA", 0.0),
         ] {
             let q = plot_q0(&data, &format!("solo/{joint} "));

@@ -11,7 +11,7 @@ use parry3d_f64::shape::SharedShape;
 
 use super::build::{LoopSpec, SimBody};
 use crate::collision::{make_shape, ColShape};
-use crate::scene::{ActuatorSpec, JointSelection, JointSpec, LoopKind, Pose, RobotRoot, Scene};
+use crate::scene::{ActuatorSpec, JointSelection, JointSpec, Pose, RobotRoot, Scene};
 use crate::SimError;
 
 fn se3(p: &Pose) -> Se3 {
@@ -107,6 +107,8 @@ pub(super) struct DofSetting {
     pub(super) stiffness: f64,
     pub(super) spring_reference: f64,
     pub(super) armature: f64,
+    /// Coulomb friction (the scene's `friction`, the URDF's `<dynamics friction>`).
+    pub(super) friction: f64,
 }
 
 /// A position range of a one-dof joint.
@@ -151,6 +153,8 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
     let mut limits = Vec::new();
     let mut warnings = Vec::new();
     let mut actuators: Vec<ActuatorSetting> = Vec::new();
+    // (`robot/link`, world joint, link frame in the joint frame) of every robot link
+    let mut links: Vec<(String, usize, Se3)> = Vec::new();
     // (world joint, URDF effort limit, URDF velocity limit) of robots' 1-dof joints
     let mut urdf_limits: Vec<(usize, f64, f64)> = Vec::new();
     for (bi, bs) in scene.bodies.iter().enumerate() {
@@ -215,6 +219,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     spring_reference,
                     armature,
                     actuator,
+                    friction,
                 } = js
                 else {
                     return Err(scene_err(
@@ -262,6 +267,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     stiffness: *stiffness,
                     spring_reference: *spring_reference,
                     armature: *armature,
+                    friction: *friction,
                 });
                 if let Some(a) = actuator {
                     actuators.push(ActuatorSetting {
@@ -361,6 +367,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                     stiffness: rs.joint_stiffness,
                     spring_reference: q_ref,
                     armature: 0.0,
+                    friction: rm.friction[iv],
                 });
                 urdf_limits.push((id.0, rm.effort_limit[iv], rm.velocity_limit[iv]));
             }
@@ -396,6 +403,12 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
                 material: mat,
                 unbounded,
             });
+        }
+        // every link by name, also those merged into a body through fixed joints (loops)
+        for f in rm.frames.iter().filter(|f| f.kind == FrameKind::Body) {
+            let rj = f.parent_joint.0;
+            let placement = if rj == 0 { base.compose(&f.placement) } else { f.placement };
+            links.push((format!("{}/{}", rs.name, f.name), map[rj], placement));
         }
         for (si, (link, spec)) in rs.shapes.iter().enumerate() {
             let path = format!("robots[{ri}].shapes[{si}]");
@@ -530,28 +543,7 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
             }
         }
     }
-    // loops
-    let mut loops = Vec::new();
-    for (li, l) in scene.loop_constraints.iter().enumerate() {
-        let find = |n: &str| bodies.iter().position(|b| b.name == n);
-        let (Some(a), Some(bb)) = (find(&l.body_a), find(&l.body_b)) else {
-            return Err(scene_err(
-                scene,
-                format!("loop_constraints[{li}]"),
-                "unknown body",
-            ));
-        };
-        let (ba, bb) = (&bodies[a], &bodies[bb]);
-        loops.push(LoopSpec {
-            ja: ba.joint,
-            pa: ba.placement.transform_point(&v3(&l.anchor_a)),
-            jb: bb.joint,
-            pb: bb.placement.transform_point(&v3(&l.anchor_b)),
-            revolute: l.kind == LoopKind::Revolute,
-            axis_a: ba.placement.rotation * v3(&l.axis_a),
-            axis_b: Vec3::zeros(), // set from the initial configuration
-        });
-    }
+    let loops = loop_specs(scene, &model, &bodies, &links)?;
     Ok(Assembly {
         model,
         bodies,
@@ -565,4 +557,57 @@ pub(super) fn assemble(scene: &Scene) -> Result<Assembly, SimError> {
         actuators,
         warnings,
     })
+}
+
+/// The scene's loop constraints on the world model: each body name (`world`, a scene body, a
+/// robot link, also one merged through fixed joints) resolved to its joint and frame, anchors
+/// and axis into joint frames. Errors name `loop_constraints[i].body_a` / `.body_b` for a
+/// name that is not found and the loop for two bodies that move as one (a loop between them
+/// would hold nothing and give the solver empty rows).
+fn loop_specs(
+    scene: &Scene,
+    model: &Model,
+    bodies: &[SimBody],
+    links: &[(String, usize, Se3)],
+) -> Result<Vec<LoopSpec>, SimError> {
+    let find = |li: usize, key: &str, n: &str| -> Result<(usize, Se3), SimError> {
+        if n == "world" {
+            return Ok((0, Se3::identity()));
+        }
+        if let Some(b) = bodies.iter().find(|b| b.name == n) {
+            return Ok((b.joint, b.placement));
+        }
+        if let Some((_, j, x)) = links.iter().find(|(name, _, _)| name == n) {
+            return Ok((*j, *x));
+        }
+        let reason = match scene.robots.iter().find(|r| n.starts_with(&format!("{}/", r.name))) {
+            Some(r) => format!("robot '{}' has no link '{}'", r.name, &n[r.name.len() + 1..]),
+            None => format!("unknown body '{n}'"),
+        };
+        Err(scene_err(scene, format!("loop_constraints[{li}].{key}"), reason))
+    };
+    let mut loops = Vec::with_capacity(scene.loop_constraints.len());
+    for (li, l) in scene.loop_constraints.iter().enumerate() {
+        let (ja, xa) = find(li, "body_a", &l.body_a)?;
+        let (jb, xb) = find(li, "body_b", &l.body_b)?;
+        if ja == jb {
+            let with = if ja == 0 { "the world".to_string() } else { format!("joint '{}'", model.joint_names[ja]) };
+            return Err(scene_err(
+                scene,
+                format!("loop_constraints[{li}]"),
+                format!("'{}' and '{}' are rigidly joined (both move with {with}): the loop would hold nothing", l.body_a, l.body_b),
+            ));
+        }
+        loops.push(LoopSpec {
+            kind: l.kind,
+            ja,
+            pa: xa.transform_point(&v3(&l.anchor_a)),
+            jb,
+            pb: xb.transform_point(&v3(&l.anchor_b)),
+            axis_a: xa.rotation * v3(&l.axis_a),
+            axis_b: Vec3::zeros(),          // set from the initial configuration
+            rel_rotation: Mat3::identity(), // set from the initial configuration
+        });
+    }
+    Ok(loops)
 }

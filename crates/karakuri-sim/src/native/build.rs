@@ -5,14 +5,17 @@
 //! fields, so the scene's own types can change beside it.
 
 use karakuri::algorithms;
-use karakuri::spatial::{quat_from_xyzw, Se3, Vec3};
+use karakuri::spatial::{quat_from_xyzw, Mat3, Se3, Vec3};
 use karakuri::{Data, Model};
 use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
+use super::joint_forces::{JointForceSet, JointFriction};
+use crate::joint_forces::SpringDamper;
+use super::tracks::Track;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
 use crate::engine::{BodyInfo, SensorInfo};
-use crate::scene::{ActuatorMode, ContactMode, SensorKind, Target, ContactParams, EngineParams, Scene};
+use crate::scene::{ActuatorMode, ContactMode, LoopKind, SensorKind, Target, ContactParams, EngineParams, Scene};
 use crate::SimError;
 
 /// A simulated body: a scene body or a robot link, carried by a model joint.
@@ -46,11 +49,14 @@ pub struct Limit {
     pub hi: f64,
 }
 
-/// A loop closure: anchor `pa` on joint `ja` held at anchor `pb` on joint `jb` (both in the
-/// joint frames), and for a revolute loop B's hinge axis held along A's.
+/// A loop closure (Choreonoid's extra joint): anchor `pa` on joint `ja` and anchor `pb` on
+/// joint `jb` (both in the joint frames), held together by the rows of its kind (see
+/// [`super::loops::loop_rows`]).
 #[derive(Clone, Copy, Debug)]
 pub struct LoopSpec {
-    /// Joint of body A.
+    /// Ball, revolute, piston or weld.
+    pub kind: LoopKind,
+    /// Joint of body A (0: the world).
     pub ja: usize,
     /// Anchor on A (joint frame).
     pub pa: Vec3,
@@ -58,12 +64,25 @@ pub struct LoopSpec {
     pub jb: usize,
     /// Anchor on B (joint frame).
     pub pb: Vec3,
-    /// Two more (angular) rows align the hinge axes.
-    pub revolute: bool,
-    /// Hinge axis in A's joint frame.
+    /// Hinge or slider axis in A's joint frame (revolute, piston).
     pub axis_a: Vec3,
     /// The same axis in B's joint frame, from the initial configuration.
     pub axis_b: Vec3,
+    /// B's joint axes in A's joint axes at the initial configuration, `R_aᵀ R_b` (weld: the
+    /// relative orientation held).
+    pub rel_rotation: Mat3,
+}
+
+impl LoopSpec {
+    /// Its number of constraint rows: ball 3, piston 4, revolute 5, weld 6.
+    pub fn rows(&self) -> usize {
+        match self.kind {
+            LoopKind::Ball => 3,
+            LoopKind::Piston => 4,
+            LoopKind::Revolute => 5,
+            LoopKind::Weld => 6,
+        }
+    }
 }
 
 /// The actuator of a one-dof joint (see [`crate::scene::ActuatorSpec`]).
@@ -103,19 +122,27 @@ pub struct Sensor {
     /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
     /// empty for the others.
     pub subtree: Vec<bool>,
+    /// Gaussian noise and bias of its readings (`None`: exact).
+    pub noise: Option<Noise>,
 }
 
-/// Per-dof passive parameters `(nv)` each.
+/// A sensor's noise, per reading component (`[x, y, z, 0, 0, 0]` or `[fx .. tz]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Noise {
+    /// Standard deviations.
+    pub std: [f64; 6],
+    /// Biases.
+    pub bias: [f64; 6],
+    /// Seed of the sensor's stream (its stream is the sensor's index of this seed).
+    pub seed: u64,
+}
+
+/// Per-dof passive parameters `(nv)` each (springs and dampers are joint forces:
+/// [`SimModel::joint_forces`]).
 #[derive(Clone, Debug)]
 pub struct DofParams {
     /// Armature (rotor inertia) added to qH's diagonal.
     pub armature: Vec<f64>,
-    /// Viscous damping (N·m·s/rad or N·s/m), implicit in the step.
-    pub damping: Vec<f64>,
-    /// Spring stiffness (N·m/rad or N/m), implicit in the step.
-    pub stiffness: Vec<f64>,
-    /// Spring rest position (joint coordinate).
-    pub spring_reference: Vec<f64>,
 }
 
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
@@ -159,6 +186,19 @@ pub struct SimModel {
     pub v0: DVector<f64>,
     /// Non-fatal remarks of building it (a URDF's repaired inertias, ...), each naming its robot.
     pub warnings: Vec<String>,
+    /// The scene's `perturbations`, windows in steps.
+    pub perturbations: Vec<super::external::Push>,
+    /// Joint forces (the scene's springs and dampers first, then those registered on the
+    /// world), evaluated by the joint-force stage.
+    pub joint_forces: Vec<JointForceSet>,
+    /// Joints with Coulomb friction (a bounded row each).
+    pub frictions: Vec<JointFriction>,
+    /// Track surfaces, in scene order.
+    pub tracks: Vec<Track>,
+    /// Each body's track, if any `(bodies)`.
+    pub body_track: Vec<Option<usize>>,
+    /// Names of [`SimModel::tracks`].
+    pub track_names: Vec<String>,
 }
 
 impl SimModel {
@@ -186,20 +226,30 @@ impl SimModel {
             v.as_mut_slice()[iv + 3..iv + 6].copy_from_slice(a.as_slice());
         }
         let nv = model.nv;
-        let mut dofs = DofParams {
-            armature: vec![0.0; nv],
-            damping: vec![0.0; nv],
-            stiffness: vec![0.0; nv],
-            spring_reference: vec![0.0; nv],
-        };
+        let mut dofs = DofParams { armature: vec![0.0; nv] };
+        // the scene's springs and dampers: one built-in joint-force set
+        let mut springs = (Vec::new(), Vec::new(), SpringDamper::default());
+        let mut frictions = Vec::new();
         for s in &asm.dofs {
             let k = model.idx_v[s.joint];
-            dofs.damping[k] = s.damping;
-            dofs.stiffness[k] = s.stiffness;
-            dofs.spring_reference[k] = s.spring_reference;
             dofs.armature[k] = s.armature;
+            if s.damping != 0.0 || s.stiffness != 0.0 {
+                springs.0.push(model.idx_q[s.joint]);
+                springs.1.push(k);
+                springs.2.stiffness.push(s.stiffness);
+                springs.2.damping.push(s.damping);
+                springs.2.reference.push(s.spring_reference);
+            }
+            if s.friction > 0.0 {
+                frictions.push(JointFriction { dof: k, friction: s.friction });
+            }
         }
-        let limits = asm
+        let mut joint_forces = Vec::new();
+        if !springs.1.is_empty() {
+            let (iq, dof, forces) = springs;
+            joint_forces.push(JointForceSet { iq, dof, forces: Box::new(forces) });
+        }
+        let limits: Vec<Limit> = asm
             .limits
             .iter()
             .map(|l| Limit {
@@ -219,11 +269,33 @@ impl SimModel {
                 mode: a.spec.mode,
                 kp: a.spec.kp,
                 kd: a.spec.kd,
-                target: a.spec.target,
+                target: a.spec.target.clone(),
                 effort_limit: a.spec.effort_limit.unwrap_or(f64::INFINITY),
                 velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
             })
             .collect();
+        // a prescribed joint's target within its limits (else the limit rows and the
+        // prescribed row contradict each other)
+        for a in actuators.iter().filter(|a| a.mode == ActuatorMode::Prescribed) {
+            let (lo, hi) = a.target.range();
+            if let Some(l) = limits.iter().find(|l: &&Limit| l.dof == a.dof) {
+                if lo < l.lo || hi > l.hi {
+                    let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+                    let reason = format!(
+                        "joint '{}': the prescribed target spans [{lo}, {hi}], outside the joint's limits [{}, {}]",
+                        a.name, l.lo, l.hi
+                    );
+                    return Err(crate::scene::scene_error(&file, &actuator_path(scene, &a.name), reason));
+                }
+            }
+        }
+        // a prescribed joint starts on its trajectory, at the velocity the step's integrator
+        // would have arriving there (`(x(0) − x(−dt)) / dt`, as every later step's), so its
+        // first step asks no jump of it
+        for a in actuators.iter().filter(|a| a.mode == ActuatorMode::Prescribed) {
+            let (x0, x1) = (a.target.at(0.0).0, a.target.at(-scene.world.dt).0);
+            (q[a.iq], v[a.dof]) = (x0, (x0 - x1) / scene.world.dt);
+        }
         let mut bodies = asm.bodies;
         for (bi, b) in bodies.iter_mut().enumerate() {
             let boxes = asm.shapes.iter().filter(|s| s.body == bi).filter_map(joint_frame_bounds);
@@ -245,7 +317,6 @@ impl SimModel {
             .iter()
             .map(|&j| actuators.iter().position(|a: &Actuator| a.dof == model.idx_v[j]))
             .collect();
-        // loop axes of B from the initial configuration
         let mut data = Data::new(&model);
         algorithms::forward_kinematics(&model, &mut data, &q);
         let o_m_i = data.joint_placements()?;
@@ -257,11 +328,31 @@ impl SimModel {
         } else {
             collider(scene, &bodies, asm.shapes, &overlapping)
         };
-        // loop axes of B from the initial configuration
+        // B's axis and relative orientation from the initial configuration
         let mut loops = asm.loops;
         for l in &mut loops {
             let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
             l.axis_b = xb.rotation.transpose() * (xa.rotation * l.axis_a);
+            l.rel_rotation = xa.rotation.transpose() * xb.rotation;
+        }
+        let tracks: Vec<Track> = scene
+            .bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(bi, bs)| {
+                let t = bs.track?;
+                Some(Track {
+                    name: bs.name.clone(),
+                    body: bi,
+                    joint: bodies[bi].joint,
+                    direction: bodies[bi].placement.rotation * v3(&t.direction),
+                    speed: t.speed,
+                })
+            })
+            .collect();
+        let mut body_track = vec![None; bodies.len()];
+        for (k, t) in tracks.iter().enumerate() {
+            body_track[t.body] = Some(k);
         }
         let infos = bodies
             .iter()
@@ -271,6 +362,7 @@ impl SimModel {
                 mass: b.mass,
             })
             .collect();
+        let perturbations = super::external::perturbations(scene, &bodies, scene.world.dt)?;
         Ok(SimModel {
             model,
             dt: scene.world.dt,
@@ -291,6 +383,12 @@ impl SimModel {
             q0: q,
             v0: v,
             warnings,
+            perturbations,
+            joint_forces,
+            frictions,
+            track_names: tracks.iter().map(|t| t.name.clone()).collect(),
+            tracks,
+            body_track,
         })
     }
 
@@ -300,6 +398,20 @@ impl SimModel {
             .iter()
             .find(|b| b.joint == joint)
             .map_or(&self.model.body_names[joint], |b| &b.name)
+    }
+}
+
+/// Where the actuator of world joint `joint` is written in the scene: a body joint's
+/// `actuator.target`, or the robot's `actuators`.
+fn actuator_path(scene: &Scene, joint: &str) -> String {
+    for (bi, b) in scene.bodies.iter().enumerate() {
+        if let Some(k) = b.joints.iter().position(|j| j.name() == joint) {
+            return format!("bodies[{bi}].joints[{k}].actuator.target");
+        }
+    }
+    match scene.robots.iter().position(|r| joint.starts_with(&format!("{}/", r.name))) {
+        Some(ri) => format!("robots[{ri}].actuators"),
+        None => "actuators".into(),
     }
 }
 
@@ -324,7 +436,7 @@ fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Senso
                 for k in j..model.njoints {
                     subtree[k] = k == j || subtree[model.parents[k]];
                 }
-                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree }
+                Sensor { name: s.name.clone(), kind: s.kind, joint: j, placement: pose, subtree, noise: None }
             }
             (_, Some(name), _) => {
                 let b = bodies
@@ -337,10 +449,20 @@ fn sensors(scene: &Scene, model: &Model, bodies: &[SimBody]) -> Result<Vec<Senso
                     joint: b.joint,
                     placement: b.placement.compose(&pose),
                     subtree: Vec::new(),
+                    noise: None,
                 }
             }
             _ => return Err(err(i, "type", "a sensor needs `body` (accelerometer, rate_gyro) or `joint` (force)".into())),
         };
+        let mut sensor = sensor;
+        // accelerometers and gyros read 3 components
+        let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+        let part = |p: &crate::scene::PerComponent, k: usize| if k < len { p.get(k) } else { 0.0 };
+        sensor.noise = s.noise.as_ref().map(|n| Noise {
+            std: std::array::from_fn(|k| part(&n.std, k)),
+            bias: std::array::from_fn(|k| part(&n.bias, k)),
+            seed: n.seed,
+        });
         out.push(sensor);
     }
     Ok(out)

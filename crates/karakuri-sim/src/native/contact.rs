@@ -10,6 +10,7 @@ use nalgebra::{DVector, DVectorView};
 
 use super::build::SimModel;
 use super::state::{SimState, StepData};
+use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
@@ -141,9 +142,14 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             p: c.point,
             dirs: [n, t1, t2],
         };
+        // B's velocity relative to A's at which their surfaces do not slip (tracks)
+        let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
+        let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
         let mat = mean_material(&sa.material, &sb.material);
-        let pick_mu = |vt: &Vec3| {
-            if vt.norm() <= cp.friction_threshold_velocity {
+        // the slip (the tangential relative velocity beyond the surfaces' own) chooses the
+        // friction coefficient
+        let pick_mu = |slip: &Vec3| {
+            if slip.norm() <= cp.friction_threshold_velocity {
                 mat.static_friction
             } else {
                 mat.dynamic_friction
@@ -156,7 +162,7 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 row_dot(&w.row, &s.v)
             };
             let vn = rel(&n);
-            let vt = Vec3::new(rel(&t1), rel(&t2), 0.0);
+            let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
             let mu = pick_mu(&vt);
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
@@ -167,7 +173,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 penalty_force: f,
             }
         } else {
-            let (row, nrows) = springhead_block(m, s, w, &c, &frame, pick_mu, mat.restitution);
+            let (row, nrows) =
+                springhead_block(m, s, w, &c, &frame, (pick_mu, tangent_targets), mat.restitution);
             ContactRows {
                 raw: ci,
                 row,
@@ -182,7 +189,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
 /// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
-/// velocities and the friction coefficient. Returns the force on B (world).
+/// velocities (slip: beyond the track surfaces' velocity) and the friction coefficient.
+/// Returns the force on B (world).
 fn penalty_impulses(
     m: &SimModel,
     w: &mut StepData,
@@ -255,17 +263,18 @@ fn add_point_piece(
 }
 
 /// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
-/// above the threshold speed, else penetration correction at most `max_depenetration_speed`;
-/// a gap may only close within the step) and, when `μ > 0` (`mu` of the slip velocity), the
-/// two friction rows, warm-started from the last step. Returns the first row and the number
-/// of rows.
+/// above the threshold speed, else no further approach: the split-impulse pass removes the
+/// penetration; a gap may only close within the step) and, when `μ > 0` (`mu_of_slip` of the
+/// slip beyond the surfaces' no-slip velocity), the two friction rows targeting
+/// `tangent_targets` (the no-slip velocity of track surfaces, else 0), warm-started from the
+/// last step. Returns the first row and the number of rows.
 fn springhead_block(
     m: &SimModel,
     s: &SimState,
     w: &mut StepData,
     c: &RawContact,
     frame: &ContactFrame,
-    mu_of_slip: impl Fn(&Vec3) -> f64,
+    (mu_of_slip, tangent_targets): (impl Fn(&Vec3) -> f64, [f64; 2]),
     e: f64,
 ) -> (usize, usize) {
     let (model, cp, dt) = (&m.model, &m.contact, m.dt);
@@ -287,7 +296,11 @@ fn springhead_block(
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let vn = pr.row_dot(bi, 0, sv);
-    let vt = Vec3::new(pr.row_dot(bi, 1, sv), pr.row_dot(bi, 2, sv), 0.0);
+    let vt = Vec3::new(
+        pr.row_dot(bi, 1, sv) - tangent_targets[0],
+        pr.row_dot(bi, 2, sv) - tangent_targets[1],
+        0.0,
+    );
     let mu = mu_of_slip(&vt);
     pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
@@ -302,15 +315,15 @@ fn springhead_block(
     } else if impact {
         -e * vn
     } else {
-        // Springhead's correction, capped (PhysX's maxDepenetrationVelocity): a deep start
-        // rises out at the cap instead of being launched by depth / dt
-        let correction = cp.error_correction_rate * (c.depth - cp.penetration_tolerance).max(0.0) / dt;
-        correction.min(cp.max_depenetration_speed)
+        // the penetration is removed by the split-impulse pass (`split.rs`: Springhead's
+        // correction as a pseudo-velocity, capped); this row only stops it from growing
+        0.0
     };
     let friction = if mu > 0.0 { 2 } else { 0 };
     let row = pr.blocks[bi].row;
     pr.kind[row] = RowKind::Normal { friction, mu };
     pr.b[row] = b;
+    pr.b[row + 1..row + 3].copy_from_slice(&tangent_targets);
     if friction == 0 {
         pr.truncate_last(1);
     }

@@ -9,6 +9,7 @@ use karakuri::Model;
 use nalgebra::DVector;
 
 use super::build::SimModel;
+use super::joint_forces::joint_forces;
 use super::stages;
 use super::state::{SimState, StepData};
 use crate::SimError;
@@ -29,14 +30,29 @@ fn quat_mul(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
 /// by `exp(dt ω)`, and their body-frame linear velocity in `v` is re-expressed in the new
 /// orientation (the same world velocity); other joints use the joint's own integration.
 pub fn integrate_world(model: &Model, q: &mut DVector<f64>, v: &mut DVector<f64>, dt: f64) {
+    integrate_world_with(model, q, v, None, dt);
+}
+
+/// [`integrate_world`] moving by `v + v_p` when a pseudo-velocity `v_p` (the split-impulse
+/// pass's, `(nv)`) is given: `q ← q ⊕ dt (v + v_p)`, `v` unchanged but for free flyers' linear
+/// part, re-expressed in the body axes the total rotation reached.
+pub fn integrate_world_with(
+    model: &Model,
+    q: &mut DVector<f64>,
+    v: &mut DVector<f64>,
+    pseudo: Option<&[f64]>,
+    dt: f64,
+) {
+    let p = |k: usize| pseudo.map_or(0.0, |vp| vp[k]);
     for j in 1..model.njoints {
         let (iq, nq, iv, nv) = (model.idx_q[j], model.nqs[j], model.idx_v[j], model.nvs[j]);
         if model.joint_types[j] == JointType::FreeFlyer {
             let quat = [q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]];
             let r = quat_from_xyzw(&quat);
             let lin = Vec3::new(v[iv], v[iv + 1], v[iv + 2]);
-            let w = Vec3::new(v[iv + 3], v[iv + 4], v[iv + 5]);
-            let pv = r * lin * dt;
+            let move_lin = lin + Vec3::new(p(iv), p(iv + 1), p(iv + 2));
+            let w = Vec3::new(v[iv + 3] + p(iv + 3), v[iv + 4] + p(iv + 4), v[iv + 5] + p(iv + 5));
+            let pv = r * move_lin * dt;
             for c in 0..3 {
                 q[iq + c] += pv[c];
             }
@@ -61,8 +77,8 @@ pub fn integrate_world(model: &Model, q: &mut DVector<f64>, v: &mut DVector<f64>
             // a joint has at most 7 configuration and 6 velocity coordinates
             let (mut qs, mut vs) = ([0.0; 7], [0.0; 6]);
             qs[..nq].copy_from_slice(&q.as_slice()[iq..iq + nq]);
-            for (x, y) in vs[..nv].iter_mut().zip(&v.as_slice()[iv..iv + nv]) {
-                *x = y * dt;
+            for (k, (x, y)) in vs[..nv].iter_mut().zip(&v.as_slice()[iv..iv + nv]).enumerate() {
+                *x = (y + p(iv + k)) * dt;
             }
             model.joint_types[j].integrate(
                 &qs[..nq],
@@ -87,9 +103,11 @@ fn evaluate(
     if !kinematics_fresh {
         stages::kinematics(m, q, v, &mut w.data);
     }
-    stages::factorize_qh(m, &w.data, &mut w.qh, 0.0, 0.0, &[])?;
-    stages::passive_forces(m, q, v, 0.0, &mut w.tau);
+    stages::factorize_qh(m, &w.data, &mut w.qh, &[], &[])?;
+    let t = s.time + [0.0, 0.5, 0.5, 1.0][i] * m.dt;
+    joint_forces(m, t, q, v, 0.0, &mut w.tau, &mut w.force_diag, &mut w.force_work);
     stages::actuation(s, &mut w.tau);
+    super::external::external_forces(m, s, &w.data, &mut w.tau)?;
     stages::smooth_acceleration(w)?;
     w.rk4.kv[i].copy_from(&w.qacc);
     w.rk4.kq[i].copy_from(&w.rk4.v);

@@ -1,24 +1,34 @@
-//! Loop closures: bilateral rows with Baumgarte correction during the step, and SHAKE, a
-//! projection of the step's end configuration back onto the loops.
+//! Loop closures (Choreonoid's extra joints: ball, revolute, piston, weld): bilateral rows with
+//! Baumgarte correction during the step, and SHAKE, a projection of the step's end
+//! configuration back onto the loops.
 
 use karakuri::algorithms;
 use karakuri::constraints::rows::{
     add_relative_angular_row, add_relative_point_row, world_motion_columns,
 };
-use karakuri::spatial::{Motion, Se3, Vec3};
+use karakuri::spatial::{log3, Force, Motion, Se3, Vec3};
 use karakuri::Model;
 
 use super::build::{LoopSpec, SimModel};
 use super::contact::tangents;
 use super::integrate::integrate_world;
 use super::state::{SimState, StepData};
+use crate::scene::LoopKind;
 use crate::solver::{solve_direct, RowKind, Rows};
 use crate::SimError;
 
 /// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
-/// (bilateral, targets zero) and their position errors `C` into `err`, one per row: the three
-/// components of `p_b - p_a`, and for revolute loops the misalignment of the two hinge axes
-/// about two directions normal to A's axis.
+/// (bilateral, targets zero), their position errors `C` into `err`, and into `wrench` the
+/// world wrenches (about the world origin) one unit of each row's impulse applies to B and to
+/// A (what a force sensor subtracts), one entry per row. Every row measures B's motion
+/// relative to A's, and `dC/dt` is that row's velocity:
+///
+/// | kind | rows |
+/// | --- | --- |
+/// | ball | `p_b − p_a` along x, y, z |
+/// | revolute | ball, and the misalignment `a_a × a_b` of the two axes along two directions normal to A's axis |
+/// | piston | `p_b − p_a` along two directions normal to A's axis (B's anchor stays on A's axis line; the rows measure the velocity of B's anchor relative to the point of A under it), and the revolute's two axis rows |
+/// | weld | ball, and the rotation vector of `R_b (R_a R_0)ᵀ` along x, y, z (`R_0` the initial relative orientation) |
 pub fn loop_rows(
     model: &Model,
     o_m_i: &[Se3],
@@ -26,34 +36,59 @@ pub fn loop_rows(
     loops: &[LoopSpec],
     rows: &mut Rows,
     err: &mut Vec<f64>,
+    wrench: &mut Vec<[Force; 2]>,
 ) {
     rows.clear(model.nv);
     err.clear();
+    wrench.clear();
+    let xyz = [Vec3::x(), Vec3::y(), Vec3::z()];
     for l in loops {
         let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
         let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
         let e = pb - pa;
-        for dir in [Vec3::x(), Vec3::y(), Vec3::z()] {
+        // a point row of B's point `pb` relative to A's point `qa` along `dir`
+        let mut point = |qa: &Vec3, dir: &Vec3, c: f64| {
             let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
-            add_relative_point_row(
-                model,
-                s_world,
-                (l.ja, &pa),
-                (l.jb, &pb),
-                &dir,
-                rows.j_row_mut(r),
-            );
-            err.push(e.dot(&dir));
+            add_relative_point_row(model, s_world, (l.ja, qa), (l.jb, &pb), dir, rows.j_row_mut(r));
+            err.push(c);
+            let f = Force::new(*dir, pb.cross(dir));
+            wrench.push([f, -Force::new(*dir, qa.cross(dir))]);
+        };
+        let aa = xa.rotation * l.axis_a;
+        let (u1, u2) = tangents(&aa);
+        match l.kind {
+            LoopKind::Ball | LoopKind::Revolute | LoopKind::Weld => {
+                for dir in &xyz {
+                    point(&pa, dir, e.dot(dir));
+                }
+            }
+            LoopKind::Piston => {
+                for dir in [u1, u2] {
+                    point(&pb, &dir, e.dot(&dir));
+                }
+            }
         }
-        if l.revolute {
-            let aa = xa.rotation * l.axis_a;
-            let ab = xb.rotation * l.axis_b;
-            let rot_err = ab.cross(&aa); // rotating B about this aligns its axis with A's
-            let (u1, u2) = tangents(&aa);
-            for dir in [u1, u2] {
-                let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
-                add_relative_angular_row(model, s_world, l.ja, l.jb, &dir, rows.j_row_mut(r));
-                err.push(-rot_err.dot(&dir));
+        let mut angular = |dir: &Vec3, c: f64| {
+            let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
+            add_relative_angular_row(model, s_world, l.ja, l.jb, dir, rows.j_row_mut(r));
+            err.push(c);
+            let t = Force::new(Vec3::zeros(), *dir);
+            wrench.push([t, -t]);
+        };
+        match l.kind {
+            LoopKind::Ball => {}
+            LoopKind::Revolute | LoopKind::Piston => {
+                // rotating B about `aa × ab` carries its axis away from A's
+                let mis = aa.cross(&(xb.rotation * l.axis_b));
+                for dir in [u1, u2] {
+                    angular(&dir, mis.dot(&dir));
+                }
+            }
+            LoopKind::Weld => {
+                let rot = log3(&(xb.rotation * (xa.rotation * l.rel_rotation).transpose()));
+                for dir in &xyz {
+                    angular(dir, rot.dot(dir));
+                }
             }
         }
     }
@@ -76,6 +111,7 @@ pub fn loop_constraint_rows(
         &m.loops,
         &mut w.loop_rows,
         &mut w.loop_err,
+        &mut w.loop_wrench,
     );
     for (k, &c) in w.loop_err.iter().enumerate() {
         let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
@@ -91,7 +127,8 @@ pub fn loop_constraint_rows(
 /// step's Delassus matrix). A first-order scheme whose velocity constraint is imposed at the
 /// end of the step keeps the energy of closed loops instead of dissipating it.
 ///
-/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v` and `w.shake`, and uses `w.data` as
+/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v`, `w.shake`, adds its impulses to
+/// `w.loop_impulse` (what the force sensors see of the loops), and uses `w.data` as
 /// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
 pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let (model, dt) = (&m.model, m.dt);
@@ -114,6 +151,7 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
             &m.loops,
             &mut sh.trial_rows,
             &mut sh.err,
+            &mut sh.wrench,
         );
         if sh.err.iter().all(|e| e.abs() < 1e-12) {
             break;
@@ -123,6 +161,9 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
         }
         if solve_direct(&mut sh.rows, &sh.zero, &mut sh.dv, &mut w.solver).is_none() {
             break;
+        }
+        for (total, lambda) in w.loop_impulse.iter_mut().zip(&sh.rows.lambda) {
+            *total += lambda;
         }
         for k in 0..model.nv {
             s.v[k] += sh.dv[k];

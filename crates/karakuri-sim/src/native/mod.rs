@@ -7,23 +7,34 @@
 //! sized at load). A step is the list of stage functions of [`stages`]:
 //!
 //! ```text
-//! position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → velocity (passive forces) → actuation → acceleration (q̈, v_free)
-//!   → constraint (contact / loop / limit rows, solve, v⁺) → integrate (SHAKE, q ⊕ dt v⁺)
+//! joint forces (springs, dampers, user JointForces; implicit terms for qH)
+//!   → position (LᵀDL of qH = M + diag, world columns, collision)
+//!   → actuation → acceleration (q̈; impact passes on v; v_free)
+//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺;
+//!     split impulse: pseudo-velocity v_p)
+//!   → integrate (SHAKE, q ⊕ dt (v⁺ + v_p))
 //!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
-//!     M, bias forces) → sensors → watch (unconverged solves, bodies faster than their size)
+//!     M, bias forces) → sensors (+ noise) → watch (unconverged solves, bodies faster than their size)
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
 
 mod assemble;
 pub mod build;
+mod checkpoint;
 pub mod contact;
+pub mod impact;
+pub mod external;
 pub mod integrate;
+pub mod joint_forces;
 pub mod limits;
 pub mod loops;
+pub mod noise;
+pub mod split;
+pub mod loop_drift;
 pub mod stages;
 pub mod state;
+pub mod tracks;
 
 use std::time::{Duration, Instant};
 
@@ -60,6 +71,15 @@ impl NativeEngine {
     pub fn new(scene: &Scene) -> Result<NativeEngine, SimError> {
         let model = SimModel::from_scene(scene)?;
         let mut state = SimState::new(&model);
+        // an initial state the step would refuse (q0 / qd0 not finite, faster than
+        // engine.max_speed) is refused at load, naming the body
+        if let Err(SimError::Diverged { body, reason, .. }) = stages::check_state(&model, &state) {
+            return Err(SimError::Scene {
+                file: scene.source.as_ref().map_or(String::new(), |p| p.display().to_string()),
+                path: format!("bodies['{body}']"),
+                reason: format!("initial state: {reason} (lower its q0 / qd0, or raise engine.max_speed)"),
+            });
+        }
         let mut work = StepData::new(&model);
         work.reserve(&model, &mut state, 0);
         stages::kinematics(&model, &state.q, &state.v, &mut work.data);
@@ -125,7 +145,7 @@ impl NativeEngine {
             ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
                 return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
             }
-            ActuatorMode::Position => {
+            ActuatorMode::Position | ActuatorMode::Prescribed => {
                 if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
                     if target < l.lo || target > l.hi {
                         return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
@@ -180,6 +200,8 @@ impl Engine for NativeEngine {
         w.v_start.copy_from(&s.v);
         stages::actuator_commands(m, s, w);
         stages::sensor_start(m, w)?;
+        joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
+        lap(&mut t.velocity);
         stages::position(m, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
@@ -188,16 +210,18 @@ impl Engine for NativeEngine {
             w.contact_rows.clear();
             lap(&mut t.integrate);
         } else {
-            stages::passive_forces(m, &s.q, &s.v, m.dt, &mut w.tau);
-            lap(&mut t.velocity);
+            // w.tau holds the joint forces (the joint-force stage, before position)
             stages::actuation(s, &mut w.tau);
             stages::actuator_torques(m, s, w);
+            external::external_forces(m, s, &w.data, &mut w.tau)?;
             lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
+            impact::impacts(m, s, w)?;
             stages::free_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
             stages::actuator_report(m, s, w);
+            split::pseudo_velocity(m, s.v.as_slice(), w)?;
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             lap(&mut t.integrate);
@@ -218,6 +242,7 @@ impl Engine for NativeEngine {
         lap(&mut t.kinematics);
         stages::sensors(m, w);
         stages::sensor_readings(m, w)?;
+        noise::sensor_noise(m, s, w);
         lap(&mut t.sensors);
         stages::watch(m, s, w)?;
         w.times = t;
@@ -336,6 +361,24 @@ impl Engine for NativeEngine {
         }
     }
 
+    fn one_dof_actuator(&self, k: usize) -> Option<(ActuatorMode, f64)> {
+        let a = &self.model.actuators[self.model.one_dof_actuator[k]?];
+        Some((a.mode, a.effort_limit))
+    }
+
+    fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        let mut iq = Vec::with_capacity(joints.len());
+        let mut dof = Vec::with_capacity(joints.len());
+        for name in joints {
+            let (q, v) = self.one_dof(name)?;
+            iq.push(q);
+            dof.push(v);
+        }
+        self.work.force_work.fit(joints.len());
+        self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
+        Ok(())
+    }
+
     fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
         let (iq, _) = self.one_dof(joint)?;
         Ok(self.state.q[iq])
@@ -356,10 +399,75 @@ impl Engine for NativeEngine {
         self.state.tau_user[iv] = torque;
         Ok(())
     }
+
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        for (o, act) in out.iter_mut().zip(&self.model.one_dof_actuator) {
+            *o = act
+                .filter(|&a| self.model.actuators[a].mode == ActuatorMode::Position)
+                .map(|a| self.state.targets[a].at(self.state.time).0);
+        }
+    }
+
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        self.save()
+    }
+
+    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
+        self.restore(state)
+    }
+
+    fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let name = || self.model.bodies.get(body).map_or(format!("#{body}"), |b| b.name.clone());
+        if body >= self.model.bodies.len() {
+            return Err(SimError::Input(format!("no body {}", name())));
+        }
+        if !(force.iter().chain(torque.iter()).all(|x| x.is_finite()) && duration > 0.0 && duration.is_finite()) {
+            return Err(SimError::Input(format!(
+                "a wrench on '{}' needs a finite force and torque and a positive duration (got {force:?}, {torque:?}, {duration} s)",
+                name()
+            )));
+        }
+        let s = &mut self.state;
+        let window = (s.steps, s.steps + external::window_steps(duration, self.model.dt));
+        let push = external::push_on(&self.model.bodies, body, force, torque, Vec3::zeros(), window)
+            .ok_or_else(|| SimError::Input(format!("body '{}' is static: nothing to push", name())))?;
+        // pushes that ended are dropped here, outside the step
+        s.pushes.retain(|p| p.to_step > s.steps);
+        s.pushes.push(push);
+        Ok(())
+    }
+
+    fn tracks(&self) -> &[String] {
+        &self.model.track_names
+    }
+
+    fn track_speeds(&self) -> &[f64] {
+        &self.state.track_speeds
+    }
+
+    fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
+        let Some(name) = self.model.track_names.get(k) else {
+            return Err(SimError::UnknownTrack { track: format!("#{k}") });
+        };
+        if !speed.is_finite() {
+            return Err(SimError::BadTrackSpeed {
+                track: name.clone(),
+                time: self.state.time,
+                reason: format!("speed command {speed} is not finite"),
+            });
+        }
+        self.state.track_speeds[k] = speed;
+        Ok(())
+    }
 }
 
-/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators: servos
-/// are implicit or constraint rows, which only the Euler step has).
+/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators, no joint
+/// friction: servos are implicit or constraint rows and friction is a row, which only the
+/// Euler step has).
 fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty() && m.loops.is_empty() && m.limits.is_empty() && m.actuators.is_empty()
+    w.raw.is_empty()
+        && m.loops.is_empty()
+        && m.limits.is_empty()
+        && m.actuators.is_empty()
+        && m.frictions.is_empty()
 }

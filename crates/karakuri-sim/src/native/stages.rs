@@ -11,9 +11,11 @@ use nalgebra::DVector;
 
 use super::build::SimModel;
 use super::contact;
-use super::integrate::integrate_world;
+use super::integrate::integrate_world_with;
 use super::limits::limit_rows;
+use super::loop_drift;
 use super::loops;
+use super::tracks;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
 use crate::scene::{ActuatorMode, SensorKind, SolverKind};
@@ -66,25 +68,21 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
     algorithms::compute_all_terms(&m.model, data, q, v);
 }
 
-/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + c_d·damping + c_k·stiffness +
-/// servo)` into `qh`, `M` untouched (`factorize_shifted`). `(c_d, c_k) = (dt, dt²)` makes
-/// damping and springs implicit in the Euler step; RK4 passes zeros (explicit). `servo` is
-/// the position servos' `dt (kd + dt kp)` per dof (`w.servo_diag`; empty: none). Reads
-/// `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`.
+/// Iteration matrix: the LᵀDL of `qH = M + diag(armature + forces + servo)` into `qh`, `M`
+/// untouched (`factorize_shifted`). `forces` is what the joint forces add to be implicit
+/// (`w.force_diag`: `dt d + dt² k` of a spring-damper), `servo` the position servos' `dt (kd +
+/// dt kp)` (`w.servo_diag`); empty slices: none (RK4, explicit). Reads `data`'s mass matrix
+/// (fresh from the kinematics stage), `m.dofs`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
     qh: &mut Factorization,
-    c_d: f64,
-    c_k: f64,
+    forces: &[f64],
     servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
     qh.factorize_shifted(data.mass_matrix()?, |k| {
-        d.armature[k]
-            + c_d * d.damping[k]
-            + c_k * d.stiffness[k]
-            + servo.get(k).copied().unwrap_or(0.0)
+        d.armature[k] + forces.get(k).copied().unwrap_or(0.0) + servo.get(k).copied().unwrap_or(0.0)
     });
     Ok(())
 }
@@ -117,7 +115,7 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
                     (base, gain)
                 }
             }
-            ActuatorMode::Velocity => (0.0, 0.0),
+            ActuatorMode::Velocity | ActuatorMode::Prescribed => (0.0, 0.0),
         };
         w.act_base[i] = base;
         w.act_gain[i] = gain;
@@ -125,12 +123,12 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Position: the iteration matrix with implicit damping and springs into `w.qh`, the world
+/// Position: the iteration matrix with implicit joint forces and servos into `w.qh`, the world
 /// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
-/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage).
+/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`,
+/// `w.servo_diag`.
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
-    let dt = m.dt;
-    factorize_qh(m, &w.data, &mut w.qh, dt, dt * dt, &w.servo_diag)?;
+    factorize_qh(m, &w.data, &mut w.qh, &w.force_diag, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -142,28 +140,6 @@ pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
         &mut w.raw,
     );
     Ok(())
-}
-
-/// Passive joint forces: `τ = -d v - k (q - q_ref + c v)` for dofs with damping or a spring,
-/// zero elsewhere, into `tau`. `c = dt` is the implicit spring's look-ahead (its `dt² k` is in
-/// qH); RK4 passes 0. Reads `q`, `v`, `m.dofs`.
-pub fn passive_forces(
-    m: &SimModel,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    c: f64,
-    tau: &mut DVector<f64>,
-) {
-    let (model, d) = (&m.model, &m.dofs);
-    tau.fill(0.0);
-    for k in 0..model.nv {
-        let (dk, sk) = (d.damping[k], d.stiffness[k]);
-        if dk != 0.0 || sk != 0.0 {
-            let j = model.dof_joint[k];
-            let iq = model.idx_q[j] + (k - model.idx_v[j]);
-            tau[k] = -dk * v[k] - sk * (q[iq] - d.spring_reference[k] + c * v[k]);
-        }
-    }
 }
 
 /// Actuation: `τ += τ_user` (the joint forces set by the user). Reads `s.tau_user`.
@@ -179,27 +155,34 @@ pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Velocity servo rows: `v⁺_k = target` (clamped to the velocity limit) with the impulse
-/// bounded by `± effort_limit · dt`. Reads `m.actuators`, `s.targets`, the warm impulses
-/// `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into `w.act_row`,
-/// and advances `*other` past them.
+/// Actuator rows: a velocity servo's `v⁺_k = target` (clamped to the velocity limit) with the
+/// impulse bounded by `± effort_limit · dt`; a prescribed joint's bilateral `v⁺_k = (x(t + dt)
+/// − q_k) / dt`, so that the integrated `q⁺ = q + dt v⁺` is the target at the step's end
+/// (its impulse / dt is the torque that makes it so). Reads `m.actuators`, `s.targets`, `s.q`,
+/// the warm impulses `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into
+/// `w.act_row`, and advances `*other` past them.
 pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     let t = s.time + m.dt;
     for (i, a) in m.actuators.iter().enumerate() {
-        if a.mode != ActuatorMode::Velocity {
-            w.act_row[i] = usize::MAX;
-            continue;
+        let (kind, speed) = match a.mode {
+            ActuatorMode::Velocity => {
+                let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
+                let bound = a.effort_limit * m.dt;
+                (RowKind::Bounded { lo: -bound, hi: bound }, speed)
+            }
+            ActuatorMode::Prescribed => (RowKind::Bilateral, (s.targets[i].at(t).0 - s.q[a.iq]) / m.dt),
+            ActuatorMode::Torque | ActuatorMode::Position => {
+                w.act_row[i] = usize::MAX;
+                continue;
+            }
+        };
+        let mut warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
+        if let RowKind::Bounded { lo, hi } = kind {
+            warm = warm.clamp(lo, hi);
         }
-        let speed = s.targets[i].at(t).0.clamp(-a.velocity_limit, a.velocity_limit);
-        let bound = a.effort_limit * m.dt;
-        let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
         *other += 1;
         let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
-        let kind = RowKind::Bounded {
-            lo: -bound,
-            hi: bound,
-        };
-        let r = w.rows.push_ranged(kind, speed, warm.clamp(-bound, bound), ranges);
+        let r = w.rows.push_ranged(kind, speed, warm, ranges);
         w.rows.j_row_mut(r)[a.dof] = 1.0;
         w.act_row[i] = r;
     }
@@ -207,7 +190,7 @@ pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
 
 /// Applied actuator torques after the constraint solve: torque commands and saturated servos
 /// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
-/// servos their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
 /// `w.act_tau`.
 pub fn actuator_report(m: &SimModel, s: &SimState, w: &mut StepData) {
     for (i, a) in m.actuators.iter().enumerate() {
@@ -246,12 +229,13 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Constraints: contact blocks (and penalty impulses on `w.v_free`) into `w.problem`, loop,
-/// limit and servo rows into `w.rows` and from there into `w.problem`, then the solve island by
-/// island (see [`crate::sparse`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts
-/// `w.raw`, the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in
-/// `s`; writes `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`,
-/// `w.last_solve`, the warm start in `s`, and `s.v`.
+/// Constraints: the tracks' surface velocities (`w.track_velocity`), contact blocks (and
+/// penalty impulses on `w.v_free`) into `w.problem`, loop, limit, servo and joint-friction
+/// rows into `w.rows` and from there into `w.problem`, then the solve island by island (see
+/// [`crate::sparse`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
+/// the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
+/// `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`, `w.last_solve`, the
+/// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`.
 pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let nv = m.model.nv;
     if w.raw.len() > w.reserved_contacts {
@@ -260,12 +244,15 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     w.rows.clear(nv);
     w.problem.clear();
     w.contact_rows.clear();
+    tracks::track_velocities(m, s, w)?;
     contact::contact_rows(m, s, w);
     w.other_row_start = w.rows.len();
     let mut other = 0;
     loops::loop_constraint_rows(m, s, w, &mut other)?;
+    loop_drift::feed_forward(m, s, w);
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
+    super::joint_forces::friction_rows(m, s, w, &mut other);
     let first_other = w.problem.push_rows(&w.rows);
     w.last_solve = if w.problem.rows() == 0 {
         w.problem.vel.copy_from_slice(w.v_free.as_slice());
@@ -284,6 +271,9 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     let n_other = w.rows.len();
     w.rows.lambda[..n_other].copy_from_slice(&w.problem.lambda[first_other..first_other + n_other]);
     contact::remember_impulses(s, w);
+    let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();
+    w.loop_impulse.clear();
+    w.loop_impulse.extend_from_slice(&w.rows.lambda[loop_rows]);
     s.warm_other.clear();
     s.warm_other
         .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
@@ -294,13 +284,20 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     Ok(())
 }
 
-/// Integrate: the loop projection (if asked), then `q ← q ⊕ dt v⁺` (see
-/// [`integrate_world`]). Reads and writes `s.q`, `s.v`.
+/// Integrate: the loop projection (if asked, and only when the loop error at the step's start
+/// exceeds `engine.loop_tolerance`: the drift feed-forward keeps it below otherwise), the
+/// loops' first-order prediction for the next step's feed-forward, then `q ← q ⊕ dt v⁺` (see
+/// [`integrate_world_with`]; `q ⊕ dt (v⁺ + v_p)` when the split-impulse pass gave a pseudo-velocity,
+/// `v⁺` kept). Reads `w.split`; reads and writes `s.q`, `s.v`, `s.loop_predicted`.
 pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
-    if m.engine.loop_projection && !m.loops.is_empty() {
-        loops::shake(m, s, w)?;
+    if !m.loops.is_empty() {
+        if m.engine.loop_projection && loop_drift::largest_error(w) > m.engine.loop_tolerance {
+            loops::shake(m, s, w)?;
+        }
+        loop_drift::predict(m, s, w);
     }
-    integrate_world(&m.model, &mut s.q, &mut s.v, m.dt);
+    let pseudo = w.split.active.then_some(w.split.v_p.as_slice());
+    integrate_world_with(&m.model, &mut s.q, &mut s.v, pseudo, m.dt);
     Ok(())
 }
 
@@ -370,11 +367,14 @@ pub fn sensor_start(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
 ///   body-fixed point at the step's start and end, `R` the sensor's world rotation;
 /// * rate gyro: the body's angular velocity in sensor axes;
 /// * force: Newton–Euler on the child side: the wrench through the joint is the child side's
-///   momentum change over the step minus gravity on it and the contact forces on it
-///   (`w.contacts`), moved to the sensor origin and expressed in sensor axes. Loop closures
-///   attached to the child side are not subtracted.
+///   momentum change over the step minus gravity on it, the contact forces on it
+///   (`w.contacts`) and the forces of the loop closures joining it to the rest of the world
+///   (each loop row's `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a
+///   loop with both bodies on the child side is internal), moved to the sensor origin and
+///   expressed in sensor axes.
 ///
-/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `m.sensors`; writes `w.readings`.
+/// Reads `w.data`, `w.sensor_start`, `w.contacts`, `w.loop_wrench`, `w.loop_impulse`,
+/// `m.sensors`, `m.loops`; writes `w.readings`.
 pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
@@ -414,6 +414,22 @@ pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
                     f -= fc;
                     n -= c.point.cross(&fc);
                 }
+                let mut r = 0;
+                for l in &m.loops {
+                    let (on_a, on_b) = (sn.subtree[l.ja], sn.subtree[l.jb]);
+                    let rows = r..r + l.rows();
+                    r = rows.end;
+                    if on_a == on_b {
+                        continue;
+                    }
+                    for k in rows {
+                        let [on_body_b, on_body_a] = w.loop_wrench[k];
+                        let unit = if on_b { on_body_b } else { on_body_a };
+                        let lambda = w.loop_impulse[k] / m.dt;
+                        f -= unit.linear * lambda;
+                        n -= unit.angular * lambda;
+                    }
+                }
                 // moment about the sensor origin, then sensor axes
                 let n = n - x.translation.cross(&f);
                 let (f, n) = (rt * f, rt * n);
@@ -426,9 +442,9 @@ pub fn sensor_readings(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
 
 /// Watch: counts the step's numerical trouble into `w.diagnostics`: an iterative solve that
 /// stopped above `engine.tolerance` (its residual; "sinking" when `residual · dt` exceeds
-/// `contact.penetration_tolerance`), and a body whose shapes' centre moved more
+/// `contact.penetration_tolerance` or a contact of the step is deeper than twice it), and a body whose shapes' centre moved more
 /// than their smallest extent in the step (`|v_c| dt`, v_c its velocity at the state's end: it
-/// may have passed through something thin). Reads `w.last_solve`, `w.data`'s body velocities
+/// may have passed through something thin). Reads `w.last_solve`, `w.raw`, `w.data`'s body velocities
 /// (fresh from the kinematics stage), `m.bodies[..].bounds`, `s.steps`; writes
 /// `w.diagnostics`.
 pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimError> {
@@ -436,7 +452,11 @@ pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimErro
     let solve = w.last_solve;
     if !solve.direct && solve.iterations > 0 && solve.residual > m.engine.tolerance {
         d.unconverged_steps += 1;
-        d.sinking_steps += u64::from(solve.residual * m.dt > m.contact.penetration_tolerance);
+        // with the split impulse the velocity problem carries no push-out, so a solve that
+        // gives up shows as depth rather than as a large residual
+        let tol = m.contact.penetration_tolerance;
+        let deep = w.raw.iter().any(|c| c.depth > 2.0 * tol);
+        d.sinking_steps += u64::from(solve.residual * m.dt > tol || deep);
         if d.worst_residual.is_none_or(|(r, _)| solve.residual > r) {
             d.worst_residual = Some((solve.residual, s.steps));
         }

@@ -4,25 +4,34 @@
 //! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
 
 use karakuri::linalg::Factorization;
-use karakuri::spatial::{Force, Motion};
+use karakuri::spatial::{Force, Motion, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
+use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
+use super::joint_forces::JointForceWork;
 use super::contact::{ContactRows, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
+use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
-use crate::scene::{ActuatorMode, Target};
+use crate::scene::{ActuatorMode, Material, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
 use crate::sparse::Problem;
 
-/// What a step starts from and carries to the next.
+/// What a step starts from and carries to the next. It is serialised whole into a checkpoint
+/// (`super::checkpoint`), so a field added here is saved and restored with no more code (and
+/// must be serialisable: everything a step depends on lives here, never in [`StepData`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimState {
     /// Configuration `(nq)`; a free flyer's is `[p; quaternion x y z w]`.
+    #[serde(with = "super::checkpoint::dvector")]
     pub q: DVector<f64>,
     /// Velocity `(nv)`; a free flyer's is `[linear; angular]` in its body frame.
+    #[serde(with = "super::checkpoint::dvector")]
     pub v: DVector<f64>,
     /// Joint forces set by the user (actuation) `(nv)`, applied from the next step on.
+    #[serde(with = "super::checkpoint::dvector")]
     pub tau_user: DVector<f64>,
     /// Simulated time (s).
     pub time: f64,
@@ -35,6 +44,18 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Each loop row's error predicted to first order for the step's end, `C + dt J v⁺`, by
+    /// the last step `(loop rows; empty before the first step)`: the next step's drift
+    /// feed-forward (see `loop_drift`).
+    pub loop_predicted: Vec<f64>,
+    /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
+    pub pushes: Vec<super::external::Push>,
+    /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
+    /// at load; drawn only by noisy sensors.
+    pub sensor_rng: Vec<SplitMix64>,
+    /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
+    /// one.
+    pub track_speeds: Vec<f64>,
 }
 
 impl SimState {
@@ -46,9 +67,18 @@ impl SimState {
             tau_user: DVector::zeros(m.model.nv),
             time: 0.0,
             steps: 0,
-            targets: m.actuators.iter().map(|a| a.target).collect(),
+            targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            loop_predicted: Vec::new(),
+            pushes: Vec::new(),
+            sensor_rng: m
+                .sensors
+                .iter()
+                .enumerate()
+                .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
+                .collect(),
+            track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
         }
     }
 }
@@ -89,6 +119,37 @@ pub struct ShakeWork {
     pub err: Vec<f64>,
     /// World motion columns at the trial configuration `(nv)`.
     pub s_world: Vec<Motion>,
+    /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
+    pub wrench: Vec<[Force; 2]>,
+}
+
+/// The buffers of the split-impulse pass (see `split`).
+pub struct SplitWork {
+    /// Whether this step has a pseudo-velocity (some contact needed a correction).
+    pub active: bool,
+    /// The velocity problem's targets, kept while the problem takes the pseudo-velocity
+    /// targets `(rows)`.
+    pub b: Vec<f64>,
+    /// The velocity problem's impulses, kept likewise `(rows)`.
+    pub lambda: Vec<f64>,
+    /// The velocity problem's `v⁺`, kept likewise `(nv)`.
+    pub vel: Vec<f64>,
+    /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
+    pub zero: Vec<f64>,
+    /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
+    pub v_p: Vec<f64>,
+}
+
+/// The buffers of the impact passes (see `impact`).
+pub struct ImpactWork {
+    /// Normal and tangent rows of every elastic contact of the step, 3 per contact.
+    pub all: Rows,
+    /// The rows of one pass (the contacts struck in it).
+    pub rows: Rows,
+    /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
+    pub contacts: Vec<(usize, Material)>,
+    /// The velocity change of one pass `(nv)`.
+    pub dv: Vec<f64>,
 }
 
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
@@ -143,6 +204,12 @@ pub struct StepData {
     pub loop_rows: Rows,
     /// Loop position errors `(loop rows)`.
     pub loop_err: Vec<f64>,
+    /// The world wrenches (about the origin) one unit of each loop row's impulse applies to
+    /// `[B, A]` at the step's q `(loop rows)`.
+    pub loop_wrench: Vec<[Force; 2]>,
+    /// Each loop row's impulse over the step: the solve's plus SHAKE's corrections
+    /// `(loop rows)`; the force sensors subtract `wrench · impulse / dt`.
+    pub loop_impulse: Vec<f64>,
     /// Index of the first loop row in `rows`.
     pub other_row_start: usize,
     /// One row's scratch `(nv)`.
@@ -173,6 +240,16 @@ pub struct StepData {
     /// The constraint problem the solver sees: contact blocks and the other rows of `rows`,
     /// compact over the trees each touches, with its islands (see [`crate::sparse`]).
     pub problem: Problem,
+    /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
+    pub force_diag: Vec<f64>,
+    /// The joint-force stage's scratch (sized for the largest set).
+    pub force_work: JointForceWork,
+    /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
+    pub track_velocity: Vec<Vec3>,
+    /// Split-impulse scratch: the pseudo-velocity that removes penetration.
+    pub split: SplitWork,
+    /// Impact-pass scratch.
+    pub impact: ImpactWork,
 }
 
 impl StepData {
@@ -202,6 +279,8 @@ impl StepData {
             rows: Rows::default(),
             loop_rows: Rows::default(),
             loop_err: Vec::new(),
+            loop_wrench: Vec::new(),
+            loop_impulse: Vec::new(),
             other_row_start: 0,
             row: vec![0.0; nv],
             warm_next: Vec::new(),
@@ -216,6 +295,7 @@ impl StepData {
                 trial_rows: Rows::default(),
                 err: Vec::new(),
                 s_world: vec![Motion::zero(); nv],
+                wrench: Vec::new(),
             },
             rk4: Rk4Work {
                 q0: zq(),
@@ -233,6 +313,27 @@ impl StepData {
             q_start: zq(),
             v_start: zv(),
             problem: Problem::new(&m.model),
+            force_diag: vec![0.0; nv],
+            force_work: {
+                let mut fw = JointForceWork::default();
+                fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
+                fw
+            },
+            track_velocity: vec![Vec3::zeros(); m.tracks.len()],
+            split: SplitWork {
+                active: false,
+                b: Vec::new(),
+                lambda: Vec::new(),
+                vel: vec![0.0; nv],
+                zero: vec![0.0; nv],
+                v_p: vec![0.0; nv],
+            },
+            impact: ImpactWork {
+                all: Rows::default(),
+                rows: Rows::default(),
+                contacts: Vec::new(),
+                dv: vec![0.0; nv],
+            },
         }
     }
 
@@ -242,14 +343,30 @@ impl StepData {
     /// contacts than every earlier step, so the steps in between allocate nothing.
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
         let nv = m.model.nv;
-        let loop_rows: usize = m.loops.iter().map(|l| if l.revolute { 5 } else { 3 }).sum();
-        let servos = m.actuators.iter().filter(|a| a.mode == ActuatorMode::Velocity).count();
-        let fixed = loop_rows + 2 * m.limits.len() + servos;
-        // contacts go to the compact problem only; `rows` holds the loop, limit, servo rows
+        let loop_rows: usize = m.loops.iter().map(|l| l.rows()).sum();
+        let servos = m
+            .actuators
+            .iter()
+            .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
+            .count();
+        let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
+        // contacts go to the compact problem only; `rows` holds the loop, limit, servo and
+        // friction rows
         self.rows.nv = nv;
         self.rows.reserve(fixed);
-        self.solver.reserve(fixed, m.engine.direct_max_rows);
         self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
+        // the split impulse keeps the problem's targets and impulses while it reuses it
+        ensure(&mut self.split.b, fixed + 3 * contacts);
+        ensure(&mut self.split.lambda, fixed + 3 * contacts);
+        for r in [&mut self.impact.all, &mut self.impact.rows] {
+            r.nv = nv;
+            r.reserve(3 * contacts);
+        }
+        ensure(&mut self.impact.contacts, contacts);
+        // the impact passes solve up to 3 rows per contact densely; SHAKE solves the loop
+        // rows with the direct solver whatever their number
+        self.solver
+            .reserve(fixed.max(3 * contacts), m.engine.direct_max_rows.max(loop_rows));
         for r in [
             &mut self.loop_rows,
             &mut self.shake.rows,
@@ -260,7 +377,11 @@ impl StepData {
         }
         ensure(&mut self.loop_err, loop_rows);
         ensure(&mut self.shake.err, loop_rows);
+        ensure(&mut self.loop_wrench, loop_rows);
+        ensure(&mut self.loop_impulse, loop_rows);
+        ensure(&mut self.shake.wrench, loop_rows);
         ensure(&mut s.warm_other, fixed);
+        ensure(&mut s.loop_predicted, loop_rows);
         ensure(&mut s.warm_contacts, contacts);
         ensure(&mut self.warm_next, contacts);
         ensure(&mut self.raw, contacts);

@@ -456,6 +456,8 @@ pub struct JointFile {
     armature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     actuator: Option<ActuatorSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    friction: Option<f64>,
 }
 
 fn number(v: &Option<Value>, key: &str) -> Result<f64, String> {
@@ -486,6 +488,7 @@ impl TryFrom<JointFile> for JointSpec {
                 ("spring_reference", j.spring_reference.is_some()),
                 ("armature", j.armature.is_some()),
                 ("actuator", j.actuator.is_some()),
+                ("friction", j.friction.is_some()),
             ];
             if let Some((k, _)) = hinge_keys.iter().find(|(_, p)| *p) {
                 return Err(format!("`{k}`: unknown key for a free joint (expected one of: name, type, q0, qd0)"));
@@ -504,6 +507,7 @@ impl TryFrom<JointFile> for JointSpec {
             spring_reference: j.spring_reference.unwrap_or(0.0),
             armature: j.armature.unwrap_or(0.0),
             actuator: j.actuator,
+            friction: j.friction.unwrap_or(0.0),
             name: j.name,
         })
     }
@@ -525,8 +529,9 @@ impl From<JointSpec> for JointFile {
                 spring_reference: None,
                 armature: None,
                 actuator: None,
+                friction: None,
             },
-            JointSpec::Hinge { name, prismatic, axis, anchor, q0, qd0, limits, damping, stiffness, spring_reference, armature, actuator } => {
+            JointSpec::Hinge { name, prismatic, axis, anchor, q0, qd0, limits, damping, stiffness, spring_reference, armature, actuator, friction } => {
                 JointFile {
                     kind: if prismatic { JointKind::Prismatic } else { JointKind::Revolute },
                     name,
@@ -540,6 +545,7 @@ impl From<JointSpec> for JointFile {
                     spring_reference: Some(spring_reference),
                     armature: Some(armature),
                     actuator,
+                    friction: (friction != 0.0).then_some(friction),
                 }
             }
         }

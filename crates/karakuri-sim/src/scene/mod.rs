@@ -16,6 +16,7 @@
 
 pub mod geometry;
 mod layout;
+pub mod table;
 pub mod types;
 pub mod validate;
 
@@ -31,6 +32,13 @@ use crate::SimError;
 /// The shortest time step a scene may ask for (s): below it the step count of any useful run
 /// exceeds [`crate::world::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
 pub const MIN_DT: f64 = 1e-9;
+
+/// The largest coordinate or size a scene may give (m): 1000 km. Beyond it f64 keeps fewer than
+/// the ~1e-10 m of resolution contacts need, and energies such as m g z leave the range.
+pub const MAX_EXTENT: f64 = 1e6;
+
+/// The largest gravity a scene may give (m/s², about 1000 g).
+pub const MAX_GRAVITY: f64 = 1e4;
 
 /// URDF files inside the binary, by the name a scene's `robots[].urdf` gives them: the bundled
 /// demo's robot, so that the demo runs from a copied binary.
@@ -97,6 +105,7 @@ impl Scene {
         scene.source = Some(PathBuf::from(file));
         validate::validate(&mut scene, file)?;
         geometry::load_scene_meshes(&mut scene, file)?;
+        table::load_scene_tables(&mut scene, file)?;
         Ok(scene)
     }
 
@@ -180,7 +189,24 @@ impl Scene {
         for b in &mut s.bodies {
             b.shapes.iter_mut().for_each(fix_shape);
         }
+        for b in &mut s.bodies {
+            for j in &mut b.joints {
+                if let JointSpec::Hinge { actuator: Some(ActuatorSpec { target: Target::Table { table }, .. }), .. } = j {
+                    fix(&mut table.path);
+                }
+            }
+        }
+        for c in &mut s.controllers {
+            if let ControllerSpec::Trajectory { table, .. } = c {
+                fix(&mut table.path);
+            }
+        }
         for r in &mut s.robots {
+            for a in &mut r.actuators {
+                if let Target::Table { table } = &mut a.target {
+                    fix(&mut table.path);
+                }
+            }
             fix(&mut r.urdf);
             r.package_dirs.iter_mut().for_each(fix);
             r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));

@@ -181,6 +181,9 @@ pub struct EngineParams {
     pub loop_projection: bool,
     /// Speed above which the state is declared diverged (m/s or rad/s).
     pub max_speed: f64,
+    /// The loop error (m, rad) above which a step projects its end configuration back onto
+    /// the loops (with `loop_projection`); below it the drift feed-forward keeps the loops.
+    pub loop_tolerance: f64,
 }
 
 impl Default for EngineParams {
@@ -196,6 +199,7 @@ impl Default for EngineParams {
             loop_correction_rate: 0.2,
             loop_projection: true,
             max_speed: 1e4,
+            loop_tolerance: 1e-6,
         }
     }
 }
@@ -332,6 +336,9 @@ pub enum JointSpec {
         armature: f64,
         /// The joint's actuator, if it has one.
         actuator: Option<ActuatorSpec>,
+        /// Coulomb friction (N·m or N): the joint sticks while the other torques on it stay
+        /// within it.
+        friction: f64,
     },
 }
 
@@ -348,6 +355,10 @@ pub enum ActuatorMode {
     /// The joint is held at the target speed by a constraint row whose force is bounded by
     /// the effort limit.
     Velocity,
+    /// Choreonoid's high-gain mode: the joint follows the target position exactly (a bilateral
+    /// velocity row reaching the target at the step's end); the torque that makes it so is
+    /// reported. The effort limit is not applied.
+    Prescribed,
 }
 
 /// A sinusoidal target `offset + amplitude · sin(2π · frequency · t + phase)`.
@@ -364,8 +375,24 @@ pub struct Sine {
     pub phase: f64,
 }
 
-/// An actuator's target: a constant or `{sine: {...}}`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// A smooth move from `from` to `to` over `[start, start + duration]`, held before and after:
+/// `from + (to − from) s(τ)`, `τ = (t − start) / duration`, with the minimum-jerk profile
+/// `s = 10τ³ − 15τ⁴ + 6τ⁵` (zero speed and acceleration at both ends).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ramp {
+    /// Value before `start` (joint units).
+    pub from: f64,
+    /// Value from `start + duration` on (joint units).
+    pub to: f64,
+    /// When the move starts (s).
+    pub start: f64,
+    /// How long it takes (s; 0: a step).
+    pub duration: f64,
+}
+
+/// An actuator's target: a constant, `{sine: {...}}`, `{ramp: {...}}` or `{table: FILE.csv}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
     /// A constant.
@@ -374,6 +401,16 @@ pub enum Target {
     Sine {
         /// Its parameters.
         sine: Sine,
+    },
+    /// A minimum-jerk move between two values.
+    Ramp {
+        /// Its parameters.
+        ramp: Ramp,
+    },
+    /// A `time, value` table, linearly interpolated, clamped outside its time range.
+    Table {
+        /// The table file (read when the scene is loaded).
+        table: super::table::TableFile,
     },
 }
 
@@ -384,7 +421,21 @@ impl Default for Target {
 }
 
 impl Target {
-    /// The target at time `t` and its rate.
+    /// The smallest and largest value the target takes (a table's: over its rows).
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            Target::Value(x) => (*x, *x),
+            Target::Sine { sine: s } => (s.offset - s.amplitude.abs(), s.offset + s.amplitude.abs()),
+            // the minimum-jerk profile stays between its ends
+            Target::Ramp { ramp: r } => (r.from.min(r.to), r.from.max(r.to)),
+            Target::Table { table } => {
+                let column = table.values.iter().step_by(table.columns.max(1));
+                column.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+            }
+        }
+    }
+
+    /// The target at time `t` and its rate (a table's: the slope of its segment at `t`).
     pub fn at(&self, t: f64) -> (f64, f64) {
         match *self {
             Target::Value(x) => (x, 0.0),
@@ -393,6 +444,20 @@ impl Target {
                 let (sn, cs) = (w * t + s.phase).sin_cos();
                 (s.offset + s.amplitude * sn, s.amplitude * w * cs)
             }
+            Target::Ramp { ramp: r } => {
+                let tau = if r.duration > 0.0 {
+                    ((t - r.start) / r.duration).clamp(0.0, 1.0)
+                } else if t < r.start {
+                    0.0
+                } else {
+                    1.0
+                };
+                let d = r.to - r.from;
+                let s = tau * tau * tau * (10.0 + tau * (-15.0 + 6.0 * tau));
+                let ds = if r.duration > 0.0 { 30.0 * tau * tau * (1.0 - tau) * (1.0 - tau) / r.duration } else { 0.0 };
+                (r.from + d * s, d * ds)
+            }
+            Target::Table { ref table } => table.at(t, 0),
         }
     }
 }
@@ -462,7 +527,7 @@ impl RobotActuatorSpec {
             mode: self.mode,
             kp: self.kp,
             kd: self.kd,
-            target: self.target,
+            target: self.target.clone(),
             effort_limit: self.effort_limit,
             velocity_limit: self.velocity_limit,
         }
@@ -508,6 +573,25 @@ pub struct BodySpec {
     /// Redundant initial world pose, for cross-checking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_world_pose: Option<Pose>,
+    /// A track surface (conveyor belt, crawler): its contacts get a tangential surface
+    /// velocity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<TrackSpec>,
+}
+
+/// `bodies[].track`: the body's surface moves at `speed · direction` relative to the body
+/// (Choreonoid's crawlers and conveyors): at each of its contacts, the direction (body axes,
+/// rotated with the body) projected onto the contact plane times the speed is the surface's
+/// tangential velocity, which friction carries the other body along.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackSpec {
+    /// Direction of the surface's motion in the body's axes (unit).
+    pub direction: [f64; 3],
+    /// Speed (m/s) at the start; a command ([`crate::World::set_track_speed`], controllers)
+    /// replaces it.
+    #[serde(default)]
+    pub speed: f64,
 }
 
 fn world() -> String {
@@ -617,16 +701,23 @@ pub enum LoopKind {
     Revolute,
     /// Point rows only (planar loops need no more).
     Ball,
+    /// Translation along `axis_a` and rotation about it free; the other four dofs held (the
+    /// anchor of B stays on A's axis line, the axes stay aligned).
+    Piston,
+    /// All six dofs held: the anchors coincide and the relative orientation keeps its initial
+    /// value.
+    Weld,
 }
 
-/// A loop-closure joint between two bodies (Choreonoid's extra joint).
+/// A loop-closure joint between two bodies (Choreonoid's extra joint): scene bodies, robot
+/// links (`robot/link`) or `world`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopConstraint {
     /// Name (default `loop<index>`).
     #[serde(default)]
     pub name: String,
-    /// Revolute or ball.
+    /// Revolute, ball, piston or weld.
     #[serde(rename = "type", default)]
     pub kind: LoopKind,
     /// First body.
@@ -639,7 +730,7 @@ pub struct LoopConstraint {
     /// Anchor in `body_b`'s frame.
     #[serde(default)]
     pub anchor_b: [f64; 3],
-    /// Hinge axis in `body_a`'s frame (revolute).
+    /// Hinge (revolute) or slider (piston) axis in `body_a`'s frame.
     #[serde(default = "z_axis")]
     pub axis_a: [f64; 3],
     /// Free text kept for the reader.
@@ -695,6 +786,75 @@ pub struct SensorSpec {
     /// origin at the joint, axes of the child side).
     #[serde(default)]
     pub pose: Pose,
+    /// Gaussian noise and bias added to its readings (`None`: exact readings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<SensorNoise>,
+}
+
+/// A number for every component of a reading, or one per component (3 for accelerometers and
+/// gyros, 6 for force sensors: `fx, fy, fz, tx, ty, tz`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PerComponent {
+    /// The same for every component.
+    All(f64),
+    /// One per component.
+    Each(Vec<f64>),
+}
+
+impl Default for PerComponent {
+    fn default() -> Self {
+        PerComponent::All(0.0)
+    }
+}
+
+impl PerComponent {
+    /// Component `k`'s value (`Each` lists are checked to have the reading's length).
+    pub fn get(&self, k: usize) -> f64 {
+        match self {
+            PerComponent::All(x) => *x,
+            PerComponent::Each(v) => v.get(k).copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// `sensors[].noise`: each reading component becomes `exact + bias + std · N(0, 1)`, the
+/// normal numbers drawn from the sensor's own seeded stream (deterministic for a seed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SensorNoise {
+    /// Standard deviation (the reading's units), ≥ 0.
+    pub std: PerComponent,
+    /// Constant offset (the reading's units).
+    pub bias: PerComponent,
+    /// Seed of the noise; each sensor draws from its own stream of it (the stream numbered by
+    /// its index in `sensors`), so sensors sharing a seed draw independent numbers.
+    pub seed: u64,
+}
+
+/// `perturbations[]`: an external wrench on a body (or robot link, `robot/link`) from `start`
+/// for `duration` seconds (both rounded to whole time steps; at least one step). `force` and
+/// `torque` are in world axes; the force acts at the body-fixed `point` (body frame; default
+/// the body frame's origin), so a force off the origin also turns the body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerturbationSpec {
+    /// The body pushed (`robot/link` for a robot's link); not a static body.
+    pub body: String,
+    /// Force (N), world axes.
+    #[serde(default)]
+    pub force: [f64; 3],
+    /// Torque (N·m), world axes.
+    #[serde(default)]
+    pub torque: [f64; 3],
+    /// Where the force acts, body frame (m).
+    #[serde(default)]
+    pub point: [f64; 3],
+    /// When it starts (s).
+    #[serde(default)]
+    pub start: f64,
+    /// How long it lasts (s).
+    pub duration: f64,
 }
 
 /// A whole scene. Top-level keys other than these fields are kept in `extra` as written.
@@ -742,6 +902,12 @@ pub struct Scene {
     /// Sensors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorSpec>,
+    /// External wrenches on bodies over time windows (pushes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perturbations: Vec<PerturbationSpec>,
+    /// Built-in controllers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<ControllerSpec>,
     /// Every other top-level key (title, description, conventions, expected values, ...),
     /// kept as written (read and written beside the fields above, see `Scene::from_value`).
     #[serde(skip)]
@@ -768,6 +934,8 @@ pub const TOP_KEYS: &[&str] = &[
     "collision_exclude_pairs",
     "contact_pairs",
     "sensors",
+    "perturbations",
+    "controllers",
 ];
 
 fn default_schema() -> String {
@@ -781,4 +949,40 @@ fn default_name() -> String {
 }
 fn default_material() -> Material {
     DEFAULT_MATERIAL
+}
+
+/// `controllers[]`: a built-in controller (see `docs/SCENE_FORMAT.md`, Controllers), called
+/// every `period` seconds (default: every step) before the step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ControllerSpec {
+    /// A PD law holding joints at their initial positions: each commands the torque
+    /// `kp (q0 − q) − kd dq` (clamped to its actuator's effort limit) to its `torque` actuator.
+    HoldPosture {
+        /// Every 1-dof joint of this robot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        robot: Option<String>,
+        /// These joints (world names: `robot/joint` for robots).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        joints: Option<Vec<String>>,
+        /// Position gain (N·m/rad or N/m).
+        kp: f64,
+        /// Velocity gain (N·m·s/rad or N·s/m).
+        #[serde(default)]
+        kd: f64,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
+    /// Plays a joint trajectory table (`time` and one column per joint): each period, each
+    /// joint's actuator target is set to the table's value one period ahead.
+    Trajectory {
+        /// The table file (relative to the scene file).
+        table: super::table::TableFile,
+        /// The joints of its columns, in order (world names).
+        joints: Vec<String>,
+        /// Control period (s; `None`: the time step).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period: Option<f64>,
+    },
 }

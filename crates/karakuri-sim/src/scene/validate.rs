@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, ControllerSpec, PerComponent, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -55,15 +55,22 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         let at = format!("loop_constraints[{li}]");
         let l = &scene.loop_constraints[li];
         for (key, name) in [("body_a", &l.body_a), ("body_b", &l.body_b)] {
-            if !known(name, scene) {
-                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}'")));
+            // robot links are resolved against the URDF when the world is built
+            if name != "world" && !known(name, scene) {
+                return Err(v.err(&format!("{at}.{key}"), format!("unknown body '{name}' (a scene body, `robot/link` or `world`)")));
             }
+        }
+        if l.body_a == l.body_b {
+            return Err(v.err(&format!("{at}.body_b"), format!("joins body '{}' to itself", l.body_b)));
         }
         let l = &mut scene.loop_constraints[li];
         if l.name.is_empty() {
             l.name = format!("loop{li}");
         }
-        if l.kind == LoopKind::Revolute {
+        if matches!(l.kind, LoopKind::Revolute | LoopKind::Piston) {
+            if l.axis_a.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.axis_a"), "the axis is zero; give the joint's axis as a unit vector in body_a's frame"));
+            }
             v.unit(&format!("{at}.axis_a"), &mut l.axis_a)?;
         }
     }
@@ -81,6 +88,24 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for i in 0..scene.sensors.len() {
         v.sensor(i, scene)?;
+    }
+    for i in 0..scene.perturbations.len() {
+        v.perturbation(i, scene)?;
+    }
+    for (i, c) in scene.controllers.iter().enumerate() {
+        v.controller(&format!("controllers[{i}]"), c, scene.world.dt)?;
+    }
+    for (bi, b) in scene.bodies.iter_mut().enumerate() {
+        if let Some(t) = &mut b.track {
+            let at = format!("bodies[{bi}].track");
+            if t.direction.iter().all(|&x| x == 0.0) {
+                return Err(v.err(&format!("{at}.direction"), "the direction is zero; give the surface's direction of motion as a unit vector in the body's axes"));
+            }
+            v.unit(&format!("{at}.direction"), &mut t.direction)?;
+            if !t.speed.is_finite() {
+                return Err(v.err(&format!("{at}.speed"), format!("must be a finite number (found {})", t.speed)));
+            }
+        }
     }
     Ok(())
 }
@@ -101,6 +126,21 @@ impl Validator<'_> {
         Ok(())
     }
 
+    /// A size (m): positive and at most `MAX_EXTENT`.
+    fn size(&self, path: &str, x: f64) -> Check {
+        self.positive(path, x)?;
+        self.within_extent(path, x)
+    }
+
+    /// A coordinate or length (m) of at most `MAX_EXTENT` in magnitude: beyond it, f64 keeps
+    /// too few digits for contacts (and energies overflow).
+    fn within_extent(&self, path: &str, x: f64) -> Check {
+        if !(x.abs() <= MAX_EXTENT) {
+            return Err(self.err(path, format!("must be within ±{MAX_EXTENT:e} m (found {x:e}); the scene's lengths are in metres")));
+        }
+        Ok(())
+    }
+
     fn positive(&self, path: &str, x: f64) -> Check {
         if !(x > 0.0 && x.is_finite()) {
             return Err(self.err(path, format!("must be a positive number (found {x})")));
@@ -110,6 +150,10 @@ impl Validator<'_> {
 
     fn world(&self, s: &Scene) -> Check {
         let w = &s.world;
+        let g = w.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(g <= MAX_GRAVITY) {
+            return Err(self.err("world.gravity", format!("its norm must be at most {MAX_GRAVITY:e} m/s² (found {g:e})")));
+        }
         self.positive("world.dt", w.dt)?;
         if w.dt < MIN_DT {
             return Err(self.err("world.dt", format!("must be at least {MIN_DT:e} s (found {:e})", w.dt)));
@@ -155,7 +199,8 @@ impl Validator<'_> {
         if e.loop_correction_rate > 1.0 {
             return Err(self.err("engine.loop_correction_rate", format!("must be within [0, 1] (found {})", e.loop_correction_rate)));
         }
-        self.positive("engine.max_speed", e.max_speed)
+        self.positive("engine.max_speed", e.max_speed)?;
+        self.nonneg("engine.loop_tolerance", e.loop_tolerance)
     }
 
     fn material(&self, at: &str, m: &Material) -> Check {
@@ -183,7 +228,7 @@ impl Validator<'_> {
     fn unit(&self, at: &str, a: &mut [f64; 3]) -> Check {
         let n = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
         if (n - 1.0).abs() > 1e-6 {
-            return Err(self.err(at, format!("axis must be a unit vector (norm {n})")));
+            return Err(self.err(at, format!("must be a unit vector (norm {n})")));
         }
         *a = [a[0] / n, a[1] / n, a[2] / n];
         Ok(())
@@ -192,6 +237,9 @@ impl Validator<'_> {
     /// A unit quaternion within 1e-6, normalised in place (an already unit one is kept bit for
     /// bit, so save and reload are exact).
     fn pose(&self, at: &str, p: &mut Pose) -> Check {
+        for (i, x) in p.position.iter().enumerate() {
+            self.within_extent(&format!("{at}.position[{i}]"), *x)?;
+        }
         let q = &mut p.orientation;
         let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
         if (n - 1.0).abs() > 1e-6 {
@@ -281,9 +329,14 @@ impl Validator<'_> {
                 }
                 self.pose(&format!("{at}.q0"), q0)
             }
-            JointSpec::Hinge { name, axis, limits, damping, stiffness, armature, actuator, .. } => {
+            JointSpec::Hinge { name, axis, anchor, q0, limits, damping, stiffness, armature, actuator, friction, .. } => {
                 if name.is_empty() {
                     *name = format!("{body}_j{k}");
+                }
+                // a hinge angle is bounded too: far beyond it sin/cos keep no digits
+                self.within_extent(&format!("{at}.q0"), *q0)?;
+                for (i, x) in anchor.iter().enumerate() {
+                    self.within_extent(&format!("{at}.anchor[{i}]"), *x)?;
                 }
                 if let Some(a) = actuator {
                     self.actuator(&format!("{at}.actuator"), a)?;
@@ -296,6 +349,7 @@ impl Validator<'_> {
                 }
                 self.nonneg(&format!("{at}.damping"), *damping)?;
                 self.nonneg(&format!("{at}.stiffness"), *stiffness)?;
+                self.nonneg(&format!("{at}.friction"), *friction)?;
                 self.nonneg(&format!("{at}.armature"), *armature)
             }
         }
@@ -333,7 +387,77 @@ impl Validator<'_> {
             }
             _ => {}
         }
+        if let Some(n) = &s.noise {
+            let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+            for (key, p, nonneg) in [("std", &n.std, true), ("bias", &n.bias, false)] {
+                let path = format!("{at}.noise.{key}");
+                let values: &[f64] = match p {
+                    PerComponent::All(x) => std::slice::from_ref(x),
+                    PerComponent::Each(v) if v.len() == len => v,
+                    PerComponent::Each(v) => {
+                        let reason = format!("a number or a list of {len} (one per component of a {:?} reading), found {} numbers", s.kind, v.len());
+                        return Err(self.err(&path, reason));
+                    }
+                };
+                for &x in values {
+                    if !x.is_finite() || (nonneg && x < 0.0) {
+                        let what = if nonneg { "finite and non-negative" } else { "finite" };
+                        return Err(self.err(&path, format!("must be {what} (found {x})")));
+                    }
+                }
+            }
+        }
         self.pose(&format!("{at}.pose"), &mut scene.sensors[i].pose)
+    }
+
+    /// A known body, finite force, torque and point, `start ≥ 0`, `duration > 0` (static bodies
+    /// and unknown robot links are refused when the world is built).
+    fn perturbation(&self, i: usize, scene: &Scene) -> Check {
+        let at = format!("perturbations[{i}]");
+        let p = &scene.perturbations[i];
+        let known = scene.bodies.iter().any(|x| x.name == p.body)
+            || scene.robots.iter().any(|r| p.body.starts_with(&format!("{}/", r.name)));
+        if !known {
+            return Err(self.err(&format!("{at}.body"), format!("unknown body '{}'", p.body)));
+        }
+        for (key, x) in [("force", p.force), ("torque", p.torque), ("point", p.point)] {
+            if !x.iter().all(|c| c.is_finite()) {
+                return Err(self.err(&format!("{at}.{key}"), format!("must be finite (found {x:?})")));
+            }
+        }
+        self.nonneg(&format!("{at}.start"), p.start)?;
+        self.positive(&format!("{at}.duration"), p.duration)
+    }
+
+    /// Gains finite and non-negative, a period that is a whole number of steps, the joints
+    /// given one way (joint names are resolved when the world is built).
+    fn controller(&self, at: &str, c: &ControllerSpec, dt: f64) -> Check {
+        let period = match c {
+            ControllerSpec::HoldPosture { robot, joints, kp, kd, period } => {
+                for (key, x) in [("kp", kp), ("kd", kd)] {
+                    if !(x.is_finite() && *x >= 0.0) {
+                        return Err(self.err(&format!("{at}.{key}"), format!("must be finite and non-negative (found {x})")));
+                    }
+                }
+                if robot.is_some() == joints.is_some() {
+                    return Err(self.err(at, "give either `robot` (all its 1-dof joints) or `joints` (a list of names)"));
+                }
+                period
+            }
+            ControllerSpec::Trajectory { joints, period, .. } => {
+                if joints.is_empty() {
+                    return Err(self.err(&format!("{at}.joints"), "must name at least one joint (one per column after time)"));
+                }
+                period
+            }
+        };
+        if let Some(p) = *period {
+            let every = (p / dt).round();
+            if !(p.is_finite() && every >= 1.0 && (every * dt - p).abs() <= 1e-9 * p.abs().max(dt)) {
+                return Err(self.err(&format!("{at}.period"), format!("must be a positive whole number of time steps ({dt} s), found {p}")));
+            }
+        }
+        Ok(())
     }
 
     /// Gains finite and non-negative, limits positive, the target finite.
@@ -350,9 +474,16 @@ impl Validator<'_> {
                 }
             }
         }
-        let finite = match a.target {
+        let finite = match &a.target {
             Target::Value(x) => x.is_finite(),
             Target::Sine { sine: s } => [s.amplitude, s.frequency, s.offset, s.phase].iter().all(|x| x.is_finite()),
+            Target::Ramp { ramp: r } => {
+                if r.duration.is_nan() || r.duration < 0.0 {
+                    return Err(self.err(&format!("{at}.target.ramp.duration"), format!("must be non-negative (found {})", r.duration)));
+                }
+                [r.from, r.to, r.start, r.duration].iter().all(|x| x.is_finite())
+            }
+            Target::Table { .. } => true, // its numbers are checked when it is read
         };
         if !finite {
             return Err(self.err(&format!("{at}.target"), "must be finite"));
@@ -364,20 +495,21 @@ impl Validator<'_> {
         self.pose(&format!("{at}.pose"), &mut s.pose)?;
         self.material_ref(&format!("{at}.material"), s.material.as_deref(), materials)?;
         match &s.geometry {
-            Geometry::Sphere { radius } => self.positive(&format!("{at}.radius"), *radius),
+            Geometry::Sphere { radius } => self.size(&format!("{at}.radius"), *radius),
             Geometry::Box { half_extents } => {
-                if half_extents.iter().any(|x| *x <= 0.0) {
-                    return Err(self.err(&format!("{at}.half_extents"), "half extents must be positive"));
+                for (i, x) in half_extents.iter().enumerate() {
+                    self.size(&format!("{at}.half_extents[{i}]"), *x)?;
                 }
                 Ok(())
             }
             Geometry::Capsule { radius, half_length } => {
-                self.positive(&format!("{at}.radius"), *radius)?;
-                self.nonneg(&format!("{at}.half_length"), *half_length)
+                self.size(&format!("{at}.radius"), *radius)?;
+                self.nonneg(&format!("{at}.half_length"), *half_length)?;
+                self.within_extent(&format!("{at}.half_length"), *half_length)
             }
             Geometry::Cylinder { radius, half_length } => {
-                self.positive(&format!("{at}.radius"), *radius)?;
-                self.positive(&format!("{at}.half_length"), *half_length)
+                self.size(&format!("{at}.radius"), *radius)?;
+                self.size(&format!("{at}.half_length"), *half_length)
             }
             Geometry::Plane => Ok(()),
             Geometry::ConvexMesh { file: Some(f), .. } | Geometry::TriMesh { file: Some(f), .. } => {

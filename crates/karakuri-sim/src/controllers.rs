@@ -1,0 +1,137 @@
+//! The built-in controllers a scene's `controllers` list names, as [`Controller`]s: each is
+//! built against a world's engine (joint names resolved to [`ControlIo`] indices, buffers
+//! sized once) and registered on the [`crate::World`] like a user's controller.
+
+use crate::control::{ControlIo, Controller};
+use crate::engine::{Engine, JointState};
+use crate::scene::table::TableFile;
+use crate::scene::{scene_error, ActuatorMode, ControllerSpec, Scene};
+use crate::SimError;
+
+/// `hold_posture`: each joint's torque `kp (q0 − q) − kd dq`, clamped to its actuator's effort
+/// limit, `q0` its position when the controller was built (the scene's initial posture).
+pub struct HoldPosture {
+    /// The joints' indices in [`ControlIo::joints`].
+    joints: Vec<usize>,
+    /// Their positions to hold.
+    q0: Vec<f64>,
+    /// Their actuators' effort limits.
+    limits: Vec<f64>,
+    kp: f64,
+    kd: f64,
+}
+
+impl Controller for HoldPosture {
+    fn update(&mut self, io: &mut ControlIo<'_>) {
+        for (i, &k) in self.joints.iter().enumerate() {
+            let s = io.states[k];
+            let tau = self.kp * (self.q0[i] - s.q) - self.kd * s.dq;
+            io.commands[k] = Some(tau.clamp(-self.limits[i], self.limits[i]));
+        }
+    }
+
+    // everything it holds is built from the scene (a restoring world is built from the same
+    // scene): nothing to carry in a checkpoint
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// `trajectory`: each period, joint `j`'s actuator target is column `j` of the table at
+/// `t + period` (the value to reach by the next call, as a scene target is evaluated at the
+/// step's end); linear interpolation, clamped outside the table's time range.
+pub struct Trajectory {
+    /// The joints' indices in [`ControlIo::joints`], one per column.
+    joints: Vec<usize>,
+    table: TableFile,
+    period: f64,
+}
+
+impl Controller for Trajectory {
+    fn update(&mut self, io: &mut ControlIo<'_>) {
+        let t = io.time + self.period;
+        for (c, &k) in self.joints.iter().enumerate() {
+            io.commands[k] = Some(self.table.at(t, c).0);
+        }
+    }
+
+    // everything it holds is built from the scene (a restoring world is built from the same
+    // scene): nothing to carry in a checkpoint
+    fn save_state(&self) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn load_state(&mut self, _state: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A built-in controller and its period (s).
+pub type BuiltIn = (Box<dyn Controller>, f64);
+
+/// The scene's built-in controllers for `engine`, each with its period (s). Errors name the
+/// scene path of the joint or robot that does not resolve or lacks the actuator it needs.
+pub fn from_scene(scene: &Scene, engine: &dyn Engine) -> Result<Vec<BuiltIn>, SimError> {
+    let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
+    let names = engine.one_dof_joints();
+    let index = |at: &str, name: &str| {
+        names.iter().position(|n| n == name).ok_or_else(|| {
+            scene_error(&file, at, format!("no 1-dof joint named '{name}' (robot joints are 'robot/joint')"))
+        })
+    };
+    let mut out: Vec<BuiltIn> = Vec::with_capacity(scene.controllers.len());
+    for (ci, c) in scene.controllers.iter().enumerate() {
+        let at = format!("controllers[{ci}]");
+        match c {
+            ControllerSpec::HoldPosture { robot, joints, kp, kd, period } => {
+                let selected: Vec<usize> = match (robot, joints) {
+                    (Some(r), _) => {
+                        let prefix = format!("{r}/");
+                        let ks: Vec<usize> = (0..names.len()).filter(|&k| names[k].starts_with(&prefix)).collect();
+                        if ks.is_empty() {
+                            return Err(scene_error(&file, &format!("{at}.robot"), format!("no robot '{r}' with 1-dof joints")));
+                        }
+                        ks
+                    }
+                    (None, Some(js)) => js.iter().map(|n| index(&format!("{at}.joints"), n)).collect::<Result<_, _>>()?,
+                    (None, None) => unreachable!("validated: robot or joints"),
+                };
+                let mut limits = Vec::with_capacity(selected.len());
+                for &k in &selected {
+                    match engine.one_dof_actuator(k) {
+                        Some((ActuatorMode::Torque, e)) => limits.push(e),
+                        other => {
+                            let has = other.map_or("no actuator".to_string(), |(m, _)| format!("a {m:?} actuator"));
+                            let reason = format!(
+                                "joint '{}' has {has}; hold_posture commands torques (give it `actuator: {{mode: torque}}` or a robot's `actuators` entry with mode torque)",
+                                names[k]
+                            );
+                            return Err(scene_error(&file, &at, reason));
+                        }
+                    }
+                }
+                let mut states = vec![JointState::default(); names.len()];
+                engine.write_joint_states(&mut states);
+                let q0 = selected.iter().map(|&k| states[k].q).collect();
+                let ctl = HoldPosture { joints: selected, q0, limits, kp: *kp, kd: *kd };
+                out.push((Box::new(ctl), period.unwrap_or(engine.dt())));
+            }
+            ControllerSpec::Trajectory { table, joints, period } => {
+                let ks: Vec<usize> = joints.iter().map(|n| index(&format!("{at}.joints"), n)).collect::<Result<_, _>>()?;
+                for &k in &ks {
+                    if engine.one_dof_actuator(k).is_none() {
+                        let reason = format!("joint '{}' has no actuator for the trajectory to command", names[k]);
+                        return Err(scene_error(&file, &format!("{at}.joints"), reason));
+                    }
+                }
+                let period = period.unwrap_or(engine.dt());
+                out.push((Box::new(Trajectory { joints: ks, table: table.clone(), period }), period));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,180 @@
+//! Impact passes: restitution carried through chains of touching bodies.
+//!
+//! Springhead's rule asks each contact approaching faster than `restitution_threshold_velocity`
+//! to leave at `−e` times its approach speed. Imposed on all contacts of a step at once (one
+//! problem with the pre-step speeds as targets), a ball striking a row of touching balls pushes
+//! the whole row: the resting contacts ask only not to close, and the impulse that satisfies
+//! everything together sends the first ball back at −3/5 v and the four others on at 2/5 v
+//! (the validation README's note on the cradle), where the real row passes the velocity along
+//! and the last ball alone leaves at v.
+//!
+//! As the sequential-impulse impact models (Moreau's and Mirtich's sequences of collisions, the
+//! pairwise impacts of Han & Gilmore), the impacts of a step are resolved in passes, before the
+//! step's velocity problem: each pass takes only the contacts approaching *at that moment*
+//! (from the velocity left by the passes before it), solves them together (normal `u_n ≥ −e
+//! v_n` with `v_n` the pass's approach speed, circular Coulomb friction bounded by `μ λ_n`),
+//! and applies the impulses. A touching contact takes part from the pass where the impulse
+//! reaches it, so the velocity travels down the row one contact per pass; contacts struck at
+//! the same moment share one pass. The passes stop when no contact approaches (or after
+//! `4 n + 8` passes for `n` eligible contacts, a bound a chain never reaches: each pass hands
+//! the velocity one contact on, and with `e < 1` it decays). The velocity problem of the step
+//! then sees these contacts separating and applies no restitution again.
+//!
+//! Only contacts with `e > 0` take part: perfectly plastic contacts (stacks, piles, feet) keep
+//! the one simultaneous problem, where resting weight and impacts are solved together. The
+//! passes hold no other rows: a world with loop closures keeps the simultaneous problem (a loop
+//! would have to join every pass), and a joint limit met during an impact stops its joint
+//! plastically in the velocity problem that follows. The
+//! passes work on the state's velocity at the step's start, as the velocity problem's
+//! restitution targets do; a step without an approaching elastic contact costs one point
+//! velocity per contact.
+
+use karakuri::constraints::rows::add_relative_point_row;
+use karakuri::spatial::{Motion, Se3, Vec3};
+use karakuri::Model;
+
+use super::build::SimModel;
+use super::contact::{mean_material, tangents, tree_range};
+use super::state::{SimState, StepData};
+use crate::scene::{ContactMode, SolverKind};
+use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind};
+use crate::SimError;
+
+/// World velocity of the world point `p` carried by joint `j` (placed at `x`, moving with `v`
+/// in its frame); zero for the universe.
+fn point_velocity(j: usize, x: &Se3, v: &Motion, p: &Vec3) -> Vec3 {
+    if j == 0 {
+        return Vec3::zeros();
+    }
+    let vw = x.act_motion(v);
+    vw.linear + vw.angular.cross(p)
+}
+
+/// The dof ranges of the trees of two joints, sorted and disjoint.
+fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
+    let (a, b) = (tree_range(model, ja), tree_range(model, jb));
+    if a == b || b.0 == b.1 {
+        [a, (0, 0)]
+    } else if a.0 == a.1 {
+        [b, (0, 0)]
+    } else if a.0 < b.0 {
+        [a, b]
+    } else {
+        [b, a]
+    }
+}
+
+/// Whether a contact with approach speed `vn` (negative when closing) and `depth` (negative:
+/// a gap) is struck in this pass: approaching faster than the threshold, and touching or
+/// closing its gap within the step.
+fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
+    vn < -m.contact.restitution_threshold_velocity && (depth >= 0.0 || vn * m.dt < depth)
+}
+
+/// The impact stage, before the free velocity. Reads `w.raw`, `w.data` (placements and body
+/// velocities of the step's start), `w.s_world`, `w.qh`, the materials; writes `s.v` (the
+/// velocity after the impacts) and uses `w.impact` as scratch.
+pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    if !m.loops.is_empty() {
+        // a loop's impulse would have to join every pass: such worlds keep the one
+        // simultaneous problem, which holds the loops
+        return Ok(());
+    }
+    if w.raw.len() > w.reserved_contacts {
+        w.reserve(m, s, w.raw.len());
+    }
+    let (model, shapes) = (&m.model, &m.collider.shapes);
+    let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    // the cheap test first: does any elastic contact approach now?
+    let any = w.raw.iter().any(|c| {
+        let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
+        if matches!(c.mode, ContactMode::Penalty { .. })
+            || mean_material(&sa.material, &sb.material).restitution <= 0.0
+        {
+            return false;
+        }
+        let va = point_velocity(sa.joint, &o_m_i[sa.joint], &vel[sa.joint], &c.point);
+        let vb = point_velocity(sb.joint, &o_m_i[sb.joint], &vel[sb.joint], &c.point);
+        struck(m, (vb - va).dot(&c.normal), c.depth)
+    });
+    if !any {
+        return Ok(());
+    }
+    // the rows (normal, two tangents) of every elastic contact, once
+    let iw = &mut w.impact;
+    iw.all.clear(model.nv);
+    iw.contacts.clear();
+    for (ci, c) in w.raw.iter().enumerate() {
+        let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
+        let mat = mean_material(&sa.material, &sb.material);
+        if matches!(c.mode, ContactMode::Penalty { .. }) || mat.restitution <= 0.0 {
+            continue;
+        }
+        let (t1, t2) = tangents(&c.normal);
+        let ranges = pair_ranges(model, sa.joint, sb.joint);
+        for dir in [c.normal, t1, t2] {
+            let r = iw.all.push_ranged(RowKind::Tangent, 0.0, 0.0, ranges);
+            add_relative_point_row(
+                model,
+                &w.s_world,
+                (sa.joint, &c.point),
+                (sb.joint, &c.point),
+                &dir,
+                iw.all.j_row_mut(r),
+            );
+        }
+        iw.contacts.push((ci, mat));
+    }
+    let row_dot = |rows: &crate::solver::Rows, i: usize, v: &[f64]| -> f64 {
+        let j = rows.j_row(i);
+        rows.ranges[i]
+            .iter()
+            .map(|&(a, b)| (a..b).map(|k| j[k] * v[k]).sum::<f64>())
+            .sum()
+    };
+    let cp = &m.contact;
+    let e = &m.engine;
+    let max_passes = 4 * iw.contacts.len() + 8;
+    for _ in 0..max_passes {
+        let u = s.v.as_slice();
+        iw.rows.clear(model.nv);
+        for (k, &(ci, mat)) in iw.contacts.iter().enumerate() {
+            let vn = row_dot(&iw.all, 3 * k, u);
+            if !struck(m, vn, w.raw[ci].depth) {
+                continue;
+            }
+            let slip = row_dot(&iw.all, 3 * k + 1, u).hypot(row_dot(&iw.all, 3 * k + 2, u));
+            let mu = if slip <= cp.friction_threshold_velocity {
+                mat.static_friction
+            } else {
+                mat.dynamic_friction
+            };
+            let friction = if mu > 0.0 { 2 } else { 0 };
+            let ranges = iw.all.ranges[3 * k];
+            let kind = RowKind::Normal { friction, mu };
+            for (d, kind) in [kind, RowKind::Tangent, RowKind::Tangent].into_iter().enumerate().take(1 + friction) {
+                let target = if d == 0 { -mat.restitution * vn } else { 0.0 };
+                let r = iw.rows.push_ranged(kind, target, 0.0, ranges);
+                let src = iw.all.j_row(3 * k + d);
+                let nv = model.nv;
+                iw.rows.j[r * nv..(r + 1) * nv].copy_from_slice(src);
+            }
+        }
+        if iw.rows.is_empty() {
+            break;
+        }
+        let fact = &w.qh;
+        iw.rows.prepare(|x| fact.solve(x));
+        let direct = e.solver == SolverKind::Auto && direct_applies(&iw.rows, e.direct_max_rows);
+        let solved = direct
+            .then(|| solve_direct(&mut iw.rows, u, &mut iw.dv, &mut w.solver))
+            .flatten();
+        if solved.is_none() {
+            solve_pgs(&mut iw.rows, u, &mut iw.dv, e.max_iterations, e.tolerance, &mut w.solver);
+        }
+        for (vk, dk) in s.v.iter_mut().zip(&iw.dv) {
+            *vk += dk;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Split impulse: penetration is removed by a pseudo-velocity that moves the configuration in
+//! this step and is then forgotten, never by the velocity the bodies carry on with.
+//!
+//! Springhead's correction (`γ (d − d_tol) / dt`, capped at `max_depenetration_speed`) used to
+//! be the normal row's velocity target, so the bodies kept the push-out speed as kinetic
+//! energy: a box started 5 cm inside the floor left it at the cap, two coincident boxes flew
+//! apart, and since the cap bounds the speed of the contact *point*, an overlap next to a
+//! hinge's axis spun the whole link (the lever `L / r` times faster at its far end). As Bullet's
+//! split impulse (Catto, GDC 2006 / `btSequentialImpulseConstraintSolver::
+//! resolveSplitPenetrationImpulse`), the velocity solve now only stops penetrating contacts
+//! from closing further (target 0), and a second problem with the same rows gives the
+//! pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p`:
+//!
+//! ```text
+//! penetrating normal   J_i (v⁺ + v_p) ≥ min(γ (d − d_tol) / dt, max_depenetration_speed)
+//! friction rows        J_i v_p = 0 while |λ_p,t| ≤ μ λ_p,n (no pseudo-sliding beyond friction)
+//! every other row      J_i (v⁺ + v_p) satisfies the row as v⁺ alone does (loops stay closed,
+//!                      limits and speculative gaps keep their bound, servos their speed)
+//! ```
+//!
+//! written as targets `b_p,i` on `v_p` with a zero free velocity and solved by the step's solver
+//! on the step's own problem (`crate::sparse`: same blocks, islands, `qH⁻¹ Jᵀ` and `W_ii`,
+//! prepared once), whose targets, impulses and velocity are kept aside and put back after it
+//! (the sensors and the warm start read the velocity solve's impulses). The integrate stage
+//! moves `q ← q ⊕ dt (v⁺ + v_p)` and keeps `v⁺`: the correction adds no kinetic energy. It runs
+//! only in steps where some contact is deeper than its tolerance by more than a thousandth of
+//! it.
+
+use super::build::SimModel;
+use super::state::StepData;
+use crate::scene::SolverKind;
+use crate::solver::RowKind;
+use crate::sparse::Settings;
+use crate::SimError;
+
+/// Springhead's penetration correction of a contact `depth` deep: the normal speed that removes
+/// `error_correction_rate` of the depth beyond `penetration_tolerance` in one step, at most
+/// `max_depenetration_speed` (m/s; 0 when within the tolerance).
+pub fn correction_speed(m: &SimModel, depth: f64) -> f64 {
+    let cp = &m.contact;
+    let c = cp.error_correction_rate * (depth - cp.penetration_tolerance).max(0.0) / m.dt;
+    c.min(cp.max_depenetration_speed)
+}
+
+/// Whether a contact `depth` deep needs a correction worth a solve: more than a thousandth of
+/// the tolerance removed this step.
+fn needs_correction(m: &SimModel, depth: f64) -> bool {
+    let cp = &m.contact;
+    cp.error_correction_rate * (depth - cp.penetration_tolerance) > 1e-3 * cp.penetration_tolerance
+}
+
+/// The pseudo-velocity stage, after the velocity solve. Reads `w.raw`, `w.contact_rows`,
+/// `w.problem` (prepared and solved), `s.v` as `v⁺` (passed as `v`); writes `w.split`
+/// (`active`, `v_p`, and the velocity solve's targets, impulses and velocity while it reuses
+/// `w.problem`, which it leaves as it found it). Leaves `w.split.active` false, at the cost of
+/// a scan of the contacts, when no contact needs a correction.
+pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), SimError> {
+    let sp = &mut w.split;
+    sp.active = w
+        .contact_rows
+        .iter()
+        .any(|cr| cr.nrows > 0 && needs_correction(m, w.raw[cr.raw].depth));
+    if !sp.active {
+        return Ok(());
+    }
+    let pr = &mut w.problem;
+    sp.b.clear();
+    sp.b.extend_from_slice(&pr.b);
+    sp.lambda.clear();
+    sp.lambda.extend_from_slice(&pr.lambda);
+    sp.vel.copy_from_slice(&pr.vel);
+    // targets on v_p: what each row asks beyond what v⁺ already gives
+    for bi in 0..pr.blocks.len() {
+        let bl = pr.blocks[bi];
+        for r in 0..bl.n {
+            let i = bl.row + r;
+            let u = pr.row_dot(bi, r, v);
+            pr.b[i] = match pr.kind[i] {
+                RowKind::Tangent => 0.0,
+                _ if pr.b[i] == f64::NEG_INFINITY => f64::NEG_INFINITY,
+                _ => pr.b[i] - u,
+            };
+            pr.lambda[i] = 0.0;
+        }
+    }
+    // the contacts' blocks come first, in the order of their rows
+    let mut bi = 0;
+    for cr in &w.contact_rows {
+        if cr.nrows == 0 {
+            continue;
+        }
+        debug_assert_eq!(pr.blocks[bi].row, cr.row);
+        let depth = w.raw[cr.raw].depth;
+        if depth > 0.0 {
+            let u = pr.row_dot(bi, 0, v);
+            pr.b[cr.row] = correction_speed(m, depth) - u;
+        }
+        bi += 1;
+    }
+    sp.zero.fill(0.0);
+    let e = &m.engine;
+    let settings = Settings {
+        max_iterations: e.max_iterations,
+        tolerance: e.tolerance,
+        exact: e.solver == SolverKind::Auto,
+        direct_max_rows: e.direct_max_rows,
+    };
+    pr.solve(&sp.zero, &settings);
+    sp.v_p.copy_from_slice(&pr.vel);
+    // the velocity solve's problem back, for the sensors and the warm start
+    pr.b.copy_from_slice(&sp.b);
+    pr.lambda.copy_from_slice(&sp.lambda);
+    pr.vel.copy_from_slice(&sp.vel);
+    Ok(())
+}
