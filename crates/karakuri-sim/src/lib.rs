@@ -49,8 +49,10 @@
 //! * **One velocity-level problem.** Contact rows (unilateral with friction), loop-closure rows
 //!   (bilateral, with Baumgarte correction and a position projection after the step) and joint
 //!   limits form `J`, written by the core's one row layer (`karakuri::constraints::rows`);
-//!   [`solver`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ` (qH⁻¹ through LTDL solves) by projected Gauss–Seidel with warm start and a tolerance, or exactly for
-//!   small frictionless problems.
+//!   [`sparse`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ`, island by island, with `J`
+//!   compact over the kinematic trees each contact touches: block Gauss–Seidel (a contact's
+//!   normal and friction together) with warm start and a tolerance, exact solves of small
+//!   frictionless islands and subspace steps where an island stalls (mass ratios).
 //! * **Integration.** Semi-implicit Euler on the configuration manifold; free flyers step their
 //!   origin along the world velocity (so free flight is exact up to rounding) and rotate by
 //!   `exp(dt ω)`. RK4 is available for contact-free smooth systems (`engine.integrator: rk4`).
@@ -81,6 +83,7 @@ pub mod rapier;
 pub mod scene;
 pub mod snapshot;
 pub mod solver;
+pub mod sparse;
 pub mod world;
 
 pub use batch::{Batch, BatchError};

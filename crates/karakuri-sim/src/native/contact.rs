@@ -14,13 +14,14 @@ use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
+use crate::sparse::{Problem, NONE};
 
 /// Which rows a contact owns (or, for a penalty contact, the force it got).
 #[derive(Clone, Copy, Debug)]
 pub struct ContactRows {
     /// Index of the contact in `StepData::raw`.
     pub raw: usize,
-    /// First row (normal, then the tangents) in `StepData::rows`.
+    /// First row (normal, then the tangents) in `StepData::problem`.
     pub row: usize,
     /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
     pub nrows: usize,
@@ -91,20 +92,6 @@ pub fn tree_range(model: &Model, joint: usize) -> (usize, usize) {
     (model.idx_v[root], model.subtree_end_v[root])
 }
 
-/// The dof ranges of the trees of two joints, sorted and disjoint.
-fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
-    let (a, b) = (tree_range(model, ja), tree_range(model, jb));
-    if a == b || b.0 == b.1 {
-        [a, (0, 0)]
-    } else if a.0 == a.1 {
-        [b, (0, 0)]
-    } else if a.0 < b.0 {
-        [a, b]
-    } else {
-        [b, a]
-    }
-}
-
 /// `row · v`.
 pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
     row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
@@ -137,10 +124,10 @@ impl ContactFrame {
 /// The contact stage of the constraint build.
 ///
 /// Reads `w.raw` (this step's contacts), `w.s_world`, `s.v`, `w.v_free`, `w.qh`, the
-/// materials and `s.warm_contacts`. Writes, per contact, either rows into `w.rows` (a normal
-/// with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from the
-/// last step) or, for a penalty pair, its spring-damper impulse into `w.v_free`; and the
-/// bookkeeping in `w.contact_rows`.
+/// materials and `s.warm_contacts`. Writes, per contact, either a block into `w.problem` (a
+/// normal with Springhead's target `b`, and two friction rows when `μ > 0`, warm-started from
+/// the last step's impulses of the same contact, found by its key) or, for a penalty pair, its
+/// spring-damper impulse into `w.v_free`; and the bookkeeping in `w.contact_rows`.
 pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
     let (model, cp) = (&m.model, &m.contact);
     let shapes = &m.collider.shapes;
@@ -158,27 +145,25 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         // B's velocity relative to A's at which their surfaces do not slip (tracks)
         let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
         let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
-        // relative velocity of B with respect to A at the contact point, before the step
-        let mut rel = |dir: &Vec3| -> f64 {
-            frame.row(model, &w.s_world, dir, &mut w.row);
-            row_dot(&w.row, &s.v)
-        };
-        let vn = rel(&n);
         let mat = mean_material(&sa.material, &sb.material);
-        // the slip (the tangential relative velocity beyond the surfaces' own) only chooses
-        // the friction coefficient: none to choose without friction
-        let frictionless = mat.static_friction == 0.0 && mat.dynamic_friction == 0.0;
-        let vt = if frictionless {
-            Vec3::zeros()
-        } else {
-            Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0)
-        };
-        let mu = if vt.norm() <= cp.friction_threshold_velocity {
-            mat.static_friction
-        } else {
-            mat.dynamic_friction
+        // the slip (the tangential relative velocity beyond the surfaces' own) chooses the
+        // friction coefficient
+        let pick_mu = |slip: &Vec3| {
+            if slip.norm() <= cp.friction_threshold_velocity {
+                mat.static_friction
+            } else {
+                mat.dynamic_friction
+            }
         };
         let rows = if let ContactMode::Penalty { stiffness, damping } = c.mode {
+            // relative velocity of B with respect to A at the contact point, before the step
+            let mut rel = |dir: &Vec3| -> f64 {
+                frame.row(model, &w.s_world, dir, &mut w.row);
+                row_dot(&w.row, &s.v)
+            };
+            let vn = rel(&n);
+            let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
+            let mu = pick_mu(&vt);
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
                 raw: ci,
@@ -189,7 +174,7 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             }
         } else {
             let (row, nrows) =
-                springhead_rows(m, s, w, &c, &frame, (vn, mu, tangent_targets), mat.restitution);
+                springhead_block(m, s, w, &c, &frame, (pick_mu, tangent_targets), mat.restitution);
             ContactRows {
                 raw: ci,
                 row,
@@ -242,25 +227,84 @@ fn penalty_impulses(
     f
 }
 
-/// A constraint contact: the normal row with Springhead's target (restitution `e` above the
-/// threshold speed, else no further approach (the split-impulse pass removes the penetration); a gap may only close within the step) and,
-/// when `μ > 0`, the two friction rows targeting `tangent_targets` (the no-slip velocity of
-/// track surfaces, else 0), warm-started from the last step. Returns the first row and the
-/// number of rows.
-fn springhead_rows(
+/// Adds `sign ·` the velocity along each of `dirs` of the world point `p` of `joint`'s body,
+/// per unit dof velocity, to rows 0, 1, 2 of block `bi` (the dofs of `joint`'s chain, in the
+/// block's compact columns; nothing for the universe). The point's velocity column
+/// `S_lin + S_ang × p` of each dof is formed once for the three rows.
+fn add_point_piece(
+    model: &Model,
+    s_world: &[Motion],
+    problem: &mut Problem,
+    bi: usize,
+    joint: usize,
+    (p, dirs): (&Vec3, &[Vec3; 3]),
+    sign: f64,
+) {
+    let t = problem.trees.of_joint[joint];
+    if t == NONE {
+        return;
+    }
+    let start = problem.trees.start[t as usize];
+    let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
+    let width = problem.blocks[bi].width;
+    let rows = problem.j_block_mut(bi);
+    let mut j = joint;
+    while j > 0 {
+        for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
+            let sk = &s_world[k];
+            let vk = sk.linear + sk.angular.cross(p);
+            let c = col0 + k - start;
+            for (r, dir) in dirs.iter().enumerate() {
+                rows[r * width + c] += sign * dir.dot(&vk);
+            }
+        }
+        j = model.parents[j];
+    }
+}
+
+/// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
+/// above the threshold speed, else no further approach: the split-impulse pass removes the
+/// penetration; a gap may only close within the step) and, when `μ > 0` (`mu_of_slip` of the
+/// slip beyond the surfaces' no-slip velocity), the two friction rows targeting
+/// `tangent_targets` (the no-slip velocity of track surfaces, else 0), warm-started from the
+/// last step. Returns the first row and the number of rows.
+fn springhead_block(
     m: &SimModel,
     s: &SimState,
     w: &mut StepData,
     c: &RawContact,
     frame: &ContactFrame,
-    (vn, mu, tangent_targets): (f64, f64, [f64; 2]),
+    (mu_of_slip, tangent_targets): (impl Fn(&Vec3) -> f64, [f64; 2]),
     e: f64,
 ) -> (usize, usize) {
     let (model, cp, dt) = (&m.model, &m.contact, m.dt);
-    let [n, t1, t2] = frame.dirs;
+    let pr = &mut w.problem;
+    let warm = if m.engine.warm_start {
+        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let (ta, tb) = (pr.trees.of_joint[frame.ja], pr.trees.of_joint[frame.jb]);
+    let kinds = [
+        RowKind::Normal { friction: 2, mu: 0.0 },
+        RowKind::Tangent,
+        RowKind::Tangent,
+    ];
+    let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
+    add_point_piece(model, &w.s_world, pr, bi, frame.jb, (&frame.p, &frame.dirs), 1.0);
+    add_point_piece(model, &w.s_world, pr, bi, frame.ja, (&frame.p, &frame.dirs), -1.0);
+    // relative velocity of B with respect to A at the contact point, before the step
+    let sv = s.v.as_slice();
+    let vn = pr.row_dot(bi, 0, sv);
+    let vt = Vec3::new(
+        pr.row_dot(bi, 1, sv) - tangent_targets[0],
+        pr.row_dot(bi, 2, sv) - tangent_targets[1],
+        0.0,
+    );
+    let mu = mu_of_slip(&vt);
+    pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
-    frame.row(model, &w.s_world, &n, &mut w.row);
-    let vfree_n = row_dot(&w.row, &w.v_free);
+    let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
     let b = if c.depth < 0.0 {
         let gap = -c.depth;
         if impact && vfree_n * dt < -gap {
@@ -276,29 +320,18 @@ fn springhead_rows(
         0.0
     };
     let friction = if mu > 0.0 { 2 } else { 0 };
-    let warm = if m.engine.warm_start {
-        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-    } else {
-        [0.0; 3]
-    };
-    let ranges = pair_ranges(model, frame.ja, frame.jb);
-    let r0 = w
-        .rows
-        .push_ranged(RowKind::Normal { friction, mu }, b, warm[0], ranges);
-    w.rows.j_row_mut(r0).copy_from_slice(&w.row);
-    if friction == 2 {
-        for (k, t) in [t1, t2].iter().enumerate() {
-            let r = w
-                .rows
-                .push_ranged(RowKind::Tangent, tangent_targets[k], warm[1 + k], ranges);
-            frame.row(model, &w.s_world, t, w.rows.j_row_mut(r));
-        }
+    let row = pr.blocks[bi].row;
+    pr.kind[row] = RowKind::Normal { friction, mu };
+    pr.b[row] = b;
+    pr.b[row + 1..row + 3].copy_from_slice(&tangent_targets);
+    if friction == 0 {
+        pr.truncate_last(1);
     }
-    (r0, 1 + friction)
+    (row, 1 + friction)
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
-/// `w.rows.lambda`; writes `s.warm_contacts` through `w.warm_next`).
+/// `w.problem.lambda`; writes `s.warm_contacts` through `w.warm_next`).
 pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
     w.warm_next.clear();
     for cr in &w.contact_rows {
@@ -306,7 +339,7 @@ pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
             continue;
         }
         let mut imp = [0.0; 3];
-        imp[..cr.nrows].copy_from_slice(&w.rows.lambda[cr.row..cr.row + cr.nrows]);
+        imp[..cr.nrows].copy_from_slice(&w.problem.lambda[cr.row..cr.row + cr.nrows]);
         w.warm_next
             .push((warm_key(&w.raw[cr.raw]), w.warm_next.len(), imp));
     }

@@ -19,14 +19,18 @@
 //! ```
 //!
 //! written as targets `b_p,i` on `v_p` with a zero free velocity and solved by the step's solver
-//! (the direct solver where it applies, PGS otherwise). The integrate stage moves `q ← q ⊕ dt
-//! (v⁺ + v_p)` and keeps `v⁺`: the correction adds no kinetic energy. It runs only in steps
-//! where some contact is deeper than its tolerance by more than a thousandth of it.
+//! on the step's own problem (`crate::sparse`: same blocks, islands, `qH⁻¹ Jᵀ` and `W_ii`,
+//! prepared once), whose targets, impulses and velocity are kept aside and put back after it
+//! (the sensors and the warm start read the velocity solve's impulses). The integrate stage
+//! moves `q ← q ⊕ dt (v⁺ + v_p)` and keeps `v⁺`: the correction adds no kinetic energy. It runs
+//! only in steps where some contact is deeper than its tolerance by more than a thousandth of
+//! it.
 
 use super::build::SimModel;
 use super::state::StepData;
 use crate::scene::SolverKind;
-use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind};
+use crate::solver::RowKind;
+use crate::sparse::Settings;
 use crate::SimError;
 
 /// Springhead's penetration correction of a contact `depth` deep: the normal speed that removes
@@ -46,9 +50,10 @@ fn needs_correction(m: &SimModel, depth: f64) -> bool {
 }
 
 /// The pseudo-velocity stage, after the velocity solve. Reads `w.raw`, `w.contact_rows`,
-/// `w.rows` (rows, `M⁻¹ Jᵀ`, kinds), `s.v` as `v⁺` (passed as `v`); writes `w.split`
-/// (`active`, the rows' copy, `v_p`). Leaves `w.split.active` false, at the cost of a scan
-/// of the contacts, when no contact needs a correction.
+/// `w.problem` (prepared and solved), `s.v` as `v⁺` (passed as `v`); writes `w.split`
+/// (`active`, `v_p`, and the velocity solve's targets, impulses and velocity while it reuses
+/// `w.problem`, which it leaves as it found it). Leaves `w.split.active` false, at the cost of
+/// a scan of the contacts, when no contact needs a correction.
 pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), SimError> {
     let sp = &mut w.split;
     sp.active = w
@@ -58,35 +63,53 @@ pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), 
     if !sp.active {
         return Ok(());
     }
-    let rows = &mut sp.rows;
-    rows.assign(&w.rows);
-    let nv = rows.nv;
+    let pr = &mut w.problem;
+    sp.b.clear();
+    sp.b.extend_from_slice(&pr.b);
+    sp.lambda.clear();
+    sp.lambda.extend_from_slice(&pr.lambda);
+    sp.vel.copy_from_slice(&pr.vel);
     // targets on v_p: what each row asks beyond what v⁺ already gives
-    for i in 0..rows.len() {
-        let u: f64 = rows.j_row(i).iter().zip(v).map(|(a, b)| a * b).sum();
-        rows.b[i] = match rows.kind[i] {
-            RowKind::Tangent => 0.0,
-            _ if rows.b[i] == f64::NEG_INFINITY => f64::NEG_INFINITY,
-            _ => rows.b[i] - u,
-        };
-        rows.lambda[i] = 0.0;
-    }
-    for cr in &w.contact_rows {
-        let depth = w.raw[cr.raw].depth;
-        if cr.nrows > 0 && depth > 0.0 {
-            let u: f64 = rows.j_row(cr.row).iter().zip(v).map(|(a, b)| a * b).sum();
-            rows.b[cr.row] = correction_speed(m, depth) - u;
+    for bi in 0..pr.blocks.len() {
+        let bl = pr.blocks[bi];
+        for r in 0..bl.n {
+            let i = bl.row + r;
+            let u = pr.row_dot(bi, r, v);
+            pr.b[i] = match pr.kind[i] {
+                RowKind::Tangent => 0.0,
+                _ if pr.b[i] == f64::NEG_INFINITY => f64::NEG_INFINITY,
+                _ => pr.b[i] - u,
+            };
+            pr.lambda[i] = 0.0;
         }
+    }
+    // the contacts' blocks come first, in the order of their rows
+    let mut bi = 0;
+    for cr in &w.contact_rows {
+        if cr.nrows == 0 {
+            continue;
+        }
+        debug_assert_eq!(pr.blocks[bi].row, cr.row);
+        let depth = w.raw[cr.raw].depth;
+        if depth > 0.0 {
+            let u = pr.row_dot(bi, 0, v);
+            pr.b[cr.row] = correction_speed(m, depth) - u;
+        }
+        bi += 1;
     }
     sp.zero.fill(0.0);
     let e = &m.engine;
-    let direct = e.solver == SolverKind::Auto && direct_applies(rows, e.direct_max_rows);
-    let solved = direct
-        .then(|| solve_direct(rows, &sp.zero, &mut sp.v_p, &mut w.solver))
-        .flatten();
-    if solved.is_none() {
-        solve_pgs(rows, &sp.zero, &mut sp.v_p, e.max_iterations, e.tolerance, &mut w.solver);
-    }
-    debug_assert_eq!(sp.v_p.len(), nv);
+    let settings = Settings {
+        max_iterations: e.max_iterations,
+        tolerance: e.tolerance,
+        exact: e.solver == SolverKind::Auto,
+        direct_max_rows: e.direct_max_rows,
+    };
+    pr.solve(&sp.zero, &settings);
+    sp.v_p.copy_from_slice(&pr.vel);
+    // the velocity solve's problem back, for the sensors and the warm start
+    pr.b.copy_from_slice(&sp.b);
+    pr.lambda.copy_from_slice(&sp.lambda);
+    pr.vel.copy_from_slice(&sp.vel);
     Ok(())
 }

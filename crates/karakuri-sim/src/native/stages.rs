@@ -19,7 +19,8 @@ use super::tracks;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
 use crate::scene::{ActuatorMode, SensorKind, SolverKind};
-use crate::solver::{direct_applies, RowKind, solve_direct, solve_pgs, SolveStats};
+use crate::solver::{RowKind, SolveStats};
+use crate::sparse::Settings;
 use crate::SimError;
 
 /// Check state: the NaN / divergence guard on the state a step has just produced, before
@@ -228,18 +229,20 @@ pub fn free_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
     }
 }
 
-/// Constraints: the tracks' surface velocities (`w.track_velocity`), contact rows (and
-/// penalty impulses on `w.v_free`), loop rows, limit rows,
-/// then the solve and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`, the
-/// columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
-/// `w.rows`, `w.contact_rows`, `w.dv`, `w.last_solve`, the loop rows' impulses
-/// `w.loop_impulse`, the warm start in `s`, and `s.v`.
+/// Constraints: the tracks' surface velocities (`w.track_velocity`), contact blocks (and
+/// penalty impulses on `w.v_free`) into `w.problem`, loop, limit, servo and joint-friction
+/// rows into `w.rows` and from there into `w.problem`, then the solve island by island (see
+/// [`crate::sparse`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
+/// the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
+/// `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`, `w.last_solve`, the
+/// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`.
 pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let nv = m.model.nv;
     if w.raw.len() > w.reserved_contacts {
         w.reserve(m, s, w.raw.len());
     }
     w.rows.clear(nv);
+    w.problem.clear();
     w.contact_rows.clear();
     tracks::track_velocities(m, s, w)?;
     contact::contact_rows(m, s, w);
@@ -250,31 +253,23 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
-    w.dv.fill(0.0);
-    w.last_solve = if w.rows.is_empty() {
+    let first_other = w.problem.push_rows(&w.rows);
+    w.last_solve = if w.problem.rows() == 0 {
+        w.problem.vel.copy_from_slice(w.v_free.as_slice());
         SolveStats::default()
     } else {
-        let fact = &w.qh;
-        w.rows.prepare(|x| fact.solve(x));
-        let vf = w.v_free.as_slice();
+        w.problem.prepare(&w.qh);
         let e = &m.engine;
-        let direct = e.solver == SolverKind::Auto && direct_applies(&w.rows, e.direct_max_rows);
-        // the direct solver leaves rows and dv untouched when it gives up
-        match direct
-            .then(|| solve_direct(&mut w.rows, vf, &mut w.dv, &mut w.solver))
-            .flatten()
-        {
-            Some(stats) => stats,
-            None => solve_pgs(
-                &mut w.rows,
-                vf,
-                &mut w.dv,
-                e.max_iterations,
-                e.tolerance,
-                &mut w.solver,
-            ),
-        }
+        let settings = Settings {
+            max_iterations: e.max_iterations,
+            tolerance: e.tolerance,
+            exact: e.solver == SolverKind::Auto,
+            direct_max_rows: e.direct_max_rows,
+        };
+        w.problem.solve(w.v_free.as_slice(), &settings)
     };
+    let n_other = w.rows.len();
+    w.rows.lambda[..n_other].copy_from_slice(&w.problem.lambda[first_other..first_other + n_other]);
     contact::remember_impulses(s, w);
     let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();
     w.loop_impulse.clear();
@@ -283,7 +278,8 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     s.warm_other
         .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
     for k in 0..nv {
-        s.v[k] = w.v_free[k] + w.dv[k];
+        s.v[k] = w.problem.vel[k];
+        w.dv[k] = w.problem.vel[k] - w.v_free[k];
     }
     Ok(())
 }
@@ -306,14 +302,14 @@ pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(),
 }
 
 /// Sensors: each contact with the mean force it carried over the step (penalty force plus
-/// `Σ dirs λ / dt`). Reads `w.raw`, `w.contact_rows`, `w.rows.lambda`; writes `w.contacts`.
+/// `Σ dirs λ / dt`). Reads `w.raw`, `w.contact_rows`, `w.problem.lambda`; writes `w.contacts`.
 pub fn sensors(m: &SimModel, w: &mut StepData) {
     w.contacts.clear();
     for cr in &w.contact_rows {
         let c = &w.raw[cr.raw];
         let mut f = cr.penalty_force;
         for k in 0..cr.nrows {
-            f += cr.dirs[k] * (w.rows.lambda[cr.row + k] / m.dt);
+            f += cr.dirs[k] * (w.problem.lambda[cr.row + k] / m.dt);
         }
         w.contacts.push(ContactInfo {
             body_a: m.collider.shapes[c.shape_a].body,

@@ -17,6 +17,7 @@ use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Material, Target};
 use crate::solver::{ensure, Rows, SolveStats, SolverWork};
+use crate::sparse::Problem;
 
 /// What a step starts from and carries to the next. It is serialised whole into a checkpoint
 /// (`super::checkpoint`), so a field added here is saved and restored with no more code (and
@@ -126,8 +127,13 @@ pub struct ShakeWork {
 pub struct SplitWork {
     /// Whether this step has a pseudo-velocity (some contact needed a correction).
     pub active: bool,
-    /// The step's rows with the pseudo-velocity targets `(rows x nv)`.
-    pub rows: Rows,
+    /// The velocity problem's targets, kept while the problem takes the pseudo-velocity
+    /// targets `(rows)`.
+    pub b: Vec<f64>,
+    /// The velocity problem's impulses, kept likewise `(rows)`.
+    pub lambda: Vec<f64>,
+    /// The velocity problem's `v⁺`, kept likewise `(nv)`.
+    pub vel: Vec<f64>,
     /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
     pub zero: Vec<f64>,
     /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
@@ -231,6 +237,9 @@ pub struct StepData {
     pub q_start: DVector<f64>,
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
+    /// The constraint problem the solver sees: contact blocks and the other rows of `rows`,
+    /// compact over the trees each touches, with its islands (see [`crate::sparse`]).
+    pub problem: Problem,
     /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
     pub force_diag: Vec<f64>,
     /// The joint-force stage's scratch (sized for the largest set).
@@ -303,6 +312,7 @@ impl StepData {
             diagnostics: Diagnostics::default(),
             q_start: zq(),
             v_start: zv(),
+            problem: Problem::new(&m.model),
             force_diag: vec![0.0; nv],
             force_work: {
                 let mut fw = JointForceWork::default();
@@ -312,7 +322,9 @@ impl StepData {
             track_velocity: vec![Vec3::zeros(); m.tracks.len()],
             split: SplitWork {
                 active: false,
-                rows: Rows::default(),
+                b: Vec::new(),
+                lambda: Vec::new(),
+                vel: vec![0.0; nv],
                 zero: vec![0.0; nv],
                 v_p: vec![0.0; nv],
             },
@@ -338,18 +350,23 @@ impl StepData {
             .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
             .count();
         let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
-        let rows = fixed + 3 * contacts;
+        // contacts go to the compact problem only; `rows` holds the loop, limit, servo and
+        // friction rows
         self.rows.nv = nv;
-        self.rows.reserve(rows);
-        self.split.rows.nv = nv;
-        self.split.rows.reserve(rows);
+        self.rows.reserve(fixed);
+        self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
+        // the split impulse keeps the problem's targets and impulses while it reuses it
+        ensure(&mut self.split.b, fixed + 3 * contacts);
+        ensure(&mut self.split.lambda, fixed + 3 * contacts);
         for r in [&mut self.impact.all, &mut self.impact.rows] {
             r.nv = nv;
             r.reserve(3 * contacts);
         }
         ensure(&mut self.impact.contacts, contacts);
-        // SHAKE solves the loop rows with the direct solver whatever their number
-        self.solver.reserve(rows, m.engine.direct_max_rows.max(loop_rows));
+        // the impact passes solve up to 3 rows per contact densely; SHAKE solves the loop
+        // rows with the direct solver whatever their number
+        self.solver
+            .reserve(fixed.max(3 * contacts), m.engine.direct_max_rows.max(loop_rows));
         for r in [
             &mut self.loop_rows,
             &mut self.shake.rows,

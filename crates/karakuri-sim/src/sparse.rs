@@ -1,0 +1,1107 @@
+//! The constraint problem of a step as its solvers see it: **blocks** of rows over the
+//! kinematic trees they touch, grouped into **islands**, solved island by island.
+//!
+//! * A *tree* is the subtree of one child of the universe (a free body, a robot): a contiguous
+//!   range of dofs, and M (so qH) is block-diagonal over trees.
+//! * A *block* is a contact (its normal and two friction rows, or the normal alone) or one
+//!   other row (loop, limit, velocity servo). It touches at most two trees, and its Jacobian
+//!   `J` and `qH⁻¹ Jᵀ` are stored only over them (`rows x width`, `width` the two trees' dof
+//!   counts): a contact between two free bodies is 3 x 12 numbers, never 3 x nv.
+//! * An *island* is a set of trees linked by blocks (the static world links nothing). Islands
+//!   are independent problems: each is iterated until it alone converges, so a settled island
+//!   costs one or two sweeps while an active one iterates. Islands are numbered in the order
+//!   of their first block and blocks keep their order inside an island, so the result does not
+//!   depend on anything but the rows (deterministic).
+//!
+//! The Delassus operator `W = J qH⁻¹ Jᵀ` is never formed over all rows: projected Gauss–Seidel
+//! applies it through the compact factors (a block's velocity `J_i v` reads only its trees'
+//! dofs of the working velocity `v = v_free + qH⁻¹ Jᵀ λ`, and its impulse change updates only
+//! them), with the 3 x 3 diagonal block `W_ii` of each contact formed and inverted once per
+//! step. Only a small island that needs an exact solve forms its own dense `W` (see
+//! [`Problem::solve`]).
+
+use karakuri::linalg::dense::ldlt_semidefinite_solve;
+use karakuri::linalg::Factorization;
+use karakuri::Model;
+
+use crate::solver::{ensure, RowKind, Rows, SolveStats};
+
+/// No tree (a block side on the static world, an unused slot).
+pub const NONE: u32 = u32::MAX;
+
+/// Islands of at most this many rows get exact solves: frictionless ones an active-set
+/// solve (as [`crate::solver::solve_direct`]), ones with friction a subspace step when
+/// Gauss–Seidel stalls (mass ratios). Larger islands (piles) stay with Gauss–Seidel.
+pub const EXACT_MAX_ROWS: usize = 64;
+
+/// Diagonal regularisation of the subspace step's `W_AA`, relative to W's largest diagonal
+/// entry: of the many impulses of redundant rows (four corners of a face, their friction) it
+/// picks the one of least norm, spread evenly, instead of a vertex of the solution set that
+/// the friction cones would cut.
+const REGULARIZATION: f64 = 1e-9;
+
+/// Sweeps of Gauss–Seidel between two checks of an island that has not converged.
+const SWEEPS_PER_SUBSPACE_STEP: usize = 6;
+
+/// An island stalls when its residual fell by less than this factor since the last check
+/// (the first check compares with the first sweep): then it gets a subspace step.
+const STALL: f64 = 0.25;
+
+/// Active sets a subspace step tries before it gives up (each one a factorisation).
+const SUBSPACE_ACTIVE_SETS: usize = 8;
+
+/// The kinematic trees of a world model (read-only after [`Trees::new`]).
+#[derive(Clone, Debug, Default)]
+pub struct Trees {
+    /// First dof of each tree `(trees)`.
+    pub start: Vec<usize>,
+    /// Number of dofs of each tree `(trees)`.
+    pub len: Vec<usize>,
+    /// The tree of each joint, [`NONE`] for the universe `(njoints)`.
+    pub of_joint: Vec<u32>,
+}
+
+impl Trees {
+    /// The trees of `model` (each child of the universe with its subtree).
+    pub fn new(model: &Model) -> Trees {
+        let mut t = Trees {
+            of_joint: vec![NONE; model.njoints],
+            ..Trees::default()
+        };
+        for j in 1..model.njoints {
+            let p = model.parents[j];
+            if p == 0 {
+                t.of_joint[j] = t.start.len() as u32;
+                t.start.push(model.idx_v[j]);
+                t.len.push(model.subtree_end_v[j] - model.idx_v[j]);
+            } else {
+                t.of_joint[j] = t.of_joint[p];
+            }
+        }
+        t
+    }
+
+    /// The tree whose dof range contains `dof`.
+    pub fn of_dof(&self, dof: usize) -> u32 {
+        // trees are in dof order
+        let i = self.start.partition_point(|&s| s <= dof);
+        (i - 1) as u32
+    }
+
+    /// The largest tree's dof count.
+    pub fn max_len(&self) -> usize {
+        self.len.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// One block: rows `row..row + n` over trees `trees` (the second [`NONE`] when one), its `J`
+/// and `qH⁻¹ Jᵀ` at `off` in [`Problem::j`] / [`Problem::mj`], `n x width` row-major with the
+/// first tree's dofs then the second's.
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    /// First row.
+    pub row: usize,
+    /// Rows (1 or 3).
+    pub n: usize,
+    /// The trees, ascending (`[NONE, NONE]`: the row touches nothing and gets no impulse).
+    pub trees: [u32; 2],
+    /// Dofs of the first tree (the second's are `width - n0`).
+    pub n0: usize,
+    /// Columns of the block.
+    pub width: usize,
+    /// Offset of its values.
+    pub off: usize,
+    /// A contact that was not slipping at the step's start (static friction): its block
+    /// update may take the exact 3 x 3 solve. A slipping one goes normal first, so that a
+    /// sliding box is not stopped at one corner by a large normal impulse (a solution of the
+    /// contact problem too, but a box tipping over its own corner).
+    pub resting: bool,
+}
+
+/// Island scratch for exact solves (dense over one island's rows, at most
+/// [`EXACT_MAX_ROWS`]).
+#[derive(Clone, Debug, Default)]
+struct Dense {
+    /// The island's rows (problem row indices) `(k)`.
+    rows: Vec<usize>,
+    /// `W` of the island `(k x k)`.
+    w: Vec<f64>,
+    /// `J v_free` `(k)`.
+    c: Vec<f64>,
+    /// Active rows (direct solve) / rows solved for (subspace step) `(k)`.
+    active: Vec<bool>,
+    /// Impulses of the current set `(k)`.
+    lambda: Vec<f64>,
+    /// Indices of the rows solved for `(≤ k)`.
+    idx: Vec<usize>,
+    /// `W_AA` and its factors `(≤ k x k)`.
+    a: Vec<f64>,
+    /// Right-hand side, then solution `(≤ k)`.
+    r: Vec<f64>,
+    /// Dependent rows of the LDLᵀ `(≤ k)`.
+    skip: Vec<bool>,
+    /// Rows held at their impulse `(k)`.
+    held: Vec<bool>,
+    /// Sign-free rows `(k)`.
+    free: Vec<bool>,
+    /// The island's impulses before a subspace step `(k)`.
+    saved: Vec<f64>,
+}
+
+/// The constraint problem of a step (see the module documentation). Built by the constraint
+/// stage (contacts through [`Problem::push_block`], the dense loop / limit / servo rows through
+/// [`Problem::push_rows`]), then [`Problem::prepare`] and [`Problem::solve`].
+#[derive(Clone, Debug, Default)]
+pub struct Problem {
+    /// The world's trees.
+    pub trees: Trees,
+    /// The blocks `(blocks)`.
+    pub blocks: Vec<Block>,
+    /// Row kinds `(rows)`.
+    pub kind: Vec<RowKind>,
+    /// Row targets `(rows)`.
+    pub b: Vec<f64>,
+    /// Impulses: warm start on entry, solution on exit `(rows)`.
+    pub lambda: Vec<f64>,
+    /// Diagonal of W `(rows)`.
+    pub diag: Vec<f64>,
+    /// The blocks' Jacobians (see [`Block`]).
+    pub j: Vec<f64>,
+    /// The blocks' `qH⁻¹ Jᵀ`, same layout.
+    pub mj: Vec<f64>,
+    /// Each block's `W_ii` (row-major `n x n` in the leading entries) `(blocks)`.
+    wii: Vec<[f64; 9]>,
+    /// Each 3-row block's `W_ii⁻¹` (zeros: singular, the block goes row by row) `(blocks)`.
+    winv: Vec<[f64; 9]>,
+    /// The working velocity `v_free + qH⁻¹ Jᵀ λ` `(nv)`.
+    pub vel: Vec<f64>,
+    /// Union-find parent of each tree, then its island `(trees)`.
+    uf: Vec<u32>,
+    /// Island of each tree's root, [`NONE`] before numbering `(trees)`.
+    island_of_root: Vec<u32>,
+    /// Island of each block `(blocks)`.
+    block_island: Vec<u32>,
+    /// Blocks in island order `(blocks)`.
+    order: Vec<u32>,
+    /// Start of each island in `order`, then the end `(islands + 1)`.
+    island_start: Vec<usize>,
+    /// Exact-solve scratch.
+    dense: Dense,
+    /// `qH⁻¹` of each six-dof tree (a free body), row-major 6 x 6, formed on first use in a
+    /// step `(36 trees)`.
+    tree_inv: Vec<f64>,
+    /// Whether `tree_inv` holds this step's inverse `(trees)`.
+    tree_inv_ok: Vec<bool>,
+    /// Islands of the last solve.
+    pub islands: usize,
+}
+
+/// Solver settings of one solve.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Sweep cap per island.
+    pub max_iterations: usize,
+    /// An island stops when no row's velocity changes more than this in a sweep.
+    pub tolerance: f64,
+    /// Exact solves of small islands allowed (`engine.solver: auto`).
+    pub exact: bool,
+    /// Largest frictionless island given to the active-set solve.
+    pub direct_max_rows: usize,
+}
+
+impl Problem {
+    /// An empty problem over `model`'s trees.
+    pub fn new(model: &Model) -> Problem {
+        let trees = Trees::new(model);
+        let nt = trees.start.len();
+        let mut p = Problem {
+            trees,
+            vel: vec![0.0; model.nv],
+            tree_inv: vec![0.0; 36 * nt],
+            tree_inv_ok: vec![false; nt],
+            ..Problem::default()
+        };
+        ensure(&mut p.uf, nt);
+        ensure(&mut p.island_of_root, nt);
+        ensure(&mut p.island_start, nt + 1);
+        let d = &mut p.dense;
+        let k = EXACT_MAX_ROWS;
+        ensure(&mut d.rows, k);
+        ensure(&mut d.w, k * k);
+        ensure(&mut d.c, k);
+        ensure(&mut d.active, k);
+        ensure(&mut d.lambda, k);
+        ensure(&mut d.idx, k);
+        ensure(&mut d.a, k * k);
+        ensure(&mut d.r, k);
+        ensure(&mut d.skip, k);
+        ensure(&mut d.saved, k);
+        ensure(&mut d.held, k);
+        ensure(&mut d.free, k);
+        p
+    }
+
+    /// Makes room for `blocks` blocks of `rows` rows in all (so the steps that stay within
+    /// allocate nothing).
+    pub fn reserve(&mut self, blocks: usize, rows: usize) {
+        let w = 2 * self.trees.max_len();
+        ensure(&mut self.blocks, blocks);
+        ensure(&mut self.block_island, blocks);
+        ensure(&mut self.order, blocks);
+        ensure(&mut self.wii, blocks);
+        ensure(&mut self.winv, blocks);
+        for v in [&mut self.b, &mut self.lambda, &mut self.diag] {
+            ensure(v, rows);
+        }
+        ensure(&mut self.kind, rows);
+        ensure(&mut self.j, rows * w);
+        ensure(&mut self.mj, rows * w);
+    }
+
+    /// Removes every block.
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.kind.clear();
+        self.b.clear();
+        self.lambda.clear();
+        self.diag.clear();
+        self.j.clear();
+        self.mj.clear();
+        self.wii.clear();
+        self.winv.clear();
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.b.len()
+    }
+
+    /// Appends a block of `kinds.len()` rows over trees `ta`, `tb` (either may be [`NONE`];
+    /// equal trees are one) with targets `b` and warm impulses `warm`, its Jacobian zero;
+    /// returns its index. Fill it through [`Problem::j_block_mut`].
+    pub fn push_block(&mut self, kinds: &[RowKind], ta: u32, tb: u32, b: &[f64], warm: &[f64]) -> usize {
+        let (t0, t1) = match (ta.min(tb), ta.max(tb)) {
+            (x, y) if x == y => (x, NONE),
+            (x, NONE) => (x, NONE),
+            (x, y) => (x, y),
+        };
+        let len = |t: u32| if t == NONE { 0 } else { self.trees.len[t as usize] };
+        let (n0, n1) = (len(t0), len(t1));
+        let n = kinds.len();
+        let block = Block {
+            row: self.b.len(),
+            n,
+            trees: [t0, t1],
+            n0,
+            width: n0 + n1,
+            off: self.j.len(),
+            resting: false,
+        };
+        self.kind.extend_from_slice(kinds);
+        self.b.extend_from_slice(b);
+        self.lambda.extend_from_slice(warm);
+        self.j.extend(std::iter::repeat_n(0.0, n * (n0 + n1)));
+        self.blocks.push(block);
+        self.blocks.len() - 1
+    }
+
+    /// Drops the last rows of the last block so that it keeps `n` (a contact found
+    /// frictionless after its rows were written).
+    pub fn truncate_last(&mut self, n: usize) {
+        let bl = self.blocks.last_mut().expect("a block");
+        bl.n = n;
+        let rows = bl.row + n;
+        let vals = bl.off + n * bl.width;
+        self.kind.truncate(rows);
+        self.b.truncate(rows);
+        self.lambda.truncate(rows);
+        self.j.truncate(vals);
+    }
+
+    /// Where dof `k` of tree `t` sits in block `bi`'s columns (None: not its tree).
+    pub fn column(&self, bi: usize, t: u32, k: usize) -> Option<usize> {
+        let bl = &self.blocks[bi];
+        let i = self.trees.start[t as usize];
+        if bl.trees[0] == t {
+            Some(k - i)
+        } else if bl.trees[1] == t {
+            Some(bl.n0 + k - i)
+        } else {
+            None
+        }
+    }
+
+    /// Block `bi`'s Jacobian, `n x width` row-major.
+    pub fn j_block_mut(&mut self, bi: usize) -> &mut [f64] {
+        let bl = self.blocks[bi];
+        &mut self.j[bl.off..bl.off + bl.n * bl.width]
+    }
+
+    /// `J_r · v` for row `r` of block `bi` (`v` over all dofs).
+    pub fn row_dot(&self, bi: usize, r: usize, v: &[f64]) -> f64 {
+        let bl = &self.blocks[bi];
+        let row = &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width];
+        piece_dot(&self.trees, bl, row, v)
+    }
+
+    /// Appends the rows of `rows` (dense over nv: loops, limits, servos) as one-row blocks,
+    /// each over the trees where its Jacobian is not zero (a row touching none gets no
+    /// impulse). Row `i` of `rows` becomes problem row `first + i`, `first` returned.
+    pub fn push_rows(&mut self, rows: &Rows) -> usize {
+        let first = self.rows();
+        let nv = rows.nv;
+        for i in 0..rows.len() {
+            let jr = rows.j_row(i);
+            // the trees with a non-zero coefficient, within the row's ranges
+            let (mut ta, mut tb) = (NONE, NONE);
+            for &(lo, hi) in &rows.ranges[i] {
+                let mut k = lo;
+                while k < hi.min(nv) {
+                    let t = self.trees.of_dof(k);
+                    let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                    if jr[s..s + l].iter().any(|&x| x != 0.0) && t != ta && t != tb {
+                        if ta == NONE {
+                            ta = t;
+                        } else {
+                            debug_assert!(tb == NONE, "a row over more than two trees");
+                            tb = t;
+                        }
+                    }
+                    k = s + l;
+                }
+            }
+            let bi = self.push_block(&[rows.kind[i]], ta, tb, &[rows.b[i]], &[rows.lambda[i]]);
+            let bl = self.blocks[bi];
+            for (slot, t) in bl.trees.into_iter().enumerate() {
+                if t == NONE {
+                    continue;
+                }
+                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                let c = if slot == 0 { 0 } else { bl.n0 };
+                self.j[bl.off + c..bl.off + c + l].copy_from_slice(&jr[s..s + l]);
+            }
+        }
+        first
+    }
+
+    /// `qH⁻¹ Jᵀ` of every block (tree by tree: qH is block-diagonal over trees), the
+    /// diagonal of W and each block's `W_ii` (and its inverse for contacts). Reads `fact`.
+    pub fn prepare(&mut self, fact: &Factorization) {
+        self.mj.clear();
+        self.mj.extend_from_slice(&self.j);
+        self.diag.clear();
+        self.wii.clear();
+        self.winv.clear();
+        self.tree_inv_ok.fill(false);
+        for bl in &self.blocks {
+            for r in 0..bl.n {
+                let base = bl.off + r * bl.width;
+                for (slot, t) in bl.trees.into_iter().enumerate() {
+                    if t == NONE {
+                        continue;
+                    }
+                    let c = if slot == 0 { 0 } else { bl.n0 };
+                    let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                    let x = &mut self.mj[base + c..base + c + l];
+                    if l == 6 {
+                        // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
+                        let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
+                        if !self.tree_inv_ok[t as usize] {
+                            for col in 0..6 {
+                                let mut e = [0.0; 6];
+                                e[col] = 1.0;
+                                solve_tree(fact, &mut e, s);
+                                for row in 0..6 {
+                                    inv[6 * row + col] = e[row];
+                                }
+                            }
+                            self.tree_inv_ok[t as usize] = true;
+                        }
+                        let mut y = [0.0; 6];
+                        for (row, yr) in y.iter_mut().enumerate() {
+                            *yr = dot(&inv[6 * row..6 * row + 6], x);
+                        }
+                        x.copy_from_slice(&y);
+                    } else {
+                        solve_tree(fact, x, s);
+                    }
+                }
+            }
+            let mut w = [0.0; 9];
+            for r in 0..bl.n {
+                for q in 0..=r {
+                    let x = dot(
+                        &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width],
+                        &self.mj[bl.off + q * bl.width..bl.off + (q + 1) * bl.width],
+                    );
+                    w[r * bl.n + q] = x;
+                    w[q * bl.n + r] = x;
+                }
+                self.diag.push(w[r * bl.n + r]);
+            }
+            self.winv.push(if bl.n == 3 { inverse3(&w) } else { [0.0; 9] });
+            self.wii.push(w);
+        }
+    }
+
+    /// Numbers the islands: union-find over the trees linked by blocks, islands in the order
+    /// of their first block, `order` the blocks island by island (their order kept).
+    fn islands(&mut self) {
+        let nt = self.trees.start.len();
+        self.uf.clear();
+        self.uf.extend(0..nt as u32);
+        for bl in &self.blocks {
+            if bl.trees[1] != NONE {
+                let (a, b) = (find(&mut self.uf, bl.trees[0]), find(&mut self.uf, bl.trees[1]));
+                if a != b {
+                    // the smaller root wins (any fixed rule would do)
+                    let (lo, hi) = (a.min(b), a.max(b));
+                    self.uf[hi as usize] = lo;
+                }
+            }
+        }
+        self.island_of_root.clear();
+        self.island_of_root.resize(nt, NONE);
+        self.block_island.clear();
+        let mut islands = 0u32;
+        for bi in 0..self.blocks.len() {
+            let t = self.blocks[bi].trees[0];
+            let isl = if t == NONE {
+                NONE
+            } else {
+                let root = find(&mut self.uf, t) as usize;
+                if self.island_of_root[root] == NONE {
+                    self.island_of_root[root] = islands;
+                    islands += 1;
+                }
+                self.island_of_root[root]
+            };
+            self.block_island.push(isl);
+        }
+        // counting sort of the blocks by island (stable)
+        self.island_start.clear();
+        self.island_start.resize(islands as usize + 1, 0);
+        for &i in &self.block_island {
+            if i != NONE {
+                self.island_start[i as usize + 1] += 1;
+            }
+        }
+        for i in 0..islands as usize {
+            self.island_start[i + 1] += self.island_start[i];
+        }
+        self.order.clear();
+        self.order.resize(self.island_start[islands as usize], 0);
+        // uf is free again: use it as each island's fill position
+        self.uf.clear();
+        self.uf.extend(self.island_start[..islands as usize].iter().map(|&s| s as u32));
+        for (bi, &i) in self.block_island.iter().enumerate() {
+            if i != NONE {
+                let p = &mut self.uf[i as usize];
+                self.order[*p as usize] = bi as u32;
+                *p += 1;
+            }
+        }
+        self.islands = islands as usize;
+    }
+
+    /// Solves the problem island by island; on exit `lambda` holds the impulses and `vel` the
+    /// velocity `v_free + qH⁻¹ Jᵀ λ`. Each island: an exact active-set solve when it is small
+    /// and frictionless (and `settings.exact`), else block Gauss–Seidel from the warm start
+    /// (each contact's normal and friction as one 3 x 3 block projected on the friction cone),
+    /// with a subspace step every few sweeps for a small island that has not converged (the
+    /// remedy for mass ratios, where Gauss–Seidel's rate tends to 1). The statistics are the
+    /// most sweeps and the largest final residual over the islands.
+    pub fn solve(&mut self, v_free: &[f64], settings: &Settings) -> SolveStats {
+        self.vel.copy_from_slice(v_free);
+        let scale = self.diag.iter().cloned().fold(0.0, f64::max);
+        let tiny = 1e-12 * scale.max(1e-300);
+        // feasible warm start, and rows that cannot act get nothing
+        for bi in 0..self.blocks.len() {
+            let bl = self.blocks[bi];
+            if bl.trees[0] == NONE {
+                self.lambda[bl.row..bl.row + bl.n].fill(0.0);
+                continue;
+            }
+            project(&self.kind, &mut self.lambda, bl.row, bl.n);
+            for r in 0..bl.n {
+                if self.diag[bl.row + r] <= tiny {
+                    self.lambda[bl.row + r] = 0.0;
+                }
+            }
+            for r in 0..bl.n {
+                let l = self.lambda[bl.row + r];
+                if l != 0.0 {
+                    self.apply(bi, r, l);
+                }
+            }
+        }
+        self.islands();
+        let mut stats = SolveStats::default();
+        for isl in 0..self.islands {
+            let (s, e) = (self.island_start[isl], self.island_start[isl + 1]);
+            let nrows: usize = self.order[s..e].iter().map(|&b| self.blocks[b as usize].n).sum();
+            let frictionless = self.order[s..e].iter().all(|&b| {
+                let k = self.kind[self.blocks[b as usize].row];
+                !matches!(k, RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. })
+            });
+            if settings.exact && frictionless && nrows <= settings.direct_max_rows.min(EXACT_MAX_ROWS) {
+                if let Some(it) = self.direct(s, e, v_free, scale, false) {
+                    stats.iterations = stats.iterations.max(it);
+                    stats.direct = true;
+                    continue;
+                }
+            }
+            let small = settings.exact && nrows <= EXACT_MAX_ROWS;
+            let mut residual = 0.0;
+            // residual at the last check (INFINITY: no more subspace steps in this solve)
+            let mut checked = 0.0;
+            let mut it = 0;
+            while it < settings.max_iterations {
+                residual = self.sweep(s, e, it % 2 == 1, tiny);
+                it += 1;
+                if residual <= settings.tolerance {
+                    break;
+                }
+                if it == 1 {
+                    checked = residual;
+                }
+                if small && it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
+                    // only where the sweeps stall (a rate worse than STALL per period)
+                    let stalled = residual > STALL * checked;
+                    if checked != f64::INFINITY {
+                        checked = residual;
+                    }
+                    if !stalled {
+                        continue;
+                    }
+                    // kept only when the sweep after it moves less than the one before
+                    self.save_island(s, e);
+                    self.subspace_step(s, e, v_free, scale);
+                    let after = self.sweep(s, e, it % 2 == 1, tiny);
+                    it += 1;
+                    if after < residual {
+                        residual = after;
+                        if residual <= settings.tolerance {
+                            break;
+                        }
+                    } else {
+                        self.restore_island(s, e);
+                        // it did not help this island: no second try in this step
+                        checked = f64::INFINITY;
+                    }
+                }
+            }
+            stats.iterations = stats.iterations.max(it);
+            stats.residual = stats.residual.max(residual);
+        }
+        stats
+    }
+
+    /// `vel += λ · (qH⁻¹ Jᵀ)_r` of row `r` of block `bi`.
+    #[inline]
+    fn apply(&mut self, bi: usize, r: usize, l: f64) {
+        let bl = self.blocks[bi];
+        let base = bl.off + r * bl.width;
+        let mj = &self.mj[base..base + bl.width];
+        let t = &self.trees;
+        let s0 = t.start[bl.trees[0] as usize];
+        for (v, x) in self.vel[s0..s0 + bl.n0].iter_mut().zip(&mj[..bl.n0]) {
+            *v += l * x;
+        }
+        if bl.trees[1] != NONE {
+            let s1 = t.start[bl.trees[1] as usize];
+            for (v, x) in self.vel[s1..].iter_mut().zip(&mj[bl.n0..]) {
+                *v += l * x;
+            }
+        }
+    }
+
+    /// One Gauss–Seidel sweep over the island's blocks `order[s..e]` (backwards when
+    /// `reverse`: alternating, a stack passes its weight down in one sweep and up in the
+    /// next); returns the largest row velocity change.
+    fn sweep(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
+        let mut change: f64 = 0.0;
+        for p in 0..e - s {
+            let bi = self.order[if reverse { e - 1 - p } else { s + p }] as usize;
+            let bl = self.blocks[bi];
+            let i = bl.row;
+            match self.kind[i] {
+                RowKind::Normal { friction: 2, mu } => {
+                    change = change.max(self.contact_update(bi, mu, tiny));
+                }
+                kind => {
+                    let d = self.diag[i];
+                    if d <= tiny {
+                        continue;
+                    }
+                    let u = self.row_dot(bi, 0, &self.vel);
+                    let old = self.lambda[i];
+                    let mut new = old + (self.b[i] - u) / d;
+                    match kind {
+                        RowKind::Bilateral => {}
+                        RowKind::Bounded { lo, hi } => new = new.clamp(lo, hi),
+                        _ => new = new.max(0.0),
+                    }
+                    if new != old {
+                        self.lambda[i] = new;
+                        self.apply(bi, 0, new - old);
+                        change = change.max(((new - old) * d).abs());
+                    }
+                }
+            }
+        }
+        change
+    }
+
+    /// The block update of a contact with friction: the exact 3 x 3 solve when it sticks
+    /// inside the cone; else the normal row, then the two friction rows together with one
+    /// step length, projected on the disk `|λ_t| ≤ μ λ_n`. Returns the largest row velocity
+    /// change.
+    fn contact_update(&mut self, bi: usize, mu: f64, tiny: f64) -> f64 {
+        let bl = self.blocks[bi];
+        let i = bl.row;
+        let w = self.wii[bi];
+        let wi = self.winv[bi];
+        let u = self.dots3(&bl);
+        let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
+        // the friction rows' targets: a track surface's no-slip velocity, else 0
+        let r = [self.b[i] - u[0], self.b[i + 1] - u[1], self.b[i + 2] - u[2]];
+        let mut new = [0.0; 3];
+        let mut done = false;
+        if bl.resting && wi[0] != 0.0 {
+            for a in 0..3 {
+                new[a] = old[a] + wi[3 * a] * r[0] + wi[3 * a + 1] * r[1] + wi[3 * a + 2] * r[2];
+            }
+            if new[0] <= 0.0 {
+                new = [0.0; 3];
+                done = true;
+            } else if new[1] * new[1] + new[2] * new[2] <= mu * mu * new[0] * new[0] {
+                done = true;
+            }
+        }
+        if !done {
+            // sliding (or a singular block): normal first, then the tangents with its change
+            let dn = w[0];
+            new[0] = if dn > tiny { (old[0] + r[0] / dn).max(0.0) } else { 0.0 };
+            let delta = new[0] - old[0];
+            let r1 = r[1] - w[3] * delta;
+            let r2 = r[2] - w[6] * delta;
+            // one step length for both tangents: the fixed point of the projection then
+            // has the friction opposite the slip (maximal dissipation); the 2 x 2 inverse would
+            // turn it towards the block's stiffer direction
+            let dt = w[4].max(w[8]);
+            let (mut t1, mut t2) = if dt > tiny {
+                (old[1] + r1 / dt, old[2] + r2 / dt)
+            } else {
+                (0.0, 0.0)
+            };
+            let lim = mu * new[0];
+            let nrm = (t1 * t1 + t2 * t2).sqrt();
+            if nrm > lim {
+                let s = if nrm > 0.0 { lim / nrm } else { 0.0 };
+                t1 *= s;
+                t2 *= s;
+            }
+            new[1] = t1;
+            new[2] = t2;
+        }
+        let mut change: f64 = 0.0;
+        let mut delta = [0.0; 3];
+        for a in 0..3 {
+            delta[a] = new[a] - old[a];
+            self.lambda[i + a] = new[a];
+            change = change.max((delta[a] * w[4 * a]).abs());
+        }
+        if delta != [0.0; 3] {
+            self.apply3(&bl, &delta);
+        }
+        change
+    }
+
+    /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
+    #[inline]
+    fn dots3(&self, bl: &Block) -> [f64; 3] {
+        let w = bl.width;
+        let j = &self.j[bl.off..bl.off + 3 * w];
+        let mut u = [0.0; 3];
+        let mut piece = |c: usize, v: &[f64]| {
+            for (q, &x) in v.iter().enumerate() {
+                u[0] += j[c + q] * x;
+                u[1] += j[w + c + q] * x;
+                u[2] += j[2 * w + c + q] * x;
+            }
+        };
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        piece(0, &self.vel[s0..s0 + bl.n0]);
+        if bl.trees[1] != NONE {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            piece(bl.n0, &self.vel[s1..s1 + w - bl.n0]);
+        }
+        u
+    }
+
+    /// `vel += Σ_a δ_a (qH⁻¹ Jᵀ)_a` over the three rows of a contact block, in one pass.
+    #[inline]
+    fn apply3(&mut self, bl: &Block, delta: &[f64; 3]) {
+        let w = bl.width;
+        let mj = &self.mj[bl.off..bl.off + 3 * w];
+        let piece = |c: usize, v: &mut [f64]| {
+            for (q, x) in v.iter_mut().enumerate() {
+                *x += delta[0] * mj[c + q] + delta[1] * mj[w + c + q] + delta[2] * mj[2 * w + c + q];
+            }
+        };
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        piece(0, &mut self.vel[s0..s0 + bl.n0]);
+        if bl.trees[1] != NONE {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            piece(bl.n0, &mut self.vel[s1..s1 + w - bl.n0]);
+        }
+    }
+
+    /// Forms the island's dense `W` and `c = J v_free` over its rows into `self.dense`.
+    fn form_dense(&mut self, s: usize, e: usize, v_free: &[f64]) {
+        let d = &mut self.dense;
+        d.rows.clear();
+        for &b in &self.order[s..e] {
+            let bl = self.blocks[b as usize];
+            d.rows.extend(bl.row..bl.row + bl.n);
+        }
+        let k = d.rows.len();
+        d.w.clear();
+        d.w.resize(k * k, 0.0);
+        d.c.clear();
+        // row -> (block, row in block) by walking the island's blocks
+        let mut pa = 0;
+        for &ba in &self.order[s..e] {
+            let bla = self.blocks[ba as usize];
+            for ra in 0..bla.n {
+                d.c.push(piece_dot(
+                    &self.trees,
+                    &bla,
+                    &self.j[bla.off + ra * bla.width..bla.off + (ra + 1) * bla.width],
+                    v_free,
+                ));
+                let mut pb = 0;
+                for &bb in &self.order[s..e] {
+                    let blb = self.blocks[bb as usize];
+                    for rb in 0..blb.n {
+                        if pb <= pa {
+                            let x = cross_dot(&self.trees, &self.j, &self.mj, (&bla, ra), (&blb, rb));
+                            d.w[pa * k + pb] = x;
+                            d.w[pb * k + pa] = x;
+                        }
+                        pb += 1;
+                    }
+                }
+                pa += 1;
+            }
+        }
+    }
+
+    /// The island's exact frictionless solve (active set over its unilateral rows, each set
+    /// by a semidefinite LDLᵀ that gives dependent rows no impulse); None when the set does
+    /// not settle (Gauss–Seidel takes over). With `hold`, the friction and bounded rows keep
+    /// their impulses (they enter the right-hand side) and only the others are solved for.
+    /// Writes `lambda` and `vel` of the island.
+    fn direct(&mut self, s: usize, e: usize, v_free: &[f64], scale: f64, hold: bool) -> Option<usize> {
+        self.form_dense(s, e, v_free);
+        let d = &mut self.dense;
+        let k = d.rows.len();
+        let scale = scale.max(1e-300);
+        // sign-free rows: bilateral ones, and with `hold` the friction rows of sticking
+        // contacts; held rows keep their impulse (sliding friction, bounded rows)
+        let bilateral = |kind: RowKind| kind == RowKind::Bilateral;
+        d.active.clear();
+        d.lambda.clear();
+        d.held.clear();
+        d.free.clear();
+        for p in 0..k {
+            let i = d.rows[p];
+            let kind = self.kind[i];
+            let (held, free) = match kind {
+                RowKind::Tangent => {
+                    // the contact's normal is the row before the tangents
+                    let n = if matches!(self.kind[i - 1], RowKind::Tangent) { i - 2 } else { i - 1 };
+                    let RowKind::Normal { mu, .. } = self.kind[n] else { unreachable!() };
+                    let (ln, t1, t2) = (self.lambda[n], self.lambda[n + 1], self.lambda[n + 2]);
+                    let stick = ln > 0.0 && (t1 * t1 + t2 * t2).sqrt() < mu * ln * (1.0 - 1e-9);
+                    (!stick, stick)
+                }
+                RowKind::Bounded { .. } => (true, false),
+                _ => (false, bilateral(kind)),
+            };
+            let held = hold && held;
+            d.held.push(held);
+            d.free.push(free);
+            d.active.push(!held && (free || self.lambda[i] > 0.0 || d.c[p] < self.b[i]));
+            d.lambda.push(if held { self.lambda[i] } else { 0.0 });
+        }
+        let eps = if hold { REGULARIZATION * scale } else { 0.0 };
+        let tries = if hold { SUBSPACE_ACTIVE_SETS } else { 3 * k + 10 };
+        for it in 0..tries {
+            d.idx.clear();
+            d.idx.extend((0..k).filter(|&p| d.active[p]));
+            let n = d.idx.len();
+            d.a.clear();
+            d.a.resize(n * n, 0.0);
+            d.r.clear();
+            d.r.resize(n, 0.0);
+            for (x, &p) in d.idx.iter().enumerate() {
+                let mut rhs = self.b[d.rows[p]] - d.c[p];
+                for q in 0..k {
+                    if d.held[q] {
+                        rhs -= d.w[p * k + q] * d.lambda[q];
+                    }
+                }
+                d.r[x] = rhs;
+                for (y, &q) in d.idx.iter().enumerate() {
+                    d.a[x * n + y] = d.w[p * k + q];
+                }
+                d.a[x * n + x] += eps;
+            }
+            d.skip.clear();
+            d.skip.resize(n, false);
+            ldlt_semidefinite_solve(&mut d.a, &mut d.r, &mut d.skip, n, 1e-10 * scale);
+            for p in 0..k {
+                if !d.held[p] {
+                    d.lambda[p] = 0.0;
+                }
+            }
+            for (x, &p) in d.idx.iter().enumerate() {
+                d.lambda[p] = d.r[x];
+            }
+            let worst = d
+                .idx
+                .iter()
+                .filter(|&&p| !d.free[p] && d.lambda[p] < -1e-12 * scale)
+                .min_by(|&&p, &&q| d.lambda[p].total_cmp(&d.lambda[q]).then(p.cmp(&q)));
+            if let Some(&p) = worst {
+                d.active[p] = false;
+                // a normal that lets go takes its friction with it
+                if hold && matches!(self.kind[d.rows[p]], RowKind::Normal { friction: 2, .. }) {
+                    for q in [p + 1, p + 2] {
+                        d.active[q] = false;
+                        d.held[q] = true;
+                        d.lambda[q] = 0.0;
+                    }
+                }
+                continue;
+            }
+            let mut viol: Option<(usize, f64)> = None;
+            for p in (0..k).filter(|&p| !d.active[p] && !d.held[p] && !d.free[p]) {
+                let g = d.c[p] + (0..k).map(|q| d.w[p * k + q] * d.lambda[q]).sum::<f64>()
+                    - self.b[d.rows[p]];
+                if g < -1e-12 * (1.0 + scale) && viol.is_none_or(|(_, h)| g < h) {
+                    viol = Some((p, g));
+                }
+            }
+            if let Some((p, _)) = viol {
+                d.active[p] = true;
+                continue;
+            }
+            if hold {
+                // friction back inside the cones of the new normal impulses
+                let mut p = 0;
+                while p < k {
+                    let i = d.rows[p];
+                    let n = match self.kind[i] {
+                        RowKind::Normal { friction, .. } => 1 + friction,
+                        _ => 1,
+                    };
+                    project(&self.kind[i..i + n], &mut d.lambda[p..p + n], 0, n);
+                    p += n;
+                }
+            }
+            self.set_island(s, e);
+            return Some(it + 1);
+        }
+        None
+    }
+
+    /// The subspace step of an island with friction that Gauss–Seidel has not finished (mass
+    /// ratios, where its rate tends to 1; after Silcowitz, Niebe & Erleben's PGS with subspace
+    /// minimisation): the current impulses name the sticking contacts, whose normal and friction
+    /// rows are solved exactly together with the other unilateral and bilateral rows (the
+    /// active set of [`Problem::direct`], on `W_AA` slightly regularised), sliding friction and
+    /// bounded rows held at their impulses; the friction is then projected on the new cones.
+    /// Gauss–Seidel goes on from there.
+    fn subspace_step(&mut self, s: usize, e: usize, v_free: &[f64], scale: f64) {
+        let _ = self.direct(s, e, v_free, scale, true);
+    }
+
+    /// Keeps the island's impulses in `dense.saved`.
+    fn save_island(&mut self, s: usize, e: usize) {
+        self.dense.saved.clear();
+        for x in s..e {
+            let bl = self.blocks[self.order[x] as usize];
+            self.dense.saved.extend_from_slice(&self.lambda[bl.row..bl.row + bl.n]);
+        }
+    }
+
+    /// Puts back the impulses [`Problem::save_island`] kept (and `vel` with them).
+    fn restore_island(&mut self, s: usize, e: usize) {
+        std::mem::swap(&mut self.dense.lambda, &mut self.dense.saved);
+        self.set_island(s, e);
+        std::mem::swap(&mut self.dense.lambda, &mut self.dense.saved);
+    }
+
+    /// Writes `dense.lambda` into the island's impulses and updates `vel` by the change.
+    fn set_island(&mut self, s: usize, e: usize) {
+        let mut p = 0;
+        for x in s..e {
+            let bi = self.order[x] as usize;
+            let bl = self.blocks[bi];
+            for r in 0..bl.n {
+                let delta = self.dense.lambda[p] - self.lambda[bl.row + r];
+                if delta != 0.0 {
+                    self.lambda[bl.row + r] = self.dense.lambda[p];
+                    self.apply(bi, r, delta);
+                }
+                p += 1;
+            }
+        }
+    }
+}
+
+/// Makes the impulses of the block at `lambda[i..i + n]` (kinds `kind[i..]`) feasible: a
+/// normal non-negative with its friction in the disk, a unilateral row non-negative, a
+/// bounded row within its bounds.
+fn project(kind: &[RowKind], lambda: &mut [f64], i: usize, n: usize) {
+    match kind[i] {
+        RowKind::Normal { friction, mu } => {
+            lambda[i] = lambda[i].max(0.0);
+            if friction == 2 && n == 3 {
+                let lim = mu * lambda[i];
+                let (a, b) = (lambda[i + 1], lambda[i + 2]);
+                let nrm = (a * a + b * b).sqrt();
+                if nrm > lim {
+                    let s = if nrm > 0.0 { lim / nrm } else { 0.0 };
+                    lambda[i + 1] = a * s;
+                    lambda[i + 2] = b * s;
+                }
+            }
+        }
+        RowKind::Unilateral => lambda[i] = lambda[i].max(0.0),
+        RowKind::Bounded { lo, hi } => lambda[i] = lambda[i].clamp(lo, hi),
+        _ => {}
+    }
+}
+
+/// Union-find root of `t` with path halving.
+fn find(uf: &mut [u32], mut t: u32) -> u32 {
+    while uf[t as usize] != t {
+        let g = uf[uf[t as usize] as usize];
+        uf[t as usize] = g;
+        t = g;
+    }
+    t
+}
+
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A block row (compact, `width`) dotted with a vector over all dofs.
+#[inline]
+fn piece_dot(trees: &Trees, bl: &Block, row: &[f64], v: &[f64]) -> f64 {
+    if bl.trees[0] == NONE {
+        return 0.0;
+    }
+    let s0 = trees.start[bl.trees[0] as usize];
+    let mut x = dot(&row[..bl.n0], &v[s0..s0 + bl.n0]);
+    if bl.trees[1] != NONE {
+        let s1 = trees.start[bl.trees[1] as usize];
+        x += dot(&row[bl.n0..], &v[s1..s1 + bl.width - bl.n0]);
+    }
+    x
+}
+
+/// `W` entry `J_a · (qH⁻¹ Jᵀ)_b` of row `ra` of block `a` and row `rb` of block `b`: the sum
+/// over the trees they share.
+fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b, rb): (&Block, usize)) -> f64 {
+    let ja = &j[a.off + ra * a.width..a.off + (ra + 1) * a.width];
+    let mb = &mj[b.off + rb * b.width..b.off + (rb + 1) * b.width];
+    let mut x = 0.0;
+    for (sa, &t) in a.trees.iter().enumerate() {
+        if t == NONE {
+            continue;
+        }
+        let Some(sb) = b.trees.iter().position(|&u| u == t) else { continue };
+        let l = trees.len[t as usize];
+        let ca = if sa == 0 { 0 } else { a.n0 };
+        let cb = if sb == 0 { 0 } else { b.n0 };
+        x += dot(&ja[ca..ca + l], &mb[cb..cb + l]);
+    }
+    x
+}
+
+/// Solves `qH x = b` for an `x` that is zero outside one tree (its dofs `s..s + x.len()`):
+/// the tree's ancestors all lie in it, so the LᵀDL solve runs over its dofs only.
+fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
+    let n = x.len();
+    for k in (0..n).rev() {
+        let xk = x[k];
+        if xk != 0.0 {
+            let (anc, l) = f.row(s + k);
+            for (&a, &lv) in anc.iter().zip(l) {
+                x[a - s] -= lv * xk;
+            }
+        }
+    }
+    for (k, xk) in x.iter_mut().enumerate() {
+        *xk /= f.d(s + k);
+    }
+    for k in 0..n {
+        let (anc, l) = f.row(s + k);
+        let mut acc = x[k];
+        for (&a, &lv) in anc.iter().zip(l) {
+            acc -= lv * x[a - s];
+        }
+        x[k] = acc;
+    }
+}
+
+/// The inverse of a symmetric positive definite 3 x 3 matrix, or zeros when it is singular
+/// (relative to its diagonal).
+fn inverse3(w: &[f64; 9]) -> [f64; 9] {
+    let c00 = w[4] * w[8] - w[5] * w[7];
+    let c01 = w[5] * w[6] - w[3] * w[8];
+    let c02 = w[3] * w[7] - w[4] * w[6];
+    let det = w[0] * c00 + w[1] * c01 + w[2] * c02;
+    let scale = w[0] * w[4] * w[8];
+    // a NaN determinant counts as singular too
+    if det.is_nan() || det <= 1e-9 * scale || scale <= 0.0 {
+        return [0.0; 9];
+    }
+    let inv = 1.0 / det;
+    [
+        c00 * inv,
+        (w[2] * w[7] - w[1] * w[8]) * inv,
+        (w[1] * w[5] - w[2] * w[4]) * inv,
+        c01 * inv,
+        (w[0] * w[8] - w[2] * w[6]) * inv,
+        (w[2] * w[3] - w[0] * w[5]) * inv,
+        c02 * inv,
+        (w[1] * w[6] - w[0] * w[7]) * inv,
+        (w[0] * w[4] - w[1] * w[3]) * inv,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse3_inverts_and_refuses_singular_blocks() {
+        let w = [4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0];
+        let i = inverse3(&w);
+        for r in 0..3 {
+            for c in 0..3 {
+                let x: f64 = (0..3).map(|k| w[3 * r + k] * i[3 * k + c]).sum();
+                assert!((x - f64::from(u8::from(r == c))).abs() < 1e-12);
+            }
+        }
+        assert_eq!(inverse3(&[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]), [0.0; 9]);
+    }
+}
