@@ -48,7 +48,7 @@ enum Command {
         /// Trajectory CSV: step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz (world frame).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Per-step CSV: step,t,contacts,wall_ns.
+        /// Per-step CSV: step,t,contacts,wall_ns,sweeps,residual (the constraint solve's).
         #[arg(long)]
         steps: Option<PathBuf>,
         /// Sensor CSV: time, then NAME.x,NAME.y,NAME.z (accelerometers, gyros) or

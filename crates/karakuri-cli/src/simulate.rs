@@ -31,7 +31,8 @@ pub struct SimulateArgs {
     /// Trajectory CSV: `step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz`, one row per moving
     /// body per step, the initial state as step 0.
     pub out: Option<PathBuf>,
-    /// Step CSV: `step,t,contacts,wall_ns`.
+    /// Step CSV: `step,t,contacts,wall_ns,sweeps,residual` (the constraint solve's sweeps and
+    /// final residual, m/s).
     pub steps: Option<PathBuf>,
     /// Sensor CSV: `time`, then `NAME.x,NAME.y,NAME.z` per accelerometer or gyro and
     /// `NAME.fx,NAME.fy,NAME.fz,NAME.tx,NAME.ty,NAME.tz` per force sensor (sensor axes), one
@@ -243,7 +244,7 @@ pub fn simulate_observed(
     let mut steps_out = args
         .steps
         .as_ref()
-        .map(|p| CsvOut::create(p, "step,t,contacts,wall_ns"))
+        .map(|p| CsvOut::create(p, "step,t,contacts,wall_ns,sweeps,residual"))
         .transpose()?;
     let mut sensors_out = args
         .sensors
@@ -266,7 +267,7 @@ pub fn simulate_observed(
         write_rows(t, &world, &moving, k0)?;
     }
     if let Some(s) = steps_out.as_mut() {
-        s.line(format_args!("{k0},{},{},0", world.time(), world.contacts().len()))?;
+        s.line(format_args!("{k0},{},{},0,0,0", world.time(), world.contacts().len()))?;
     }
     let write_checkpoint = |world: &World| -> Result<()> {
         let path = args.checkpoint.as_ref().expect("a checkpoint step comes with its file");
@@ -294,7 +295,8 @@ pub fn simulate_observed(
             write_rows(t, &world, &moving, k)?;
         }
         if let Some(s) = steps_out.as_mut() {
-            s.line(format_args!("{k},{},{nc},{ns}", world.time()))?;
+            let solve = world.last_solve();
+            s.line(format_args!("{k},{},{nc},{ns},{},{:e}", world.time(), solve.iterations, solve.residual))?;
         }
         if let Some(s) = sensors_out.as_mut() {
             sensor_row(&mut row, &world);

@@ -205,6 +205,11 @@ pub trait Engine {
     fn diagnostics(&self) -> Diagnostics {
         Diagnostics::default()
     }
+    /// The last step's constraint solve: sweeps (the most over its islands) and final
+    /// residual (engines without such a solve report zeros).
+    fn last_solve(&self) -> crate::solver::SolveStats {
+        crate::solver::SolveStats::default()
+    }
     /// Total mechanical energy (kinetic + gravitational), J.
     fn energy(&self) -> f64;
     /// The sensors, in the order of [`Engine::readings`].

@@ -438,6 +438,11 @@ impl World {
         self.engine.diagnostics()
     }
 
+    /// The last step's constraint solve (sweeps, final residual).
+    pub fn last_solve(&self) -> crate::solver::SolveStats {
+        self.engine.last_solve()
+    }
+
     /// Stage times accumulated over every step so far.
     pub fn stage_times(&self) -> StageTimes {
         self.times

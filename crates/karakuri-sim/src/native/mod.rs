@@ -303,6 +303,10 @@ impl Engine for NativeEngine {
         self.work.diagnostics
     }
 
+    fn last_solve(&self) -> crate::solver::SolveStats {
+        self.work.last_solve
+    }
+
     /// Kinetic plus gravitational energy. Not part of the step: it evaluates on a copy of
     /// the kinematics buffers.
     fn energy(&self) -> f64 {
