@@ -1,6 +1,8 @@
 //! The simulator's one random generator: SplitMix64 (Steele, Lea & Flood 2014), a tiny,
 //! well-mixed, reproducible generator whose whole state is one `u64` (so a [`crate::native::SimState`]
-//! holding it is copied and restored exactly). Used for the seeded scene variants of
+//! holding it is copied and restored exactly). The stepping is the dynamics core's
+//! [`karakuri::algorithms::SplitMix64`]; this type adds serde, seeded streams and the
+//! distributions the simulator draws from. Used for the seeded scene variants of
 //! [`crate::batch::perturb`] and for sensor noise.
 
 /// A SplitMix64 stream.
@@ -16,13 +18,12 @@ impl SplitMix64 {
         SplitMix64(s)
     }
 
-    /// The next 64 random bits.
+    /// The next 64 random bits (the dynamics core's generator, stepped from this state).
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let mut g = karakuri::algorithms::SplitMix64::new(self.0);
+        let x = g.next_u64();
+        self.0 = g.state();
+        x
     }
 
     /// Uniform in [-1, 1).
@@ -40,5 +41,21 @@ impl SplitMix64 {
     pub fn gaussian(&mut self) -> f64 {
         let (u1, u2) = (self.open_unit(), self.open_unit());
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SplitMix64;
+
+    #[test]
+    fn the_stream_is_vignas_splitmix64() {
+        // splitmix64.c (Vigna) from state 0: the published first outputs
+        let mut g = SplitMix64(0);
+        assert_eq!(g.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(g.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        // the state is the whole generator: a copy continues the stream
+        let mut h = g;
+        assert_eq!(g.next_u64(), h.next_u64());
     }
 }

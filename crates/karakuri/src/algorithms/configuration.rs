@@ -62,9 +62,13 @@ pub fn normalize(model: &Model, q: &mut DVector<f64>) {
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
-    /// A generator from a seed.
+    /// A generator from a seed (the seed is its whole state).
     pub fn new(seed: u64) -> Self {
         Self(seed)
+    }
+    /// The whole state: `SplitMix64::new(g.state())` continues `g`'s stream exactly.
+    pub fn state(&self) -> u64 {
+        self.0
     }
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
