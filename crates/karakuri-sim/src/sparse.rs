@@ -1088,6 +1088,19 @@ fn inverse3(w: &[f64; 9]) -> [f64; 9] {
     ]
 }
 
+impl Settings {
+    /// The settings of the engine's solver: its sweep cap and tolerance, exact solves under
+    /// `solver: auto`.
+    pub fn of(e: &crate::scene::EngineParams) -> Settings {
+        Settings {
+            max_iterations: e.max_iterations,
+            tolerance: e.tolerance,
+            exact: e.solver == crate::scene::SolverKind::Auto,
+            direct_max_rows: e.direct_max_rows,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
