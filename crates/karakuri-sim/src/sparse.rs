@@ -30,7 +30,7 @@ use crate::solver::{ensure, RowKind, Rows, SolveStats};
 pub const NONE: u32 = u32::MAX;
 
 /// Islands of at most this many rows get exact solves: frictionless ones an active-set
-/// solve (as [`crate::solver::solve_direct`]), ones with friction a subspace step when
+/// solve (the one exact solve of the crate: the impact passes and SHAKE get it too), ones with friction a subspace step when
 /// Gauss–Seidel stalls (mass ratios). Larger islands (piles) stay with Gauss–Seidel.
 pub const EXACT_MAX_ROWS: usize = 64;
 
