@@ -30,7 +30,7 @@ use crate::solver::{ensure, RowKind, Rows, SolveStats};
 pub const NONE: u32 = u32::MAX;
 
 /// Islands of at most this many rows get exact solves: frictionless ones an active-set
-/// solve (as [`crate::solver::solve_direct`]), ones with friction a subspace step when
+/// solve (the one exact solve of the crate: the impact passes and SHAKE get it too), ones with friction a subspace step when
 /// Gauss–Seidel stalls (mass ratios). Larger islands (piles) stay with Gauss–Seidel.
 pub const EXACT_MAX_ROWS: usize = 64;
 
@@ -1086,6 +1086,19 @@ fn inverse3(w: &[f64; 9]) -> [f64; 9] {
         (w[1] * w[6] - w[0] * w[7]) * inv,
         (w[0] * w[4] - w[1] * w[3]) * inv,
     ]
+}
+
+impl Settings {
+    /// The settings of the engine's solver: its sweep cap and tolerance, exact solves under
+    /// `solver: auto`.
+    pub fn of(e: &crate::scene::EngineParams) -> Settings {
+        Settings {
+            max_iterations: e.max_iterations,
+            tolerance: e.tolerance,
+            exact: e.solver == crate::scene::SolverKind::Auto,
+            direct_max_rows: e.direct_max_rows,
+        }
+    }
 }
 
 #[cfg(test)]

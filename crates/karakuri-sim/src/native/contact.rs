@@ -231,7 +231,7 @@ fn penalty_impulses(
 /// per unit dof velocity, to rows 0, 1, 2 of block `bi` (the dofs of `joint`'s chain, in the
 /// block's compact columns; nothing for the universe). The point's velocity column
 /// `S_lin + S_ang × p` of each dof is formed once for the three rows.
-fn add_point_piece(
+pub fn add_point_piece(
     model: &Model,
     s_world: &[Motion],
     problem: &mut Problem,

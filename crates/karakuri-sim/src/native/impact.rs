@@ -29,15 +29,14 @@
 //! restitution targets do; a step without an approaching elastic contact costs one point
 //! velocity per contact.
 
-use karakuri::constraints::rows::add_relative_point_row;
 use karakuri::spatial::{Motion, Se3, Vec3};
-use karakuri::Model;
 
 use super::build::SimModel;
-use super::contact::{mean_material, tangents, tree_range};
+use super::contact::{add_point_piece, mean_material, tangents};
 use super::state::{SimState, StepData};
-use crate::scene::{ContactMode, SolverKind};
-use crate::solver::{direct_applies, solve_direct, solve_pgs, RowKind};
+use crate::scene::ContactMode;
+use crate::solver::RowKind;
+use crate::sparse::Settings;
 use crate::SimError;
 
 /// World velocity of the world point `p` carried by joint `j` (placed at `x`, moving with `v`
@@ -50,20 +49,6 @@ fn point_velocity(j: usize, x: &Se3, v: &Motion, p: &Vec3) -> Vec3 {
     vw.linear + vw.angular.cross(p)
 }
 
-/// The dof ranges of the trees of two joints, sorted and disjoint.
-fn pair_ranges(model: &Model, ja: usize, jb: usize) -> [(usize, usize); 2] {
-    let (a, b) = (tree_range(model, ja), tree_range(model, jb));
-    if a == b || b.0 == b.1 {
-        [a, (0, 0)]
-    } else if a.0 == a.1 {
-        [b, (0, 0)]
-    } else if a.0 < b.0 {
-        [a, b]
-    } else {
-        [b, a]
-    }
-}
-
 /// Whether a contact with approach speed `vn` (negative when closing) and `depth` (negative:
 /// a gap) is struck in this pass: approaching faster than the threshold, and touching or
 /// closing its gap within the step.
@@ -73,7 +58,10 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 
 /// The impact stage, before the free velocity. Reads `w.raw`, `w.data` (placements and body
 /// velocities of the step's start), `w.s_world`, `w.qh`, the materials; writes `s.v` (the
-/// velocity after the impacts) and uses `w.impact` as scratch.
+/// velocity after the impacts) and uses `w.impact` as scratch: `all` holds one compact block
+/// (normal, two tangents; the contact stage's row writer) per elastic contact, `pass` the
+/// blocks of one pass, solved island by island as the velocity problem is
+/// ([`crate::sparse::Problem::solve`]: exact for small frictionless islands).
 pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     if !m.loops.is_empty() {
         // a loop's impulse would have to join every pass: such worlds keep the one
@@ -100,9 +88,9 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
     if !any {
         return Ok(());
     }
-    // the rows (normal, two tangents) of every elastic contact, once
+    // the rows (normal, two tangents) of every elastic contact, once, over their trees only
     let iw = &mut w.impact;
-    iw.all.clear(model.nv);
+    iw.all.clear();
     iw.contacts.clear();
     for (ci, c) in w.raw.iter().enumerate() {
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
@@ -111,70 +99,49 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
             continue;
         }
         let (t1, t2) = tangents(&c.normal);
-        let ranges = pair_ranges(model, sa.joint, sb.joint);
-        for dir in [c.normal, t1, t2] {
-            let r = iw.all.push_ranged(RowKind::Tangent, 0.0, 0.0, ranges);
-            add_relative_point_row(
-                model,
-                &w.s_world,
-                (sa.joint, &c.point),
-                (sb.joint, &c.point),
-                &dir,
-                iw.all.j_row_mut(r),
-            );
-        }
+        let dirs = [c.normal, t1, t2];
+        let all = &mut iw.all;
+        let (ta, tb) = (all.trees.of_joint[sa.joint], all.trees.of_joint[sb.joint]);
+        let bi = all.push_block(&[RowKind::Tangent; 3], ta, tb, &[0.0; 3], &[0.0; 3]);
+        add_point_piece(model, &w.s_world, all, bi, sb.joint, (&c.point, &dirs), 1.0);
+        add_point_piece(model, &w.s_world, all, bi, sa.joint, (&c.point, &dirs), -1.0);
         iw.contacts.push((ci, mat));
     }
-    let row_dot = |rows: &crate::solver::Rows, i: usize, v: &[f64]| -> f64 {
-        let j = rows.j_row(i);
-        rows.ranges[i]
-            .iter()
-            .map(|&(a, b)| (a..b).map(|k| j[k] * v[k]).sum::<f64>())
-            .sum()
-    };
     let cp = &m.contact;
-    let e = &m.engine;
+    let settings = Settings::of(&m.engine);
     let max_passes = 4 * iw.contacts.len() + 8;
     for _ in 0..max_passes {
         let u = s.v.as_slice();
-        iw.rows.clear(model.nv);
+        iw.pass.clear();
         for (k, &(ci, mat)) in iw.contacts.iter().enumerate() {
-            let vn = row_dot(&iw.all, 3 * k, u);
+            let vn = iw.all.row_dot(k, 0, u);
             if !struck(m, vn, w.raw[ci].depth) {
                 continue;
             }
-            let slip = row_dot(&iw.all, 3 * k + 1, u).hypot(row_dot(&iw.all, 3 * k + 2, u));
+            let slip = iw.all.row_dot(k, 1, u).hypot(iw.all.row_dot(k, 2, u));
             let mu = if slip <= cp.friction_threshold_velocity {
                 mat.static_friction
             } else {
                 mat.dynamic_friction
             };
             let friction = if mu > 0.0 { 2 } else { 0 };
-            let ranges = iw.all.ranges[3 * k];
-            let kind = RowKind::Normal { friction, mu };
-            for (d, kind) in [kind, RowKind::Tangent, RowKind::Tangent].into_iter().enumerate().take(1 + friction) {
-                let target = if d == 0 { -mat.restitution * vn } else { 0.0 };
-                let r = iw.rows.push_ranged(kind, target, 0.0, ranges);
-                let src = iw.all.j_row(3 * k + d);
-                let nv = model.nv;
-                iw.rows.j[r * nv..(r + 1) * nv].copy_from_slice(src);
-            }
+            let n = 1 + friction;
+            let kinds = [RowKind::Normal { friction, mu }, RowKind::Tangent, RowKind::Tangent];
+            let b = [-mat.restitution * vn, 0.0, 0.0];
+            let [ta, tb] = iw.all.blocks[k].trees;
+            let bi = iw.pass.push_block(&kinds[..n], ta, tb, &b[..n], &[0.0; 3][..n]);
+            // same trees, same column layout: the first n rows of the contact's block
+            let src = iw.all.blocks[k];
+            iw.pass
+                .j_block_mut(bi)
+                .copy_from_slice(&iw.all.j[src.off..src.off + n * src.width]);
         }
-        if iw.rows.is_empty() {
+        if iw.pass.rows() == 0 {
             break;
         }
-        let fact = &w.qh;
-        iw.rows.prepare(|x| fact.solve(x));
-        let direct = e.solver == SolverKind::Auto && direct_applies(&iw.rows, e.direct_max_rows);
-        let solved = direct
-            .then(|| solve_direct(&mut iw.rows, u, &mut iw.dv, &mut w.solver))
-            .flatten();
-        if solved.is_none() {
-            solve_pgs(&mut iw.rows, u, &mut iw.dv, e.max_iterations, e.tolerance, &mut w.solver);
-        }
-        for (vk, dk) in s.v.iter_mut().zip(&iw.dv) {
-            *vk += dk;
-        }
+        iw.pass.prepare(&w.qh);
+        iw.pass.solve(u, &settings);
+        s.v.as_mut_slice().copy_from_slice(&iw.pass.vel);
     }
     Ok(())
 }

@@ -14,7 +14,8 @@ use super::contact::tangents;
 use super::integrate::integrate_world;
 use super::state::{SimState, StepData};
 use crate::scene::LoopKind;
-use crate::solver::{solve_direct, RowKind, Rows};
+use crate::solver::{RowKind, Rows};
+use crate::sparse::Settings;
 use crate::SimError;
 
 /// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
@@ -127,16 +128,27 @@ pub fn loop_constraint_rows(
 /// step's Delassus matrix). A first-order scheme whose velocity constraint is imposed at the
 /// end of the step keeps the energy of closed loops instead of dissipating it.
 ///
+/// Each Newton iteration is a bilateral, frictionless problem on `w.shake.problem` (the loop
+/// rows as compact one-row blocks, prepared once), solved exactly island by island by
+/// [`crate::sparse::Problem::solve`] (an active-set LDLᵀ that gives redundant rows, such as
+/// the out-of-plane rows of a planar loop, no impulse; an island beyond its exact size falls
+/// back to Gauss–Seidel).
+///
 /// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v`, `w.shake`, adds its impulses to
 /// `w.loop_impulse` (what the force sensors see of the loops), and uses `w.data` as
 /// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
 pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let (model, dt) = (&m.model, m.dt);
     let sh = &mut w.shake;
-    // the step's loop rows with their M⁻¹ Jᵀ (J at q_n, as the impulses of the step)
-    sh.rows.assign(&w.loop_rows);
-    let fact = &w.qh;
-    sh.rows.prepare(|x| fact.solve(x));
+    // the step's loop rows with their qH⁻¹ Jᵀ (J at q_n, as the impulses of the step)
+    sh.problem.clear();
+    let first = sh.problem.push_rows(&w.loop_rows);
+    sh.problem.prepare(&w.qh);
+    let settings = Settings {
+        exact: true,
+        direct_max_rows: usize::MAX,
+        ..Settings::of(&m.engine)
+    };
     for _ in 0..4 {
         sh.q.copy_from(&s.q);
         sh.v.copy_from(&s.v);
@@ -156,17 +168,18 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
         if sh.err.iter().all(|e| e.abs() < 1e-12) {
             break;
         }
-        for (k, e) in sh.err.iter().enumerate() {
-            sh.rows.b[k] = -e / dt;
+        let n = sh.err.len();
+        for (b, e) in sh.problem.b[first..first + n].iter_mut().zip(&sh.err) {
+            *b = -e / dt;
         }
-        if solve_direct(&mut sh.rows, &sh.zero, &mut sh.dv, &mut w.solver).is_none() {
-            break;
+        sh.problem.lambda[first..first + n].fill(0.0);
+        sh.problem.solve(&sh.zero, &settings);
+        let lambda = &sh.problem.lambda[first..first + n];
+        for (total, l) in w.loop_impulse.iter_mut().zip(lambda) {
+            *total += l;
         }
-        for (total, lambda) in w.loop_impulse.iter_mut().zip(&sh.rows.lambda) {
-            *total += lambda;
-        }
-        for k in 0..model.nv {
-            s.v[k] += sh.dv[k];
+        for (vk, dk) in s.v.iter_mut().zip(&sh.problem.vel) {
+            *vk += dk;
         }
     }
     Ok(())

@@ -16,7 +16,7 @@ use crate::collision::{CollisionWork, RawContact};
 use crate::rng::SplitMix64;
 use crate::engine::{ContactInfo, Diagnostics, StageTimes};
 use crate::scene::{ActuatorMode, Material, Target};
-use crate::solver::{ensure, Rows, SolveStats, SolverWork};
+use crate::solver::{ensure, Rows, SolveStats};
 use crate::sparse::Problem;
 
 /// What a step starts from and carries to the next. It is serialised whole into a checkpoint
@@ -107,12 +107,8 @@ pub struct ShakeWork {
     pub q: DVector<f64>,
     /// Trial velocity `(nv)`.
     pub v: DVector<f64>,
-    /// Velocity correction of one Newton iteration `(nv)`.
-    pub dv: Vec<f64>,
     /// Zeros `(nv)` (the free velocity of the correction problem).
     pub zero: Vec<f64>,
-    /// The step's loop rows with `M⁻¹ Jᵀ` (rows of `J(q_n)`, targets updated per iteration).
-    pub rows: Rows,
     /// Loop rows at the trial configuration (only their errors are used).
     pub trial_rows: Rows,
     /// Position errors at the trial configuration `(loop rows)`.
@@ -121,6 +117,9 @@ pub struct ShakeWork {
     pub s_world: Vec<Motion>,
     /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
     pub wrench: Vec<[Force; 2]>,
+    /// The correction problem: the step's loop rows `J(q_n)` as compact blocks with their
+    /// `qH⁻¹ Jᵀ`, targets updated per iteration, its `vel` the velocity correction.
+    pub problem: Problem,
 }
 
 /// The buffers of the split-impulse pass (see `split`).
@@ -142,14 +141,13 @@ pub struct SplitWork {
 
 /// The buffers of the impact passes (see `impact`).
 pub struct ImpactWork {
-    /// Normal and tangent rows of every elastic contact of the step, 3 per contact.
-    pub all: Rows,
-    /// The rows of one pass (the contacts struck in it).
-    pub rows: Rows,
+    /// One block (normal, two tangents) per elastic contact of the step, in `contacts`
+    /// order; only its Jacobians are used (never prepared).
+    pub all: Problem,
+    /// The problem of one pass: the blocks of the contacts struck in it.
+    pub pass: Problem,
     /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
     pub contacts: Vec<(usize, Material)>,
-    /// The velocity change of one pass `(nv)`.
-    pub dv: Vec<f64>,
 }
 
 /// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
@@ -216,8 +214,6 @@ pub struct StepData {
     pub row: Vec<f64>,
     /// The warm-start entries being written `(contacts)`, swapped into the state.
     pub warm_next: Vec<WarmEntry>,
-    /// Solver scratch.
-    pub solver: SolverWork,
     /// Collision scratch.
     pub collision: CollisionWork,
     /// Loop projection scratch.
@@ -284,18 +280,16 @@ impl StepData {
             other_row_start: 0,
             row: vec![0.0; nv],
             warm_next: Vec::new(),
-            solver: SolverWork::default(),
             collision: m.collider.work(),
             shake: ShakeWork {
                 q: zq(),
                 v: zv(),
-                dv: vec![0.0; nv],
                 zero: vec![0.0; nv],
-                rows: Rows::default(),
                 trial_rows: Rows::default(),
                 err: Vec::new(),
                 s_world: vec![Motion::zero(); nv],
                 wrench: Vec::new(),
+                problem: Problem::new(&m.model),
             },
             rk4: Rk4Work {
                 q0: zq(),
@@ -329,10 +323,9 @@ impl StepData {
                 v_p: vec![0.0; nv],
             },
             impact: ImpactWork {
-                all: Rows::default(),
-                rows: Rows::default(),
+                all: Problem::new(&m.model),
+                pass: Problem::new(&m.model),
                 contacts: Vec::new(),
-                dv: vec![0.0; nv],
             },
         }
     }
@@ -358,20 +351,13 @@ impl StepData {
         // the split impulse keeps the problem's targets and impulses while it reuses it
         ensure(&mut self.split.b, fixed + 3 * contacts);
         ensure(&mut self.split.lambda, fixed + 3 * contacts);
-        for r in [&mut self.impact.all, &mut self.impact.rows] {
-            r.nv = nv;
-            r.reserve(3 * contacts);
-        }
+        // the impact passes: a block of up to 3 rows per contact
+        self.impact.all.reserve(contacts, 3 * contacts);
+        self.impact.pass.reserve(contacts, 3 * contacts);
         ensure(&mut self.impact.contacts, contacts);
-        // the impact passes solve up to 3 rows per contact densely; SHAKE solves the loop
-        // rows with the direct solver whatever their number
-        self.solver
-            .reserve(fixed.max(3 * contacts), m.engine.direct_max_rows.max(loop_rows));
-        for r in [
-            &mut self.loop_rows,
-            &mut self.shake.rows,
-            &mut self.shake.trial_rows,
-        ] {
+        // SHAKE: one block per loop row
+        self.shake.problem.reserve(loop_rows, loop_rows);
+        for r in [&mut self.loop_rows, &mut self.shake.trial_rows] {
             r.nv = nv;
             r.reserve(loop_rows);
         }
