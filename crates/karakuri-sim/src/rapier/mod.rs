@@ -16,6 +16,15 @@
 //! A step: user and torque-mode actuator forces, motor targets, `PhysicsPipeline::step`, then
 //! the guard (non-finite or runaway velocities), the contacts with their forces, and the
 //! sensors from the bodies' velocities before and after the step (finite difference).
+//!
+//! Reported contact forces ([`ContactInfo::force`], the world's contact wrenches) are the normal
+//! part only: the normal impulse of each contact point over the step / dt. Friction is left
+//! out: rapier 0.36 keeps a point's total friction impulse (`ContactData::tangent_impulse`) in
+//! its solver's tangent basis, chosen per step from the bodies' velocities and not kept, and
+//! gives in world axes only the last substep's friction impulse (`warmstart_tangent_world`);
+//! rebuilding the basis from that one fails whenever the last substep has no friction. So on
+//! rapier a sliding or sticking contact's reported force lacks its tangential part (the motion
+//! has it: friction acts in the solve).
 
 mod build;
 
@@ -335,8 +344,8 @@ impl RapierEngine {
         Ok(())
     }
 
-    /// The contacts of the step with their forces (normal impulse / dt along the normal; the
-    /// friction impulses rapier keeps in its solver's basis are not included).
+    /// The contacts of the step with their forces (normal impulse / dt along the normal;
+    /// friction is not included, see the module docs).
     fn collect_contacts(&mut self) {
         self.contacts.clear();
         let p = &self.physics;
