@@ -1,13 +1,13 @@
 //! What Python sees of a world's joints and sensors ([`Layout`]: names, actuated joints, the
 //! observation vector) and the `ControlIo` a Python controller reads and writes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::convert::{array2, read_vector};
+use crate::convert::read_vector;
 use karakuri_sim::scene::SensorKind;
 use karakuri_sim::{JointInfo, JointState, SimError, World};
-use nalgebra::DMatrix;
-use numpy::{PyArray1, PyArray2};
+use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -93,6 +93,118 @@ impl Layout {
     }
 }
 
+/// What the getters both Python classes share ([`joint_view_methods!`]: names, indices,
+/// `q` / `dq` / `tau`, sensors, time) read: a world now (`World`) or a snapshot of it taken for
+/// a controller (`ControlIo`).
+pub trait JointView {
+    /// The world's layout.
+    fn layout(&self) -> &Layout;
+    /// Simulated time (s) and steps taken.
+    fn clock(&self) -> (f64, u64);
+    /// The state of each joint of `layout().joints`.
+    fn joint_states(&self) -> Cow<'_, [JointState]>;
+    /// Each sensor's reading (the first 3 or 6 values used), over `layout().sensors`.
+    fn readings(&self) -> Cow<'_, [[f64; 6]]>;
+}
+
+/// `#[pymethods] impl $class { ... }` with the getters every [`JointView`] shows Python (the
+/// same names, arguments and docs on `World` and `ControlIo`), then the class's own methods
+/// given as `$own`. (PyO3 takes one `#[pymethods]` block per class without its
+/// `multiple-pymethods` feature, hence a macro over the whole block.)
+macro_rules! joint_view_methods {
+    ($class:ty { $($own:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            /// Simulated time (s).
+            #[getter]
+            fn time(&self) -> f64 {
+                $crate::control::JointView::clock(self).0
+            }
+            /// Steps taken.
+            #[getter]
+            fn steps(&self) -> u64 {
+                $crate::control::JointView::clock(self).1
+            }
+            /// Names of the one-dof joints (``robot/joint`` for robots), the order of
+            /// :attr:`q`, :attr:`dq`, :attr:`tau`.
+            #[getter]
+            fn joint_names(&self) -> Vec<String> {
+                $crate::control::JointView::layout(self).joints.clone()
+            }
+            /// Names of the joints that have an actuator, the order of :meth:`set_targets`.
+            #[getter]
+            fn actuator_names(&self) -> Vec<String> {
+                let layout = $crate::control::JointView::layout(self);
+                layout.actuated.iter().map(|&k| layout.joints[k].clone()).collect()
+            }
+            /// Names of the sensors, the order of :attr:`readings`.
+            #[getter]
+            fn sensor_names(&self) -> Vec<String> {
+                $crate::control::JointView::layout(self).sensors.clone()
+            }
+            /// Index of a one-dof joint in the joint arrays (``ValueError`` if none).
+            fn joint_index(&self, name: &str) -> PyResult<usize> {
+                $crate::control::JointView::layout(self).joint(name)
+            }
+            /// Joint positions (rad or m), over :attr:`joint_names`.
+            #[getter]
+            fn q<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f64>> {
+                $crate::control::joint_column(self, py, |s| s.q)
+            }
+            /// Joint velocities (rad/s or m/s), over :attr:`joint_names`.
+            #[getter]
+            fn dq<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f64>> {
+                $crate::control::joint_column(self, py, |s| s.dq)
+            }
+            /// Torque (force) that drove each joint over the last step, the user's plus its
+            /// actuator's, over :attr:`joint_names`.
+            #[getter]
+            fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f64>> {
+                $crate::control::joint_column(self, py, |s| s.tau)
+            }
+            /// ``(q, dq, tau)`` of one joint by name.
+            fn joint_state(&self, joint: &str) -> PyResult<(f64, f64, f64)> {
+                let k = $crate::control::JointView::layout(self).joint(joint)?;
+                let s = $crate::control::JointView::joint_states(self)[k];
+                Ok((s.q, s.dq, s.tau))
+            }
+            /// A sensor's reading by name after the last step, sensor axes: 3 values
+            /// (accelerometer m/s², rate gyro rad/s) or 6 (force sensor: fx, fy, fz, tx, ty, tz).
+            fn sensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+                $crate::control::sensor_reading(self, py, name)
+            }
+            /// Every sensor's reading, shape ``(nsensors, 6)`` over :attr:`sensor_names`
+            /// (accelerometers and gyros fill the first 3 columns, zeros after).
+            #[getter]
+            fn readings<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray2<f64>> {
+                let r = $crate::control::JointView::readings(self);
+                $crate::convert::array2(py, &nalgebra::DMatrix::from_fn(r.len(), 6, |i, k| r[i][k]))
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use joint_view_methods;
+
+/// One value of every joint's state, over the layout's joints.
+pub fn joint_column<'py>(
+    view: &impl JointView,
+    py: Python<'py>,
+    f: impl Fn(&JointState) -> f64,
+) -> Bound<'py, PyArray1<f64>> {
+    PyArray1::from_vec(py, view.joint_states().iter().map(f).collect())
+}
+
+/// A sensor's reading by name (its 3 or 6 values), or `ValueError`.
+pub fn sensor_reading<'py>(view: &impl JointView, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let layout = view.layout();
+    let i = layout.sensors.iter().position(|s| s == name).ok_or_else(|| {
+        PyValueError::new_err(SimError::UnknownSensor { sensor: name.to_string() }.to_string())
+    })?;
+    Ok(PyArray1::from_slice(py, &view.readings()[i][..layout.sensor_sizes[i]]))
+}
+
 /// What a Python controller reads and writes in one call (a snapshot of the world taken just
 /// before the call; the commands are applied when the controller returns).
 ///
@@ -140,76 +252,24 @@ impl PyControlIo {
         }
         Ok(())
     }
+}
 
-    fn column<'py>(&self, py: Python<'py>, f: impl Fn(&JointState) -> f64) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_vec(py, self.states.iter().map(f).collect())
+impl JointView for PyControlIo {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn clock(&self) -> (f64, u64) {
+        (self.time, self.steps)
+    }
+    fn joint_states(&self) -> Cow<'_, [JointState]> {
+        Cow::Borrowed(&self.states)
+    }
+    fn readings(&self) -> Cow<'_, [[f64; 6]]> {
+        Cow::Borrowed(&self.readings)
     }
 }
 
-#[pymethods]
-impl PyControlIo {
-    /// Simulated time (s).
-    #[getter]
-    fn time(&self) -> f64 {
-        self.time
-    }
-    /// Steps taken.
-    #[getter]
-    fn steps(&self) -> u64 {
-        self.steps
-    }
-    /// Names of the one-dof joints, the order of :attr:`q`, :attr:`dq`, :attr:`tau`.
-    #[getter]
-    fn joint_names(&self) -> Vec<String> {
-        self.layout.joints.clone()
-    }
-    /// Names of the actuated joints, the order of :meth:`set_targets`.
-    #[getter]
-    fn actuator_names(&self) -> Vec<String> {
-        self.layout.actuated.iter().map(|&k| self.layout.joints[k].clone()).collect()
-    }
-    /// Names of the sensors, the order of :attr:`readings`.
-    #[getter]
-    fn sensor_names(&self) -> Vec<String> {
-        self.layout.sensors.clone()
-    }
-    /// Index of a one-dof joint in the joint arrays (``ValueError`` if none).
-    fn joint_index(&self, name: &str) -> PyResult<usize> {
-        self.layout.joint(name)
-    }
-    /// Joint positions (rad or m).
-    #[getter]
-    fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.column(py, |s| s.q)
-    }
-    /// Joint velocities (rad/s or m/s).
-    #[getter]
-    fn dq<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.column(py, |s| s.dq)
-    }
-    /// Torque (force) that drove each joint over the last step.
-    #[getter]
-    fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.column(py, |s| s.tau)
-    }
-    /// ``(q, dq, tau)`` of one joint by name.
-    fn joint_state(&self, joint: &str) -> PyResult<(f64, f64, f64)> {
-        let s = self.states[self.layout.joint(joint)?];
-        Ok((s.q, s.dq, s.tau))
-    }
-    /// A sensor's reading by name (3 or 6 values, sensor axes).
-    fn sensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let i = self.layout.sensors.iter().position(|s| s == name).ok_or_else(|| {
-            PyValueError::new_err(SimError::UnknownSensor { sensor: name.to_string() }.to_string())
-        })?;
-        Ok(PyArray1::from_slice(py, &self.readings[i][..self.layout.sensor_sizes[i]]))
-    }
-    /// Every sensor's reading, shape ``(nsensors, 6)`` (3-value sensors padded with zeros).
-    #[getter]
-    fn readings<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let r = &self.readings;
-        array2(py, &DMatrix::from_fn(r.len(), 6, |i, k| r[i][k]))
-    }
+joint_view_methods!(PyControlIo {
     /// Sets the target of a joint's actuator (torque, position or speed by its mode).
     fn set_target(&mut self, joint: &str, target: f64) -> PyResult<()> {
         let a = self.layout.actuator(joint)?;
@@ -243,4 +303,4 @@ impl PyControlIo {
     fn __repr__(&self) -> String {
         format!("karakuri.ControlIo(t={} s, joints={})", self.time, self.layout.joints.len())
     }
-}
+});

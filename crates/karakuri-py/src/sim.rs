@@ -2,9 +2,10 @@
 //! public API only: stepping with the GIL released, joint states, sensor readings, commands,
 //! contacts, body states and Python controllers called every control period.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::control::{Layout, PyControlIo};
+use crate::control::{joint_view_methods, JointView, Layout, PyControlIo};
 use crate::convert::{array2, read_vector};
 use crate::model::homogeneous;
 use crate::snapshot::PySnapshot;
@@ -92,21 +93,12 @@ impl PyWorld {
         let s = w.states();
         DMatrix::from_fn(s.len(), 3, |i, k| f(&s[i])[k])
     }
-    fn joint_states(&self) -> Vec<JointState> {
-        let mut out = vec![JointState::default(); self.layout.joints.len()];
-        self.world().write_joint_states(&mut out);
-        out
-    }
-    fn joint_column<'py>(&self, py: Python<'py>, f: impl Fn(&JointState) -> f64) -> Bound<'py, PyArray1<f64>> {
-        let v: Vec<f64> = self.joint_states().iter().map(f).collect();
-        PyArray1::from_vec(py, v)
-    }
 
     /// Calls the controllers due at the current step, then applies their commands.
     fn control(&mut self, py: Python<'_>) -> PyResult<()> {
         let steps = self.world().steps();
         for c in 0..self.controllers.len() {
-            if steps % self.controllers[c].every != 0 {
+            if !steps.is_multiple_of(self.controllers[c].every) {
                 continue;
             }
             let io = Py::new(py, PyControlIo::new(&self.world(), &self.layout))?;
@@ -125,8 +117,25 @@ impl PyWorld {
     }
 }
 
-#[pymethods]
-impl PyWorld {
+impl JointView for PyWorld {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn clock(&self) -> (f64, u64) {
+        let w = self.world();
+        (w.time(), w.steps())
+    }
+    fn joint_states(&self) -> Cow<'_, [JointState]> {
+        let mut out = vec![JointState::default(); self.layout.joints.len()];
+        self.world().write_joint_states(&mut out);
+        Cow::Owned(out)
+    }
+    fn readings(&self) -> Cow<'_, [[f64; 6]]> {
+        Cow::Owned(self.world().readings().to_vec())
+    }
+}
+
+joint_view_methods!(PyWorld {
     /// Loads a scene file. Raises :class:`SceneError` (a ``ValueError``) with the file, the
     /// path inside it and the reason.
     #[staticmethod]
@@ -235,20 +244,10 @@ impl PyWorld {
         Ok(())
     }
 
-    /// Simulated time (s).
-    #[getter]
-    fn time(&self) -> f64 {
-        self.world().time()
-    }
     /// The time step (s).
     #[getter]
     fn dt(&self) -> f64 {
         self.world().dt()
-    }
-    /// Steps taken.
-    #[getter]
-    fn steps(&self) -> u64 {
-        self.world().steps()
     }
     /// Total mechanical energy, kinetic + gravitational (J).
     #[getter]
@@ -261,60 +260,6 @@ impl PyWorld {
         self.world().warnings().to_vec()
     }
 
-    /// Names of the one-dof joints (``robot/joint`` for robots), the order of :attr:`q`,
-    /// :attr:`dq`, :attr:`tau`.
-    #[getter]
-    fn joint_names(&self) -> Vec<String> {
-        self.layout.joints.clone()
-    }
-    /// Names of the joints that have an actuator, the order of :meth:`set_targets`.
-    #[getter]
-    fn actuator_names(&self) -> Vec<String> {
-        self.layout.actuated.iter().map(|&k| self.layout.joints[k].clone()).collect()
-    }
-    /// Names of the sensors, the order of :attr:`readings`.
-    #[getter]
-    fn sensor_names(&self) -> Vec<String> {
-        self.layout.sensors.clone()
-    }
-    /// Index of a one-dof joint in the joint arrays (``ValueError`` if none).
-    fn joint_index(&self, name: &str) -> PyResult<usize> {
-        self.layout.joint(name)
-    }
-    /// Joint positions (rad or m), over :attr:`joint_names`.
-    #[getter]
-    fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.joint_column(py, |s| s.q)
-    }
-    /// Joint velocities (rad/s or m/s), over :attr:`joint_names`.
-    #[getter]
-    fn dq<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.joint_column(py, |s| s.dq)
-    }
-    /// Torque (force) that drove each joint over the last step, the user's plus its
-    /// actuator's, over :attr:`joint_names`.
-    #[getter]
-    fn tau<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.joint_column(py, |s| s.tau)
-    }
-    /// ``(q, dq, tau)`` of one joint by name.
-    fn joint_state(&self, joint: &str) -> PyResult<(f64, f64, f64)> {
-        let s = self.joint_states()[self.layout.joint(joint)?];
-        Ok((s.q, s.dq, s.tau))
-    }
-    /// A sensor's reading by name after the last step, sensor axes: 3 values (accelerometer
-    /// m/s², rate gyro rad/s) or 6 (force sensor: fx, fy, fz, tx, ty, tz).
-    fn sensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(py, self.world().sensor(name).map_err(sim_error)?))
-    }
-    /// Every sensor's reading, shape ``(nsensors, 6)`` over :attr:`sensor_names`
-    /// (accelerometers and gyros fill the first 3 columns, zeros after).
-    #[getter]
-    fn readings<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let w = self.world();
-        let r = w.readings();
-        array2(py, &DMatrix::from_fn(r.len(), 6, |i, k| r[i][k]))
-    }
     /// The observation vector of :class:`Batch` for this world: ``q``, ``dq``, then every
     /// sensor's 3 or 6 values (names in :attr:`observation_names`).
     fn observation<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
@@ -396,4 +341,4 @@ impl PyWorld {
         let w = self.world();
         format!("karakuri.World(bodies={}, joints={}, t={} s, dt={} s)", w.bodies().len(), self.layout.joints.len(), w.time(), w.dt())
     }
-}
+});

@@ -7,6 +7,9 @@
 //! naming the joint and the time.
 
 use crate::engine::{JointState, SensorInfo};
+use crate::native::SimModel;
+use crate::scene::ActuatorMode;
+use crate::SimError;
 
 /// What a controller reads and writes in one call.
 pub struct ControlIo<'a> {
@@ -82,4 +85,37 @@ pub(crate) struct Registered {
     pub(crate) states: Vec<JointState>,
     pub(crate) commands: Vec<Option<f64>>,
     pub(crate) track_commands: Vec<Option<f64>>,
+}
+
+/// Checks a command to actuator `a` of `model` (every engine's, before it takes the target):
+/// finite, and within the effort limit (torque mode), the velocity limit (velocity mode) or
+/// the joint's position limits (position and prescribed modes). The error,
+/// [`SimError::BadCommand`], names the joint, `time` and the bound.
+pub(crate) fn check_command(model: &SimModel, a: usize, target: f64, time: f64) -> Result<(), SimError> {
+    let act = &model.actuators[a];
+    let bad = |reason: String| SimError::BadCommand {
+        joint: act.name.clone(),
+        time,
+        reason,
+    };
+    if !target.is_finite() {
+        return Err(bad(format!("command {target} is not finite")));
+    }
+    match act.mode {
+        ActuatorMode::Torque if target.abs() > act.effort_limit => {
+            return Err(bad(format!("torque command {target} exceeds the effort limit {}", act.effort_limit)));
+        }
+        ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
+            return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
+        }
+        ActuatorMode::Position | ActuatorMode::Prescribed => {
+            if let Some(l) = model.limits.iter().find(|l| l.dof == act.dof) {
+                if target < l.lo || target > l.hi {
+                    return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }

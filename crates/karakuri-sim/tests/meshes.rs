@@ -241,3 +241,17 @@ fn urdf_collision_box_and_package_mesh_land_the_robot_at_the_right_height() {
     assert_eq!(v["robots"][0]["collision"], "primitives");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A URDF inside its ROS package (`tests/data/package_tree/demo_description/urdf/demo.urdf`)
+/// finds its `package://demo_description/...` collision mesh through the URDF's ancestors,
+/// with no `package_dirs` (before: refused, the mesh not found).
+#[test]
+fn a_urdf_inside_its_package_finds_its_collision_mesh_without_package_dirs() {
+    let urdf = repo("tests/data/package_tree/demo_description/urdf/demo.urdf");
+    let text = format!(
+        "name: pkg\nworld: {{gravity: [0, 0, -9.81], dt: 0.001}}\nrobots:\n  - {{name: d, urdf: '{}', root: fixed}}\n",
+        urdf.display()
+    );
+    let w = World::new(Scene::from_str(&text, "pkg.yaml").unwrap()).unwrap();
+    assert!(!w.warnings().iter().any(|s| s.contains("not found")), "{:#?}", w.warnings());
+}

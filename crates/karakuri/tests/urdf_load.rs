@@ -473,3 +473,109 @@ fn nearly_aligned_axes_snap_to_signed_basis_vectors() {
     assert_eq!(axis(2), Axis::Y);
     assert_eq!(axis(3).signed_basis(), None, "1e-6 off the axis is a real tilt");
 }
+
+/// The mesh of `tests/data/package_tree`'s `demo_description` package.
+fn demo_mesh() -> PathBuf {
+    data_dir().join("package_tree/demo_description/meshes/tetra.obj")
+}
+
+/// The resolved path of every mesh of a geometry (visuals then collisions), canonical.
+fn resolved_meshes(geometry: &urdf::Geometry) -> Vec<Option<PathBuf>> {
+    let objects = geometry.visuals.iter().chain(&geometry.collisions);
+    let resolved = objects.filter_map(|o| match &o.shape {
+        Shape::Mesh { resolved, .. } => Some(resolved.as_ref().map(|p| p.canonicalize().unwrap())),
+        _ => None,
+    });
+    resolved.collect()
+}
+
+#[test]
+fn package_urls_are_found_in_the_urdf_file_ancestors() {
+    // inside its package (demo_description/urdf/demo.urdf: the ancestor is named the package)
+    // and beside it (robots/demo_beside.urdf: an ancestor holds demo_description), with no
+    // package directory given
+    let mesh = demo_mesh().canonicalize().unwrap();
+    for urdf_file in ["demo_description/urdf/demo.urdf", "robots/demo_beside.urdf"] {
+        let path = data_dir().join("package_tree").join(urdf_file);
+        let (_, geometry) = urdf::load_with(&path, &LoadOptions::default()).unwrap();
+        assert_eq!(resolved_meshes(&geometry), vec![Some(mesh.clone()); 2], "{urdf_file}");
+        assert!(geometry.warnings.is_empty(), "{urdf_file}: {:#?}", geometry.warnings);
+    }
+}
+
+#[test]
+fn package_dirs_come_before_the_ancestors_and_the_nearest_ancestor_first() {
+    let tmp = std::env::temp_dir().join(format!("karakuri_urdf_anc_{}", std::process::id()));
+    let near = tmp.join("ws/pkg/meshes/m.obj"); // ws/pkg/urdf/r.urdf is inside this pkg
+    let far = tmp.join("pkg/meshes/m.obj"); // tmp holds another pkg, further up
+    for m in [&near, &far] {
+        std::fs::create_dir_all(m.parent().unwrap()).unwrap();
+        std::fs::copy(demo_mesh(), m).unwrap();
+    }
+    let urdf_path = tmp.join("ws/pkg/urdf/r.urdf");
+    std::fs::create_dir_all(urdf_path.parent().unwrap()).unwrap();
+    let xml = r#"<robot name="r"><link name="base">
+      <visual><geometry><mesh filename="package://pkg/meshes/m.obj"/></geometry></visual></link></robot>"#;
+    std::fs::write(&urdf_path, xml).unwrap();
+    let load = |package_dirs: Vec<PathBuf>| {
+        let opts = LoadOptions {
+            root: Root::Fixed,
+            package_dirs,
+        };
+        let (_, geometry) = urdf::load_with(&urdf_path, &opts).unwrap();
+        let Shape::Mesh {
+            resolved, tried, ..
+        } = geometry.visuals[0].shape.clone()
+        else {
+            panic!("not a mesh")
+        };
+        // (a ROS_PACKAGE_PATH set around the test adds its own candidates between)
+        let tried: Vec<PathBuf> = tried.into_iter().filter(|p| p.starts_with(&tmp)).collect();
+        (resolved, tried)
+    };
+
+    let (resolved, tried) = load(vec![]);
+    assert_eq!(tried, vec![near.clone(), far.clone()]);
+    assert_eq!(resolved.as_ref(), Some(&near));
+    // a package directory given is tried first, and not again as an ancestor
+    let (resolved, tried) = load(vec![tmp.clone()]);
+    assert_eq!(tried, vec![far.clone(), near.clone()]);
+    assert_eq!(resolved.as_ref(), Some(&far));
+    // the nearest missing, the next ancestor's copy is found
+    std::fs::remove_file(&near).unwrap();
+    let (resolved, _) = load(vec![]);
+    assert_eq!(resolved.as_ref(), Some(&far));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn a_package_found_nowhere_is_one_warning_naming_the_paths_tried_and_the_fix() {
+    let tmp = std::env::temp_dir().join(format!("karakuri_urdf_nopkg_{}", std::process::id()));
+    let urdf_path = tmp.join("robots/r.urdf");
+    std::fs::create_dir_all(urdf_path.parent().unwrap()).unwrap();
+    let xml = r#"<robot name="r"><link name="base">
+      <visual><geometry><mesh filename="package://nowhere_pkg/meshes/a.stl"/></geometry></visual>
+      <collision><geometry><mesh filename="package://nowhere_pkg/meshes/b.stl"/></geometry></collision></link></robot>"#;
+    std::fs::write(&urdf_path, xml).unwrap();
+    let given = tmp.join("given");
+    let opts = LoadOptions {
+        root: Root::Fixed,
+        package_dirs: vec![given.clone()],
+    };
+    let (_, geometry) = urdf::load_with(&urdf_path, &opts).unwrap();
+    assert_eq!(resolved_meshes(&geometry), vec![None, None]);
+    let missing: Vec<_> = geometry.warnings.iter().filter(|w| w.contains("not found")).collect();
+    assert_eq!(missing.len(), 1, "{:#?}", geometry.warnings);
+    let w = missing[0];
+    for part in [
+        "2 of 2 mesh files not found",
+        "'package://nowhere_pkg/meshes/a.stl'",
+        &given.join("nowhere_pkg/meshes/a.stl").display().to_string(),
+        &format!("no directory named 'nowhere_pkg' is '{}'", tmp.join("robots").display()),
+        "package_dirs",
+        "ROS_PACKAGE_PATH",
+    ] {
+        assert!(w.contains(part), "'{part}' not in: {w}");
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -130,31 +130,7 @@ impl NativeEngine {
     /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
     /// (torque), the velocity limit (velocity) or the joint's position limits (position).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        let act = &self.model.actuators[a];
-        let bad = |reason: String| SimError::BadCommand {
-            joint: act.name.clone(),
-            time: self.state.time,
-            reason,
-        };
-        if !target.is_finite() {
-            return Err(bad(format!("command {target} is not finite")));
-        }
-        match act.mode {
-            ActuatorMode::Torque if target.abs() > act.effort_limit => {
-                return Err(bad(format!("torque command {target} exceeds the effort limit {}", act.effort_limit)));
-            }
-            ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
-                return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
-            }
-            ActuatorMode::Position | ActuatorMode::Prescribed => {
-                if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
-                    if target < l.lo || target > l.hi {
-                        return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
-                    }
-                }
-            }
-            _ => {}
-        }
+        crate::control::check_command(&self.model, a, target, self.state.time)?;
         self.state.targets[a] = Target::Value(target);
         Ok(())
     }

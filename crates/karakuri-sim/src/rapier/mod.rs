@@ -16,6 +16,15 @@
 //! A step: user and torque-mode actuator forces, motor targets, `PhysicsPipeline::step`, then
 //! the guard (non-finite or runaway velocities), the contacts with their forces, and the
 //! sensors from the bodies' velocities before and after the step (finite difference).
+//!
+//! Reported contact forces ([`ContactInfo::force`], the world's contact wrenches) are the normal
+//! part only: the normal impulse of each contact point over the step / dt. Friction is left
+//! out: rapier 0.36 keeps a point's total friction impulse (`ContactData::tangent_impulse`) in
+//! its solver's tangent basis, chosen per step from the bodies' velocities and not kept, and
+//! gives in world axes only the last substep's friction impulse (`warmstart_tangent_world`);
+//! rebuilding the basis from that one fails whenever the last substep has no friction. So on
+//! rapier a sliding or sticking contact's reported force lacks its tangential part (the motion
+//! has it: friction acts in the solve).
 
 mod build;
 
@@ -88,6 +97,11 @@ pub struct RapierEngine {
     dof_of_v: Vec<usize>,
     /// Each actuator's applied torque over the last step (estimated for motors).
     act_tau: Vec<f64>,
+    /// Positions, velocities and forces of one set of the model's joint forces while it is
+    /// evaluated, sized at load to the largest set (a step allocates nothing).
+    force_q: Vec<f64>,
+    force_dq: Vec<f64>,
+    force_out: Vec<crate::joint_forces::JointForce>,
     /// Index into `dofs` of each actuator.
     act_dof: Vec<usize>,
     steps: u64,
@@ -143,9 +157,13 @@ impl RapierEngine {
             })
             .collect();
         let na = model.actuators.len();
+        let nforce = model.joint_forces.iter().map(|set| set.dof.len()).max().unwrap_or(0);
         let mut e = RapierEngine {
             targets: model.actuators.iter().map(|a| a.target.clone()).collect(),
             act_tau: vec![0.0; na],
+            force_q: vec![0.0; nforce],
+            force_dq: vec![0.0; nforce],
+            force_out: vec![crate::joint_forces::JointForce::default(); nforce],
             act_dof,
             tau_user: vec![0.0; b.dofs.len()],
             tau_work: vec![0.0; b.dofs.len()],
@@ -260,18 +278,20 @@ impl RapierEngine {
         }
         // the model's joint forces (the scene's springs and dampers, URDF damping, forces
         // registered in Rust), explicit at the step's start state
+        let mut q = std::mem::take(&mut self.force_q);
+        let mut dq = std::mem::take(&mut self.force_dq);
+        let mut out = std::mem::take(&mut self.force_out);
         for set in &self.model.joint_forces {
             let n = set.dof.len();
-            let (mut q, mut dq) = (vec![0.0; n], vec![0.0; n]);
             for (i, &iv) in set.dof.iter().enumerate() {
                 (q[i], dq[i]) = self.dof_state(&self.dofs[self.dof_of_v[iv]]);
             }
-            let mut out = vec![crate::joint_forces::JointForce::default(); n];
-            set.forces.forces(self.time, &q, &dq, &mut out);
+            set.forces.forces(self.time, &q[..n], &dq[..n], &mut out[..n]);
             for (i, &iv) in set.dof.iter().enumerate() {
                 tau[self.dof_of_v[iv]] += out[i].tau;
             }
         }
+        (self.force_q, self.force_dq, self.force_out) = (q, dq, out);
         for (k, d) in self.dofs.iter().enumerate() {
             if tau[k] == 0.0 {
                 continue;
@@ -324,8 +344,8 @@ impl RapierEngine {
         Ok(())
     }
 
-    /// The contacts of the step with their forces (normal impulse / dt along the normal; the
-    /// friction impulses rapier keeps in its solver's basis are not included).
+    /// The contacts of the step with their forces (normal impulse / dt along the normal;
+    /// friction is not included, see the module docs).
     fn collect_contacts(&mut self) {
         self.contacts.clear();
         let p = &self.physics;
@@ -385,43 +405,10 @@ impl RapierEngine {
         }
     }
 
-    /// Checks a command as the native engine does: finite, within the effort limit (torque),
-    /// the velocity limit (velocity) or the joint's position limits (position).
+    /// Takes a command to actuator `a` once checked as every engine does
+    /// ([`crate::control::check_command`]).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        let act = &self.model.actuators[a];
-        let bad = |reason: String| SimError::BadCommand {
-            joint: act.name.clone(),
-            time: self.time,
-            reason,
-        };
-        if !target.is_finite() {
-            return Err(bad(format!("command {target} is not finite")));
-        }
-        match act.mode {
-            ActuatorMode::Torque if target.abs() > act.effort_limit => {
-                return Err(bad(format!(
-                    "torque command {target} exceeds the effort limit {}",
-                    act.effort_limit
-                )));
-            }
-            ActuatorMode::Velocity if target.abs() > act.velocity_limit => {
-                return Err(bad(format!(
-                    "speed command {target} exceeds the velocity limit {}",
-                    act.velocity_limit
-                )));
-            }
-            ActuatorMode::Position => {
-                if let Some(l) = self.model.limits.iter().find(|l| l.dof == act.dof) {
-                    if target < l.lo || target > l.hi {
-                        return Err(bad(format!(
-                            "position command {target} is outside the joint's limits [{}, {}]",
-                            l.lo, l.hi
-                        )));
-                    }
-                }
-            }
-            _ => {}
-        }
+        crate::control::check_command(&self.model, a, target, self.time)?;
         self.targets[a] = Target::Value(target);
         Ok(())
     }

@@ -70,7 +70,10 @@ pub struct LoadOptions {
     pub root: Root,
     /// Directories searched for `package://` mesh files (before `ROS_PACKAGE_PATH`): for
     /// `package://pkg/rest`, each directory `D` is tried as `D/pkg/rest`, and also as `D/rest`
-    /// when `D` is itself named `pkg`.
+    /// when `D` is itself named `pkg`. After them and `ROS_PACKAGE_PATH`, the URDF file's
+    /// directory and its ancestors are searched, nearest first, for a directory named `pkg`
+    /// (the ancestor itself or a child of it): a URDF inside its package loads its meshes
+    /// with no option set.
     pub package_dirs: Vec<PathBuf>,
 }
 
