@@ -56,6 +56,10 @@ pub struct SimState {
     /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
     /// one.
     pub track_speeds: Vec<f64>,
+    /// Each tree's still-step count and sleeping island (see `super::sleep`); a checkpoint
+    /// without it restores every tree awake.
+    #[serde(default)]
+    pub sleep: super::sleep::SleepState,
 }
 
 impl SimState {
@@ -79,6 +83,7 @@ impl SimState {
                 .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
                 .collect(),
             track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
+            sleep: super::sleep::SleepState::new(m),
         }
     }
 }
@@ -250,6 +255,8 @@ pub struct StepData {
     pub split: SplitWork,
     /// Impact-pass scratch.
     pub impact: ImpactWork,
+    /// The sleep stages' scratch.
+    pub sleep: super::sleep::SleepWork,
 }
 
 impl StepData {
@@ -334,6 +341,7 @@ impl StepData {
                 contacts: Vec::new(),
                 dv: vec![0.0; nv],
             },
+            sleep: super::sleep::SleepWork::new(m),
         }
     }
 
