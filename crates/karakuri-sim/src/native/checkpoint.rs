@@ -114,7 +114,8 @@ impl NativeEngine {
         let sl = &s.sleep;
         let fits = sl.still.len() == ntrees
             && sl.island.len() == ntrees
-            && sl.island.iter().all(|&i| i == crate::sparse::NONE || (i as usize) < ntrees);
+            && sl.island.iter().all(|&i| i == crate::sparse::NONE || (i as usize) < ntrees)
+            && sl.contacts.iter().all(|c| (c.island as usize) < ntrees && c.bodies.iter().all(|&b| b < nb));
         if !fits && !(sl.still.is_empty() && sl.island.is_empty()) {
             return Err(bad(format!("the sleep state does not fit this world's {ntrees} trees")));
         }

@@ -249,6 +249,7 @@ impl Engine for NativeEngine {
         sleep::update(m, s, w)?;
         lap(&mut t.kinematics);
         stages::sensors(m, w);
+        sleep::report_contacts(m, s, w);
         stages::sensor_readings(m, w)?;
         noise::sensor_noise(m, s, w);
         lap(&mut t.sensors);

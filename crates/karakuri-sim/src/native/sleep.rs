@@ -111,13 +111,35 @@ impl SleepModel {
     }
 }
 
-/// What sleeps, in the state: each tree's still-step count and sleeping island.
+/// A contact of a sleeping island as it was reported in the step the island fell asleep (its
+/// force holds the island in equilibrium while it sleeps).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SleptContact {
+    /// The island (its first tree).
+    pub island: u32,
+    /// The contact as reported.
+    pub bodies: [usize; 2],
+    /// Point (world).
+    pub point: [f64; 3],
+    /// Normal (world, from the first body to the second).
+    pub normal: [f64; 3],
+    /// Depth (m).
+    pub depth: f64,
+    /// Force on the second body (N).
+    pub force: [f64; 3],
+}
+
+/// What sleeps, in the state: each tree's still-step count and sleeping island, and the
+/// sleeping islands' contacts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SleepState {
     /// Steps each tree has been still, saturating at `SleepModel::steps` `(trees)`.
     pub still: Vec<u32>,
     /// The sleeping island of each tree, named by its first tree; [`NONE`]: awake `(trees)`.
     pub island: Vec<u32>,
+    /// The sleeping islands' contacts, reported every step they sleep (by island, in the
+    /// order they fell asleep).
+    pub contacts: Vec<SleptContact>,
 }
 
 impl SleepState {
@@ -127,6 +149,7 @@ impl SleepState {
         SleepState {
             still: vec![0; n],
             island: vec![NONE; n],
+            contacts: Vec::new(),
         }
     }
 
@@ -159,6 +182,7 @@ impl SleepState {
                 *c = 0;
             }
         }
+        self.contacts.retain(|c| c.island != id);
         true
     }
 
@@ -170,6 +194,7 @@ impl SleepState {
                 *c = 0;
             }
         }
+        self.contacts.clear();
     }
 }
 
@@ -180,6 +205,9 @@ pub struct SleepWork {
     parent: Vec<u32>,
     /// Whether each tree was still in this step `(trees)`.
     still: Vec<bool>,
+    /// Whether an island fell asleep in this step (the contact report then keeps its
+    /// contacts).
+    fell: bool,
 }
 
 impl SleepWork {
@@ -189,6 +217,7 @@ impl SleepWork {
         SleepWork {
             parent: vec![0; n],
             still: vec![false; n],
+            fell: false,
         }
     }
 }
@@ -310,11 +339,11 @@ fn join(parent: &mut [u32], a: u32, b: u32) {
 }
 
 /// Update, after the kinematics stage: counts each awake tree's still steps (every body of it
-/// slower than the thresholds at the new state, no user torque on it, no push acting on it in
-/// the next step), groups the awake trees
+/// slower than the thresholds at the new state, no dof of it moved by the split impulse's
+/// pseudo-velocity by as much, no user torque on it, no push acting on it in the next step), groups the awake trees
 /// into islands by the step's contacts and loop closures, and puts to sleep each island whose
 /// trees may all sleep and have all been still for `steps`: velocities exactly 0, the
-/// kinematics recomputed at the zero velocity. Reads `w.data`'s body velocities, `w.raw`,
+/// kinematics recomputed at the zero velocity. Reads `w.data`'s body velocities, `w.split`, `w.raw`,
 /// `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when an island falls asleep) `w.data`.
 pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let sm = &m.sleep;
@@ -322,7 +351,8 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
         return Ok(());
     }
     let (model, trees) = (&m.model, &sm.trees);
-    let SleepWork { parent, still } = &mut w.sleep;
+    let SleepWork { parent, still, fell: any_fell } = &mut w.sleep;
+    *any_fell = false;
     still.fill(true);
     let vel: &[Motion] = w.data.joint_velocities()?;
     for j in 1..model.njoints {
@@ -334,6 +364,14 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     for (k, &tau) in s.tau_user.iter().enumerate() {
         if tau != 0.0 {
             still[trees.of_dof(k) as usize] = false;
+        }
+    }
+    // a tree the split impulse is pushing out of a penetration moves without a velocity
+    if w.split.active {
+        for (k, &vp) in w.split.v_p.iter().enumerate() {
+            if vp.abs() >= sm.linear.min(sm.angular) {
+                still[trees.of_dof(k) as usize] = false;
+            }
         }
     }
     for p in m.perturbations.iter().chain(&s.pushes) {
@@ -373,8 +411,52 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
             fell = true;
         }
     }
+    *any_fell = fell;
     if fell {
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
     }
     Ok(())
+}
+
+/// Contact report, after the contact-force sensors: the contacts of the islands that fell
+/// asleep in this step (a contact with a body of one, the other static or in it) are kept in
+/// the state, and the islands that slept before this step have their kept contacts reported
+/// after the step's own (a resting box keeps reporting the floor carrying its weight). Reads `w.sleep`, `w.contacts`;
+/// writes `s.sleep.contacts`, `w.contacts`.
+pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+    if !m.sleep.enabled {
+        return;
+    }
+    let SleepState { island, contacts, .. } = &mut s.sleep;
+    let before = contacts.len();
+    if w.sleep.fell {
+        // the step's contacts of the islands that just fell asleep (both bodies in one
+        // island, or one in it and the other static)
+        let of_joint = &m.sleep.trees.of_joint;
+        let island_of = |b: usize| match m.bodies[b].joint {
+            0 => NONE,
+            j => island[of_joint[j] as usize],
+        };
+        for c in &w.contacts {
+            let id = island_of(c.body_a).min(island_of(c.body_b));
+            if id != NONE {
+                contacts.push(SleptContact {
+                    island: id,
+                    bodies: [c.body_a, c.body_b],
+                    point: c.point.into(),
+                    normal: c.normal.into(),
+                    depth: c.depth,
+                    force: c.force.into(),
+                });
+            }
+        }
+    }
+    w.contacts.extend(contacts[..before].iter().map(|c| crate::engine::ContactInfo {
+        body_a: c.bodies[0],
+        body_b: c.bodies[1],
+        point: c.point.into(),
+        normal: c.normal.into(),
+        depth: c.depth,
+        force: c.force.into(),
+    }));
 }
