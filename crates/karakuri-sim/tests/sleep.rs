@@ -189,18 +189,32 @@ fn a_box_below_the_friction_angle_sleeps_above_it_never_does() {
 }
 
 #[test]
-fn a_push_on_a_sleeping_box_gives_v_equal_f_t_over_m() {
-    // zero gravity: a box at rest sleeps; a push wakes it and acts in full
-    let text = common::ground_and("", &free_box("box", 0.05, 0.0, 0.0, 1.0)).replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, 0]");
-    let mut w = world(&text);
+fn a_push_on_a_sleeping_box_slides_it_as_coulomb_says() {
+    // F = 10 N along x for 0.2 s on a 1 kg box (μ = 0.5): v = (F − μ m g) T / m = 1.019 m/s
+    let mut w = world(&common::ground_and("", &free_box("box", 0.05, 0.0, 0.0, 0.05)));
     w.run(0.6).unwrap();
     assert_eq!(w.sleeping_bodies().unwrap(), 1);
-    let (f, t) = (Vec3::new(0.003, -0.002, 0.001), 0.2);
-    w.apply_wrench("box", f, Vec3::zeros(), t).unwrap();
-    w.run(0.5).unwrap();
+    let (f, t) = (10.0, 0.2);
+    w.apply_wrench("box", Vec3::new(f, 0.0, 0.0), Vec3::zeros(), t).unwrap();
+    w.run(t).unwrap();
     let v = w.state("box").unwrap().linear;
-    assert!((v - f * t).norm() < 1e-12, "v = {v:?}, F T / m = {:?}", f * t);
-    assert_eq!(w.sleeping_bodies().unwrap(), 0, "a moving box is awake");
+    let want = (f - 0.5 * 9.81) * t;
+    assert!((v.x - want).abs() < 0.01 * want && v.yz().norm() < 1e-6, "v = {v:?}, (F − μ m g) T / m = {want}");
+    assert_eq!(w.sleeping_bodies().unwrap(), 0, "a sliding box is awake");
+}
+
+#[test]
+fn a_slow_spin_in_zero_gravity_never_sleeps() {
+    // 0.04 rad/s about a principal axis (below engine.sleep.angular) is motion, not rest: no
+    // contact holds the box, so it spins on with ω constant
+    let text = common::ground_and("", &free_box("box", 0.05, 0.0, 0.0, 1.0))
+        .replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, 0]")
+        .replace("}}]\n    shapes", "}, qd0: {angular: [0, 0, 0.04]}}]\n    shapes");
+    let mut w = world(&text);
+    w.run(2.0).unwrap();
+    assert_eq!(w.sleeping_bodies().unwrap(), 0);
+    let s = w.state("box").unwrap();
+    assert!((s.angular - Vec3::new(0.0, 0.0, 0.04)).norm() < 1e-12, "ω = {:?}", s.angular);
 }
 
 #[test]

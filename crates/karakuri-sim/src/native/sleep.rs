@@ -6,8 +6,11 @@
 //! joint origin) and `engine.sleep.angular` (rad/s); [`SleepState::still`] counts the steps it
 //! has been so. At the end of a step the awake trees are grouped into islands by the step's
 //! contacts (a gap within the prediction distance links too) and loop closures; an island
-//! whose trees have all been still for `engine.sleep.time` falls asleep: its velocities are
-//! set to exactly 0 and it keeps its configuration bit for bit until it is woken.
+//! whose trees have all been still for `engine.sleep.time`, and which the world holds (a
+//! contact with a static shape, a joint or loop to the world: a body drifting or spinning
+//! slowly in zero gravity is moving, not resting), falls asleep: its velocities are set to
+//! exactly 0 and it keeps its configuration bit for bit until it is woken. It keeps reporting
+//! the contacts (and forces) of the step it fell asleep in.
 //!
 //! A sleeping island costs nothing where it stays at rest: its shapes are *frozen* for the
 //! collision detection (a pair of two frozen shapes, static ones included, is not collided),
@@ -24,6 +27,7 @@
 //! the kinematics and the iteration matrix of the whole world are still computed every step
 //! (one `compute_all_terms` call); for a sleeping tree they cannot change.
 
+use karakuri::model::JointType;
 use karakuri::spatial::Motion;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +53,9 @@ pub struct SleepModel {
     pub trees: Trees,
     /// Whether each tree may sleep at all `(trees)`.
     pub sleepable: Vec<bool>,
+    /// Whether each tree is held by the world whatever it touches: rooted at the universe by
+    /// a joint that is not free, or closed onto the world by a loop `(trees)`.
+    pub held: Vec<bool>,
     /// Each tree's configuration range `(start, len)` in `q` `(trees)`.
     pub q_range: Vec<(usize, usize)>,
     /// Each collision shape's tree ([`NONE`]: static) `(shapes)`.
@@ -89,7 +96,19 @@ impl SleepModel {
             forbid(sn.joint);
         }
         let to_tree = |j: usize| if j == 0 { NONE } else { tree(j) };
+        let mut held = vec![false; n];
+        for j in 1..model.njoints {
+            if model.parents[j] == 0 && model.joint_types[j] != JointType::FreeFlyer {
+                held[tree(j) as usize] = true;
+            }
+        }
+        for l in &m.loops {
+            if l.ja == 0 || l.jb == 0 {
+                held[tree(l.ja.max(l.jb)) as usize] = true;
+            }
+        }
         SleepModel {
+            held,
             enabled: p.enabled && m.engine.integrator == Integrator::SemiImplicitEuler,
             linear: p.linear,
             angular: p.angular,
@@ -205,6 +224,8 @@ pub struct SleepWork {
     parent: Vec<u32>,
     /// Whether each tree was still in this step `(trees)`.
     still: Vec<bool>,
+    /// Whether each tree is held by the world in this step (see [`update`]) `(trees)`.
+    held: Vec<bool>,
     /// Whether an island fell asleep in this step (the contact report then keeps its
     /// contacts).
     fell: bool,
@@ -217,6 +238,7 @@ impl SleepWork {
         SleepWork {
             parent: vec![0; n],
             still: vec![false; n],
+            held: vec![false; n],
             fell: false,
         }
     }
@@ -342,7 +364,9 @@ fn join(parent: &mut [u32], a: u32, b: u32) {
 /// slower than the thresholds at the new state, no dof of it moved by the split impulse's
 /// pseudo-velocity by as much, no user torque on it, no push acting on it in the next step), groups the awake trees
 /// into islands by the step's contacts and loop closures, and puts to sleep each island whose
-/// trees may all sleep and have all been still for `steps`: velocities exactly 0, the
+/// trees may all sleep and have all been still for `steps` and which the world holds (one of
+/// its trees touches a static shape, hangs from the world by a joint that is not free or is
+/// closed onto it by a loop: a floating island never sleeps): velocities exactly 0, the
 /// kinematics recomputed at the zero velocity. Reads `w.data`'s body velocities, `w.split`, `w.raw`,
 /// `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when an island falls asleep) `w.data`.
 pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
@@ -351,7 +375,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
         return Ok(());
     }
     let (model, trees) = (&m.model, &sm.trees);
-    let SleepWork { parent, still, fell: any_fell } = &mut w.sleep;
+    let SleepWork { parent, still, held, fell: any_fell } = &mut w.sleep;
     *any_fell = false;
     still.fill(true);
     let vel: &[Motion] = w.data.joint_velocities()?;
@@ -386,11 +410,24 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
             sl.still[t] = if still[t] { (sl.still[t] + 1).min(sm.steps) } else { 0 };
         }
     }
+    held.copy_from_slice(&sm.held);
     for c in &w.raw {
-        join(parent, sm.shape_tree[c.shape_a], sm.shape_tree[c.shape_b]);
+        let (a, b) = (sm.shape_tree[c.shape_a], sm.shape_tree[c.shape_b]);
+        join(parent, a, b);
+        if (a == NONE) != (b == NONE) {
+            held[a.min(b) as usize] = true;
+        }
     }
     for &[a, b] in &sm.loop_trees {
         join(parent, a, b);
+    }
+    // an island no tree of which the world holds is floating: it never sleeps (a slow spin
+    // in zero gravity is motion, not rest)
+    for t in 0..parent.len() {
+        if held[t] {
+            let r = root(parent, t as u32) as usize;
+            held[r] = true;
+        }
     }
     // an island sleeps when every tree of it is ready: clear the root of each that is not
     // (roots are the smallest tree of their island, so the island's name)
@@ -404,7 +441,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     let mut fell = false;
     for t in 0..parent.len() {
         let r = root(parent, t as u32);
-        if still[r as usize] {
+        if still[r as usize] && held[r as usize] {
             sl.island[t] = r;
             let (a, n) = (trees.start[t], trees.len[t]);
             s.v.as_mut_slice()[a..a + n].fill(0.0);

@@ -395,6 +395,7 @@ impl StepData {
         ensure(&mut self.raw, contacts);
         ensure(&mut self.contact_rows, contacts);
         ensure(&mut self.contacts, contacts);
+        ensure(&mut s.sleep.contacts, contacts);
         self.reserved_contacts = self.reserved_contacts.max(contacts);
     }
 }
