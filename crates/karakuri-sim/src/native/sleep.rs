@@ -362,13 +362,14 @@ fn join(parent: &mut [u32], a: u32, b: u32) {
 
 /// Update, after the kinematics stage: counts each awake tree's still steps (every body of it
 /// slower than the thresholds at the new state, no dof of it moved by the split impulse's
-/// pseudo-velocity by as much, no user torque on it, no push acting on it in the next step), groups the awake trees
-/// into islands by the step's contacts and loop closures, and puts to sleep each island whose
-/// trees may all sleep and have all been still for `steps` and which the world holds (one of
-/// its trees touches a static shape, hangs from the world by a joint that is not free or is
-/// closed onto it by a loop: a floating island never sleeps): velocities exactly 0, the
-/// kinematics recomputed at the zero velocity. Reads `w.data`'s body velocities, `w.split`, `w.raw`,
-/// `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when an island falls asleep) `w.data`.
+/// pseudo-velocity by as much, no user torque on it, no push acting on it in the next step),
+/// groups the awake trees into islands by the step's contacts and loop closures, and puts to
+/// sleep each island whose trees may all sleep and have all been still for `steps` and which
+/// the world holds (one of its trees touches a static shape, hangs from the world by a joint
+/// that is not free or is closed onto it by a loop: a floating island never sleeps):
+/// velocities exactly 0, the kinematics recomputed at the zero velocity. Reads `w.data`'s body
+/// velocities, `w.split`, `w.raw`, `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when
+/// an island falls asleep) `w.data`.
 pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     let sm = &m.sleep;
     if !sm.enabled {
