@@ -116,7 +116,8 @@ impl NativeEngine {
             && sl.island.len() == ntrees
             && sl.island.iter().all(|&i| i == crate::sparse::NONE || (i as usize) < ntrees)
             && sl.contacts.iter().all(|c| (c.island as usize) < ntrees && c.bodies.iter().all(|&b| b < nb));
-        if !fits && !(sl.still.is_empty() && sl.island.is_empty()) {
+        let before_sleep = sl.still.is_empty() && sl.island.is_empty();
+        if !(fits || before_sleep) {
             return Err(bad(format!("the sleep state does not fit this world's {ntrees} trees")));
         }
         let NativeCheckpoint {
