@@ -83,6 +83,9 @@ pub struct Summary {
     pub diagnostics: Diagnostics,
     /// How closely the position servos followed their targets (`None`: the scene has none).
     pub tracking: Option<Tracking>,
+    /// Sleeping bodies `(at the end, most in a step, bodies)` (`None`: the engine does not
+    /// report them).
+    pub sleeping: Option<(usize, usize, usize)>,
 }
 
 /// The position servos' tracking error `target(t) − q(t)` after every step of a run, over
@@ -199,6 +202,9 @@ impl std::fmt::Display for Summary {
                 t.joints, t.rms, t.max.0, t.max.1, t.max.2
             )?;
         }
+        if let Some((end, max, n)) = self.sleeping {
+            write!(f, "\nsleeping         {end} of {n} bodies at the end, {max} at most")?;
+        }
         Ok(())
     }
 }
@@ -279,6 +285,7 @@ pub fn simulate_observed(
     }
     let mut tracking = TrackingSum::new(&world);
     let (mut cmax, mut csum) = (0usize, 0usize);
+    let mut sleep_max = world.sleeping_bodies().ok();
     let mut wall = 0.0f64;
     let every = ((n - k0) / 100).max(1);
     for k in k0 + 1..=n {
@@ -290,6 +297,9 @@ pub fn simulate_observed(
         cmax = cmax.max(nc);
         csum += nc;
         tracking.add(&world);
+        if let (Some(m), Ok(s)) = (sleep_max.as_mut(), world.sleeping_bodies()) {
+            *m = (*m).max(s);
+        }
         observe(&world, k == n);
         if let Some(t) = traj.as_mut() {
             write_rows(t, &world, &moving, k)?;
@@ -349,6 +359,7 @@ pub fn simulate_observed(
         energy_change: (e1 - e0) / e0.abs().max(1.0),
         diagnostics,
         tracking: tracking.result(&world),
+        sleeping: sleep_max.zip(world.sleeping_bodies().ok()).map(|(max, end)| (end, max, world.bodies().len())),
     })
 }
 

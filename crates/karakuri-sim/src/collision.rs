@@ -151,6 +151,9 @@ pub struct CollisionWork {
     pairs: Vec<(usize, usize)>,
     /// The narrow phase's manifolds (one for convex pairs; composite shapes may use more).
     manifolds: Vec<ContactManifold<(), ()>>,
+    /// Frozen shapes `(nshapes)`: a pair of two is not collided (static shapes and sleeping
+    /// trees', set by the sleep stage; all false when sleeping is off).
+    pub frozen: Vec<bool>,
 }
 
 impl Collider {
@@ -182,6 +185,7 @@ impl Collider {
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
             manifolds: vec![manifold_with_room()],
+            frozen: vec![false; n],
         }
     }
 
@@ -253,7 +257,7 @@ impl Collider {
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };
-            if mode == ContactMode::None {
+            if mode == ContactMode::None || (work.frozen[a] && work.frozen[b]) {
                 continue;
             }
             let (pa, pb) = (work.poses[a], work.poses[b]);

@@ -312,6 +312,11 @@ pub trait Engine {
     fn joint_infos(&self) -> Vec<JointInfo> {
         vec![JointInfo::default(); self.one_dof_joints().len()]
     }
+    /// How many bodies sleep after the last step (`engine.sleep`: at rest, not collided,
+    /// solved or integrated until something acts on them).
+    fn sleeping_bodies(&self) -> Result<usize, SimError> {
+        Err(SimError::Input(format!("engine '{}' does not report sleeping bodies", self.name())))
+    }
 }
 
 /// What the world knows of a one-dof joint's bounds and drive ([`Engine::joint_infos`]).

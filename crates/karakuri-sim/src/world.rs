@@ -443,6 +443,12 @@ impl World {
         self.engine.last_solve()
     }
 
+    /// How many bodies sleep after the last step (`engine.sleep`; an error when the engine
+    /// does not report it).
+    pub fn sleeping_bodies(&self) -> Result<usize, SimError> {
+        self.engine.sleeping_bodies()
+    }
+
     /// Stage times accumulated over every step so far.
     pub fn stage_times(&self) -> StageTimes {
         self.times

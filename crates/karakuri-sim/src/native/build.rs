@@ -199,6 +199,8 @@ pub struct SimModel {
     pub body_track: Vec<Option<usize>>,
     /// Names of [`SimModel::tracks`].
     pub track_names: Vec<String>,
+    /// The sleep settings and trees (see [`super::sleep`]).
+    pub sleep: super::sleep::SleepModel,
 }
 
 impl SimModel {
@@ -363,7 +365,7 @@ impl SimModel {
             })
             .collect();
         let perturbations = super::external::perturbations(scene, &bodies, scene.world.dt)?;
-        Ok(SimModel {
+        let mut sim = SimModel {
             model,
             dt: scene.world.dt,
             contact: scene.contact.clone(),
@@ -389,7 +391,10 @@ impl SimModel {
             track_names: tracks.iter().map(|t| t.name.clone()).collect(),
             tracks,
             body_track,
-        })
+            sleep: Default::default(),
+        };
+        sim.sleep = super::sleep::SleepModel::new(&sim);
+        Ok(sim)
     }
 
     /// The name of the body a joint moves (for error messages).

@@ -110,6 +110,16 @@ impl NativeEngine {
         if let Some(c) = ck.contacts.iter().find(|c| c.0[0] >= nb || c.0[1] >= nb) {
             return Err(bad(format!("a contact between bodies {:?} does not fit this world's {nb} bodies", c.0)));
         }
+        let ntrees = m.sleep.trees.start.len();
+        let sl = &s.sleep;
+        let fits = sl.still.len() == ntrees
+            && sl.island.len() == ntrees
+            && sl.island.iter().all(|&i| i == crate::sparse::NONE || (i as usize) < ntrees)
+            && sl.contacts.iter().all(|c| (c.island as usize) < ntrees && c.bodies.iter().all(|&b| b < nb));
+        let before_sleep = sl.still.is_empty() && sl.island.is_empty();
+        if !(fits || before_sleep) {
+            return Err(bad(format!("the sleep state does not fit this world's {ntrees} trees")));
+        }
         let NativeCheckpoint {
             mut state,
             readings,
@@ -117,6 +127,10 @@ impl NativeEngine {
             contacts,
             diagnostics,
         } = ck;
+        if !fits {
+            // a checkpoint from before sleeping: every tree awake
+            state.sleep = super::sleep::SleepState::new(m);
+        }
         let w = &mut self.work;
         // the buffers the step grows keep the room they had (a running step allocates nothing)
         w.reserve(m, &mut state, w.reserved_contacts);

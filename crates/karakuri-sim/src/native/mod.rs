@@ -35,6 +35,7 @@ pub mod loop_drift;
 pub mod stages;
 pub mod state;
 pub mod tracks;
+pub mod sleep;
 
 use std::time::{Duration, Instant};
 
@@ -175,11 +176,14 @@ impl Engine for NativeEngine {
         };
         w.q_start.copy_from(&s.q);
         w.v_start.copy_from(&s.v);
+        sleep::wake_on_actions(m, s);
         stages::actuator_commands(m, s, w);
         stages::sensor_start(m, w)?;
         joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
         lap(&mut t.velocity);
+        sleep::freeze_shapes(m, s, w);
         stages::position(m, w)?;
+        sleep::wake_on_contact(m, s, w)?;
         lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
             integrate::rk4_step(m, s, w)?;
@@ -195,12 +199,14 @@ impl Engine for NativeEngine {
             stages::smooth_acceleration(w)?;
             impact::impacts(m, s, w)?;
             stages::free_velocity(m, s, w);
+            sleep::hold_velocity(m, s, w);
             lap(&mut t.acceleration);
             stages::constraints(m, s, w)?;
             stages::actuator_report(m, s, w);
             split::pseudo_velocity(m, s.v.as_slice(), w)?;
             lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
+            sleep::hold_state(m, s, w);
             lap(&mut t.integrate);
         }
         s.steps += 1;
@@ -216,8 +222,10 @@ impl Engine for NativeEngine {
         }
         lap(&mut t.check_state);
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
+        sleep::update(m, s, w)?;
         lap(&mut t.kinematics);
         stages::sensors(m, w);
+        sleep::report_contacts(m, s, w);
         stages::sensor_readings(m, w)?;
         noise::sensor_noise(m, s, w);
         lap(&mut t.sensors);
@@ -356,6 +364,8 @@ impl Engine for NativeEngine {
             dof.push(v);
         }
         self.work.force_work.fit(joints.len());
+        self.model.sleep.forbid_dofs(&dof);
+        self.state.sleep.wake_all();
         self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
         Ok(())
     }
@@ -438,6 +448,8 @@ impl Engine for NativeEngine {
             });
         }
         self.state.track_speeds[k] = speed;
+        // a moving surface carries what rests on it
+        self.state.sleep.wake_all();
         Ok(())
     }
 
@@ -461,6 +473,11 @@ impl Engine for NativeEngine {
                 }
             })
             .collect()
+    }
+
+    fn sleeping_bodies(&self) -> Result<usize, SimError> {
+        let (of_joint, sl) = (&self.model.sleep.trees.of_joint, &self.state.sleep);
+        Ok(self.model.bodies.iter().filter(|b| b.joint != 0 && sl.asleep(of_joint[b.joint])).count())
     }
 }
 

@@ -56,6 +56,10 @@ pub struct SimState {
     /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
     /// one.
     pub track_speeds: Vec<f64>,
+    /// Each tree's still-step count and sleeping island (see `super::sleep`); a checkpoint
+    /// without it restores every tree awake.
+    #[serde(default)]
+    pub sleep: super::sleep::SleepState,
 }
 
 impl SimState {
@@ -79,6 +83,7 @@ impl SimState {
                 .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
                 .collect(),
             track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
+            sleep: super::sleep::SleepState::new(m),
         }
     }
 }
@@ -246,6 +251,8 @@ pub struct StepData {
     pub split: SplitWork,
     /// Impact-pass scratch.
     pub impact: ImpactWork,
+    /// The sleep stages' scratch.
+    pub sleep: super::sleep::SleepWork,
 }
 
 impl StepData {
@@ -327,6 +334,7 @@ impl StepData {
                 pass: Problem::new(&m.model),
                 contacts: Vec::new(),
             },
+            sleep: super::sleep::SleepWork::new(m),
         }
     }
 
@@ -373,6 +381,7 @@ impl StepData {
         ensure(&mut self.raw, contacts);
         ensure(&mut self.contact_rows, contacts);
         ensure(&mut self.contacts, contacts);
+        ensure(&mut s.sleep.contacts, contacts);
         self.reserved_contacts = self.reserved_contacts.max(contacts);
     }
 }

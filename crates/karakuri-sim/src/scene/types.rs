@@ -187,6 +187,33 @@ pub struct EngineParams {
     /// The loop error (m, rad) above which a step projects its end configuration back onto
     /// the loops (with `loop_projection`); below it the drift feed-forward keeps the loops.
     pub loop_tolerance: f64,
+    /// Island sleeping: trees at rest stop costing anything until something acts on them.
+    pub sleep: SleepParams,
+}
+
+/// `engine.sleep`: when resting trees fall asleep (see the native engine's `sleep` stage).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SleepParams {
+    /// Whether trees may sleep at all.
+    pub enabled: bool,
+    /// Linear speed (m/s) every body of a tree stays below to count as still.
+    pub linear: f64,
+    /// Angular speed (rad/s) every body of a tree stays below to count as still.
+    pub angular: f64,
+    /// Time (s) all trees of an island must have been still for it to fall asleep.
+    pub time: f64,
+}
+
+impl Default for SleepParams {
+    fn default() -> Self {
+        SleepParams {
+            enabled: true,
+            linear: 0.01,
+            angular: 0.05,
+            time: 0.5,
+        }
+    }
 }
 
 impl Default for EngineParams {
@@ -203,6 +230,7 @@ impl Default for EngineParams {
             loop_projection: true,
             max_speed: 1e4,
             loop_tolerance: 1e-6,
+            sleep: SleepParams::default(),
         }
     }
 }

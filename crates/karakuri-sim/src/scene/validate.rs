@@ -200,7 +200,14 @@ impl Validator<'_> {
             return Err(self.err("engine.loop_correction_rate", format!("must be within [0, 1] (found {})", e.loop_correction_rate)));
         }
         self.positive("engine.max_speed", e.max_speed)?;
-        self.nonneg("engine.loop_tolerance", e.loop_tolerance)
+        self.nonneg("engine.loop_tolerance", e.loop_tolerance)?;
+        self.positive("engine.sleep.linear", e.sleep.linear)?;
+        self.positive("engine.sleep.angular", e.sleep.angular)?;
+        self.positive("engine.sleep.time", e.sleep.time)?;
+        if e.sleep.time > 1e6 {
+            return Err(self.err("engine.sleep.time", format!("{} s is longer than any run; at most 1e6 (turn sleeping off with enabled: false)", e.sleep.time)));
+        }
+        Ok(())
     }
 
     fn material(&self, at: &str, m: &Material) -> Check {

@@ -1,0 +1,500 @@
+//! Island sleeping: trees that stay at rest stop costing anything until something acts on them
+//! (Box2D's and rapier's islands, with the decision made from the state alone).
+//!
+//! A tree (a free body, an unactuated floating robot: [`crate::sparse::Trees`]) is *still* in
+//! a step when every one of its bodies moves slower than `engine.sleep.linear` (m/s, at its
+//! joint origin) and `engine.sleep.angular` (rad/s); [`SleepState::still`] counts the steps it
+//! has been so. At the end of a step the awake trees are grouped into islands by the step's
+//! contacts (a gap within the prediction distance links too) and loop closures; an island
+//! whose trees have all been still for `engine.sleep.time`, and which the world holds (a
+//! contact with a static shape, a joint or loop to the world: a body drifting or spinning
+//! slowly in zero gravity is moving, not resting), falls asleep: its velocities are set to
+//! exactly 0 and it keeps its configuration bit for bit until it is woken. It keeps reporting
+//! the contacts (and forces) of the step it fell asleep in.
+//!
+//! A sleeping island costs nothing where it stays at rest: its shapes are *frozen* for the
+//! collision detection (a pair of two frozen shapes, static ones included, is not collided),
+//! so it has no contacts and no contact rows; it is not integrated. A contact of a frozen shape
+//! with an awake tree's shape wakes the sleeping island at once, before the solve, and the
+//! detection runs again with it awake; a push (perturbation or API wrench) on one of its
+//! bodies or a user joint torque on one of its dofs wakes it at the start of the step; a track
+//! speed command wakes every island. Trees with an actuator, a track, a force sensor or a
+//! user-registered joint force never sleep (something outside the state drives them).
+//!
+//! Determinism: every decision is a function of the state ([`SimState::sleep`] holds the
+//! counters and the islands, so a checkpoint carries them and a resumed run is bit-identical)
+//! taken in a fixed order (trees in model order, contacts in detection order). Not covered:
+//! the kinematics and the iteration matrix of the whole world are still computed every step
+//! (one `compute_all_terms` call); for a sleeping tree they cannot change.
+
+use karakuri::model::JointType;
+use karakuri::spatial::Motion;
+use serde::{Deserialize, Serialize};
+
+use super::build::SimModel;
+use super::stages;
+use super::state::{SimState, StepData};
+use crate::scene::{Integrator, SensorKind};
+use crate::sparse::{Trees, NONE};
+use crate::SimError;
+
+/// The sleep settings and the tree structure the stages read, built once with the model.
+#[derive(Clone, Debug, Default)]
+pub struct SleepModel {
+    /// `engine.sleep.enabled` (and the semi-implicit Euler step: RK4 steps keep every tree awake).
+    pub enabled: bool,
+    /// Linear speed below which a body is still (m/s).
+    pub linear: f64,
+    /// Angular speed below which a body is still (rad/s).
+    pub angular: f64,
+    /// Steps an island's trees must all have been still to fall asleep (`time / dt`, at least 1).
+    pub steps: u32,
+    /// The model's trees.
+    pub trees: Trees,
+    /// Whether each tree may sleep at all `(trees)`.
+    pub sleepable: Vec<bool>,
+    /// Whether each tree is held by the world whatever it touches: rooted at the universe by
+    /// a joint that is not free, or closed onto the world by a loop `(trees)`.
+    pub held: Vec<bool>,
+    /// Each tree's configuration range `(start, len)` in `q` `(trees)`.
+    pub q_range: Vec<(usize, usize)>,
+    /// Each collision shape's tree ([`NONE`]: static) `(shapes)`.
+    pub shape_tree: Vec<u32>,
+    /// The trees each loop closure links ([`NONE`]: the world) `(loops)`.
+    pub loop_trees: Vec<[u32; 2]>,
+}
+
+impl SleepModel {
+    /// The sleep description of a world model (everything else of `m` built).
+    pub fn new(m: &SimModel) -> SleepModel {
+        let model = &m.model;
+        let p = &m.engine.sleep;
+        let trees = Trees::new(model);
+        let n = trees.start.len();
+        let tree = |j: usize| trees.of_joint[j];
+        let mut sleepable = vec![true; n];
+        let mut q_range = vec![(usize::MAX, 0); n];
+        for j in 1..model.njoints {
+            let r = &mut q_range[tree(j) as usize];
+            if r.0 == usize::MAX {
+                r.0 = model.idx_q[j];
+            }
+            r.1 = model.idx_q[j] + model.nqs[j] - r.0;
+        }
+        let mut forbid = |j: usize| {
+            if j != 0 {
+                sleepable[tree(j) as usize] = false;
+            }
+        };
+        for a in &m.actuators {
+            forbid(model.dof_joint[a.dof]);
+        }
+        for t in &m.tracks {
+            forbid(t.joint);
+        }
+        for sn in m.sensors.iter().filter(|sn| sn.kind == SensorKind::Force) {
+            forbid(sn.joint);
+        }
+        let to_tree = |j: usize| if j == 0 { NONE } else { tree(j) };
+        let mut held = vec![false; n];
+        for j in 1..model.njoints {
+            if model.parents[j] == 0 && model.joint_types[j] != JointType::FreeFlyer {
+                held[tree(j) as usize] = true;
+            }
+        }
+        for l in &m.loops {
+            if l.ja == 0 || l.jb == 0 {
+                held[tree(l.ja.max(l.jb)) as usize] = true;
+            }
+        }
+        SleepModel {
+            held,
+            enabled: p.enabled && m.engine.integrator == Integrator::SemiImplicitEuler,
+            linear: p.linear,
+            angular: p.angular,
+            steps: ((p.time / m.dt).ceil() as u32).max(1),
+            shape_tree: m.collider.shapes.iter().map(|s| to_tree(s.joint)).collect(),
+            loop_trees: m.loops.iter().map(|l| [to_tree(l.ja), to_tree(l.jb)]).collect(),
+            trees,
+            sleepable,
+            q_range,
+        }
+    }
+
+    /// Trees with a joint force set registered on the world (`dofs`) never sleep: the force
+    /// may depend on time or on anything outside the state.
+    pub fn forbid_dofs(&mut self, dofs: &[usize]) {
+        for &d in dofs {
+            self.sleepable[self.trees.of_dof(d) as usize] = false;
+        }
+    }
+}
+
+/// A contact of a sleeping island as it was reported in the step the island fell asleep (its
+/// force holds the island in equilibrium while it sleeps).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SleptContact {
+    /// The island (its first tree).
+    pub island: u32,
+    /// The contact as reported.
+    pub bodies: [usize; 2],
+    /// Point (world).
+    pub point: [f64; 3],
+    /// Normal (world, from the first body to the second).
+    pub normal: [f64; 3],
+    /// Depth (m).
+    pub depth: f64,
+    /// Force on the second body (N).
+    pub force: [f64; 3],
+}
+
+/// What sleeps, in the state: each tree's still-step count and sleeping island, and the
+/// sleeping islands' contacts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SleepState {
+    /// Steps each tree has been still, saturating at `SleepModel::steps` `(trees)`.
+    pub still: Vec<u32>,
+    /// The sleeping island of each tree, named by its first tree; [`NONE`]: awake `(trees)`.
+    pub island: Vec<u32>,
+    /// The sleeping islands' contacts, reported every step they sleep (by island, in the
+    /// order they fell asleep).
+    pub contacts: Vec<SleptContact>,
+}
+
+impl SleepState {
+    /// Every tree awake, no still step counted.
+    pub fn new(m: &SimModel) -> SleepState {
+        let n = m.sleep.trees.start.len();
+        SleepState {
+            still: vec![0; n],
+            island: vec![NONE; n],
+            contacts: Vec::new(),
+        }
+    }
+
+    /// Whether tree `t` sleeps.
+    pub fn asleep(&self, t: u32) -> bool {
+        t != NONE && self.island[t as usize] != NONE
+    }
+
+    /// Whether any tree sleeps.
+    pub fn any_asleep(&self) -> bool {
+        self.island.iter().any(|&i| i != NONE)
+    }
+
+    /// Sleeping trees.
+    pub fn sleeping_trees(&self) -> usize {
+        self.island.iter().filter(|&&i| i != NONE).count()
+    }
+
+    /// Wakes the island tree `t` sleeps in (nothing when it is awake); true when it slept.
+    /// Its trees count their still steps from 0 again (as rapier's strong wake-up), so that
+    /// whatever woke it acts for `time` at least.
+    pub fn wake(&mut self, t: u32) -> bool {
+        if !self.asleep(t) {
+            return false;
+        }
+        let id = self.island[t as usize];
+        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
+            if *i == id {
+                *i = NONE;
+                *c = 0;
+            }
+        }
+        self.contacts.retain(|c| c.island != id);
+        true
+    }
+
+    /// Wakes every island (as [`SleepState::wake`]).
+    pub fn wake_all(&mut self) {
+        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
+            if *i != NONE {
+                *i = NONE;
+                *c = 0;
+            }
+        }
+        self.contacts.clear();
+    }
+}
+
+/// The sleep stages' scratch.
+#[derive(Clone, Debug, Default)]
+pub struct SleepWork {
+    /// Union–find parents of the trees `(trees)`.
+    parent: Vec<u32>,
+    /// Whether each tree was still in this step `(trees)`.
+    still: Vec<bool>,
+    /// Whether each tree is held by the world in this step (see [`update`]) `(trees)`.
+    held: Vec<bool>,
+    /// Whether an island fell asleep in this step (the contact report then keeps its
+    /// contacts).
+    fell: bool,
+}
+
+impl SleepWork {
+    /// Buffers for `m`'s trees.
+    pub fn new(m: &SimModel) -> SleepWork {
+        let n = m.sleep.trees.start.len();
+        SleepWork {
+            parent: vec![0; n],
+            still: vec![false; n],
+            held: vec![false; n],
+            fell: false,
+        }
+    }
+}
+
+/// Wake on actions, at the step's start: a sleeping tree with an active push (the scene's
+/// perturbations, API wrenches) on one of its bodies or a nonzero user joint torque on one of
+/// its dofs wakes with its island. Reads `m.perturbations`, `s.pushes`, `s.tau_user`,
+/// `s.steps`; writes `s.sleep`.
+pub fn wake_on_actions(m: &SimModel, s: &mut SimState) {
+    if !m.sleep.enabled || !s.sleep.any_asleep() {
+        return;
+    }
+    let trees = &m.sleep.trees;
+    for p in m.perturbations.iter().chain(&s.pushes) {
+        if p.active(s.steps) && p.joint != 0 {
+            s.sleep.wake(trees.of_joint[p.joint]);
+        }
+    }
+    for (k, &tau) in s.tau_user.iter().enumerate() {
+        if tau != 0.0 {
+            s.sleep.wake(trees.of_dof(k));
+        }
+    }
+}
+
+/// Freeze shapes, before the collision detection: a shape is frozen when it is static or its
+/// tree sleeps (the detection skips pairs of two frozen shapes). Reads `s.sleep`; writes
+/// `w.collision.frozen`.
+pub fn freeze_shapes(m: &SimModel, s: &SimState, w: &mut StepData) {
+    if !m.sleep.enabled {
+        return;
+    }
+    for (f, &t) in w.collision.frozen.iter_mut().zip(&m.sleep.shape_tree) {
+        *f = t == NONE || s.sleep.asleep(t);
+    }
+}
+
+/// Wake on contact, after the collision detection: a contact between a sleeping tree and an
+/// awake one wakes the sleeping island; the detection then runs again with the woken shapes
+/// thawed (their contacts with the static world and each other were skipped), until no island
+/// wakes. Reads `w.raw`, `w.data`'s placements; writes `s.sleep`, `w.collision`, `w.raw`.
+pub fn wake_on_contact(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    if !m.sleep.enabled || !s.sleep.any_asleep() {
+        return Ok(());
+    }
+    let st = &m.sleep.shape_tree;
+    loop {
+        let mut woke = false;
+        for c in &w.raw {
+            let (ta, tb) = (st[c.shape_a], st[c.shape_b]);
+            let (sa, sb) = (s.sleep.asleep(ta), s.sleep.asleep(tb));
+            if sa && !sb && tb != NONE {
+                woke |= s.sleep.wake(ta);
+            } else if sb && !sa && ta != NONE {
+                woke |= s.sleep.wake(tb);
+            }
+        }
+        if !woke {
+            return Ok(());
+        }
+        freeze_shapes(m, s, w);
+        m.collider.detect(
+            &mut w.collision,
+            w.data.joint_placements()?,
+            m.contact.prediction_distance,
+            &mut w.raw,
+        );
+    }
+}
+
+/// Hold, after the free velocity: a sleeping tree's free velocity is 0 (gravity does not
+/// pull it: its contacts, which would hold it, are not solved). Reads `s.sleep`; writes
+/// `w.v_free`.
+pub fn hold_velocity(m: &SimModel, s: &SimState, w: &mut StepData) {
+    if !m.sleep.enabled {
+        return;
+    }
+    let trees = &m.sleep.trees;
+    for (t, _) in s.sleep.island.iter().enumerate().filter(|(_, &i)| i != NONE) {
+        let (a, n) = (trees.start[t], trees.len[t]);
+        w.v_free.as_mut_slice()[a..a + n].fill(0.0);
+    }
+}
+
+/// Hold, after the integration: a sleeping tree keeps its configuration bit for bit (the
+/// step's start one) and a velocity of exactly 0. Reads `s.sleep`, `w.q_start`; writes `s.q`,
+/// `s.v`.
+pub fn hold_state(m: &SimModel, s: &mut SimState, w: &StepData) {
+    if !m.sleep.enabled {
+        return;
+    }
+    let trees = &m.sleep.trees;
+    for (t, _) in s.sleep.island.iter().enumerate().filter(|(_, &i)| i != NONE) {
+        let (a, n) = (trees.start[t], trees.len[t]);
+        s.v.as_mut_slice()[a..a + n].fill(0.0);
+        let (a, n) = m.sleep.q_range[t];
+        s.q.as_mut_slice()[a..a + n].copy_from_slice(&w.q_start.as_slice()[a..a + n]);
+    }
+}
+
+/// The union–find root of tree `t`.
+fn root(parent: &mut [u32], mut t: u32) -> u32 {
+    while parent[t as usize] != t {
+        let p = parent[t as usize];
+        parent[t as usize] = parent[p as usize];
+        t = p;
+    }
+    t
+}
+
+/// Joins the sets of trees `a` and `b` (either [`NONE`]: nothing), the smaller root on top.
+fn join(parent: &mut [u32], a: u32, b: u32) {
+    if a == NONE || b == NONE {
+        return;
+    }
+    let (ra, rb) = (root(parent, a), root(parent, b));
+    let (lo, hi) = (ra.min(rb), ra.max(rb));
+    parent[hi as usize] = lo;
+}
+
+/// Update, after the kinematics stage: counts each awake tree's still steps (every body of it
+/// slower than the thresholds at the new state, no dof of it moved by the split impulse's
+/// pseudo-velocity by as much, no user torque on it, no push acting on it in the next step),
+/// groups the awake trees into islands by the step's contacts and loop closures, and puts to
+/// sleep each island whose trees may all sleep and have all been still for `steps` and which
+/// the world holds (one of its trees touches a static shape, hangs from the world by a joint
+/// that is not free or is closed onto it by a loop: a floating island never sleeps):
+/// velocities exactly 0, the kinematics recomputed at the zero velocity. Reads `w.data`'s body
+/// velocities, `w.split`, `w.raw`, `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when
+/// an island falls asleep) `w.data`.
+pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+    let sm = &m.sleep;
+    if !sm.enabled {
+        return Ok(());
+    }
+    let (model, trees) = (&m.model, &sm.trees);
+    let SleepWork { parent, still, held, fell: any_fell } = &mut w.sleep;
+    *any_fell = false;
+    still.fill(true);
+    let vel: &[Motion] = w.data.joint_velocities()?;
+    for j in 1..model.njoints {
+        let v = &vel[j];
+        if v.linear.norm() >= sm.linear || v.angular.norm() >= sm.angular {
+            still[trees.of_joint[j] as usize] = false;
+        }
+    }
+    for (k, &tau) in s.tau_user.iter().enumerate() {
+        if tau != 0.0 {
+            still[trees.of_dof(k) as usize] = false;
+        }
+    }
+    // a tree the split impulse is pushing out of a penetration moves without a velocity
+    if w.split.active {
+        for (k, &vp) in w.split.v_p.iter().enumerate() {
+            if vp.abs() >= sm.linear.min(sm.angular) {
+                still[trees.of_dof(k) as usize] = false;
+            }
+        }
+    }
+    for p in m.perturbations.iter().chain(&s.pushes) {
+        if p.active(s.steps) && p.joint != 0 {
+            still[trees.of_joint[p.joint] as usize] = false;
+        }
+    }
+    let sl = &mut s.sleep;
+    for (t, p) in parent.iter_mut().enumerate() {
+        *p = t as u32;
+        if sl.island[t] == NONE {
+            sl.still[t] = if still[t] { (sl.still[t] + 1).min(sm.steps) } else { 0 };
+        }
+    }
+    held.copy_from_slice(&sm.held);
+    for c in &w.raw {
+        let (a, b) = (sm.shape_tree[c.shape_a], sm.shape_tree[c.shape_b]);
+        join(parent, a, b);
+        if (a == NONE) != (b == NONE) {
+            held[a.min(b) as usize] = true;
+        }
+    }
+    for &[a, b] in &sm.loop_trees {
+        join(parent, a, b);
+    }
+    // an island no tree of which the world holds is floating: it never sleeps (a slow spin
+    // in zero gravity is motion, not rest)
+    for t in 0..parent.len() {
+        if held[t] {
+            let r = root(parent, t as u32) as usize;
+            held[r] = true;
+        }
+    }
+    // an island sleeps when every tree of it is ready: clear the root of each that is not
+    // (roots are the smallest tree of their island, so the island's name)
+    for t in 0..parent.len() {
+        let ready = sl.island[t] == NONE && sm.sleepable[t] && sl.still[t] >= sm.steps;
+        if !ready {
+            let r = root(parent, t as u32) as usize;
+            still[r] = false;
+        }
+    }
+    let mut fell = false;
+    for t in 0..parent.len() {
+        let r = root(parent, t as u32);
+        if still[r as usize] && held[r as usize] {
+            sl.island[t] = r;
+            let (a, n) = (trees.start[t], trees.len[t]);
+            s.v.as_mut_slice()[a..a + n].fill(0.0);
+            fell = true;
+        }
+    }
+    *any_fell = fell;
+    if fell {
+        stages::kinematics(m, &s.q, &s.v, &mut w.data);
+    }
+    Ok(())
+}
+
+/// Contact report, after the contact-force sensors: the contacts of the islands that fell
+/// asleep in this step (a contact with a body of one, the other static or in it) are kept in
+/// the state, and the islands that slept before this step have their kept contacts reported
+/// after the step's own (a resting box keeps reporting the floor carrying its weight). Reads `w.sleep`, `w.contacts`;
+/// writes `s.sleep.contacts`, `w.contacts`.
+pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+    if !m.sleep.enabled {
+        return;
+    }
+    let SleepState { island, contacts, .. } = &mut s.sleep;
+    let before = contacts.len();
+    if w.sleep.fell {
+        // the step's contacts of the islands that just fell asleep (both bodies in one
+        // island, or one in it and the other static)
+        let of_joint = &m.sleep.trees.of_joint;
+        let island_of = |b: usize| match m.bodies[b].joint {
+            0 => NONE,
+            j => island[of_joint[j] as usize],
+        };
+        for c in &w.contacts {
+            let id = island_of(c.body_a).min(island_of(c.body_b));
+            if id != NONE {
+                contacts.push(SleptContact {
+                    island: id,
+                    bodies: [c.body_a, c.body_b],
+                    point: c.point.into(),
+                    normal: c.normal.into(),
+                    depth: c.depth,
+                    force: c.force.into(),
+                });
+            }
+        }
+    }
+    w.contacts.extend(contacts[..before].iter().map(|c| crate::engine::ContactInfo {
+        body_a: c.bodies[0],
+        body_b: c.bodies[1],
+        point: c.point.into(),
+        normal: c.normal.into(),
+        depth: c.depth,
+        force: c.force.into(),
+    }));
+}
