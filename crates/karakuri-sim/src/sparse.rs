@@ -721,6 +721,11 @@ impl Problem {
     /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
     #[inline]
     fn dots3(&self, bl: &Block) -> [f64; 3] {
+        match (bl.n0, bl.width) {
+            (6, 12) => return self.dots3_fixed::<6, 12>(bl),
+            (6, 6) => return self.dots3_fixed::<6, 6>(bl),
+            _ => {}
+        }
         let w = bl.width;
         let j = &self.j[bl.off..bl.off + 3 * w];
         let mut u = [0.0; 3];
@@ -740,9 +745,58 @@ impl Problem {
         u
     }
 
+    /// [`Problem::dots3`] for a block of `N0` and `W - N0` dofs (free bodies: 6 and 6 or 0),
+    /// on fixed-size arrays that the compiler unrolls (no bounds checks in the loop).
+    #[inline(always)]
+    fn dots3_fixed<const N0: usize, const W: usize>(&self, bl: &Block) -> [f64; 3] {
+        let v = self.gather::<N0, W>(bl);
+        let [j0, j1, j2] = rows3::<W>(&self.j, bl.off);
+        let mut u = [0.0; 3];
+        for q in 0..W {
+            u[0] += j0[q] * v[q];
+            u[1] += j1[q] * v[q];
+            u[2] += j2[q] * v[q];
+        }
+        u
+    }
+
+    /// The block's dofs of `vel`, first tree then second.
+    #[inline(always)]
+    fn gather<const N0: usize, const W: usize>(&self, bl: &Block) -> [f64; W] {
+        let mut v = [0.0; W];
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        v[..N0].copy_from_slice(&self.vel[s0..s0 + N0]);
+        if W > N0 {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            v[N0..].copy_from_slice(&self.vel[s1..s1 + (W - N0)]);
+        }
+        v
+    }
+
+    /// [`Problem::apply3`] for a block of `N0` and `W - N0` dofs (see [`Problem::dots3_fixed`]).
+    #[inline(always)]
+    fn apply3_fixed<const N0: usize, const W: usize>(&mut self, bl: &Block, d: &[f64; 3]) {
+        let mut v = self.gather::<N0, W>(bl);
+        let [m0, m1, m2] = rows3::<W>(&self.mj, bl.off);
+        for q in 0..W {
+            v[q] += d[0] * m0[q] + d[1] * m1[q] + d[2] * m2[q];
+        }
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        self.vel[s0..s0 + N0].copy_from_slice(&v[..N0]);
+        if W > N0 {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            self.vel[s1..s1 + (W - N0)].copy_from_slice(&v[N0..]);
+        }
+    }
+
     /// `vel += Σ_a δ_a (qH⁻¹ Jᵀ)_a` over the three rows of a contact block, in one pass.
     #[inline]
     fn apply3(&mut self, bl: &Block, delta: &[f64; 3]) {
+        match (bl.n0, bl.width) {
+            (6, 12) => return self.apply3_fixed::<6, 12>(bl, delta),
+            (6, 6) => return self.apply3_fixed::<6, 6>(bl, delta),
+            _ => {}
+        }
         let w = bl.width;
         let mj = &self.mj[bl.off..bl.off + 3 * w];
         let piece = |c: usize, v: &mut [f64]| {
@@ -985,6 +1039,14 @@ fn project(kind: &[RowKind], lambda: &mut [f64], i: usize, n: usize) {
         RowKind::Bounded { lo, hi } => lambda[i] = lambda[i].clamp(lo, hi),
         _ => {}
     }
+}
+
+/// The three rows of `W` values each at `x[off..off + 3 W]`.
+#[inline(always)]
+fn rows3<const W: usize>(x: &[f64], off: usize) -> [&[f64; W]; 3] {
+    let b = &x[off..off + 3 * W];
+    let r = |a: usize| -> &[f64; W] { b[a * W..(a + 1) * W].try_into().expect("W values") };
+    [r(0), r(1), r(2)]
 }
 
 /// Union-find root of `t` with path halving.
