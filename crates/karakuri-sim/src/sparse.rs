@@ -659,10 +659,69 @@ impl Problem {
     /// change.
     fn contact_update(&mut self, bi: usize, mu: f64, tiny: f64) -> f64 {
         let bl = self.blocks[bi];
+        match (bl.n0, bl.width) {
+            (6, 12) => self.contact_update_fixed::<6, 12>(&bl, bi, mu, tiny),
+            (6, 6) => self.contact_update_fixed::<6, 6>(&bl, bi, mu, tiny),
+            _ => {
+                let u = self.dots3(&bl);
+                let (delta, change) = self.contact_impulses(bi, u, mu, tiny);
+                if delta != [0.0; 3] {
+                    self.apply3(&bl, &delta);
+                }
+                change
+            }
+        }
+    }
+
+    /// [`Problem::contact_update`] of a block of `N0` and `W - N0` dofs (free bodies: 6 and 6
+    /// or 0): the block's dofs of `vel` gathered once into a fixed-size array (unrolled loops,
+    /// no bounds checks), `J v` and the update `v += qH⁻¹ Jᵀ Δλ` on it, written back; the same
+    /// arithmetic in the same order as [`Problem::dots3`] and [`Problem::apply3`].
+    #[inline(always)]
+    fn contact_update_fixed<const N0: usize, const W: usize>(
+        &mut self,
+        bl: &Block,
+        bi: usize,
+        mu: f64,
+        tiny: f64,
+    ) -> f64 {
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        let s1 = if W > N0 { self.trees.start[bl.trees[1] as usize] } else { 0 };
+        let mut v = [0.0; W];
+        v[..N0].copy_from_slice(&self.vel[s0..s0 + N0]);
+        if W > N0 {
+            v[N0..].copy_from_slice(&self.vel[s1..s1 + (W - N0)]);
+        }
+        let [j0, j1, j2] = rows3::<W>(&self.j, bl.off);
+        let mut u = [0.0; 3];
+        for q in 0..W {
+            u[0] += j0[q] * v[q];
+            u[1] += j1[q] * v[q];
+            u[2] += j2[q] * v[q];
+        }
+        let (d, change) = self.contact_impulses(bi, u, mu, tiny);
+        if d != [0.0; 3] {
+            let [m0, m1, m2] = rows3::<W>(&self.mj, bl.off);
+            for q in 0..W {
+                v[q] += d[0] * m0[q] + d[1] * m1[q] + d[2] * m2[q];
+            }
+            self.vel[s0..s0 + N0].copy_from_slice(&v[..N0]);
+            if W > N0 {
+                self.vel[s1..s1 + (W - N0)].copy_from_slice(&v[N0..]);
+            }
+        }
+        change
+    }
+
+    /// The new impulses of contact block `bi` from its rows' velocities `u` (see
+    /// [`Problem::contact_update`]), written into `lambda`; returns their change and the
+    /// largest row velocity change.
+    #[inline(always)]
+    fn contact_impulses(&mut self, bi: usize, u: [f64; 3], mu: f64, tiny: f64) -> ([f64; 3], f64) {
+        let bl = &self.blocks[bi];
         let i = bl.row;
-        let w = self.wii[bi];
-        let wi = self.winv[bi];
-        let u = self.dots3(&bl);
+        let w = &self.wii[bi];
+        let wi = &self.winv[bi];
         let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
         // the friction rows' targets: a track surface's no-slip velocity, else 0
         let r = [self.b[i] - u[0], self.b[i + 1] - u[1], self.b[i + 2] - u[2]];
@@ -709,13 +768,10 @@ impl Problem {
         let mut delta = [0.0; 3];
         for a in 0..3 {
             delta[a] = new[a] - old[a];
-            self.lambda[i + a] = new[a];
             change = change.max((delta[a] * w[4 * a]).abs());
         }
-        if delta != [0.0; 3] {
-            self.apply3(&bl, &delta);
-        }
-        change
+        self.lambda[i..i + 3].copy_from_slice(&new);
+        (delta, change)
     }
 
     /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
@@ -985,6 +1041,14 @@ fn project(kind: &[RowKind], lambda: &mut [f64], i: usize, n: usize) {
         RowKind::Bounded { lo, hi } => lambda[i] = lambda[i].clamp(lo, hi),
         _ => {}
     }
+}
+
+/// The three rows of `W` values each at `x[off..off + 3 W]`.
+#[inline(always)]
+fn rows3<const W: usize>(x: &[f64], off: usize) -> [&[f64; W]; 3] {
+    let b = &x[off..off + 3 * W];
+    let r = |a: usize| -> &[f64; W] { b[a * W..(a + 1) * W].try_into().expect("W values") };
+    [r(0), r(1), r(2)]
 }
 
 /// Union-find root of `t` with path halving.
