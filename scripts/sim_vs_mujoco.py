@@ -12,7 +12,9 @@ hits both alike); the figure per scene is the median over rounds. Both step the 
 min(duration/dt, 2000) steps from the initial state and both are summarised the same way:
 the median of the means of batches of 100 consecutive steps.
 - karakuri: `karakuri simulate SCENE --duration n*dt --steps CSV`, the batches made of the
-  per-step wall-clock `wall_ns` column (each step timed around `World::step`, nothing else).
+  per-step wall-clock `wall_ns` column (each step timed around `World::step`, nothing else);
+  once as written (defaults: resting islands sleep) and once with `engine.sleep.enabled: false`
+  (MuJoCo's default is not to sleep), both shown.
 - MuJoCo: `scripts/mujoco_steps.py`'s MJCF conversion and timing (default options, one
   thread), twice per round: a Python loop of `mj_step` (as the validation README measures) and
   `mj_step(m, d, nstep=100)` inside C (no binding overhead: the strict comparison). The ratio
@@ -55,6 +57,16 @@ def steps_of(scene):
     return min(int(round(scene["world"]["duration"] / scene["world"]["dt"])), mjs.MAX_STEPS)
 
 
+def without_sleep(path, scene, tmp):
+    """A copy of the scene with karakuri's sleeping turned off (`engine.sleep.enabled: false`)."""
+    s = json.loads(json.dumps(scene))
+    s.setdefault("engine", {}).setdefault("sleep", {})["enabled"] = False
+    out = os.path.join(tmp, os.path.basename(path))
+    with open(out, "w") as f:
+        json.dump(s, f)
+    return out
+
+
 def karakuri_us(binary, path, scene, tmp):
     """Median over batches of mjs.BATCH steps of the mean wall µs per step."""
     n = steps_of(scene)
@@ -95,12 +107,15 @@ def main():
         scenes.append((os.path.splitext(os.path.basename(p))[0], p, scene, m, d, reset))
 
     loads = [load1()]
-    rows = {name: {"karakuri": [], "mujoco_python": [], "mujoco_c": []} for name, *_ in scenes}
+    rows = {name: {"karakuri": [], "karakuri_awake": [], "mujoco_python": [], "mujoco_c": []}
+            for name, *_ in scenes}
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
             for name, path, scene, m, d, reset in scenes:
                 rows[name]["karakuri"].append(karakuri_us(args.karakuri, path, scene, tmp))
+                awake = without_sleep(path, scene, tmp)
+                rows[name]["karakuri_awake"].append(karakuri_us(args.karakuri, awake, scene, tmp))
                 rows[name]["mujoco_python"].append(mjs.time_scene(scene, m, d, reset, 1, False)[0])
                 rows[name]["mujoco_c"].append(mjs.time_scene(scene, m, d, reset, 1, True)[0])
             loads.append(load1())
@@ -112,16 +127,20 @@ def main():
         textwrap.fill("Measured %s by `scripts/sim_vs_mujoco.py --rounds %d` (%.0f s): karakuri release build against "
         "MuJoCo %s (default options, one thread), interleaved scene by scene; median over rounds of the "
         "median 100-step batch mean over min(duration/dt, %d) steps from the initial state. 1-min load "
-        "average %.2f .. %.2f on %d cores. Ratio: karakuri / MuJoCo in C (below 1: karakuri faster)."
+        "average %.2f .. %.2f on %d cores. Ratio: karakuri / MuJoCo in C (below 1: karakuri faster). "
+        "karakuri sleeps resting islands by default (MuJoCo does not): the 'sleep off' columns run "
+        "the same scene with `engine.sleep.enabled: false`."
         % (when, args.rounds, time.time() - started, mujoco.__version__, mjs.MAX_STEPS,
            min(loads), max(loads), os.cpu_count() or 0), 100),
         "",
-        "| scene | karakuri µs/step | MuJoCo µs/step (Python) | MuJoCo µs/step (in C) | ratio |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| scene | karakuri µs/step | karakuri, sleep off | MuJoCo µs/step (Python) | MuJoCo µs/step (in C) "
+        "| ratio | ratio, sleep off |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, v in med.items():
-        lines.append("| %s | %.2f | %.2f | %.2f | %.2f |"
-                     % (name, v["karakuri"], v["mujoco_python"], v["mujoco_c"], v["karakuri"] / v["mujoco_c"]))
+        lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |"
+                     % (name, v["karakuri"], v["karakuri_awake"], v["mujoco_python"], v["mujoco_c"],
+                        v["karakuri"] / v["mujoco_c"], v["karakuri_awake"] / v["mujoco_c"]))
     table = "\n".join(lines)
     print(table)
     if args.json:
