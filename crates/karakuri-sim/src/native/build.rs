@@ -11,6 +11,7 @@ use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
 use super::joint_forces::{JointForceSet, JointFriction};
+use super::plan::StagePlan;
 use crate::joint_forces::SpringDamper;
 use super::tracks::Track;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
@@ -199,6 +200,8 @@ pub struct SimModel {
     pub body_track: Vec<Option<usize>>,
     /// Names of [`SimModel::tracks`].
     pub track_names: Vec<String>,
+    /// Which optional stages the step runs, from what the world holds ([`StagePlan::of`]).
+    pub plan: StagePlan,
 }
 
 impl SimModel {
@@ -363,7 +366,7 @@ impl SimModel {
             })
             .collect();
         let perturbations = super::external::perturbations(scene, &bodies, scene.world.dt)?;
-        Ok(SimModel {
+        let mut built = SimModel {
             model,
             dt: scene.world.dt,
             contact: scene.contact.clone(),
@@ -389,7 +392,10 @@ impl SimModel {
             track_names: tracks.iter().map(|t| t.name.clone()).collect(),
             tracks,
             body_track,
-        })
+            plan: StagePlan::default(),
+        };
+        built.plan = StagePlan::of(&built);
+        Ok(built)
     }
 
     /// The name of the body a joint moves (for error messages).
