@@ -23,9 +23,12 @@ fn the_plan_follows_what_each_validation_scene_holds() {
     // box on an incline, restitution 0: contacts, no impact passes
     let p = plan_of("04a_incline_stick.json");
     assert!(p.contacts && !p.impacts, "{p:?}");
-    // links without shapes
+    // links without shapes, limits or servos: no constraint stage at all
     let p = plan_of("06_double_pendulum.json");
-    assert!(!p.contacts && !p.impacts, "{p:?}");
+    assert!(!p.contacts && !p.impacts && !p.rows, "{p:?}");
+    // the four-bar's loop is rows
+    assert!(plan_of("08_fourbar.json").rows);
+    assert!(plan_of("04a_incline_stick.json").rows);
     // the cradle: e = 1 between balls
     let p = plan_of("09b_newton_cradle_gap.json");
     assert!(p.contacts && p.impacts, "{p:?}");

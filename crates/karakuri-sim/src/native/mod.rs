@@ -258,7 +258,12 @@ impl Engine for NativeEngine {
             }
             stages::free_velocity(m, s, w);
             laps.lap(&mut t.acceleration);
-            stages::constraints(m, s, w)?;
+            if plan.rows {
+                stages::constraints(m, s, w)?;
+            } else {
+                // nothing to hold: v⁺ = v_free (what the stage gives for no rows)
+                s.v.copy_from(&w.v_free);
+            }
             if plan.actuators {
                 stages::actuator_report(m, s, w);
             }

@@ -11,7 +11,7 @@
 
 use super::build::SimModel;
 use super::contact::mean_material;
-use crate::scene::ContactMode;
+use crate::scene::{ActuatorMode, ContactMode};
 
 /// Which optional stages the step runs (each `false`: the world has nothing for it, and the
 /// stage is skipped). Set by the builder ([`StagePlan::of`]); a field of [`SimModel`].
@@ -38,6 +38,9 @@ pub struct StagePlan {
     pub sensors: bool,
     /// Some sensor has noise or bias: the sensor-noise stage.
     pub noise: bool,
+    /// Some constraint row can arise (contacts, loops, limits, velocity servos and prescribed
+    /// joints, joint friction): the constraint stage. Off, `v⁺ = v_free`.
+    pub rows: bool,
 }
 
 impl StagePlan {
@@ -48,11 +51,13 @@ impl StagePlan {
         let n = shapes.len();
         let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
         let touch = |a: usize, b: usize| m.collider.pair_mode(a, b).filter(|&mode| mode != ContactMode::None);
+        let contacts = pairs().any(|(a, b)| touch(a, b).is_some());
+        let servo_rows = m.actuators.iter().any(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed));
         StagePlan {
             joint_forces: !m.joint_forces.is_empty(),
             actuators: !m.actuators.is_empty(),
             perturbations: !m.perturbations.is_empty(),
-            contacts: pairs().any(|(a, b)| touch(a, b).is_some()),
+            contacts,
             impacts: m.loops.is_empty()
                 && pairs().any(|(a, b)| {
                     touch(a, b) == Some(ContactMode::Lcp)
@@ -61,6 +66,7 @@ impl StagePlan {
             tracks: !m.tracks.is_empty(),
             sensors: !m.sensors.is_empty(),
             noise: m.sensors.iter().any(|s| s.noise.is_some()),
+            rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || servo_rows || !m.frictions.is_empty(),
         }
     }
 }

@@ -31,8 +31,8 @@ pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
     // the common case in one pass without branches (it vectorises); the joint-by-joint search
     // below only names the culprit
     let max_speed = m.engine.max_speed;
-    let q_ok = s.q.iter().fold(true, |ok, x| ok & x.is_finite());
-    let v_ok = s.v.iter().fold(true, |ok, x| ok & x.is_finite() & (x.abs() <= max_speed));
+    let q_ok = s.q.as_slice().iter().fold(true, |ok, x| ok & x.is_finite());
+    let v_ok = s.v.as_slice().iter().fold(true, |ok, x| ok & x.is_finite() & (x.abs() <= max_speed));
     if q_ok && v_ok {
         return Ok(());
     }
