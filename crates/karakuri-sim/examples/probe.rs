@@ -3,6 +3,7 @@ fn main() {
     let path = std::env::args().nth(1).unwrap();
     let scene = Scene::from_file(&path).unwrap();
     let mut e = NativeEngine::new(&scene).unwrap();
+    e.time_stages(true).unwrap();
     let n: usize = std::env::args()
         .nth(2)
         .map(|s| s.parse().unwrap())

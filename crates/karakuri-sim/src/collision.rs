@@ -137,6 +137,10 @@ pub struct Collider {
     /// Contact mode of each candidate pair `(i, j)`, `i < j` (`n x n`, upper triangle); pairs
     /// not listed never collide.
     pair_mode: Vec<Option<ContactMode>>,
+    /// Each shape is a ball `(nshapes)`: its contacts do not depend on its orientation, so
+    /// its parry pose is its centre with the identity rotation (no rotation-to-quaternion
+    /// conversion per step).
+    ball: Vec<bool>,
 }
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
@@ -171,6 +175,7 @@ impl Collider {
         }
         Collider {
             pair_mode: modes,
+            ball: shapes.iter().map(|s| s.shape.shape_type() == ShapeType::Ball).collect(),
             shapes,
         }
     }
@@ -218,8 +223,13 @@ impl Collider {
             return;
         }
         for (k, s) in self.shapes.iter().enumerate() {
-            let x = o_m_i[s.joint].compose(&s.placement);
-            work.poses[k] = to_parry(&x);
+            let o = &o_m_i[s.joint];
+            work.poses[k] = if self.ball[k] {
+                let c = o.transform_point(&s.placement.translation);
+                PPose::translation(c.x, c.y, c.z)
+            } else {
+                to_parry(&o.compose(&s.placement))
+            };
             if !s.unbounded {
                 work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
             }

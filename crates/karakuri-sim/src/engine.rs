@@ -126,7 +126,8 @@ pub struct ContactInfo {
     pub force: Vec3,
 }
 
-/// Wall-clock time spent in each stage of the step pipeline.
+/// Wall-clock time spent in each stage of the step pipeline (zeros unless the timing is on:
+/// [`Engine::time_stages`], [`crate::World::time_stages`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimes {
     /// NaN / divergence guard.
@@ -199,7 +200,7 @@ pub trait Engine {
     fn dt(&self) -> f64;
     /// Contacts of the last step.
     fn contacts(&self) -> &[ContactInfo];
-    /// Stage times of the last step.
+    /// Stage times of the last step (zeros while [`Engine::time_stages`] is off).
     fn stage_times(&self) -> StageTimes;
     /// Numerical trouble met so far (engines that do not watch report none).
     fn diagnostics(&self) -> Diagnostics {
@@ -316,6 +317,16 @@ pub trait Engine {
     /// solved or integrated until something acts on them).
     fn sleeping_bodies(&self) -> Result<usize, SimError> {
         Err(SimError::Input(format!("engine '{}' does not report sleeping bodies", self.name())))
+    }
+    /// Turns the wall-clock timing of the step's stages ([`Engine::stage_times`]) on or off.
+    /// Off by default: reading the clock between the stages costs more than some of them on
+    /// small worlds, and [`Engine::stage_times`] then reports zeros.
+    fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
+        let _ = on;
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "stage timing (time_stages)".into(),
+        })
     }
 }
 

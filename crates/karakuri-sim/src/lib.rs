@@ -26,7 +26,9 @@
 //!   user torques, time, warm-start impulses) and a [`StepData`] (every buffer the stages hand
 //!   to each other, sized at load: a running step allocates nothing).
 //! * **The step is a fixed list of stage functions** ([`native::stages`], each documenting
-//!   what it reads and writes, timed in [`StageTimes`]): check state (NaN / divergence guard)
+//!   what it reads and writes, timed in [`StageTimes`] when [`World::time_stages`] is on; the
+//!   stages a world has nothing for are skipped, as [`native::plan::StagePlan`] decides at
+//!   load): check state (NaN / divergence guard)
 //!   → position (the LTDL of `qH = M + armature + implicit damping/stiffness`, world motion
 //!   columns, collision) → velocity (passive forces) → actuation → acceleration
 //!   (`qH⁻¹(τ - h)`, `v_free`) → constraint (rows, solve, `v⁺`) → integrate → kinematics

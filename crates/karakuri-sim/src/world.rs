@@ -29,6 +29,8 @@ pub struct World {
     states: Vec<BodyState>,
     times: StageTimes,
     controllers: Vec<Registered>,
+    /// Whether the engine times its stages ([`World::time_stages`]).
+    timing: bool,
 }
 
 impl World {
@@ -73,6 +75,7 @@ impl World {
             states,
             times: StageTimes::default(),
             controllers: Vec::new(),
+            timing: false,
         };
         // the scene's built-in controllers, first, in their order
         for (c, period) in builtin {
@@ -144,7 +147,18 @@ impl World {
         }
         self.engine.step()?;
         self.engine.write_states(&mut self.states);
-        self.times.add(&self.engine.stage_times());
+        if self.timing {
+            self.times.add(&self.engine.stage_times());
+        }
+        Ok(())
+    }
+
+    /// Turns the timing of the engine's stages on or off ([`World::stage_times`]; off by
+    /// default, since reading the clock between stages is a good part of a small world's
+    /// step). Fails, naming it, for an engine that cannot time its stages.
+    pub fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
+        self.engine.time_stages(on)?;
+        self.timing = on;
         Ok(())
     }
 
@@ -449,7 +463,8 @@ impl World {
         self.engine.sleeping_bodies()
     }
 
-    /// Stage times accumulated over every step so far.
+    /// Stage times accumulated over every step taken while [`World::time_stages`] was on
+    /// (zeros otherwise).
     pub fn stage_times(&self) -> StageTimes {
         self.times
     }

@@ -11,6 +11,7 @@ use nalgebra::DVector;
 
 use super::assemble::{assemble, v3};
 use super::joint_forces::{JointForceSet, JointFriction};
+use super::plan::StagePlan;
 use crate::joint_forces::SpringDamper;
 use super::tracks::Track;
 use crate::collision::{joint_frame_bounds, ColShape, Collider};
@@ -201,6 +202,8 @@ pub struct SimModel {
     pub track_names: Vec<String>,
     /// The sleep settings and trees (see [`super::sleep`]).
     pub sleep: super::sleep::SleepModel,
+    /// Which optional stages the step runs, from what the world holds ([`StagePlan::of`]).
+    pub plan: StagePlan,
 }
 
 impl SimModel {
@@ -392,8 +395,10 @@ impl SimModel {
             tracks,
             body_track,
             sleep: Default::default(),
+            plan: StagePlan::default(),
         };
         sim.sleep = super::sleep::SleepModel::new(&sim);
+        sim.plan = StagePlan::of(&sim);
         Ok(sim)
     }
 

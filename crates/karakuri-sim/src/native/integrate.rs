@@ -73,6 +73,9 @@ pub fn integrate_world_with(
             for c in 0..3 {
                 v[iv + c] = rl[c];
             }
+        } else if nq == 1 && nv == 1 {
+            // revolute, prismatic: q + dt v (as `JointType::integrate`, without the copies)
+            q[iq] += (v[iv] + p(iv)) * dt;
         } else {
             // a joint has at most 7 configuration and 6 velocity coordinates
             let (mut qs, mut vs) = ([0.0; 7], [0.0; 6]);

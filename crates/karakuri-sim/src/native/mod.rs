@@ -18,6 +18,12 @@
 //! ```
 //!
 //! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
+//!
+//! The optional stages (joint forces, actuators, perturbations, collision and the contact
+//! stages, impacts, tracks, loops, sensors, noise) run only in worlds that have something for
+//! them: [`plan::StagePlan`], decided once by the builder. The stages are timed into
+//! [`StageTimes`] only when asked ([`Engine::time_stages`]): ten clock reads per step were
+//! 0.3 µs of a 1.1 µs free-fall step.
 
 mod assemble;
 pub mod build;
@@ -30,6 +36,7 @@ pub mod joint_forces;
 pub mod limits;
 pub mod loops;
 pub mod noise;
+pub mod plan;
 pub mod split;
 pub mod loop_drift;
 pub mod stages;
@@ -66,6 +73,27 @@ pub struct NativeEngine {
     state: SimState,
     /// The step's workspace (kinematics of the state, contacts, rows, solver buffers).
     work: StepData,
+    /// Whether the step times its stages into `work.times` ([`Engine::time_stages`]).
+    timing: bool,
+}
+
+/// The stage clock of a step: each lap writes the time since the last one, and costs nothing
+/// when the timing is off (no clock read).
+struct Laps(Option<Instant>);
+
+impl Laps {
+    fn start(on: bool) -> Laps {
+        Laps(on.then(Instant::now))
+    }
+
+    #[inline]
+    fn lap(&mut self, d: &mut Duration) {
+        if let Some(clock) = &mut self.0 {
+            let now = Instant::now();
+            *d = now - *clock;
+            *clock = now;
+        }
+    }
 }
 
 impl NativeEngine {
@@ -85,7 +113,7 @@ impl NativeEngine {
         let mut work = StepData::new(&model);
         work.reserve(&model, &mut state, 0);
         stages::kinematics(&model, &state.q, &state.v, &mut work.data);
-        Ok(NativeEngine { model, state, work })
+        Ok(NativeEngine { model, state, work, timing: false })
     }
 
     /// The world's description.
@@ -167,47 +195,66 @@ impl Engine for NativeEngine {
 
     fn step(&mut self) -> Result<(), SimError> {
         let (m, s, w) = (&self.model, &mut self.state, &mut self.work);
+        let plan = &m.plan;
         let mut t = StageTimes::default();
-        let mut clock = Instant::now();
-        let mut lap = |d: &mut Duration| {
-            let now = Instant::now();
-            *d = now - clock;
-            clock = now;
-        };
+        let mut laps = Laps::start(self.timing);
         w.q_start.copy_from(&s.q);
         w.v_start.copy_from(&s.v);
         sleep::wake_on_actions(m, s);
-        stages::actuator_commands(m, s, w);
-        stages::sensor_start(m, w)?;
-        joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
-        lap(&mut t.velocity);
+        if plan.actuators {
+            stages::actuator_commands(m, s, w);
+        }
+        if plan.sensors {
+            stages::sensor_start(m, w)?;
+        }
+        if plan.joint_forces {
+            joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
+        } else {
+            w.tau.fill(0.0);
+        }
+        laps.lap(&mut t.velocity);
         sleep::freeze_shapes(m, s, w);
         stages::position(m, w)?;
         sleep::wake_on_contact(m, s, w)?;
-        lap(&mut t.position);
+        laps.lap(&mut t.position);
         if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
             integrate::rk4_step(m, s, w)?;
             w.raw.clear();
             w.contact_rows.clear();
-            lap(&mut t.integrate);
+            laps.lap(&mut t.integrate);
         } else {
             // w.tau holds the joint forces (the joint-force stage, before position)
             stages::actuation(s, &mut w.tau);
-            stages::actuator_torques(m, s, w);
-            external::external_forces(m, s, &w.data, &mut w.tau)?;
-            lap(&mut t.actuation);
+            if plan.actuators {
+                stages::actuator_torques(m, s, w);
+            }
+            if plan.perturbations || !s.pushes.is_empty() {
+                external::external_forces(m, s, &w.data, &mut w.tau)?;
+            }
+            laps.lap(&mut t.actuation);
             stages::smooth_acceleration(w)?;
-            impact::impacts(m, s, w)?;
+            if plan.impacts {
+                impact::impacts(m, s, w)?;
+            }
             stages::free_velocity(m, s, w);
             sleep::hold_velocity(m, s, w);
-            lap(&mut t.acceleration);
-            stages::constraints(m, s, w)?;
-            stages::actuator_report(m, s, w);
-            split::pseudo_velocity(m, s.v.as_slice(), w)?;
-            lap(&mut t.constraint);
+            laps.lap(&mut t.acceleration);
+            if plan.rows {
+                stages::constraints(m, s, w)?;
+            } else {
+                // nothing to hold: v⁺ = v_free (what the stage gives for no rows)
+                s.v.copy_from(&w.v_free);
+            }
+            if plan.actuators {
+                stages::actuator_report(m, s, w);
+            }
+            if plan.contacts {
+                split::pseudo_velocity(m, s.v.as_slice(), w)?;
+            }
+            laps.lap(&mut t.constraint);
             stages::integrate(m, s, w)?;
             sleep::hold_state(m, s, w);
-            lap(&mut t.integrate);
+            laps.lap(&mut t.integrate);
         }
         s.steps += 1;
         s.time = s.steps as f64 * m.dt;
@@ -220,15 +267,21 @@ impl Engine for NativeEngine {
             s.time = s.steps as f64 * m.dt;
             return Err(e);
         }
-        lap(&mut t.check_state);
+        laps.lap(&mut t.check_state);
         stages::kinematics(m, &s.q, &s.v, &mut w.data);
         sleep::update(m, s, w)?;
-        lap(&mut t.kinematics);
-        stages::sensors(m, w);
+        laps.lap(&mut t.kinematics);
+        if plan.contacts {
+            stages::sensors(m, w);
+        }
         sleep::report_contacts(m, s, w);
-        stages::sensor_readings(m, w)?;
-        noise::sensor_noise(m, s, w);
-        lap(&mut t.sensors);
+        if plan.sensors {
+            stages::sensor_readings(m, w)?;
+        }
+        if plan.noise {
+            noise::sensor_noise(m, s, w);
+        }
+        laps.lap(&mut t.sensors);
         stages::watch(m, s, w)?;
         w.times = t;
         Ok(())
@@ -289,6 +342,11 @@ impl Engine for NativeEngine {
 
     fn last_solve(&self) -> crate::solver::SolveStats {
         self.work.last_solve
+    }
+
+    fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
+        self.timing = on;
+        Ok(())
     }
 
     /// Kinetic plus gravitational energy. Not part of the step: it evaluates on a copy of
@@ -367,6 +425,7 @@ impl Engine for NativeEngine {
         self.model.sleep.forbid_dofs(&dof);
         self.state.sleep.wake_all();
         self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
+        self.model.plan.joint_forces = true;
         Ok(())
     }
 

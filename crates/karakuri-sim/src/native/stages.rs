@@ -28,6 +28,14 @@ use crate::SimError;
 /// error gives the step and time of that state and the joint's body. Reads `s.q`, `s.v`,
 /// `engine.max_speed`.
 pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
+    // the common case in one pass without branches (it vectorises); the joint-by-joint search
+    // below only names the culprit
+    let max_speed = m.engine.max_speed;
+    let q_ok = s.q.as_slice().iter().fold(true, |ok, x| ok & x.is_finite());
+    let v_ok = s.v.as_slice().iter().fold(true, |ok, x| ok & x.is_finite() & (x.abs() <= max_speed));
+    if q_ok && v_ok {
+        return Ok(());
+    }
     let model = &m.model;
     for j in 1..model.njoints {
         let (iq, nq, iv, nv) = (model.idx_q[j], model.nqs[j], model.idx_v[j], model.nvs[j]);
@@ -125,20 +133,22 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// Position: the iteration matrix with implicit joint forces and servos into `w.qh`, the world
 /// motion columns `w.s_world` (the columns of `w.data`'s Jacobian), and collision detection
-/// into `w.raw`. Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`,
-/// `w.servo_diag`.
+/// into `w.raw` (a world whose shapes never touch, `m.plan.contacts` off, leaves it empty).
+/// Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`, `w.servo_diag`.
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
     factorize_qh(m, &w.data, &mut w.qh, &w.force_diag, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
     }
-    m.collider.detect(
-        &mut w.collision,
-        w.data.joint_placements()?,
-        m.contact.prediction_distance,
-        &mut w.raw,
-    );
+    if m.plan.contacts {
+        m.collider.detect(
+            &mut w.collision,
+            w.data.joint_placements()?,
+            m.contact.prediction_distance,
+            &mut w.raw,
+        );
+    }
     Ok(())
 }
 
@@ -244,12 +254,16 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     w.rows.clear(nv);
     w.problem.clear();
     w.contact_rows.clear();
-    tracks::track_velocities(m, s, w)?;
+    if m.plan.tracks {
+        tracks::track_velocities(m, s, w)?;
+    }
     contact::contact_rows(m, s, w);
     w.other_row_start = w.rows.len();
     let mut other = 0;
-    loops::loop_constraint_rows(m, s, w, &mut other)?;
-    loop_drift::feed_forward(m, s, w);
+    if !m.loops.is_empty() {
+        loops::loop_constraint_rows(m, s, w, &mut other)?;
+        loop_drift::feed_forward(m, s, w);
+    }
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
@@ -469,10 +483,12 @@ pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimErro
             continue;
         }
         let v = &vel[b.joint];
-        let moved = (v.linear + v.angular.cross(&c)).norm() * m.dt;
-        if moved > size {
+        // squared first: the root only for a body that is fast
+        let moved_sq = (v.linear + v.angular.cross(&c)).norm_squared() * (m.dt * m.dt);
+        if moved_sq > size * size {
             fast = true;
             if d.first_fast.is_none() {
+                let moved = (v.linear + v.angular.cross(&c)).norm() * m.dt;
                 d.first_fast = Some((s.steps, bi, moved, size));
             }
         }

@@ -1,7 +1,8 @@
 //! Everything a simulation step reads at (q, q̇), in one call (Pinocchio's `computeAllTerms`).
 
 use super::jacobian::fill_world_columns;
-use super::{mass_matrix, nonlinear_effects};
+use super::mass_matrix;
+use super::rnea::nonlinear_effects_after_crba;
 use crate::data::{Data, Fresh};
 use crate::model::Model;
 use nalgebra::DVector;
@@ -13,8 +14,10 @@ use nalgebra::DVector;
 /// takes q anew). The factorisation of M is one call more ([`super::factorize_mass_matrix`]).
 pub fn compute_all_terms(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
     // CRBA first: it leaves placements in its working frame, which RNEA then puts in the world
+    // (without computing the joint angles again, and only when a floating root made the
+    // frames differ)
     mass_matrix(model, data, q);
-    nonlinear_effects(model, data, q, v);
+    nonlinear_effects_after_crba(model, data, q, v);
     data.nle.copy_from(&data.tau);
     fill_world_columns(model, data);
     data.fresh = Fresh::PLACEMENTS

@@ -32,6 +32,22 @@ pub(crate) fn place_joints(model: &Model, data: &mut Data, q: &[f64], mut step: 
     }
 }
 
+/// [`place_joints`] right after CRBA placed the joints at the same `q`
+/// ([`compute_all_terms`](super::compute_all_terms)): the angles and `li_m_i` are in `data`
+/// already, and so are the world placements `o_m_i` unless a floating root made its body
+/// CRBA's working frame; only then are the placements computed again (without the angles).
+/// The same numbers as [`place_joints`], bit for bit, for the price of a scan of the roots.
+#[inline(always)]
+pub(crate) fn place_joints_after_crba(model: &Model, data: &mut Data, q: &[f64], mut step: impl FnMut(&mut Data, usize)) {
+    let replace = (1..model.njoints).any(|i| is_floating_root(model, i));
+    for i in 1..model.njoints {
+        if replace {
+            update_joint_placement(model, data, q, i);
+        }
+        step(data, i);
+    }
+}
+
 /// `(sin q, cos q)` of every revolute joint into `data.joint_sin_cos`: the first half of
 /// [`place_joints`] ([`update_joint_placement`] reads them). Apart from the
 /// placements so that they do not wait on it: the angles are independent, the placements a

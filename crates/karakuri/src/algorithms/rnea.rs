@@ -1,7 +1,7 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, joint_motion, place_joints, project_force};
+use super::{check_len, joint_motion, place_joints, place_joints_after_crba, project_force};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
@@ -17,7 +17,7 @@ pub fn inverse_dynamics<'a>(
     v: &DVector<f64>,
     a: &DVector<f64>,
 ) -> &'a DVector<f64> {
-    rnea_impl(model, data, q, v, Some(a), None)
+    rnea_impl(model, data, q, v, Some(a), None, Placement::Fresh)
 }
 
 /// Inverse dynamics with external forces `f_ext` acting on each body, expressed in the body's
@@ -31,12 +31,19 @@ pub fn inverse_dynamics_with_forces<'a>(
     f_ext: &[Force],
 ) -> &'a DVector<f64> {
     assert_eq!(f_ext.len(), model.njoints, "f_ext needs one force per joint (njoints)");
-    rnea_impl(model, data, q, v, Some(a), Some(f_ext))
+    rnea_impl(model, data, q, v, Some(a), Some(f_ext), Placement::Fresh)
 }
 
 /// C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity terms (RNEA with q̈ = 0).
 pub fn nonlinear_effects<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>, v: &DVector<f64>) -> &'a DVector<f64> {
-    rnea_impl(model, data, q, v, None, None)
+    rnea_impl(model, data, q, v, None, None, Placement::Fresh)
+}
+
+/// [`nonlinear_effects`] right after [`mass_matrix`](super::mass_matrix) at the same `q`: the
+/// joints are not placed again ([`place_joints_after_crba`]). For
+/// [`compute_all_terms`](super::compute_all_terms).
+pub(crate) fn nonlinear_effects_after_crba(model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>) {
+    rnea_impl(model, data, q, v, None, None, Placement::AfterCrba);
 }
 
 /// g(q): the generalised gravity (RNEA with q̇ = q̈ = 0). Fresh after: placements.
@@ -61,6 +68,7 @@ fn rnea_impl<'a>(
     v: &DVector<f64>,
     a: Option<&DVector<f64>>,
     f_ext: Option<&[Force]>,
+    placement: Placement,
 ) -> &'a DVector<f64> {
     check_len("q", q, model.nq);
     check_len("v", v, model.nv);
@@ -72,7 +80,7 @@ fn rnea_impl<'a>(
     data.a[0] = Motion::zero();
     let (qs, vs) = (q.as_slice(), v.as_slice());
     // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
-    place_joints(model, data, qs, |data, i| {
+    let step = |data: &mut Data, i: usize| {
         let p = model.parents[i];
         let v_j = joint_motion(model, i, vs);
         let x = data.li_m_i[i];
@@ -90,11 +98,24 @@ fn rnea_impl<'a>(
         if let Some(fe) = f_ext {
             data.f[i] -= fe[i];
         }
-    });
+    };
+    match placement {
+        Placement::Fresh => place_joints(model, data, qs, step),
+        Placement::AfterCrba => place_joints_after_crba(model, data, qs, step),
+    }
     // a at the given q̈ (zero for nonlinear_effects)
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS | Fresh::ACCELERATIONS_WITH_GRAVITY;
     backward_pass(model, data);
     &data.tau
+}
+
+/// How the forward pass of [`rnea_impl`] places the joints.
+#[derive(Clone, Copy)]
+enum Placement {
+    /// From `q` ([`place_joints`]).
+    Fresh,
+    /// CRBA just placed them at the same `q` ([`place_joints_after_crba`]).
+    AfterCrba,
 }
 
 /// Backward pass: τ_i = S_iᵀ f_i, f_λ(i) += X_iᵀ f_i.

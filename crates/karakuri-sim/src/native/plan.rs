@@ -1,0 +1,72 @@
+//! The stage plan: which of the step's optional stages a world runs, decided once when the
+//! model is built (MuJoCo's `mjModel` answers the same questions with its counts: `nu`,
+//! `nsensor`, `neq`), so that a scene pays only for what it holds. A free-falling box has no
+//! joint forces, actuators, perturbations, tracks, loops, sensors or elastic contacts, and its
+//! step is the kinematics, the factorisation of qH and the integration.
+//!
+//! What the plan cannot know at load stays a test in the step: pushes applied through the API
+//! ([`super::SimState::pushes`]) and the contacts of the step (a stage over `w.raw` costs
+//! nothing when it is empty). Joint forces registered on a built world
+//! ([`crate::Engine::add_joint_forces`]) turn their stage on.
+
+use super::build::SimModel;
+use super::contact::mean_material;
+use crate::scene::{ActuatorMode, ContactMode};
+
+/// Which optional stages the step runs (each `false`: the world has nothing for it, and the
+/// stage is skipped). Set by the builder ([`StagePlan::of`]); a field of [`SimModel`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StagePlan {
+    /// Joint forces (springs, dampers, registered [`crate::JointForces`]): the joint-force
+    /// stage. Off, `w.tau` is zeroed instead and qH's diagonal gets nothing from them.
+    pub joint_forces: bool,
+    /// Actuators: the actuator commands, torques, rows and report.
+    pub actuators: bool,
+    /// The scene's perturbations (the external-force stage also runs while an API push is
+    /// pending).
+    pub perturbations: bool,
+    /// Some pair of shapes can touch (a mode other than `none`): collision detection, contact
+    /// rows, the contact report and the split-impulse pass.
+    pub contacts: bool,
+    /// Some pair of shapes can touch through the constraint model (`lcp`) with a mean
+    /// restitution above zero, and the world has no loop closure: the impact passes
+    /// ([`super::impact::impacts`]). Perfectly plastic worlds (stacks, piles, feet) skip them.
+    pub impacts: bool,
+    /// Track surfaces: their surface velocities.
+    pub tracks: bool,
+    /// Sensors: the sensor start and readings stages.
+    pub sensors: bool,
+    /// Some sensor has noise or bias: the sensor-noise stage.
+    pub noise: bool,
+    /// Some constraint row can arise (contacts, loops, limits, velocity servos and prescribed
+    /// joints, joint friction): the constraint stage. Off, `v⁺ = v_free`.
+    pub rows: bool,
+}
+
+impl StagePlan {
+    /// The plan of a built model: what each of its lists holds, and its collision pairs'
+    /// modes and materials.
+    pub fn of(m: &SimModel) -> StagePlan {
+        let shapes = &m.collider.shapes;
+        let n = shapes.len();
+        let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
+        let touch = |a: usize, b: usize| m.collider.pair_mode(a, b).filter(|&mode| mode != ContactMode::None);
+        let contacts = pairs().any(|(a, b)| touch(a, b).is_some());
+        let servo_rows = m.actuators.iter().any(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed));
+        StagePlan {
+            joint_forces: !m.joint_forces.is_empty(),
+            actuators: !m.actuators.is_empty(),
+            perturbations: !m.perturbations.is_empty(),
+            contacts,
+            impacts: m.loops.is_empty()
+                && pairs().any(|(a, b)| {
+                    touch(a, b) == Some(ContactMode::Lcp)
+                        && mean_material(&shapes[a].material, &shapes[b].material).restitution > 0.0
+                }),
+            tracks: !m.tracks.is_empty(),
+            sensors: !m.sensors.is_empty(),
+            noise: m.sensors.iter().any(|s| s.noise.is_some()),
+            rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || servo_rows || !m.frictions.is_empty(),
+        }
+    }
+}
