@@ -344,6 +344,31 @@ impl Problem {
         piece_dot(&self.trees, bl, row, v)
     }
 
+    /// `J_r · v` for every row `r` of block `bi` (the first `n` entries; `v` over all dofs):
+    /// [`Problem::row_dot`] of each row, the trees' slices of `v` looked up once.
+    pub fn block_dots(&self, bi: usize, v: &[f64]) -> [f64; 3] {
+        let bl = &self.blocks[bi];
+        let mut out = [0.0; 3];
+        if bl.trees[0] == NONE {
+            return out;
+        }
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        let v0 = &v[s0..s0 + bl.n0];
+        let v1 = (bl.trees[1] != NONE).then(|| {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            &v[s1..s1 + bl.width - bl.n0]
+        });
+        let vals = &self.j[bl.off..bl.off + bl.n * bl.width];
+        for (row, o) in vals.chunks_exact(bl.width).zip(out.iter_mut()) {
+            let mut x = dot(&row[..bl.n0], v0);
+            if let Some(v1) = v1 {
+                x += dot(&row[bl.n0..], v1);
+            }
+            *o = x;
+        }
+        out
+    }
+
     /// Appends the rows of `rows` (dense over nv: loops, limits, servos) as one-row blocks,
     /// each over the trees where its Jacobian is not zero (a row touching none gets no
     /// impulse). Row `i` of `rows` becomes problem row `first + i`, `first` returned.

@@ -247,16 +247,26 @@ pub fn add_point_piece(
     let start = problem.trees.start[t as usize];
     let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
     let width = problem.blocks[bi].width;
-    let rows = problem.j_block_mut(bi);
+    // the three rows apart, each sliced to this tree's columns: one bounds check per row,
+    // none per dof
+    let len = problem.trees.len[t as usize];
+    let (r0, rest) = problem.j_block_mut(bi).split_at_mut(width);
+    let (r1, r2) = rest.split_at_mut(width);
+    let (r0, r1, r2) = (
+        &mut r0[col0..col0 + len],
+        &mut r1[col0..col0 + len],
+        &mut r2[col0..col0 + len],
+    );
+    let [d0, d1, d2] = dirs;
     let mut j = joint;
     while j > 0 {
-        for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-            let sk = &s_world[k];
+        let k0 = model.idx_v[j];
+        for (k, sk) in s_world[k0..k0 + model.nvs[j]].iter().enumerate() {
             let vk = sk.linear + sk.angular.cross(p);
-            let c = col0 + k - start;
-            for (r, dir) in dirs.iter().enumerate() {
-                rows[r * width + c] += sign * dir.dot(&vk);
-            }
+            let c = k0 + k - start;
+            r0[c] += sign * d0.dot(&vk);
+            r1[c] += sign * d1.dot(&vk);
+            r2[c] += sign * d2.dot(&vk);
         }
         j = model.parents[j];
     }
@@ -295,12 +305,8 @@ fn springhead_block(
     add_point_piece(model, &w.s_world, pr, bi, frame.ja, (&frame.p, &frame.dirs), -1.0);
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
-    let vn = pr.row_dot(bi, 0, sv);
-    let vt = Vec3::new(
-        pr.row_dot(bi, 1, sv) - tangent_targets[0],
-        pr.row_dot(bi, 2, sv) - tangent_targets[1],
-        0.0,
-    );
+    let [vn, vt1, vt2] = pr.block_dots(bi, sv);
+    let vt = Vec3::new(vt1 - tangent_targets[0], vt2 - tangent_targets[1], 0.0);
     let mu = mu_of_slip(&vt);
     pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
