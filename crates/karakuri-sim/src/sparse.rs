@@ -419,36 +419,45 @@ impl Problem {
         self.winv.clear();
         self.tree_inv_ok.fill(false);
         for bl in &self.blocks {
-            for r in 0..bl.n {
-                let base = bl.off + r * bl.width;
-                for (slot, t) in bl.trees.into_iter().enumerate() {
-                    if t == NONE {
-                        continue;
-                    }
-                    let c = if slot == 0 { 0 } else { bl.n0 };
-                    let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                    let x = &mut self.mj[base + c..base + c + l];
-                    if l == 6 {
-                        // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
-                        let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
-                        if !self.tree_inv_ok[t as usize] {
-                            for col in 0..6 {
-                                let mut e = [0.0; 6];
-                                e[col] = 1.0;
-                                solve_tree(fact, &mut e, s);
-                                for row in 0..6 {
-                                    inv[6 * row + col] = e[row];
-                                }
+            // tree by tree (the pieces are apart: the order does not change a bit)
+            for (slot, t) in bl.trees.into_iter().enumerate() {
+                if t == NONE {
+                    continue;
+                }
+                let c = if slot == 0 { 0 } else { bl.n0 };
+                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                let vals = &mut self.mj[bl.off..bl.off + bl.n * bl.width];
+                if l == 6 {
+                    // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
+                    let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
+                    if !self.tree_inv_ok[t as usize] {
+                        for col in 0..6 {
+                            let mut e = [0.0; 6];
+                            e[col] = 1.0;
+                            solve_tree(fact, &mut e, s);
+                            for row in 0..6 {
+                                inv[6 * row + col] = e[row];
                             }
-                            self.tree_inv_ok[t as usize] = true;
                         }
+                        self.tree_inv_ok[t as usize] = true;
+                    }
+                    for row in vals.chunks_exact_mut(bl.width) {
+                        let x = &mut row[c..c + 6];
                         let mut y = [0.0; 6];
-                        for (row, yr) in y.iter_mut().enumerate() {
-                            *yr = dot(&inv[6 * row..6 * row + 6], x);
+                        for (inv_r, yr) in inv.chunks_exact(6).zip(y.iter_mut()) {
+                            *yr = dot(inv_r, x);
                         }
                         x.copy_from_slice(&y);
-                    } else {
-                        solve_tree(fact, x, s);
+                    }
+                } else if l == 1 {
+                    // one dof on the universe (a pendulum): no ancestor, qH⁻¹ is 1 / D
+                    let d = fact.d(s);
+                    for row in vals.chunks_exact_mut(bl.width) {
+                        row[c] /= d;
+                    }
+                } else {
+                    for row in vals.chunks_exact_mut(bl.width) {
+                        solve_tree(fact, &mut row[c..c + l], s);
                     }
                 }
             }
