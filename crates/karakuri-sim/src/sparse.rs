@@ -187,8 +187,8 @@ pub struct Problem {
     island_start: Vec<usize>,
     /// Exact-solve scratch.
     dense: Dense,
-    /// `qH⁻¹` of each six-dof tree (a free body), row-major 6 x 6, formed on first use in a
-    /// step `(36 trees)`.
+    /// `qH⁻¹` of each six-dof tree (a free body), column-major 6 x 6 (the columns as solved,
+    /// so that a product runs down them), formed on first use in a step `(36 trees)`.
     tree_inv: Vec<f64>,
     /// Whether `tree_inv` holds this step's inverse `(trees)`.
     tree_inv_ok: Vec<bool>,
@@ -431,21 +431,22 @@ impl Problem {
                     // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
                     let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
                     if !self.tree_inv_ok[t as usize] {
-                        for col in 0..6 {
-                            let mut e = [0.0; 6];
+                        for (col, e) in inv.chunks_exact_mut(6).enumerate() {
+                            e.fill(0.0);
                             e[col] = 1.0;
-                            solve_tree(fact, &mut e, s);
-                            for row in 0..6 {
-                                inv[6 * row + col] = e[row];
-                            }
+                            solve_tree(fact, e, s);
                         }
                         self.tree_inv_ok[t as usize] = true;
                     }
                     for row in vals.chunks_exact_mut(bl.width) {
                         let x = &mut row[c..c + 6];
-                        let mut y = [0.0; 6];
-                        for (inv_r, yr) in inv.chunks_exact(6).zip(y.iter_mut()) {
-                            *yr = dot(inv_r, x);
+                        // column by column: each entry's sum in the order of `dot` (from
+                        // -0.0, as `Sum` of f64), all six at once
+                        let mut y = [-0.0; 6];
+                        for (inv_k, &xk) in inv.chunks_exact(6).zip(x.iter()) {
+                            for (yr, &a) in y.iter_mut().zip(inv_k) {
+                                *yr += a * xk;
+                            }
                         }
                         x.copy_from_slice(&y);
                     }
