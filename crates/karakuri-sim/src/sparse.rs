@@ -463,16 +463,40 @@ impl Problem {
                 }
             }
             let mut w = [0.0; 9];
-            for r in 0..bl.n {
-                for q in 0..=r {
-                    let x = dot(
-                        &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width],
-                        &self.mj[bl.off + q * bl.width..bl.off + (q + 1) * bl.width],
-                    );
-                    w[r * bl.n + q] = x;
-                    w[q * bl.n + r] = x;
+            if bl.n == 3 {
+                // a contact: the six entries of the lower triangle in one pass over the
+                // columns, each sum in `dot`'s order (from -0.0), mirrored below
+                let (j, mj) = (&self.j[bl.off..], &self.mj[bl.off..]);
+                let wd = bl.width;
+                let mut acc = [-0.0; 6];
+                for k in 0..wd {
+                    let (j0, j1, j2) = (j[k], j[wd + k], j[2 * wd + k]);
+                    let (m0, m1, m2) = (mj[k], mj[wd + k], mj[2 * wd + k]);
+                    acc[0] += j0 * m0;
+                    acc[1] += j1 * m0;
+                    acc[2] += j1 * m1;
+                    acc[3] += j2 * m0;
+                    acc[4] += j2 * m1;
+                    acc[5] += j2 * m2;
                 }
-                self.diag.push(w[r * bl.n + r]);
+                w = [
+                    acc[0], acc[1], acc[3], //
+                    acc[1], acc[2], acc[4], //
+                    acc[3], acc[4], acc[5],
+                ];
+                self.diag.extend_from_slice(&[acc[0], acc[2], acc[5]]);
+            } else {
+                for r in 0..bl.n {
+                    for q in 0..=r {
+                        let x = dot(
+                            &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width],
+                            &self.mj[bl.off + q * bl.width..bl.off + (q + 1) * bl.width],
+                        );
+                        w[r * bl.n + q] = x;
+                        w[q * bl.n + r] = x;
+                    }
+                    self.diag.push(w[r * bl.n + r]);
+                }
             }
             self.winv.push(if bl.n == 3 { inverse3(&w) } else { [0.0; 9] });
             self.wii.push(w);
