@@ -431,11 +431,11 @@ impl Problem {
                     // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
                     let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
                     if !self.tree_inv_ok[t as usize] {
-                        for (col, e) in inv.chunks_exact_mut(6).enumerate() {
-                            e.fill(0.0);
-                            e[col] = 1.0;
-                            solve_tree(fact, e, s);
+                        inv.fill(0.0);
+                        for col in 0..6 {
+                            inv[7 * col] = 1.0;
                         }
+                        solve_tree_columns::<6>(fact, inv, s);
                         self.tree_inv_ok[t as usize] = true;
                     }
                     for row in vals.chunks_exact_mut(bl.width) {
@@ -1182,6 +1182,39 @@ fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
             acc -= lv * x[a - s];
         }
         x[k] = acc;
+    }
+}
+
+/// [`solve_tree`] of each of the `x.len() / N` columns of `x` (each `N` long, column-major)
+/// over tree dofs `s..s + N`: the factor's rows are looked up once for all of them, and each
+/// column's arithmetic is that of [`solve_tree`] alone.
+fn solve_tree_columns<const N: usize>(f: &Factorization, x: &mut [f64], s: usize) {
+    for k in (0..N).rev() {
+        let (anc, lk) = f.row(s + k);
+        for col in x.chunks_exact_mut(N) {
+            let xk = col[k];
+            if xk != 0.0 {
+                for (&a, &lv) in anc.iter().zip(lk) {
+                    col[a - s] -= lv * xk;
+                }
+            }
+        }
+    }
+    for k in 0..N {
+        let d = f.d(s + k);
+        for col in x.chunks_exact_mut(N) {
+            col[k] /= d;
+        }
+    }
+    for k in 0..N {
+        let (anc, lk) = f.row(s + k);
+        for col in x.chunks_exact_mut(N) {
+            let mut acc = col[k];
+            for (&a, &lv) in anc.iter().zip(lk) {
+                acc -= lv * col[a - s];
+            }
+            col[k] = acc;
+        }
     }
 }
 
