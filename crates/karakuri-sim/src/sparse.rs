@@ -359,12 +359,25 @@ impl Problem {
             &v[s1..s1 + bl.width - bl.n0]
         });
         let vals = &self.j[bl.off..bl.off + bl.n * bl.width];
-        for (row, o) in vals.chunks_exact(bl.width).zip(out.iter_mut()) {
-            let mut x = dot(&row[..bl.n0], v0);
-            if let Some(v1) = v1 {
-                x += dot(&row[bl.n0..], v1);
+        // the rows side by side, column by column: each sum in `dot`'s order (from -0.0)
+        let sums = |c0: usize, v: &[f64]| {
+            let mut acc = [-0.0; 3];
+            for (k, &vk) in v.iter().enumerate() {
+                for (r, a) in acc.iter_mut().enumerate().take(bl.n) {
+                    *a += vals[r * bl.width + c0 + k] * vk;
+                }
             }
-            *o = x;
+            acc
+        };
+        out = sums(0, v0);
+        if let Some(v1) = v1 {
+            let x1 = sums(bl.n0, v1);
+            for (o, x) in out.iter_mut().zip(x1) {
+                *o += x;
+            }
+        }
+        for o in out.iter_mut().skip(bl.n) {
+            *o = 0.0;
         }
         out
     }
