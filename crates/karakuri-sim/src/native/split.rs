@@ -28,7 +28,6 @@
 
 use super::build::SimModel;
 use super::state::StepData;
-use crate::scene::SolverKind;
 use crate::solver::RowKind;
 use crate::sparse::Settings;
 use crate::SimError;
@@ -98,14 +97,7 @@ pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), 
         bi += 1;
     }
     sp.zero.fill(0.0);
-    let e = &m.engine;
-    let settings = Settings {
-        max_iterations: e.max_iterations,
-        tolerance: e.tolerance,
-        exact: e.solver == SolverKind::Auto,
-        direct_max_rows: e.direct_max_rows,
-    };
-    pr.solve(&sp.zero, &settings);
+    pr.solve(&sp.zero, &Settings::of(&m.engine));
     sp.v_p.copy_from_slice(&pr.vel);
     // the velocity solve's problem back, for the sensors and the warm start
     pr.b.copy_from_slice(&sp.b);

@@ -18,7 +18,7 @@ use super::loops;
 use super::tracks;
 use super::state::{SimState, StepData};
 use crate::engine::ContactInfo;
-use crate::scene::{ActuatorMode, SensorKind, SolverKind};
+use crate::scene::{ActuatorMode, SensorKind};
 use crate::solver::{RowKind, SolveStats};
 use crate::sparse::Settings;
 use crate::SimError;
@@ -273,14 +273,7 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
         SolveStats::default()
     } else {
         w.problem.prepare(&w.qh);
-        let e = &m.engine;
-        let settings = Settings {
-            max_iterations: e.max_iterations,
-            tolerance: e.tolerance,
-            exact: e.solver == SolverKind::Auto,
-            direct_max_rows: e.direct_max_rows,
-        };
-        w.problem.solve(w.v_free.as_slice(), &settings)
+        w.problem.solve(w.v_free.as_slice(), &Settings::of(&m.engine))
     };
     let n_other = w.rows.len();
     w.rows.lambda[..n_other].copy_from_slice(&w.problem.lambda[first_other..first_other + n_other]);
