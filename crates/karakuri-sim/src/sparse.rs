@@ -831,14 +831,20 @@ impl Problem {
         for p in 0..e - s {
             let bi = self.order[if reverse { e - 1 - p } else { s + p }] as usize;
             match self.kernel[bi] {
+                // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
+                // handling
                 Kernel::Free2(x) => {
                     let c = self.free2[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, tiny);
-                    change = change.max(c);
+                    if c > change {
+                        change = c;
+                    }
                     continue;
                 }
                 Kernel::Free1(x) => {
                     let c = self.free1[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, tiny);
-                    change = change.max(c);
+                    if c > change {
+                        change = c;
+                    }
                     continue;
                 }
                 Kernel::General => {}
