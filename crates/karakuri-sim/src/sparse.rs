@@ -128,9 +128,9 @@ pub struct Block {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(16))]
 struct FreeContact<const W: usize, const H: usize> {
-    /// `J` column by column: the three rows' entries of column `q` side by side and a zero,
-    /// so that `u += J[:, q] v_q` is two packed multiply-adds.
-    jt: [[f64; 4]; W],
+    /// `J` column by column: the three rows' entries of column `q` side by side, so that
+    /// `u += J[:, q] v_q` is a packed and a scalar multiply-add.
+    jt: [[f64; 3]; W],
     /// `qH⁻¹ Jᵀ` row by row (as in [`Problem::mj`]), its entries in pairs of dofs.
     mj: [[[f64; 2]; H]; 3],
     /// `W_ii`, row-major.
@@ -150,7 +150,7 @@ struct FreeContact<const W: usize, const H: usize> {
 impl<const W: usize, const H: usize> FreeContact<W, H> {
     /// The layout of a 3-row block of `W` columns of `j` / `mj` (row-major, `3 x W`).
     fn new(j: &[f64], mj: &[f64], w: [f64; 9], winv: [f64; 9], start: [usize; 2], row: usize, resting: bool, mu: f64) -> Self {
-        let mut jt = [[0.0; 4]; W];
+        let mut jt = [[0.0; 3]; W];
         let mut m = [[[0.0; 2]; H]; 3];
         for q in 0..W {
             for a in 0..3 {
@@ -182,8 +182,7 @@ impl<const W: usize, const H: usize> FreeContact<W, H> {
         if W == 12 {
             v[6..].copy_from_slice(&vel[s1..s1 + 6]);
         }
-        // lane 3 sums zeros
-        let mut u = [0.0; 4];
+        let mut u = [0.0; 3];
         for (c, &vq) in self.jt.iter().zip(&v) {
             for (ua, &ja) in u.iter_mut().zip(c) {
                 *ua += ja * vq;
@@ -193,7 +192,7 @@ impl<const W: usize, const H: usize> FreeContact<W, H> {
         let old: [f64; 3] = lambda[i..i + 3].try_into().expect("3 rows");
         let b: [f64; 3] = b[i..i + 3].try_into().expect("3 rows");
         let (new, d, change) =
-            impulses(&self.w, &self.winv, self.resting, old, b, [u[0], u[1], u[2]], self.mu, tiny);
+            impulses(&self.w, &self.winv, self.resting, old, b, u, self.mu, tiny);
         lambda[i..i + 3].copy_from_slice(&new);
         if d != [0.0; 3] {
             for h in 0..H {
