@@ -118,21 +118,23 @@ pub struct Block {
     pub resting: bool,
 }
 
-/// A contact block between free bodies (two: `W = 12`, `H = 6`; one, the other side static:
-/// `W = 6`, `H = 3`) laid out for the Gauss–Seidel sweep, formed by [`Problem::prepare`]: its
-/// numbers in the order the block update reads them, 16-byte aligned, so that the update runs
-/// on packed pairs (SSE2, which every x86-64 has). Each sum of the update keeps its order: a
+/// A contact block between free bodies (two: `W = 12`; one, the other side static: `W = 6`)
+/// laid out for the Gauss–Seidel sweep, formed by [`Problem::prepare`]: its numbers in the
+/// order the block update reads them, so that the update runs on packed pairs (SSE2, which
+/// every x86-64 has); its `qH⁻¹ Jᵀ` is read where it is, in [`Problem::mj`] (row-major, which
+/// is how the update runs over it; a copy costs more than it saves on scenes that converge
+/// in a few sweeps). Each sum of the update keeps its order: a
 /// row velocity `u_a` is summed over the columns in order from 0, a dof's velocity change is
 /// `δ_0 m_0 + δ_1 m_1 + δ_2 m_2` (Rust never fuses a multiply and an add, so packing does not
 /// change a bit).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(16))]
-struct FreeContact<const W: usize, const H: usize> {
+struct FreeContact<const W: usize> {
     /// `J` column by column: the three rows' entries of column `q` side by side, so that
     /// `u += J[:, q] v_q` is a packed and a scalar multiply-add.
     jt: [[f64; 3]; W],
-    /// `qH⁻¹ Jᵀ` row by row (as in [`Problem::mj`]), its entries in pairs of dofs.
-    mj: [[[f64; 2]; H]; 3],
+    /// Offset of its `qH⁻¹ Jᵀ` in [`Problem::mj`] (`3 x W`, row-major).
+    off: u32,
     /// `W_ii`, row-major.
     w: [f64; 9],
     /// `W_ii⁻¹` (zeros: singular).
@@ -147,20 +149,16 @@ struct FreeContact<const W: usize, const H: usize> {
     mu: f64,
 }
 
-impl<const W: usize, const H: usize> FreeContact<W, H> {
+impl<const W: usize> FreeContact<W> {
     /// The layout of a 3-row block of `W` columns of `j` / `mj` (row-major, `3 x W`).
-    fn new(j: &[f64], mj: &[f64], w: [f64; 9], winv: [f64; 9], start: [usize; 2], row: usize, resting: bool, mu: f64) -> Self {
+    fn new(j: &[f64], off: usize, w: [f64; 9], winv: [f64; 9], start: [usize; 2], row: usize, resting: bool, mu: f64) -> Self {
         let mut jt = [[0.0; 3]; W];
-        let mut m = [[[0.0; 2]; H]; 3];
-        for q in 0..W {
-            for a in 0..3 {
-                jt[q][a] = j[a * W + q];
-                m[a][q / 2][q % 2] = mj[a * W + q];
-            }
+        for (q, c) in jt.iter_mut().enumerate() {
+            *c = [j[off + q], j[off + W + q], j[off + 2 * W + q]];
         }
         FreeContact {
             jt,
-            mj: m,
+            off: off as u32,
             w,
             winv,
             start: [start[0] as u32, start[1] as u32],
@@ -174,7 +172,7 @@ impl<const W: usize, const H: usize> FreeContact<W, H> {
     /// bodies' dofs of `vel`, the new impulses into `lambda`, `vel += qH⁻¹ Jᵀ Δλ`. Returns the
     /// largest row velocity change.
     #[inline(always)]
-    fn update(&self, vel: &mut [f64], lambda: &mut [f64], b: &[f64], tiny: f64) -> f64 {
+    fn update(&self, vel: &mut [f64], lambda: &mut [f64], b: &[f64], mj: &[f64], tiny: f64) -> f64 {
         let s0 = self.start[0] as usize;
         let s1 = self.start[1] as usize;
         let mut v = [0.0; W];
@@ -195,10 +193,11 @@ impl<const W: usize, const H: usize> FreeContact<W, H> {
             impulses(&self.w, &self.winv, self.resting, old, b, u, self.mu, tiny);
         lambda[i..i + 3].copy_from_slice(&new);
         if d != [0.0; 3] {
-            for h in 0..H {
-                for k in 0..2 {
-                    v[2 * h + k] += d[0] * self.mj[0][h][k] + d[1] * self.mj[1][h][k] + d[2] * self.mj[2][h][k];
-                }
+            let o = self.off as usize;
+            let [m0, m1, m2]: &[[f64; W]; 3] =
+                mj[o..o + 3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+            for q in 0..W {
+                v[q] += d[0] * m0[q] + d[1] * m1[q] + d[2] * m2[q];
             }
             vel[s0..s0 + 6].copy_from_slice(&v[..6]);
             if W == 12 {
@@ -299,9 +298,9 @@ pub struct Problem {
     /// How the sweep updates each block `(blocks)`.
     kernel: Vec<Kernel>,
     /// Contacts between two free bodies, laid out for the sweep.
-    free2: Vec<FreeContact<12, 6>>,
+    free2: Vec<FreeContact<12>>,
     /// Contacts between a free body and the static world, laid out for the sweep.
-    free1: Vec<FreeContact<6, 3>>,
+    free1: Vec<FreeContact<6>>,
 }
 
 /// Solver settings of one solve.
@@ -631,14 +630,14 @@ impl Problem {
             let winv = if bl.n == 3 { inverse3(&w) } else { [0.0; 9] };
             let kernel = match (self.kind[bl.row], bl.n, bl.n0, bl.width) {
                 (RowKind::Normal { friction: 2, mu }, 3, 6, w0) if w0 == 6 || w0 == 12 => {
-                    let (vals, mvals) = (&self.j[bl.off..], &self.mj[bl.off..]);
+                    let (vals, off) = (&self.j, bl.off);
                     let s0 = self.trees.start[bl.trees[0] as usize];
                     if w0 == 12 {
                         let s1 = self.trees.start[bl.trees[1] as usize];
-                        self.free2.push(FreeContact::new(vals, mvals, w, winv, [s0, s1], bl.row, bl.resting, mu));
+                        self.free2.push(FreeContact::new(vals, off, w, winv, [s0, s1], bl.row, bl.resting, mu));
                         Kernel::Free2(self.free2.len() as u32 - 1)
                     } else {
-                        self.free1.push(FreeContact::new(vals, mvals, w, winv, [s0, 0], bl.row, bl.resting, mu));
+                        self.free1.push(FreeContact::new(vals, off, w, winv, [s0, 0], bl.row, bl.resting, mu));
                         Kernel::Free1(self.free1.len() as u32 - 1)
                     }
                 }
@@ -833,14 +832,14 @@ impl Problem {
                 // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
                 // handling
                 Kernel::Free2(x) => {
-                    let c = self.free2[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, tiny);
+                    let c = self.free2[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
                     if c > change {
                         change = c;
                     }
                     continue;
                 }
                 Kernel::Free1(x) => {
-                    let c = self.free1[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, tiny);
+                    let c = self.free1[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
                     if c > change {
                         change = c;
                     }
