@@ -119,7 +119,7 @@ pub struct Block {
 }
 
 /// A contact block between free bodies (two: `W = 12`; one, the other side static: `W = 6`)
-/// laid out for the Gauss–Seidel sweep, formed by [`Problem::prepare`]: its numbers in the
+/// laid out for the Gauss–Seidel sweep, formed on the first sweep after [`Problem::prepare`]: its numbers in the
 /// order the block update reads them, so that the update runs on packed pairs (SSE2, which
 /// every x86-64 has); its `qH⁻¹ Jᵀ` is read where it is, in [`Problem::mj`] (row-major, which
 /// is how the update runs over it; a copy costs more than it saves on scenes that converge
@@ -153,8 +153,9 @@ impl<const W: usize> FreeContact<W> {
     /// The layout of a 3-row block of `W` columns of `j` / `mj` (row-major, `3 x W`).
     fn new(j: &[f64], off: usize, w: [f64; 9], winv: [f64; 9], start: [usize; 2], row: usize, resting: bool, mu: f64) -> Self {
         let mut jt = [[0.0; 3]; W];
+        let [j0, j1, j2]: &[[f64; W]; 3] = j[off..off + 3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
         for (q, c) in jt.iter_mut().enumerate() {
-            *c = [j[off + q], j[off + W + q], j[off + 2 * W + q]];
+            *c = [j0[q], j1[q], j2[q]];
         }
         FreeContact {
             jt,
@@ -295,7 +296,8 @@ pub struct Problem {
     tree_inv_ok: Vec<bool>,
     /// Islands of the last solve.
     pub islands: usize,
-    /// How the sweep updates each block `(blocks)`.
+    /// How the sweep updates each block `(blocks)`; empty until the first sweep after
+    /// [`Problem::prepare`].
     kernel: Vec<Kernel>,
     /// Contacts between two free bodies, laid out for the sweep.
     free2: Vec<FreeContact<12>>,
@@ -544,8 +546,6 @@ impl Problem {
         self.wii.clear();
         self.winv.clear();
         self.kernel.clear();
-        self.free2.clear();
-        self.free1.clear();
         self.tree_inv_ok.fill(false);
         for bl in &self.blocks {
             // tree by tree (the pieces are apart: the order does not change a bit)
@@ -627,24 +627,7 @@ impl Problem {
                     self.diag.push(w[r * bl.n + r]);
                 }
             }
-            let winv = if bl.n == 3 { inverse3(&w) } else { [0.0; 9] };
-            let kernel = match (self.kind[bl.row], bl.n, bl.n0, bl.width) {
-                (RowKind::Normal { friction: 2, mu }, 3, 6, w0) if w0 == 6 || w0 == 12 => {
-                    let (vals, off) = (&self.j, bl.off);
-                    let s0 = self.trees.start[bl.trees[0] as usize];
-                    if w0 == 12 {
-                        let s1 = self.trees.start[bl.trees[1] as usize];
-                        self.free2.push(FreeContact::new(vals, off, w, winv, [s0, s1], bl.row, bl.resting, mu));
-                        Kernel::Free2(self.free2.len() as u32 - 1)
-                    } else {
-                        self.free1.push(FreeContact::new(vals, off, w, winv, [s0, 0], bl.row, bl.resting, mu));
-                        Kernel::Free1(self.free1.len() as u32 - 1)
-                    }
-                }
-                _ => Kernel::General,
-            };
-            self.kernel.push(kernel);
-            self.winv.push(winv);
+            self.winv.push(if bl.n == 3 { inverse3(&w) } else { [0.0; 9] });
             self.wii.push(w);
         }
     }
@@ -821,10 +804,50 @@ impl Problem {
         }
     }
 
+    /// Forms [`Problem::kernel`] and the sweep's copies of the free-body contacts
+    /// ([`FreeContact`]) from the blocks, `j`, `W_ii` and its inverse, on the first sweep after
+    /// [`Problem::prepare`] (a step whose islands all get exact solves, or none, pays nothing).
+    #[cold]
+    #[inline(never)]
+    fn sweep_layout(&mut self) {
+        self.free2.clear();
+        self.free1.clear();
+        self.kernel.clear();
+        for (bi, bl) in self.blocks.iter().enumerate() {
+            let kernel = match (self.kind[bl.row], bl.n, bl.n0, bl.width) {
+                (RowKind::Normal { friction: 2, mu }, 3, 6, w0) if w0 == 6 || w0 == 12 => {
+                    let (w, winv) = (self.wii[bi], self.winv[bi]);
+                    let s0 = self.trees.start[bl.trees[0] as usize];
+                    if w0 == 12 {
+                        let s1 = self.trees.start[bl.trees[1] as usize];
+                        let c = FreeContact::new(&self.j, bl.off, w, winv, [s0, s1], bl.row, bl.resting, mu);
+                        self.free2.push(c);
+                        Kernel::Free2(self.free2.len() as u32 - 1)
+                    } else {
+                        let c = FreeContact::new(&self.j, bl.off, w, winv, [s0, 0], bl.row, bl.resting, mu);
+                        self.free1.push(c);
+                        Kernel::Free1(self.free1.len() as u32 - 1)
+                    }
+                }
+                _ => Kernel::General,
+            };
+            self.kernel.push(kernel);
+        }
+    }
+
     /// One Gauss–Seidel sweep over the island's blocks `order[s..e]` (backwards when
     /// `reverse`: alternating, a stack passes its weight down in one sweep and up in the
     /// next); returns the largest row velocity change.
     fn sweep(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
+        if self.kernel.len() != self.blocks.len() {
+            self.sweep_layout();
+        }
+        self.sweep_blocks(s, e, reverse, tiny)
+    }
+
+    /// [`Problem::sweep`] once the sweep's layout is formed.
+    #[inline(never)]
+    fn sweep_blocks(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
         let mut change: f64 = 0.0;
         for p in 0..e - s {
             let bi = self.order[if reverse { e - 1 - p } else { s + p }] as usize;
