@@ -119,14 +119,14 @@ pub struct Block {
 }
 
 /// A contact block between free bodies (two: `W = 12`; one, the other side static: `W = 6`)
-/// laid out for the Gauss–Seidel sweep, formed on the first sweep after [`Problem::prepare`]: its numbers in the
-/// order the block update reads them, so that the update runs on packed pairs (SSE2, which
-/// every x86-64 has); its `qH⁻¹ Jᵀ` is read where it is, in [`Problem::mj`] (row-major, which
-/// is how the update runs over it; a copy costs more than it saves on scenes that converge
-/// in a few sweeps). Each sum of the update keeps its order: a
-/// row velocity `u_a` is summed over the columns in order from 0, a dof's velocity change is
-/// `δ_0 m_0 + δ_1 m_1 + δ_2 m_2` (Rust never fuses a multiply and an add, so packing does not
-/// change a bit).
+/// laid out for the Gauss–Seidel sweep, formed on the first sweep after
+/// [`Problem::prepare`]: its numbers in the order the block update reads them, so that the
+/// update runs on packed pairs (SSE2, which every x86-64 has); its `qH⁻¹ Jᵀ` is read where it
+/// is, in [`Problem::mj`] (row-major, which is how the update runs over it; a copy costs more
+/// than it saves on scenes that converge in a few sweeps). Each sum of the update keeps its
+/// order: a row velocity `u_a` is summed over the columns in order from 0, a dof's velocity
+/// change is `δ_0 m_0 + δ_1 m_1 + δ_2 m_2` (Rust never fuses a multiply and an add, so
+/// packing does not change a bit).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(16))]
 struct FreeContact<const W: usize> {
@@ -150,21 +150,22 @@ struct FreeContact<const W: usize> {
 }
 
 impl<const W: usize> FreeContact<W> {
-    /// The layout of a 3-row block of `W` columns of `j` / `mj` (row-major, `3 x W`).
-    fn new(j: &[f64], off: usize, w: [f64; 9], winv: [f64; 9], start: [usize; 2], row: usize, resting: bool, mu: f64) -> Self {
+    /// The layout of 3-row block `bl` of `W` columns (its `J` in `j`, row-major).
+    fn new(bl: &Block, j: &[f64], w: [f64; 9], winv: [f64; 9], start: [usize; 2], mu: f64) -> Self {
         let mut jt = [[0.0; 3]; W];
-        let [j0, j1, j2]: &[[f64; W]; 3] = j[off..off + 3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+        let rows = j[bl.off..bl.off + 3 * W].as_chunks::<W>().0;
+        let [j0, j1, j2]: &[[f64; W]; 3] = rows.try_into().expect("3 rows");
         for (q, c) in jt.iter_mut().enumerate() {
             *c = [j0[q], j1[q], j2[q]];
         }
         FreeContact {
             jt,
-            off: off as u32,
+            off: bl.off as u32,
             w,
             winv,
             start: [start[0] as u32, start[1] as u32],
-            row: row as u32,
-            resting,
+            row: bl.row as u32,
+            resting: bl.resting,
             mu,
         }
     }
@@ -820,11 +821,11 @@ impl Problem {
                     let s0 = self.trees.start[bl.trees[0] as usize];
                     if w0 == 12 {
                         let s1 = self.trees.start[bl.trees[1] as usize];
-                        let c = FreeContact::new(&self.j, bl.off, w, winv, [s0, s1], bl.row, bl.resting, mu);
+                        let c = FreeContact::new(bl, &self.j, w, winv, [s0, s1], mu);
                         self.free2.push(c);
                         Kernel::Free2(self.free2.len() as u32 - 1)
                     } else {
-                        let c = FreeContact::new(&self.j, bl.off, w, winv, [s0, 0], bl.row, bl.resting, mu);
+                        let c = FreeContact::new(bl, &self.j, w, winv, [s0, 0], mu);
                         self.free1.push(c);
                         Kernel::Free1(self.free1.len() as u32 - 1)
                     }
@@ -855,14 +856,16 @@ impl Problem {
                 // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
                 // handling
                 Kernel::Free2(x) => {
-                    let c = self.free2[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
+                    let k = &self.free2[x as usize];
+                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
                     if c > change {
                         change = c;
                     }
                     continue;
                 }
                 Kernel::Free1(x) => {
-                    let c = self.free1[x as usize].update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
+                    let k = &self.free1[x as usize];
+                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
                     if c > change {
                         change = c;
                     }
