@@ -118,6 +118,109 @@ pub struct Block {
     pub resting: bool,
 }
 
+/// A contact block between free bodies (two: `W = 12`; one, the other side static: `W = 6`)
+/// laid out for the Gauss–Seidel sweep, formed on the first sweep after
+/// [`Problem::prepare`]: its numbers in the order the block update reads them, so that the
+/// update runs on packed pairs (SSE2, which every x86-64 has); its `qH⁻¹ Jᵀ` is read where it
+/// is, in [`Problem::mj`] (row-major, which is how the update runs over it; a copy costs more
+/// than it saves on scenes that converge in a few sweeps). Each sum of the update keeps its
+/// order: a row velocity `u_a` is summed over the columns in order from 0, a dof's velocity
+/// change is `δ_0 m_0 + δ_1 m_1 + δ_2 m_2` (Rust never fuses a multiply and an add, so
+/// packing does not change a bit).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+struct FreeContact<const W: usize> {
+    /// `J` column by column: the three rows' entries of column `q` side by side, so that
+    /// `u += J[:, q] v_q` is a packed and a scalar multiply-add.
+    jt: [[f64; 3]; W],
+    /// Offset of its `qH⁻¹ Jᵀ` in [`Problem::mj`] (`3 x W`, row-major).
+    off: u32,
+    /// `W_ii`, row-major.
+    w: [f64; 9],
+    /// `W_ii⁻¹` (zeros: singular).
+    winv: [f64; 9],
+    /// First dof of each body (the second unused when `W = 6`).
+    start: [u32; 2],
+    /// First row (the normal).
+    row: u32,
+    /// Whether the contact was resting at the step's start (see [`Block::resting`]).
+    resting: bool,
+    /// Friction coefficient.
+    mu: f64,
+}
+
+impl<const W: usize> FreeContact<W> {
+    /// The layout of 3-row block `bl` of `W` columns (its `J` in `j`, row-major).
+    fn new(bl: &Block, j: &[f64], w: [f64; 9], winv: [f64; 9], start: [usize; 2], mu: f64) -> Self {
+        let mut jt = [[0.0; 3]; W];
+        let rows = j[bl.off..bl.off + 3 * W].as_chunks::<W>().0;
+        let [j0, j1, j2]: &[[f64; W]; 3] = rows.try_into().expect("3 rows");
+        for (q, c) in jt.iter_mut().enumerate() {
+            *c = [j0[q], j1[q], j2[q]];
+        }
+        FreeContact {
+            jt,
+            off: bl.off as u32,
+            w,
+            winv,
+            start: [start[0] as u32, start[1] as u32],
+            row: bl.row as u32,
+            resting: bl.resting,
+            mu,
+        }
+    }
+
+    /// The block update of [`Problem::contact_update`] on this layout: `u = J v` over the
+    /// bodies' dofs of `vel`, the new impulses into `lambda`, `vel += qH⁻¹ Jᵀ Δλ`. Returns the
+    /// largest row velocity change.
+    #[inline(always)]
+    fn update(&self, vel: &mut [f64], lambda: &mut [f64], b: &[f64], mj: &[f64], tiny: f64) -> f64 {
+        let s0 = self.start[0] as usize;
+        let s1 = self.start[1] as usize;
+        let mut v = [0.0; W];
+        v[..6].copy_from_slice(&vel[s0..s0 + 6]);
+        if W == 12 {
+            v[6..].copy_from_slice(&vel[s1..s1 + 6]);
+        }
+        let mut u = [0.0; 3];
+        for (c, &vq) in self.jt.iter().zip(&v) {
+            for (ua, &ja) in u.iter_mut().zip(c) {
+                *ua += ja * vq;
+            }
+        }
+        let i = self.row as usize;
+        let old: [f64; 3] = lambda[i..i + 3].try_into().expect("3 rows");
+        let b: [f64; 3] = b[i..i + 3].try_into().expect("3 rows");
+        let (new, d, change) =
+            impulses(&self.w, &self.winv, self.resting, old, b, u, self.mu, tiny);
+        lambda[i..i + 3].copy_from_slice(&new);
+        if d != [0.0; 3] {
+            let o = self.off as usize;
+            let [m0, m1, m2]: &[[f64; W]; 3] =
+                mj[o..o + 3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+            for q in 0..W {
+                v[q] += d[0] * m0[q] + d[1] * m1[q] + d[2] * m2[q];
+            }
+            vel[s0..s0 + 6].copy_from_slice(&v[..6]);
+            if W == 12 {
+                vel[s1..s1 + 6].copy_from_slice(&v[6..]);
+            }
+        }
+        change
+    }
+}
+
+/// How the sweep updates a block.
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    /// Through [`Problem::blocks`] (rows other than contacts, contacts on robots).
+    General,
+    /// A contact between two free bodies: [`Problem::free2`]`[i]`.
+    Free2(u32),
+    /// A contact between a free body and the static world: [`Problem::free1`]`[i]`.
+    Free1(u32),
+}
+
 /// Island scratch for exact solves (dense over one island's rows, at most
 /// [`EXACT_MAX_ROWS`]).
 #[derive(Clone, Debug, Default)]
@@ -194,6 +297,13 @@ pub struct Problem {
     tree_inv_ok: Vec<bool>,
     /// Islands of the last solve.
     pub islands: usize,
+    /// How the sweep updates each block `(blocks)`; empty until the first sweep after
+    /// [`Problem::prepare`].
+    kernel: Vec<Kernel>,
+    /// Contacts between two free bodies, laid out for the sweep.
+    free2: Vec<FreeContact<12>>,
+    /// Contacts between a free body and the static world, laid out for the sweep.
+    free1: Vec<FreeContact<6>>,
 }
 
 /// Solver settings of one solve.
@@ -250,6 +360,9 @@ impl Problem {
         ensure(&mut self.order, blocks);
         ensure(&mut self.wii, blocks);
         ensure(&mut self.winv, blocks);
+        ensure(&mut self.kernel, blocks);
+        ensure(&mut self.free2, blocks);
+        ensure(&mut self.free1, blocks);
         for v in [&mut self.b, &mut self.lambda, &mut self.diag] {
             ensure(v, rows);
         }
@@ -269,6 +382,9 @@ impl Problem {
         self.mj.clear();
         self.wii.clear();
         self.winv.clear();
+        self.kernel.clear();
+        self.free2.clear();
+        self.free1.clear();
     }
 
     /// Number of rows.
@@ -430,6 +546,7 @@ impl Problem {
         self.diag.clear();
         self.wii.clear();
         self.winv.clear();
+        self.kernel.clear();
         self.tree_inv_ok.fill(false);
         for bl in &self.blocks {
             // tree by tree (the pieces are apart: the order does not change a bit)
@@ -688,13 +805,74 @@ impl Problem {
         }
     }
 
+    /// Forms [`Problem::kernel`] and the sweep's copies of the free-body contacts
+    /// ([`FreeContact`]) from the blocks, `j`, `W_ii` and its inverse, on the first sweep after
+    /// [`Problem::prepare`] (a step whose islands all get exact solves, or none, pays nothing).
+    #[cold]
+    #[inline(never)]
+    fn sweep_layout(&mut self) {
+        self.free2.clear();
+        self.free1.clear();
+        self.kernel.clear();
+        for (bi, bl) in self.blocks.iter().enumerate() {
+            let kernel = match (self.kind[bl.row], bl.n, bl.n0, bl.width) {
+                (RowKind::Normal { friction: 2, mu }, 3, 6, w0) if w0 == 6 || w0 == 12 => {
+                    let (w, winv) = (self.wii[bi], self.winv[bi]);
+                    let s0 = self.trees.start[bl.trees[0] as usize];
+                    if w0 == 12 {
+                        let s1 = self.trees.start[bl.trees[1] as usize];
+                        let c = FreeContact::new(bl, &self.j, w, winv, [s0, s1], mu);
+                        self.free2.push(c);
+                        Kernel::Free2(self.free2.len() as u32 - 1)
+                    } else {
+                        let c = FreeContact::new(bl, &self.j, w, winv, [s0, 0], mu);
+                        self.free1.push(c);
+                        Kernel::Free1(self.free1.len() as u32 - 1)
+                    }
+                }
+                _ => Kernel::General,
+            };
+            self.kernel.push(kernel);
+        }
+    }
+
     /// One Gauss–Seidel sweep over the island's blocks `order[s..e]` (backwards when
     /// `reverse`: alternating, a stack passes its weight down in one sweep and up in the
     /// next); returns the largest row velocity change.
     fn sweep(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
+        if self.kernel.len() != self.blocks.len() {
+            self.sweep_layout();
+        }
+        self.sweep_blocks(s, e, reverse, tiny)
+    }
+
+    /// [`Problem::sweep`] once the sweep's layout is formed.
+    #[inline(never)]
+    fn sweep_blocks(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
         let mut change: f64 = 0.0;
         for p in 0..e - s {
             let bi = self.order[if reverse { e - 1 - p } else { s + p }] as usize;
+            match self.kernel[bi] {
+                // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
+                // handling
+                Kernel::Free2(x) => {
+                    let k = &self.free2[x as usize];
+                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
+                    if c > change {
+                        change = c;
+                    }
+                    continue;
+                }
+                Kernel::Free1(x) => {
+                    let k = &self.free1[x as usize];
+                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
+                    if c > change {
+                        change = c;
+                    }
+                    continue;
+                }
+                Kernel::General => {}
+            }
             let bl = self.blocks[bi];
             let i = bl.row;
             match self.kind[i] {
@@ -725,125 +903,22 @@ impl Problem {
         change
     }
 
-    /// The block update of a contact with friction: the exact 3 x 3 solve when it sticks
-    /// inside the cone; else the normal row, then the two friction rows together with one
-    /// step length, projected on the disk `|λ_t| ≤ μ λ_n`. Returns the largest row velocity
-    /// change.
+    /// The block update of a contact with friction (on robots: free bodies go through
+    /// [`FreeContact::update`]): the exact 3 x 3 solve when it sticks inside the cone; else the
+    /// normal row, then the two friction rows together with one step length, projected on the
+    /// disk `|λ_t| ≤ μ λ_n` (see [`impulses`]). Returns the largest row velocity change.
     fn contact_update(&mut self, bi: usize, mu: f64, tiny: f64) -> f64 {
         let bl = self.blocks[bi];
-        match (bl.n0, bl.width) {
-            (6, 12) => self.contact_update_fixed::<6, 12>(&bl, bi, mu, tiny),
-            (6, 6) => self.contact_update_fixed::<6, 6>(&bl, bi, mu, tiny),
-            _ => {
-                let u = self.dots3(&bl);
-                let (delta, change) = self.contact_impulses(bi, u, mu, tiny);
-                if delta != [0.0; 3] {
-                    self.apply3(&bl, &delta);
-                }
-                change
-            }
-        }
-    }
-
-    /// [`Problem::contact_update`] of a block of `N0` and `W - N0` dofs (free bodies: 6 and 6
-    /// or 0): the block's dofs of `vel` gathered once into a fixed-size array (unrolled loops,
-    /// no bounds checks), `J v` and the update `v += qH⁻¹ Jᵀ Δλ` on it, written back; the same
-    /// arithmetic in the same order as [`Problem::dots3`] and [`Problem::apply3`].
-    #[inline(always)]
-    fn contact_update_fixed<const N0: usize, const W: usize>(
-        &mut self,
-        bl: &Block,
-        bi: usize,
-        mu: f64,
-        tiny: f64,
-    ) -> f64 {
-        let s0 = self.trees.start[bl.trees[0] as usize];
-        let s1 = if W > N0 { self.trees.start[bl.trees[1] as usize] } else { 0 };
-        let mut v = [0.0; W];
-        v[..N0].copy_from_slice(&self.vel[s0..s0 + N0]);
-        if W > N0 {
-            v[N0..].copy_from_slice(&self.vel[s1..s1 + (W - N0)]);
-        }
-        let [j0, j1, j2] = rows3::<W>(&self.j, bl.off);
-        let mut u = [0.0; 3];
-        for q in 0..W {
-            u[0] += j0[q] * v[q];
-            u[1] += j1[q] * v[q];
-            u[2] += j2[q] * v[q];
-        }
-        let (d, change) = self.contact_impulses(bi, u, mu, tiny);
-        if d != [0.0; 3] {
-            let [m0, m1, m2] = rows3::<W>(&self.mj, bl.off);
-            for q in 0..W {
-                v[q] += d[0] * m0[q] + d[1] * m1[q] + d[2] * m2[q];
-            }
-            self.vel[s0..s0 + N0].copy_from_slice(&v[..N0]);
-            if W > N0 {
-                self.vel[s1..s1 + (W - N0)].copy_from_slice(&v[N0..]);
-            }
+        let u = self.dots3(&bl);
+        let i = bl.row;
+        let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
+        let b = [self.b[i], self.b[i + 1], self.b[i + 2]];
+        let (new, delta, change) = impulses(&self.wii[bi], &self.winv[bi], bl.resting, old, b, u, mu, tiny);
+        self.lambda[i..i + 3].copy_from_slice(&new);
+        if delta != [0.0; 3] {
+            self.apply3(&bl, &delta);
         }
         change
-    }
-
-    /// The new impulses of contact block `bi` from its rows' velocities `u` (see
-    /// [`Problem::contact_update`]), written into `lambda`; returns their change and the
-    /// largest row velocity change.
-    #[inline(always)]
-    fn contact_impulses(&mut self, bi: usize, u: [f64; 3], mu: f64, tiny: f64) -> ([f64; 3], f64) {
-        let bl = &self.blocks[bi];
-        let i = bl.row;
-        let w = &self.wii[bi];
-        let wi = &self.winv[bi];
-        let old = [self.lambda[i], self.lambda[i + 1], self.lambda[i + 2]];
-        // the friction rows' targets: a track surface's no-slip velocity, else 0
-        let r = [self.b[i] - u[0], self.b[i + 1] - u[1], self.b[i + 2] - u[2]];
-        let mut new = [0.0; 3];
-        let mut done = false;
-        if bl.resting && wi[0] != 0.0 {
-            for a in 0..3 {
-                new[a] = old[a] + wi[3 * a] * r[0] + wi[3 * a + 1] * r[1] + wi[3 * a + 2] * r[2];
-            }
-            if new[0] <= 0.0 {
-                new = [0.0; 3];
-                done = true;
-            } else if new[1] * new[1] + new[2] * new[2] <= mu * mu * new[0] * new[0] {
-                done = true;
-            }
-        }
-        if !done {
-            // sliding (or a singular block): normal first, then the tangents with its change
-            let dn = w[0];
-            new[0] = if dn > tiny { (old[0] + r[0] / dn).max(0.0) } else { 0.0 };
-            let delta = new[0] - old[0];
-            let r1 = r[1] - w[3] * delta;
-            let r2 = r[2] - w[6] * delta;
-            // one step length for both tangents: the fixed point of the projection then
-            // has the friction opposite the slip (maximal dissipation); the 2 x 2 inverse would
-            // turn it towards the block's stiffer direction
-            let dt = w[4].max(w[8]);
-            let (mut t1, mut t2) = if dt > tiny {
-                (old[1] + r1 / dt, old[2] + r2 / dt)
-            } else {
-                (0.0, 0.0)
-            };
-            let lim = mu * new[0];
-            let nrm = (t1 * t1 + t2 * t2).sqrt();
-            if nrm > lim {
-                let s = if nrm > 0.0 { lim / nrm } else { 0.0 };
-                t1 *= s;
-                t2 *= s;
-            }
-            new[1] = t1;
-            new[2] = t2;
-        }
-        let mut change: f64 = 0.0;
-        let mut delta = [0.0; 3];
-        for a in 0..3 {
-            delta[a] = new[a] - old[a];
-            change = change.max((delta[a] * w[4 * a]).abs());
-        }
-        self.lambda[i..i + 3].copy_from_slice(&new);
-        (delta, change)
     }
 
     /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
@@ -1115,12 +1190,72 @@ fn project(kind: &[RowKind], lambda: &mut [f64], i: usize, n: usize) {
     }
 }
 
-/// The three rows of `W` values each at `x[off..off + 3 W]`.
+/// The new impulses of a contact block (`W_ii` `w`, its inverse `winv`, `resting` as in
+/// [`Block::resting`]) from its impulses `old`, targets `b` and row velocities `u`: the exact
+/// 3 x 3 solve when the contact was resting and the result sticks inside the cone; else
+/// (sliding, or a singular block) the normal row first, then both friction rows with one step
+/// length, projected on the disk `|λ_t| ≤ μ λ_n`. Returns the new impulses, their change and
+/// the largest row velocity change.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn rows3<const W: usize>(x: &[f64], off: usize) -> [&[f64; W]; 3] {
-    let b = &x[off..off + 3 * W];
-    let r = |a: usize| -> &[f64; W] { b[a * W..(a + 1) * W].try_into().expect("W values") };
-    [r(0), r(1), r(2)]
+fn impulses(
+    w: &[f64; 9],
+    winv: &[f64; 9],
+    resting: bool,
+    old: [f64; 3],
+    b: [f64; 3],
+    u: [f64; 3],
+    mu: f64,
+    tiny: f64,
+) -> ([f64; 3], [f64; 3], f64) {
+    // the friction rows' targets: a track surface's no-slip velocity, else 0
+    let r = [b[0] - u[0], b[1] - u[1], b[2] - u[2]];
+    let mut new = [0.0; 3];
+    let mut done = false;
+    if resting && winv[0] != 0.0 {
+        for a in 0..3 {
+            new[a] = old[a] + winv[3 * a] * r[0] + winv[3 * a + 1] * r[1] + winv[3 * a + 2] * r[2];
+        }
+        if new[0] <= 0.0 {
+            new = [0.0; 3];
+            done = true;
+        } else if new[1] * new[1] + new[2] * new[2] <= mu * mu * new[0] * new[0] {
+            done = true;
+        }
+    }
+    if !done {
+        // sliding (or a singular block): normal first, then the tangents with its change
+        let dn = w[0];
+        new[0] = if dn > tiny { (old[0] + r[0] / dn).max(0.0) } else { 0.0 };
+        let delta = new[0] - old[0];
+        let r1 = r[1] - w[3] * delta;
+        let r2 = r[2] - w[6] * delta;
+        // one step length for both tangents: the fixed point of the projection then has the
+        // friction opposite the slip (maximal dissipation); the 2 x 2 inverse would turn it
+        // towards the block's stiffer direction
+        let dt = w[4].max(w[8]);
+        let (mut t1, mut t2) = if dt > tiny {
+            (old[1] + r1 / dt, old[2] + r2 / dt)
+        } else {
+            (0.0, 0.0)
+        };
+        let lim = mu * new[0];
+        let nrm = (t1 * t1 + t2 * t2).sqrt();
+        if nrm > lim {
+            let s = if nrm > 0.0 { lim / nrm } else { 0.0 };
+            t1 *= s;
+            t2 *= s;
+        }
+        new[1] = t1;
+        new[2] = t2;
+    }
+    let mut change: f64 = 0.0;
+    let mut delta = [0.0; 3];
+    for a in 0..3 {
+        delta[a] = new[a] - old[a];
+        change = change.max((delta[a] * w[4 * a]).abs());
+    }
+    (new, delta, change)
 }
 
 /// Union-find root of `t` with path halving.
