@@ -130,6 +130,37 @@ fn from_pvec(v: PVec) -> Vec3 {
     Vec3::new(v.x, v.y, v.z)
 }
 
+/// Sorts `v` by the strict order `less` (a total order: the result is then unique) by
+/// insertion, O(n) on input that is nearly sorted (last step's order of the same items); after
+/// `8 n` moves it hands the rest to the library's unstable sort, so unsorted input costs
+/// O(n log n) (the same result: the order is total). Allocates nothing.
+pub fn sort_nearly_sorted<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let budget = 8 * v.len();
+    let mut moves = 0;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut k = i;
+        while k > 0 && less(&x, &v[k - 1]) {
+            v[k] = v[k - 1];
+            k -= 1;
+        }
+        v[k] = x;
+        moves += i - k;
+        if moves > budget {
+            v.sort_unstable_by(|a, b| {
+                if less(a, b) {
+                    std::cmp::Ordering::Less
+                } else if less(b, a) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
+            return;
+        }
+    }
+}
+
 /// The collision description of a world: its shapes and which pairs may touch (built once).
 pub struct Collider {
     /// Every collision shape.
@@ -149,10 +180,16 @@ pub struct CollisionWork {
     poses: Vec<PPose>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
-    /// Bounded shapes sorted by `aabb.mins.x` (sweep and prune) `(≤ nshapes)`.
+    /// The bounded shapes sorted by `aabb.mins.x` (sweep and prune), kept from the last step
+    /// (nearly sorted: bodies move little in a step) and re-sorted by insertion `(≤ nshapes)`.
     order: Vec<usize>,
-    /// Candidate pairs of this step `(grows to the largest count seen)`.
+    /// Candidate pairs of this step, in sweep order, then sorted by shape pair
+    /// `(grows to the largest count seen)`.
     pairs: Vec<(usize, usize)>,
+    /// The pairs sorted by shape pair (a counting sort of `pairs` by first shape) `(as pairs)`.
+    sorted: Vec<(usize, usize)>,
+    /// Pairs per first shape, then where each first shape's pairs start `(nshapes + 1)`.
+    first: Vec<usize>,
     /// The narrow phase's manifolds (one for convex pairs; composite shapes may use more).
     manifolds: Vec<ContactManifold<(), ()>>,
     /// Frozen shapes `(nshapes)`: a pair of two is not collided (static shapes and sleeping
@@ -186,9 +223,11 @@ impl Collider {
         CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
-            order: Vec::with_capacity(n),
+            order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            sorted: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            first: vec![0; n + 1],
             manifolds: vec![manifold_with_room()],
             frozen: vec![false; n],
         }
@@ -235,13 +274,12 @@ impl Collider {
             }
         }
         // broad phase: sweep and prune along x; unbounded shapes pair with everything
-        work.order.clear();
-        work.order
-            .extend((0..n).filter(|&k| !self.shapes[k].unbounded));
         let aabbs = &work.aabbs;
-        // a total order (ties broken by index), so the unstable sort gives the stable result
-        work.order
-            .sort_unstable_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
+        // a total order (ties broken by index): the sorted order is unique, whatever the last
+        // step's was
+        sort_nearly_sorted(&mut work.order, |&a, &b| {
+            aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)).is_lt()
+        });
         let pairs = &mut work.pairs;
         pairs.clear();
         for (ia, &a) in work.order.iter().enumerate() {
@@ -261,9 +299,30 @@ impl Collider {
                 }
             }
         }
-        pairs.sort_unstable();
-        pairs.dedup();
-        for &(a, b) in work.pairs.iter() {
+        // by shape pair (the contacts' order): each pair comes once (the sweep gives each
+        // bounded pair once, the unbounded loop the others), so a counting sort by the first
+        // shape, then each first shape's few partners by insertion
+        let (first, sorted) = (&mut work.first, &mut work.sorted);
+        first.fill(0);
+        for &(a, _) in pairs.iter() {
+            first[a + 1] += 1;
+        }
+        for k in 0..n {
+            first[k + 1] += first[k];
+        }
+        sorted.clear();
+        sorted.resize(pairs.len(), (0, 0));
+        for &(a, b) in pairs.iter() {
+            sorted[first[a]] = (a, b);
+            first[a] += 1;
+        }
+        let mut start = 0;
+        for &end in &first[..n] {
+            sort_nearly_sorted(&mut sorted[start..end], |x, y| x.1 < y.1);
+            start = end;
+        }
+        debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]), "pairs sorted, each once");
+        for &(a, b) in work.sorted.iter() {
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };

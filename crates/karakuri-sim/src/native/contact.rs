@@ -11,7 +11,7 @@ use nalgebra::{DVector, DVectorView};
 use super::build::SimModel;
 use super::state::{SimState, StepData};
 use super::tracks::no_slip_velocity;
-use crate::collision::RawContact;
+use crate::collision::{sort_nearly_sorted, RawContact};
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
 use crate::sparse::{Problem, NONE};
@@ -51,9 +51,11 @@ pub fn warm_lookup(entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
         .map(|i| entries[i].2)
 }
 
-/// Sorts `entries` by key and keeps the last written of each key (no allocation).
+/// Sorts `entries` by key and keeps the last written of each key (no allocation). Written in
+/// the contacts' order (by shape pair, then manifold point), the entries are sorted but for
+/// each pair's few points: insertion sorts them in O(n).
 pub fn warm_finish(entries: &mut Vec<WarmEntry>) {
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    sort_nearly_sorted(entries, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).is_lt());
     entries.dedup_by(|later, first| later.0 == first.0);
 }
 
