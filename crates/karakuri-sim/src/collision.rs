@@ -168,10 +168,13 @@ pub struct Collider {
     /// Contact mode of each candidate pair `(i, j)`, `i < j` (`n x n`, upper triangle); pairs
     /// not listed never collide.
     pair_mode: Vec<Option<ContactMode>>,
-    /// Each shape is a ball `(nshapes)`: its contacts do not depend on its orientation, so
-    /// its parry pose is its centre with the identity rotation (no rotation-to-quaternion
-    /// conversion per step).
-    ball: Vec<bool>,
+    /// Each shape's parry type `(nshapes)`, looked up once (a ball's contacts do not depend
+    /// on its orientation, so its parry pose is its centre with the identity rotation: no
+    /// rotation-to-quaternion conversion per step).
+    types: Vec<ShapeType>,
+    /// Each shape is composite (a triangle mesh...): parry's multi-manifold dispatch
+    /// `(nshapes)`.
+    composite: Vec<bool>,
 }
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
@@ -212,7 +215,11 @@ impl Collider {
         }
         Collider {
             pair_mode: modes,
-            ball: shapes.iter().map(|s| s.shape.shape_type() == ShapeType::Ball).collect(),
+            types: shapes.iter().map(|s| s.shape.shape_type()).collect(),
+            composite: shapes
+                .iter()
+                .map(|s| s.shape.as_composite_shape().is_some() || s.shape.shape_type() == ShapeType::TriMesh)
+                .collect(),
             shapes,
         }
     }
@@ -263,7 +270,7 @@ impl Collider {
         }
         for (k, s) in self.shapes.iter().enumerate() {
             let o = &o_m_i[s.joint];
-            work.poses[k] = if self.ball[k] {
+            work.poses[k] = if self.types[k] == ShapeType::Ball {
                 let c = o.transform_point(&s.placement.translation);
                 PPose::translation(c.x, c.y, c.z)
             } else {
@@ -332,17 +339,18 @@ impl Collider {
             let (pa, pb) = (work.poses[a], work.poses[b]);
             if !narrow_phase(
                 &pa.inv_mul(&pb),
-                &self.shapes[a].shape,
-                &self.shapes[b].shape,
+                (&self.shapes[a].shape, self.types[a]),
+                (&self.shapes[b].shape, self.types[b]),
+                self.composite[a] || self.composite[b],
                 margin,
                 &mut work.manifolds,
             ) {
                 continue;
             }
             for m in &work.manifolds {
-                let sub1 = m.subshape_pos1().copied().unwrap_or(PPose::identity());
-                let sub2 = m.subshape_pos2().copied().unwrap_or(PPose::identity());
-                let (w1, w2) = (pa * sub1, pb * sub2);
+                // a convex pair's manifold is in the shapes' own frames
+                let w1 = m.subshape_pos1().map_or(pa, |sub| pa * *sub);
+                let w2 = m.subshape_pos2().map_or(pb, |sub| pb * *sub);
                 let normal = from_pvec(w1.rotation * m.local_n1);
                 let nn = normal.norm();
                 if nn.is_nan() || nn <= 0.5 {
@@ -395,18 +403,18 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 /// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
 /// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
 ///
-/// Returns false when parry does not support the pair.
+/// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
+/// mesh. Returns false when parry does not support the pair.
 fn narrow_phase(
     pos12: &PPose,
-    s1: &SharedShape,
-    s2: &SharedShape,
+    (s1, t1): (&SharedShape, ShapeType),
+    (s2, t2): (&SharedShape, ShapeType),
+    composite: bool,
     margin: f64,
     manifolds: &mut Vec<ContactManifold<(), ()>>,
 ) -> bool {
     let dispatcher = DefaultQueryDispatcher;
-    let (t1, t2) = (s1.shape_type(), s2.shape_type());
-    let composite = s1.as_composite_shape().is_some() || s2.as_composite_shape().is_some();
-    if composite || t1 == ShapeType::TriMesh || t2 == ShapeType::TriMesh {
+    if composite {
         manifolds.clear();
         let mut workspace = None;
         return dispatcher
