@@ -298,6 +298,15 @@ pub fn add_point_piece(
         &mut r2[col0..col0 + len],
     );
     let [d0, d1, d2] = dirs;
+    if len == 6 && model.parents[joint] == 0 && model.nvs[joint] == 6 {
+        // a free body: its six columns are the tree's, fixed-size (unrolled, no aliasing
+        // checks), each entry as below
+        let k0 = model.idx_v[joint];
+        let cols: &[Motion; 6] = s_world[k0..k0 + 6].try_into().expect("six columns");
+        let rows: [&mut [f64; 6]; 3] = [r0, r1, r2].map(|r| <&mut [f64; 6]>::try_from(r).expect("six columns"));
+        free_body_piece(cols, p, dirs, sign, rows);
+        return;
+    }
     let mut j = joint;
     while j > 0 {
         let k0 = model.idx_v[j];
@@ -309,6 +318,20 @@ pub fn add_point_piece(
             r2[c] += sign * d2.dot(&vk);
         }
         j = model.parents[j];
+    }
+}
+
+/// [`add_point_piece`] for a free body's six columns `cols` into the three rows' slices over
+/// them: the same arithmetic entry by entry (bit for bit), on fixed-size arrays.
+#[inline]
+fn free_body_piece(cols: &[Motion; 6], p: &Vec3, [d0, d1, d2]: &[Vec3; 3], sign: f64, rows: [&mut [f64; 6]; 3]) {
+    let [r0, r1, r2] = rows;
+    for k in 0..6 {
+        let sk = &cols[k];
+        let vk = sk.linear + sk.angular.cross(p);
+        r0[k] += sign * d0.dot(&vk);
+        r1[k] += sign * d1.dot(&vk);
+        r2[k] += sign * d2.dot(&vk);
     }
 }
 
