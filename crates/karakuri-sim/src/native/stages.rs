@@ -79,20 +79,72 @@ pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut D
 /// Iteration matrix: the LᵀDL of `qH = M + diag(armature + forces + servo)` into `qh`, `M`
 /// untouched (`factorize_shifted`). `forces` is what the joint forces add to be implicit
 /// (`w.force_diag`: `dt d + dt² k` of a spring-damper), `servo` the position servos' `dt (kd +
-/// dt kp)` (`w.servo_diag`); empty slices: none (RK4, explicit). Reads `data`'s mass matrix
-/// (fresh from the kinematics stage), `m.dofs`.
+/// dt kp)` (`w.servo_diag`); empty slices: none (RK4, explicit). When every entry the
+/// factorisation reads is bit for bit the one `last` says `qh` was factorised from, `qh` is
+/// kept as it is (a free body's `M` is constant: a pile's or a stack's qH never changes).
+/// Reads `data`'s mass matrix (fresh from the kinematics stage), `m.dofs`; writes `qh`,
+/// `last`.
 pub fn factorize_qh(
     m: &SimModel,
     data: &Data,
-    qh: &mut Factorization,
+    (qh, last): (&mut Factorization, &mut QhInputs),
     forces: &[f64],
     servo: &[f64],
 ) -> Result<(), SimError> {
     let d = &m.dofs;
-    qh.factorize_shifted(data.mass_matrix()?, |k| {
+    let shift = |k: usize| {
         d.armature[k] + forces.get(k).copied().unwrap_or(0.0) + servo.get(k).copied().unwrap_or(0.0)
-    });
+    };
+    let h = data.mass_matrix()?;
+    if !last.record(qh, h, shift) {
+        qh.factorize_shifted(h, shift);
+    }
     Ok(())
+}
+
+/// What the factorisation in `StepData::qh` was formed from: each entry of `M` it reads (the
+/// chain of each dof, the factor's pattern) and each diagonal shift, as bits, in that order.
+/// Workspace, not state: it only says whether `qh` is already the factorisation of this step's
+/// inputs (a restored or new workspace starts invalid).
+#[derive(Clone, Debug, Default)]
+pub struct QhInputs {
+    /// The entries' bits, dof by dof: `M[a, k]` for `a` on the chain of `k`, then `shift(k)`.
+    bits: Vec<u64>,
+    /// `bits` describe the factorisation held.
+    valid: bool,
+}
+
+impl QhInputs {
+    /// Room for the inputs of `qh`'s pattern (invalid until the first factorisation).
+    pub fn new(qh: &Factorization) -> QhInputs {
+        let len = (0..qh.n()).map(|k| qh.row(k).0.len() + 2).sum();
+        QhInputs {
+            bits: vec![0; len],
+            valid: false,
+        }
+    }
+
+    /// Records the inputs `h`, `shift` of a factorisation on `qh`'s pattern; returns whether
+    /// they are the ones already recorded (then `qh` is their factorisation).
+    fn record(&mut self, qh: &Factorization, h: &nalgebra::DMatrix<f64>, shift: impl Fn(usize) -> f64) -> bool {
+        let mut same = self.valid;
+        let mut i = 0;
+        let mut put = |x: f64| {
+            let b = x.to_bits();
+            same &= self.bits[i] == b;
+            self.bits[i] = b;
+            i += 1;
+        };
+        for k in 0..qh.n() {
+            for &a in qh.row(k).0 {
+                put(h[(a, k)]);
+            }
+            put(h[(k, k)]);
+            put(shift(k));
+        }
+        self.valid = true;
+        same
+    }
 }
 
 /// Actuator commands, before the iteration matrix: each actuator's command at the step's end
@@ -136,7 +188,7 @@ pub fn actuator_commands(m: &SimModel, s: &SimState, w: &mut StepData) {
 /// into `w.raw` (a world whose shapes never touch, `m.plan.contacts` off, leaves it empty).
 /// Reads `w.data` (fresh at `s.q` from the kinematics stage), `w.force_diag`, `w.servo_diag`.
 pub fn position(m: &SimModel, w: &mut StepData) -> Result<(), SimError> {
-    factorize_qh(m, &w.data, &mut w.qh, &w.force_diag, &w.servo_diag)?;
+    factorize_qh(m, &w.data, (&mut w.qh, &mut w.qh_inputs), &w.force_diag, &w.servo_diag)?;
     let jac = w.data.jacobians()?;
     for (k, sk) in w.s_world.iter_mut().enumerate() {
         *sk = Motion::from_slice(jac.column(k).as_slice());
@@ -488,4 +540,33 @@ pub fn watch(m: &SimModel, s: &SimState, w: &mut StepData) -> Result<(), SimErro
     }
     d.fast_steps += u64::from(fast);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+
+    #[test]
+    fn the_recorded_inputs_say_when_a_factorisation_would_be_the_same() {
+        // dof 1 a child of dof 0, dof 2 a root of its own
+        let qh = Factorization::with_parents(&[usize::MAX, 0, usize::MAX]);
+        let mut last = QhInputs::new(&qh);
+        let mut h = DMatrix::from_row_slice(3, 3, &[2.0, 0.5, 0.0, 0.5, 3.0, 0.0, 0.0, 0.0, 4.0]);
+        let shift = |k: usize| 0.1 * k as f64;
+        assert!(!last.record(&qh, &h, shift), "nothing recorded yet");
+        assert!(last.record(&qh, &h, shift));
+        // an entry off the pattern is not read
+        h[(2, 0)] = 7.0;
+        assert!(last.record(&qh, &h, shift));
+        // one on it, a shift, a zero's sign: each a new factorisation
+        h[(0, 1)] = 0.25;
+        assert!(!last.record(&qh, &h, shift));
+        assert!(last.record(&qh, &h, shift));
+        assert!(!last.record(&qh, &h, |k| 0.2 * k as f64));
+        h[(0, 1)] = 0.0;
+        assert!(!last.record(&qh, &h, shift));
+        h[(0, 1)] = -0.0;
+        assert!(!last.record(&qh, &h, shift));
+    }
 }
