@@ -442,7 +442,7 @@ mod tests {
         for a in 0..6 {
             for b in a + 1..6 {
                 for f in 0..3u32 {
-                    if (a + b + f as usize) % 3 != 0 {
+                    if !(a + b + f as usize).is_multiple_of(3) {
                         e.push(((a, b, f, 7 - f), e.len(), [(a * 10 + b) as f64, f64::from(f), 0.0]));
                     }
                 }
