@@ -96,51 +96,79 @@ pub fn factorize_qh(
         d.armature[k] + forces.get(k).copied().unwrap_or(0.0) + servo.get(k).copied().unwrap_or(0.0)
     };
     let h = data.mass_matrix()?;
-    if !last.record(qh, h, shift) {
+    if !last.record(h, shift) {
         qh.factorize_shifted(h, shift);
     }
     Ok(())
 }
 
 /// What the factorisation in `StepData::qh` was formed from: each entry of `M` it reads (the
-/// chain of each dof, the factor's pattern) and each diagonal shift, as bits, in that order.
-/// Workspace, not state: it only says whether `qh` is already the factorisation of this step's
-/// inputs (a restored or new workspace starts invalid).
+/// chain of each dof, the factor's pattern) and each diagonal shift, as bits. Workspace, not
+/// state: it only says whether `qh` is already the factorisation of this step's inputs (a
+/// restored or new workspace starts invalid).
 #[derive(Clone, Debug, Default)]
 pub struct QhInputs {
-    /// The entries' bits, dof by dof: `M[a, k]` for `a` on the chain of `k`, then `shift(k)`.
-    bits: Vec<u64>,
-    /// `bits` describe the factorisation held.
+    /// The entries of `M` read, as contiguous runs of its column-major storage `(start,
+    /// length)` (a free body's chains are one run per column), for an `n x n` matrix.
+    runs: Vec<(usize, usize)>,
+    /// Size of the matrix the runs index.
+    n: usize,
+    /// The bits of the runs' entries, run after run.
+    m_bits: Vec<u64>,
+    /// The bits of the shifts `(n)`.
+    shift_bits: Vec<u64>,
+    /// The bits describe the factorisation held.
     valid: bool,
 }
 
 impl QhInputs {
     /// Room for the inputs of `qh`'s pattern (invalid until the first factorisation).
     pub fn new(qh: &Factorization) -> QhInputs {
-        let len = (0..qh.n()).map(|k| qh.row(k).0.len() + 2).sum();
+        let n = qh.n();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for k in 0..n {
+            // the chain of k: its ancestors (increasing), then k; rows of column k
+            for &a in qh.row(k).0.iter().chain([&k]) {
+                let at = k * n + a;
+                match runs.last_mut() {
+                    Some((s, l)) if *s + *l == at => *l += 1,
+                    _ => runs.push((at, 1)),
+                }
+            }
+        }
+        let len = runs.iter().map(|r| r.1).sum();
         QhInputs {
-            bits: vec![0; len],
+            runs,
+            n,
+            m_bits: vec![0; len],
+            shift_bits: vec![0; n],
             valid: false,
         }
     }
 
     /// Records the inputs `h`, `shift` of a factorisation on `qh`'s pattern; returns whether
     /// they are the ones already recorded (then `qh` is their factorisation).
-    fn record(&mut self, qh: &Factorization, h: &nalgebra::DMatrix<f64>, shift: impl Fn(usize) -> f64) -> bool {
+    fn record(&mut self, h: &nalgebra::DMatrix<f64>, shift: impl Fn(usize) -> f64) -> bool {
+        if h.nrows() != self.n || h.ncols() != self.n {
+            self.valid = false;
+            return false;
+        }
+        let hs = h.as_slice();
         let mut same = self.valid;
-        let mut i = 0;
-        let mut put = |x: f64| {
-            let b = x.to_bits();
-            same &= self.bits[i] == b;
-            self.bits[i] = b;
-            i += 1;
-        };
-        for k in 0..qh.n() {
-            for &a in qh.row(k).0 {
-                put(h[(a, k)]);
+        let mut bits = &mut self.m_bits[..];
+        for &(start, len) in &self.runs {
+            let (out, rest) = std::mem::take(&mut bits).split_at_mut(len);
+            bits = rest;
+            for (o, x) in out.iter_mut().zip(&hs[start..start + len]) {
+                let b = x.to_bits();
+                same &= *o == b;
+                *o = b;
             }
-            put(h[(k, k)]);
-            put(shift(k));
+        }
+        for (k, o) in self.shift_bits.iter_mut().enumerate() {
+            let b = shift(k).to_bits();
+            same &= *o == b;
+            *o = b;
         }
         self.valid = true;
         same
@@ -554,19 +582,19 @@ mod tests {
         let mut last = QhInputs::new(&qh);
         let mut h = DMatrix::from_row_slice(3, 3, &[2.0, 0.5, 0.0, 0.5, 3.0, 0.0, 0.0, 0.0, 4.0]);
         let shift = |k: usize| 0.1 * k as f64;
-        assert!(!last.record(&qh, &h, shift), "nothing recorded yet");
-        assert!(last.record(&qh, &h, shift));
+        assert!(!last.record(&h, shift), "nothing recorded yet");
+        assert!(last.record(&h, shift));
         // an entry off the pattern is not read
         h[(2, 0)] = 7.0;
-        assert!(last.record(&qh, &h, shift));
+        assert!(last.record(&h, shift));
         // one on it, a shift, a zero's sign: each a new factorisation
         h[(0, 1)] = 0.25;
-        assert!(!last.record(&qh, &h, shift));
-        assert!(last.record(&qh, &h, shift));
-        assert!(!last.record(&qh, &h, |k| 0.2 * k as f64));
+        assert!(!last.record(&h, shift));
+        assert!(last.record(&h, shift));
+        assert!(!last.record(&h, |k| 0.2 * k as f64));
         h[(0, 1)] = 0.0;
-        assert!(!last.record(&qh, &h, shift));
+        assert!(!last.record(&h, shift));
         h[(0, 1)] = -0.0;
-        assert!(!last.record(&qh, &h, shift));
+        assert!(!last.record(&h, shift));
     }
 }
