@@ -122,8 +122,19 @@ pub struct QhInputs {
 }
 
 impl QhInputs {
-    /// Room for the inputs of `qh`'s pattern (invalid until the first factorisation).
-    pub fn new(qh: &Factorization) -> QhInputs {
+    /// Room for the inputs of the pattern of `model`'s qH (invalid until the first
+    /// factorisation). A model without a free body (a tree of one free joint), whose qH then
+    /// changes with q, records nothing and always refactorises.
+    pub fn new(model: &karakuri::Model) -> QhInputs {
+        let free_body = (1..model.njoints).any(|j| {
+            model.parents[j] == 0
+                && model.joint_types[j] == JointType::FreeFlyer
+                && model.subtree_end_v[j] - model.idx_v[j] == model.nvs[j]
+        });
+        if !free_body {
+            return QhInputs::default();
+        }
+        let qh = Factorization::new(model);
         let n = qh.n();
         let mut runs: Vec<(usize, usize)> = Vec::new();
         for k in 0..n {
@@ -149,7 +160,7 @@ impl QhInputs {
     /// Records the inputs `h`, `shift` of a factorisation on `qh`'s pattern; returns whether
     /// they are the ones already recorded (then `qh` is their factorisation).
     fn record(&mut self, h: &nalgebra::DMatrix<f64>, shift: impl Fn(usize) -> f64) -> bool {
-        if h.nrows() != self.n || h.ncols() != self.n {
+        if self.runs.is_empty() || h.nrows() != self.n || h.ncols() != self.n {
             self.valid = false;
             return false;
         }
@@ -577,10 +588,26 @@ mod tests {
 
     #[test]
     fn the_recorded_inputs_say_when_a_factorisation_would_be_the_same() {
-        // dof 1 a child of dof 0, dof 2 a root of its own
-        let qh = Factorization::with_parents(&[usize::MAX, 0, usize::MAX]);
-        let mut last = QhInputs::new(&qh);
-        let mut h = DMatrix::from_row_slice(3, 3, &[2.0, 0.5, 0.0, 0.5, 3.0, 0.0, 0.0, 0.0, 4.0]);
+        // a pendulum of two hinges (dof 1 a child of dof 0) and a free body (dofs 2..8)
+        use karakuri::model::{Axis, JointId, ModelBuilder};
+        use karakuri::spatial::{Inertia, Mat3};
+        let inertia = || Inertia::new(1.0, Vec3::new(0.0, 0.0, -0.5), Mat3::identity() * 0.1);
+        let hinge = || JointType::Revolute { axis: Axis::X };
+        let pendulum = |b: &mut ModelBuilder| {
+            let j1 = b.add_joint(JointId::UNIVERSE, "a", hinge(), Se3::identity()).unwrap();
+            b.add_body(j1, "a", inertia()).unwrap();
+            j1
+        };
+        let mut b = ModelBuilder::new("mixed");
+        let j1 = pendulum(&mut b);
+        let j2 = b.add_joint(j1, "b", hinge(), Se3::identity()).unwrap();
+        b.add_body(j2, "b", inertia()).unwrap();
+        let j3 = b.add_joint(JointId::UNIVERSE, "c", JointType::FreeFlyer, Se3::identity()).unwrap();
+        b.add_body(j3, "c", inertia()).unwrap();
+        let mut last = QhInputs::new(&b.build().unwrap());
+        let mut h = DMatrix::identity(8, 8);
+        h[(0, 1)] = 0.5;
+        h[(1, 0)] = 0.5;
         let shift = |k: usize| 0.1 * k as f64;
         assert!(!last.record(&h, shift), "nothing recorded yet");
         assert!(last.record(&h, shift));
@@ -596,5 +623,16 @@ mod tests {
         assert!(!last.record(&h, shift));
         h[(0, 1)] = -0.0;
         assert!(!last.record(&h, shift));
+        // the free body's block
+        h[(3, 5)] = 0.125;
+        assert!(!last.record(&h, shift));
+        assert!(last.record(&h, shift));
+        // the pendulum alone: nothing kept
+        let mut b = ModelBuilder::new("pendulum");
+        pendulum(&mut b);
+        let mut none = QhInputs::new(&b.build().unwrap());
+        let h = DMatrix::identity(1, 1);
+        assert!(!none.record(&h, shift));
+        assert!(!none.record(&h, shift));
     }
 }

@@ -338,7 +338,7 @@ impl StepData {
                 contacts: Vec::new(),
             },
             sleep: super::sleep::SleepWork::new(m),
-            qh_inputs: super::stages::QhInputs::new(&Factorization::new(&m.model)),
+            qh_inputs: super::stages::QhInputs::new(&m.model),
         }
     }
 
