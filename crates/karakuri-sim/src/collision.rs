@@ -130,6 +130,37 @@ fn from_pvec(v: PVec) -> Vec3 {
     Vec3::new(v.x, v.y, v.z)
 }
 
+/// Sorts `v` by the strict order `less` (a total order: the result is then unique) by
+/// insertion, O(n) on input that is nearly sorted (last step's order of the same items); after
+/// `8 n` moves it hands the rest to the library's unstable sort, so unsorted input costs
+/// O(n log n) (the same result: the order is total). Allocates nothing.
+pub fn sort_nearly_sorted<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let budget = 8 * v.len();
+    let mut moves = 0;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut k = i;
+        while k > 0 && less(&x, &v[k - 1]) {
+            v[k] = v[k - 1];
+            k -= 1;
+        }
+        v[k] = x;
+        moves += i - k;
+        if moves > budget {
+            v.sort_unstable_by(|a, b| {
+                if less(a, b) {
+                    std::cmp::Ordering::Less
+                } else if less(b, a) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
+            return;
+        }
+    }
+}
+
 /// The collision description of a world: its shapes and which pairs may touch (built once).
 pub struct Collider {
     /// Every collision shape.
@@ -137,10 +168,13 @@ pub struct Collider {
     /// Contact mode of each candidate pair `(i, j)`, `i < j` (`n x n`, upper triangle); pairs
     /// not listed never collide.
     pair_mode: Vec<Option<ContactMode>>,
-    /// Each shape is a ball `(nshapes)`: its contacts do not depend on its orientation, so
-    /// its parry pose is its centre with the identity rotation (no rotation-to-quaternion
-    /// conversion per step).
-    ball: Vec<bool>,
+    /// Each shape's parry type `(nshapes)`, looked up once (a ball's contacts do not depend
+    /// on its orientation, so its parry pose is its centre with the identity rotation: no
+    /// rotation-to-quaternion conversion per step).
+    types: Vec<ShapeType>,
+    /// Each shape is composite (a triangle mesh...): parry's multi-manifold dispatch
+    /// `(nshapes)`.
+    composite: Vec<bool>,
 }
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
@@ -149,10 +183,16 @@ pub struct CollisionWork {
     poses: Vec<PPose>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
-    /// Bounded shapes sorted by `aabb.mins.x` (sweep and prune) `(≤ nshapes)`.
+    /// The bounded shapes sorted by `aabb.mins.x` (sweep and prune), kept from the last step
+    /// (nearly sorted: bodies move little in a step) and re-sorted by insertion `(≤ nshapes)`.
     order: Vec<usize>,
-    /// Candidate pairs of this step `(grows to the largest count seen)`.
+    /// Candidate pairs of this step, in sweep order, then sorted by shape pair
+    /// `(grows to the largest count seen)`.
     pairs: Vec<(usize, usize)>,
+    /// The pairs sorted by shape pair (a counting sort of `pairs` by first shape) `(as pairs)`.
+    sorted: Vec<(usize, usize)>,
+    /// Pairs per first shape, then where each first shape's pairs start `(nshapes + 1)`.
+    first: Vec<usize>,
     /// The narrow phase's manifolds (one for convex pairs; composite shapes may use more).
     manifolds: Vec<ContactManifold<(), ()>>,
     /// Frozen shapes `(nshapes)`: a pair of two is not collided (static shapes and sleeping
@@ -175,7 +215,11 @@ impl Collider {
         }
         Collider {
             pair_mode: modes,
-            ball: shapes.iter().map(|s| s.shape.shape_type() == ShapeType::Ball).collect(),
+            types: shapes.iter().map(|s| s.shape.shape_type()).collect(),
+            composite: shapes
+                .iter()
+                .map(|s| s.shape.as_composite_shape().is_some() || s.shape.shape_type() == ShapeType::TriMesh)
+                .collect(),
             shapes,
         }
     }
@@ -186,9 +230,11 @@ impl Collider {
         CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
-            order: Vec::with_capacity(n),
+            order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            sorted: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
+            first: vec![0; n + 1],
             manifolds: vec![manifold_with_room()],
             frozen: vec![false; n],
         }
@@ -224,7 +270,7 @@ impl Collider {
         }
         for (k, s) in self.shapes.iter().enumerate() {
             let o = &o_m_i[s.joint];
-            work.poses[k] = if self.ball[k] {
+            work.poses[k] = if self.types[k] == ShapeType::Ball {
                 let c = o.transform_point(&s.placement.translation);
                 PPose::translation(c.x, c.y, c.z)
             } else {
@@ -235,13 +281,12 @@ impl Collider {
             }
         }
         // broad phase: sweep and prune along x; unbounded shapes pair with everything
-        work.order.clear();
-        work.order
-            .extend((0..n).filter(|&k| !self.shapes[k].unbounded));
         let aabbs = &work.aabbs;
-        // a total order (ties broken by index), so the unstable sort gives the stable result
-        work.order
-            .sort_unstable_by(|&a, &b| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)));
+        // a total order (ties broken by index): the sorted order is unique, whatever the last
+        // step's was
+        sort_nearly_sorted(&mut work.order, |&a, &b| {
+            aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)).is_lt()
+        });
         let pairs = &mut work.pairs;
         pairs.clear();
         for (ia, &a) in work.order.iter().enumerate() {
@@ -261,9 +306,30 @@ impl Collider {
                 }
             }
         }
-        pairs.sort_unstable();
-        pairs.dedup();
-        for &(a, b) in work.pairs.iter() {
+        // by shape pair (the contacts' order): each pair comes once (the sweep gives each
+        // bounded pair once, the unbounded loop the others), so a counting sort by the first
+        // shape, then each first shape's few partners by insertion
+        let (first, sorted) = (&mut work.first, &mut work.sorted);
+        first.fill(0);
+        for &(a, _) in pairs.iter() {
+            first[a + 1] += 1;
+        }
+        for k in 0..n {
+            first[k + 1] += first[k];
+        }
+        sorted.clear();
+        sorted.resize(pairs.len(), (0, 0));
+        for &(a, b) in pairs.iter() {
+            sorted[first[a]] = (a, b);
+            first[a] += 1;
+        }
+        let mut start = 0;
+        for &end in &first[..n] {
+            sort_nearly_sorted(&mut sorted[start..end], |x, y| x.1 < y.1);
+            start = end;
+        }
+        debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]), "pairs sorted, each once");
+        for &(a, b) in work.sorted.iter() {
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };
@@ -273,17 +339,18 @@ impl Collider {
             let (pa, pb) = (work.poses[a], work.poses[b]);
             if !narrow_phase(
                 &pa.inv_mul(&pb),
-                &self.shapes[a].shape,
-                &self.shapes[b].shape,
+                (&self.shapes[a].shape, self.types[a]),
+                (&self.shapes[b].shape, self.types[b]),
+                self.composite[a] || self.composite[b],
                 margin,
                 &mut work.manifolds,
             ) {
                 continue;
             }
             for m in &work.manifolds {
-                let sub1 = m.subshape_pos1().copied().unwrap_or(PPose::identity());
-                let sub2 = m.subshape_pos2().copied().unwrap_or(PPose::identity());
-                let (w1, w2) = (pa * sub1, pb * sub2);
+                // a convex pair's manifold is in the shapes' own frames
+                let w1 = m.subshape_pos1().map_or(pa, |sub| pa * *sub);
+                let w2 = m.subshape_pos2().map_or(pb, |sub| pb * *sub);
                 let normal = from_pvec(w1.rotation * m.local_n1);
                 let nn = normal.norm();
                 if nn.is_nan() || nn <= 0.5 {
@@ -336,18 +403,18 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 /// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
 /// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
 ///
-/// Returns false when parry does not support the pair.
+/// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
+/// mesh. Returns false when parry does not support the pair.
 fn narrow_phase(
     pos12: &PPose,
-    s1: &SharedShape,
-    s2: &SharedShape,
+    (s1, t1): (&SharedShape, ShapeType),
+    (s2, t2): (&SharedShape, ShapeType),
+    composite: bool,
     margin: f64,
     manifolds: &mut Vec<ContactManifold<(), ()>>,
 ) -> bool {
     let dispatcher = DefaultQueryDispatcher;
-    let (t1, t2) = (s1.shape_type(), s2.shape_type());
-    let composite = s1.as_composite_shape().is_some() || s2.as_composite_shape().is_some();
-    if composite || t1 == ShapeType::TriMesh || t2 == ShapeType::TriMesh {
+    if composite {
         manifolds.clear();
         let mut workspace = None;
         return dispatcher

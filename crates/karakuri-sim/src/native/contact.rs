@@ -11,7 +11,7 @@ use nalgebra::{DVector, DVectorView};
 use super::build::SimModel;
 use super::state::{SimState, StepData};
 use super::tracks::no_slip_velocity;
-use crate::collision::RawContact;
+use crate::collision::{sort_nearly_sorted, RawContact};
 use crate::scene::{ContactMode, Material};
 use crate::solver::RowKind;
 use crate::sparse::{Problem, NONE};
@@ -51,9 +51,41 @@ pub fn warm_lookup(entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
         .map(|i| entries[i].2)
 }
 
-/// Sorts `entries` by key and keeps the last written of each key (no allocation).
+/// A forward lookup in the warm-start entries for contacts that come by shape pair (the
+/// collider's order): the position of the current pair's first entry, kept from one lookup to
+/// the next, so that a contact costs a short scan of its pair's entries instead of a binary
+/// search. A lookup out of order (a pair below the last one) searches afresh: the answer is
+/// always [`warm_lookup`]'s.
+#[derive(Default)]
+pub struct WarmCursor {
+    /// First entry whose shape pair is not below the last looked-up key's.
+    at: usize,
+}
+
+impl WarmCursor {
+    /// The impulses remembered for `key` (entries sorted by key, one per key).
+    pub fn find(&mut self, entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
+        let pair = (key.0, key.1);
+        let pair_of = |e: &WarmEntry| (e.0 .0, e.0 .1);
+        if self.at > entries.len() || (self.at > 0 && pair_of(&entries[self.at - 1]) >= pair) {
+            self.at = entries.partition_point(|e| pair_of(e) < pair);
+        }
+        while self.at < entries.len() && pair_of(&entries[self.at]) < pair {
+            self.at += 1;
+        }
+        entries[self.at..]
+            .iter()
+            .take_while(|e| pair_of(e) == pair)
+            .find(|e| e.0 == *key)
+            .map(|e| e.2)
+    }
+}
+
+/// Sorts `entries` by key and keeps the last written of each key (no allocation). Written in
+/// the contacts' order (by shape pair, then manifold point), the entries are sorted but for
+/// each pair's few points: insertion sorts them in O(n).
 pub fn warm_finish(entries: &mut Vec<WarmEntry>) {
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    sort_nearly_sorted(entries, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).is_lt());
     entries.dedup_by(|later, first| later.0 == first.0);
 }
 
@@ -131,6 +163,7 @@ impl ContactFrame {
 pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
     let (model, cp) = (&m.model, &m.contact);
     let shapes = &m.collider.shapes;
+    let mut warm = WarmCursor::default();
     for ci in 0..w.raw.len() {
         let c = w.raw[ci];
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
@@ -173,8 +206,15 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 penalty_force: f,
             }
         } else {
-            let (row, nrows) =
-                springhead_block(m, s, w, &c, &frame, (pick_mu, tangent_targets), mat.restitution);
+            let (row, nrows) = springhead_block(
+                m,
+                s,
+                w,
+                (&c, &mut warm),
+                &frame,
+                (pick_mu, tangent_targets),
+                mat.restitution,
+            );
             ContactRows {
                 raw: ci,
                 row,
@@ -258,6 +298,15 @@ pub fn add_point_piece(
         &mut r2[col0..col0 + len],
     );
     let [d0, d1, d2] = dirs;
+    if len == 6 && model.parents[joint] == 0 && model.nvs[joint] == 6 {
+        // a free body: its six columns are the tree's, fixed-size (unrolled, no aliasing
+        // checks), each entry as below
+        let k0 = model.idx_v[joint];
+        let cols: &[Motion; 6] = s_world[k0..k0 + 6].try_into().expect("six columns");
+        let rows: [&mut [f64; 6]; 3] = [r0, r1, r2].map(|r| <&mut [f64; 6]>::try_from(r).expect("six columns"));
+        free_body_piece(cols, p, dirs, sign, rows);
+        return;
+    }
     let mut j = joint;
     while j > 0 {
         let k0 = model.idx_v[j];
@@ -272,17 +321,31 @@ pub fn add_point_piece(
     }
 }
 
+/// [`add_point_piece`] for a free body's six columns `cols` into the three rows' slices over
+/// them: the same arithmetic entry by entry (bit for bit), on fixed-size arrays.
+#[inline]
+fn free_body_piece(cols: &[Motion; 6], p: &Vec3, [d0, d1, d2]: &[Vec3; 3], sign: f64, rows: [&mut [f64; 6]; 3]) {
+    let [r0, r1, r2] = rows;
+    for k in 0..6 {
+        let sk = &cols[k];
+        let vk = sk.linear + sk.angular.cross(p);
+        r0[k] += sign * d0.dot(&vk);
+        r1[k] += sign * d1.dot(&vk);
+        r2[k] += sign * d2.dot(&vk);
+    }
+}
+
 /// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
 /// above the threshold speed, else no further approach: the split-impulse pass removes the
 /// penetration; a gap may only close within the step) and, when `μ > 0` (`mu_of_slip` of the
 /// slip beyond the surfaces' no-slip velocity), the two friction rows targeting
 /// `tangent_targets` (the no-slip velocity of track surfaces, else 0), warm-started from the
-/// last step. Returns the first row and the number of rows.
+/// last step (found through `cursor`). Returns the first row and the number of rows.
 fn springhead_block(
     m: &SimModel,
     s: &SimState,
     w: &mut StepData,
-    c: &RawContact,
+    (c, cursor): (&RawContact, &mut WarmCursor),
     frame: &ContactFrame,
     (mu_of_slip, tangent_targets): (impl Fn(&Vec3) -> f64, [f64; 2]),
     e: f64,
@@ -290,7 +353,7 @@ fn springhead_block(
     let (model, cp, dt) = (&m.model, &m.contact, m.dt);
     let pr = &mut w.problem;
     let warm = if m.engine.warm_start {
-        warm_lookup(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
     } else {
         [0.0; 3]
     };
@@ -371,5 +434,33 @@ mod tests {
         assert_eq!(warm_lookup(&e, &k(3)), Some([3.0; 3]));
         assert_eq!(warm_lookup(&e, &k(1)), Some([2.0; 3]));
         assert_eq!(warm_lookup(&e, &k(9)), None);
+    }
+
+    #[test]
+    fn the_cursor_finds_what_the_binary_search_finds_in_any_order() {
+        let mut e = Vec::new();
+        for a in 0..6 {
+            for b in a + 1..6 {
+                for f in 0..3u32 {
+                    if !(a + b + f as usize).is_multiple_of(3) {
+                        e.push(((a, b, f, 7 - f), e.len(), [(a * 10 + b) as f64, f64::from(f), 0.0]));
+                    }
+                }
+            }
+        }
+        warm_finish(&mut e);
+        // every key (present or not), by pair as the collider gives them, then out of order
+        let mut keys = Vec::new();
+        for a in 0..7 {
+            for b in a + 1..7 {
+                for f in [2u32, 0, 1, 5] {
+                    keys.push((a, b, f, 7 - f));
+                }
+            }
+        }
+        let mut cursor = WarmCursor::default();
+        for key in keys.iter().chain(keys.iter().rev()) {
+            assert_eq!(cursor.find(&e, key), warm_lookup(&e, key), "{key:?}");
+        }
     }
 }

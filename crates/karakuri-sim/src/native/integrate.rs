@@ -106,7 +106,7 @@ fn evaluate(
     if !kinematics_fresh {
         stages::kinematics(m, q, v, &mut w.data);
     }
-    stages::factorize_qh(m, &w.data, &mut w.qh, &[], &[])?;
+    stages::factorize_qh(m, &w.data, (&mut w.qh, &mut w.qh_inputs), &[], &[])?;
     let t = s.time + [0.0, 0.5, 0.5, 1.0][i] * m.dt;
     joint_forces(m, t, q, v, 0.0, &mut w.tau, &mut w.force_diag, &mut w.force_work);
     stages::actuation(s, &mut w.tau);

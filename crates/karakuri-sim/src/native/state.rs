@@ -253,6 +253,9 @@ pub struct StepData {
     pub impact: ImpactWork,
     /// The sleep stages' scratch.
     pub sleep: super::sleep::SleepWork,
+    /// What `qh` was factorised from (the position stage skips a factorisation of the same
+    /// inputs).
+    pub qh_inputs: super::stages::QhInputs,
 }
 
 impl StepData {
@@ -335,6 +338,7 @@ impl StepData {
                 contacts: Vec::new(),
             },
             sleep: super::sleep::SleepWork::new(m),
+            qh_inputs: super::stages::QhInputs::new(&m.model),
         }
     }
 
