@@ -4,7 +4,8 @@
 //! Parry speaks glam (through glamx); karakuri speaks nalgebra. Poses are converted here, at the
 //! boundary, and nothing of parry's types leaves this module. Contact points are the vertices
 //! of the contact region, as Springhead does (a box on a plane gives up to four points): parry's
-//! manifolds give exactly those.
+//! manifolds give exactly those, and where two faces overlap in a
+//! polygon of more corners, four of them are kept (`four_of`).
 
 use karakuri::spatial::{quat_to_xyzw, Se3, Vec3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
@@ -357,7 +358,11 @@ impl Collider {
                     continue;
                 }
                 let normal = normal / nn;
-                for c in &m.points {
+                let keep = (m.points.len() > 4).then(|| four_of(&m.points, &w1, &normal));
+                for (k, c) in m.points.iter().enumerate() {
+                    if keep.is_some_and(|keep| !keep.contains(&k)) {
+                        continue;
+                    }
                     let p1 = from_pvec(w1.transform_point(c.local_p1));
                     let p2 = from_pvec(w2.transform_point(c.local_p2));
                     out.push(RawContact {
@@ -485,4 +490,29 @@ fn plane_convex(
         m.local_n2 = -n_in_2;
     }
     true
+}
+
+/// The four points a contact keeps of a manifold of more (two faces overlapping as an
+/// octagon), as Bullet and Box2D choose them: the deepest, the one farthest from it, and the
+/// two farthest on either side of the line through those two (the largest triangles), as
+/// indices into `points` (a repeated index where fewer span the region). Four points of a
+/// face contact carry its normal force and moments; more only repeat them as redundant rows,
+/// which slow the solver without changing the motion. `w1` is the first shape's world pose.
+fn four_of(points: &[TrackedContact<()>], w1: &PPose, normal: &Vec3) -> [usize; 4] {
+    let at = |k: usize| from_pvec(w1.transform_point(points[k].local_p1));
+    let n = points.len();
+    let deepest = (0..n).fold(0, |b, k| if points[k].dist < points[b].dist { k } else { b });
+    let p0 = at(deepest);
+    let far = (0..n).fold(deepest, |b, k| {
+        if (at(k) - p0).norm_squared() > (at(b) - p0).norm_squared() {
+            k
+        } else {
+            b
+        }
+    });
+    let d = at(far) - p0;
+    let side = |k: usize| d.cross(&(at(k) - p0)).dot(normal);
+    let left = (0..n).fold(deepest, |b, k| if side(k) > side(b) { k } else { b });
+    let right = (0..n).fold(deepest, |b, k| if side(k) < side(b) { k } else { b });
+    [deepest, far, left, right]
 }
