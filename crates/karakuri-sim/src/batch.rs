@@ -8,11 +8,17 @@
 //! (tested below). Each rayon task runs one world for all the steps asked for, so the threads
 //! meet once per [`Batch::run_steps`] call, not once per step.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use crate::rng::SplitMix64;
 use crate::scene::{JointSpec, RobotRoot, Scene};
 use crate::{SimError, World};
+
+/// How many steps a world of [`Batch::run_steps_counted`] takes between two additions to the
+/// shared count (one atomic add per 64 steps: nothing next to a step).
+pub const COUNT_EVERY: u64 = 64;
 
 /// N independent worlds stepped in parallel.
 ///
@@ -88,16 +94,30 @@ impl Batch {
     /// that fails stops there; the others take all their steps; the error is the failing
     /// world of lowest index. Allocates nothing beyond what the worlds' steps do (none).
     pub fn run_steps(&mut self, steps: u64) -> Result<(), BatchError> {
+        self.run_steps_counted(steps, &AtomicU64::new(0))
+    }
+
+    /// [`Batch::run_steps`], adding the world steps taken to `done` as they go (every
+    /// [`COUNT_EVERY`] steps of a world and at its end), so that another thread can show
+    /// progress while the worlds run without meeting.
+    pub fn run_steps_counted(&mut self, steps: u64, done: &AtomicU64) -> Result<(), BatchError> {
         let first_error = self
             .worlds
             .par_iter_mut()
             .enumerate()
             .map(|(i, w)| {
-                for _ in 0..steps {
+                let mut counted = 0;
+                for k in 0..steps {
                     if let Err(error) = w.step() {
+                        done.fetch_add(k - counted, Ordering::Relaxed);
                         return Some(BatchError { world: i, error });
                     }
+                    if (k + 1) % COUNT_EVERY == 0 {
+                        done.fetch_add(k + 1 - counted, Ordering::Relaxed);
+                        counted = k + 1;
+                    }
                 }
+                done.fetch_add(steps - counted, Ordering::Relaxed);
                 None
             })
             .reduce(
