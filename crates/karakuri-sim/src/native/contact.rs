@@ -43,19 +43,11 @@ pub fn warm_key(c: &RawContact) -> WarmKey {
     (c.shape_a, c.shape_b, c.features.0, c.features.1)
 }
 
-/// The impulses remembered for `key` (entries sorted by key, one per key).
-pub fn warm_lookup(entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
-    entries
-        .binary_search_by(|e| e.0.cmp(key))
-        .ok()
-        .map(|i| entries[i].2)
-}
-
 /// A forward lookup in the warm-start entries for contacts that come by shape pair (the
 /// collider's order): the position of the current pair's first entry, kept from one lookup to
 /// the next, so that a contact costs a short scan of its pair's entries instead of a binary
 /// search. A lookup out of order (a pair below the last one) searches afresh: the answer is
-/// always [`warm_lookup`]'s.
+/// always a binary search's (the tests hold it to one).
 #[derive(Default)]
 pub struct WarmCursor {
     /// First entry whose shape pair is not below the last looked-up key's.
@@ -419,6 +411,14 @@ pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The impulses remembered for `key` by binary search: what [`WarmCursor::find`] must give.
+    fn warm_lookup(entries: &[WarmEntry], key: &WarmKey) -> Option<[f64; 3]> {
+        entries
+            .binary_search_by(|e| e.0.cmp(key))
+            .ok()
+            .map(|i| entries[i].2)
+    }
 
     #[test]
     fn the_last_impulses_of_a_key_win_as_in_a_map() {
