@@ -315,8 +315,6 @@ pub struct Problem {
     free1: Vec<FreeContact<6>>,
     /// Scratch of the conjugate-gradient acceleration of large islands' sweeps.
     cg: Cg,
-    /// Each tree's contact depth from the static world, for the sweep order of large islands.
-    layers: Layers,
 }
 
 /// Solver settings of one solve.
@@ -365,9 +363,6 @@ impl Problem {
         p.cg.seen = vec![false; nt];
         p.cg.vel0 = vec![0.0; model.nv];
         p.cg.q = vec![0.0; model.nv];
-        ensure(&mut p.layers.depth, nt);
-        ensure(&mut p.layers.queue, nt);
-        ensure(&mut p.layers.adj_start, nt + 1);
         p
     }
 
@@ -390,7 +385,6 @@ impl Problem {
         ensure(&mut self.cg.rows, blocks);
         ensure(&mut self.cg.lambda0, rows);
         ensure(&mut self.cg.p, rows);
-        ensure(&mut self.layers.adj, 2 * blocks);
         ensure(&mut self.j, rows * w);
         ensure(&mut self.mj, rows * w);
     }
@@ -750,7 +744,6 @@ impl Problem {
             }
         }
         self.islands();
-        self.layers.ready = false;
         let mut stats = SolveStats::default();
         for isl in 0..self.islands {
             let (s, e) = (self.island_start[isl], self.island_start[isl + 1]);
@@ -1234,9 +1227,7 @@ impl Problem {
     /// and `vel`; writes `lambda`, `vel` and `cg`. Returns the sweeps and the last sweep's
     /// residual.
     fn solve_cg(&mut self, s: usize, e: usize, settings: &Settings, tiny: f64) -> (usize, f64) {
-        // the runs of rows are those of the blocks' own order (contiguous), the sweep's the layers'
         self.cg_runs(s, e);
-        self.order_by_depth(s, e);
         self.cg_keep();
         let mut rr_prev = 0.0;
         let mut window_start = 0.0;
@@ -1355,105 +1346,6 @@ impl Problem {
         for &(a, b) in &cg.dofs {
             step(&mut self.vel[a..b], &mut cg.vel0[a..b], &mut cg.q[a..b]);
         }
-    }
-}
-
-/// Scratch of [`Problem::order_by_depth`]: the trees' contact graph and depths, sized at
-/// [`Problem::new`] (trees) and [`Problem::reserve`] (blocks).
-#[derive(Clone, Debug, Default)]
-struct Layers {
-    /// Hops from the static world through the blocks: 1 for a tree with a contact on the
-    /// static world, [`NONE`] for one that reaches none `(trees)`.
-    depth: Vec<u32>,
-    /// Breadth-first queue `(≤ trees)`.
-    queue: Vec<u32>,
-    /// Start of each tree's neighbours in `adj`, then the end `(trees + 1)`.
-    adj_start: Vec<u32>,
-    /// The other tree of each two-tree block, tree by tree `(≤ 2 blocks)`.
-    adj: Vec<u32>,
-    /// Whether `depth` is this solve's.
-    ready: bool,
-}
-
-impl Problem {
-    /// Sorts a large island's blocks `order[s..e]` by their layer from the static world
-    /// (Erleben's shock propagation layering, here only as a sweep order): a tree's depth is
-    /// its hops through the blocks from a contact with the static world (a breadth-first
-    /// search from the trees with one, in block order), a block's key the smaller then the
-    /// larger depth of its two sides (the static world 0), ties by block index (a total
-    /// order: deterministic). The forward sweep then runs up a stack or a pile from its
-    /// support and the backward sweep down to it. The depths are computed once per solve, on
-    /// the first large island. Reads the blocks and `kind`; writes `order[s..e]` and
-    /// `layers`; allocates nothing.
-    fn order_by_depth(&mut self, s: usize, e: usize) {
-        if !self.layers.ready {
-            self.depths();
-        }
-        let (blocks, depth) = (&self.blocks, &self.layers.depth);
-        self.order[s..e].sort_unstable_by_key(|&b| {
-            let t = blocks[b as usize].trees;
-            let da = depth[t[0] as usize];
-            let db = if t[1] == NONE { 0 } else { depth[t[1] as usize] };
-            let (lo, hi) = (da.min(db).min(0xffff), da.max(db).min(0xffff));
-            (u64::from(lo) << 48) | (u64::from(hi) << 32) | u64::from(b)
-        });
-    }
-
-    /// Each tree's depth ([`Layers::depth`]): the adjacency of the trees through the
-    /// two-tree blocks (a counting sort, in block order), then a breadth-first search from
-    /// the trees with a contact on the static world (a one-tree contact block).
-    fn depths(&mut self) {
-        let nt = self.trees.start.len();
-        let l = &mut self.layers;
-        l.adj_start.clear();
-        l.adj_start.resize(nt + 1, 0);
-        for bl in &self.blocks {
-            if bl.trees[1] != NONE {
-                l.adj_start[bl.trees[0] as usize + 1] += 1;
-                l.adj_start[bl.trees[1] as usize + 1] += 1;
-            }
-        }
-        for t in 0..nt {
-            l.adj_start[t + 1] += l.adj_start[t];
-        }
-        l.adj.clear();
-        l.adj.resize(l.adj_start[nt] as usize, 0);
-        // depth as each tree's fill position first
-        l.depth.clear();
-        l.depth.extend_from_slice(&l.adj_start[..nt]);
-        for bl in &self.blocks {
-            let [a, b] = bl.trees;
-            if b != NONE {
-                l.adj[l.depth[a as usize] as usize] = b;
-                l.depth[a as usize] += 1;
-                l.adj[l.depth[b as usize] as usize] = a;
-                l.depth[b as usize] += 1;
-            }
-        }
-        l.depth.fill(NONE);
-        l.queue.clear();
-        for bl in &self.blocks {
-            let t = bl.trees[0];
-            let grounded = bl.trees[1] == NONE && matches!(self.kind[bl.row], RowKind::Normal { .. });
-            if t != NONE && grounded && l.depth[t as usize] == NONE {
-                l.depth[t as usize] = 1;
-                l.queue.push(t);
-            }
-        }
-        let mut head = 0;
-        while head < l.queue.len() {
-            let t = l.queue[head] as usize;
-            head += 1;
-            let d = l.depth[t] + 1;
-            for k in l.adj_start[t]..l.adj_start[t + 1] {
-                let u = l.adj[k as usize] as usize;
-                if l.depth[u] == NONE {
-                    l.depth[u] = d;
-                    l.queue.push(u as u32);
-                }
-            }
-        }
-        l.ready = true;
     }
 }
 
