@@ -43,6 +43,7 @@ pub mod stages;
 pub mod state;
 pub mod tracks;
 pub mod sleep;
+pub mod slack;
 
 use std::time::{Duration, Instant};
 

@@ -362,6 +362,12 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     w.last_solve = if w.problem.rows() == 0 {
         w.problem.vel.copy_from_slice(w.v_free.as_slice());
         SolveStats::default()
+    } else if !(m.plan.contacts && super::split::needs_pass(m, w)) && super::slack::slack(&w.problem, w.v_free.as_slice()) {
+        // no row asks for an impulse at v_free: λ = 0 is the solution (not prepared: a step
+        // whose split-impulse pass reuses the prepared problem goes the usual way)
+        w.problem.lambda.fill(0.0);
+        w.problem.vel.copy_from_slice(w.v_free.as_slice());
+        SolveStats::default()
     } else {
         w.problem.prepare(&w.qh);
         w.problem.solve(w.v_free.as_slice(), &Settings::of(&m.engine))
