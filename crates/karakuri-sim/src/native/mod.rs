@@ -43,6 +43,7 @@ pub mod stages;
 pub mod state;
 pub mod tracks;
 pub mod sleep;
+pub mod slack;
 
 use std::time::{Duration, Instant};
 
@@ -296,7 +297,9 @@ impl Engine for NativeEngine {
         let vel = data.joint_velocities().expect("the kinematics stage ends new and step");
         for (o, b) in out.iter_mut().zip(&self.model.bodies) {
             let x = o_m_i[b.joint];
-            let pose = x.compose(&b.placement);
+            // a body whose frame is its joint's (the usual case) skips the product by the
+            // identity (exact: the same bits)
+            let pose = if b.placement == Se3::identity() { x } else { x.compose(&b.placement) };
             let vw = x.act_motion(&vel[b.joint]);
             let p = pose.translation;
             *o = BodyState {

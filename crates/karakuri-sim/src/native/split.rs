@@ -48,17 +48,20 @@ fn needs_correction(m: &SimModel, depth: f64) -> bool {
     cp.error_correction_rate * (depth - cp.penetration_tolerance) > 1e-3 * cp.penetration_tolerance
 }
 
+/// Whether this step's pseudo-velocity pass solves anything: some contact with rows needs a
+/// correction. Reads `w.contact_rows`, `w.raw`.
+pub fn needs_pass(m: &SimModel, w: &StepData) -> bool {
+    w.contact_rows.iter().any(|cr| cr.nrows > 0 && needs_correction(m, w.raw[cr.raw].depth))
+}
+
 /// The pseudo-velocity stage, after the velocity solve. Reads `w.raw`, `w.contact_rows`,
 /// `w.problem` (prepared and solved), `s.v` as `v⁺` (passed as `v`); writes `w.split`
 /// (`active`, `v_p`, and the velocity solve's targets, impulses and velocity while it reuses
 /// `w.problem`, which it leaves as it found it). Leaves `w.split.active` false, at the cost of
 /// a scan of the contacts, when no contact needs a correction.
 pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), SimError> {
+    w.split.active = needs_pass(m, w);
     let sp = &mut w.split;
-    sp.active = w
-        .contact_rows
-        .iter()
-        .any(|cr| cr.nrows > 0 && needs_correction(m, w.raw[cr.raw].depth));
     if !sp.active {
         return Ok(());
     }

@@ -123,15 +123,16 @@ pub struct QhInputs {
 
 impl QhInputs {
     /// Room for the inputs of the pattern of `model`'s qH (invalid until the first
-    /// factorisation). A model without a free body (a tree of one free joint), whose qH then
-    /// changes with q, records nothing and always refactorises.
+    /// factorisation). A model without a free body (a tree of one free joint) and with some
+    /// tree of more than one joint, whose qH then changes with q, records nothing and always
+    /// refactorises.
     pub fn new(model: &karakuri::Model) -> QhInputs {
-        let free_body = (1..model.njoints).any(|j| {
-            model.parents[j] == 0
-                && model.joint_types[j] == JointType::FreeFlyer
-                && model.subtree_end_v[j] - model.idx_v[j] == model.nvs[j]
-        });
-        if !free_body {
+        let lone = |j: usize| model.parents[j] == 0 && model.subtree_end_v[j] - model.idx_v[j] == model.nvs[j];
+        let free_body = (1..model.njoints).any(|j| lone(j) && model.joint_types[j] == JointType::FreeFlyer);
+        // a world of lone roots (pendulums, sliders: CRBA reads their blocks in their own
+        // frames, the same bits at every q) has a constant M too
+        let all_lone = model.njoints > 1 && (1..model.njoints).all(|j| model.parents[j] != 0 || lone(j));
+        if !(free_body || all_lone) {
             return QhInputs::default();
         }
         let qh = Factorization::new(model);
@@ -360,6 +361,12 @@ pub fn constraints(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(
     super::joint_forces::friction_rows(m, s, w, &mut other);
     let first_other = w.problem.push_rows(&w.rows);
     w.last_solve = if w.problem.rows() == 0 {
+        w.problem.vel.copy_from_slice(w.v_free.as_slice());
+        SolveStats::default()
+    } else if !(m.plan.contacts && super::split::needs_pass(m, w)) && super::slack::slack(&w.problem, w.v_free.as_slice()) {
+        // no row asks for an impulse at v_free: λ = 0 is the solution (not prepared: a step
+        // whose split-impulse pass reuses the prepared problem goes the usual way)
+        w.problem.lambda.fill(0.0);
         w.problem.vel.copy_from_slice(w.v_free.as_slice());
         SolveStats::default()
     } else {
@@ -627,12 +634,22 @@ mod tests {
         h[(3, 5)] = 0.125;
         assert!(!last.record(&h, shift));
         assert!(last.record(&h, shift));
-        // the pendulum alone: nothing kept
-        let mut b = ModelBuilder::new("pendulum");
-        pendulum(&mut b);
+        // the double pendulum alone: nothing kept
+        let mut b = ModelBuilder::new("double pendulum");
+        let j1 = pendulum(&mut b);
+        let j2 = b.add_joint(j1, "b", hinge(), Se3::identity()).unwrap();
+        b.add_body(j2, "b", inertia()).unwrap();
         let mut none = QhInputs::new(&b.build().unwrap());
-        let h = DMatrix::identity(1, 1);
+        let h = DMatrix::identity(2, 2);
         assert!(!none.record(&h, shift));
         assert!(!none.record(&h, shift));
+        // two lone pendulums (a cradle): kept
+        let mut b = ModelBuilder::new("two pendulums");
+        pendulum(&mut b);
+        let j = b.add_joint(JointId::UNIVERSE, "d", hinge(), Se3::identity()).unwrap();
+        b.add_body(j, "d", inertia()).unwrap();
+        let mut kept = QhInputs::new(&b.build().unwrap());
+        assert!(!kept.record(&h, shift));
+        assert!(kept.record(&h, shift));
     }
 }

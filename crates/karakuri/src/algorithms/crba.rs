@@ -16,7 +16,7 @@
 //! its children's placements skip one product. The placements are computed without a 3x3
 //! product where the joint placement has no rotation.
 
-use super::{add_inertia_to_parent, check_len, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, place_joints};
+use super::{add_inertia_to_parent, check_len, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, is_lone_root, place_joints};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::Se3;
@@ -46,6 +46,10 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             data.o_m_i[i] = Se3::identity();
         }
         data.ycrb[i] = model.origin_inertias[i];
+        if is_lone_root(model, i) && !is_free_flyer(model, i) {
+            // its block is read in its own frame below: no world columns
+            return;
+        }
         let v0 = model.idx_v[i];
         for k in v0..v0 + model.nvs[i] {
             data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
@@ -68,6 +72,10 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         }
         let v0 = model.idx_v[i];
         let v1 = v0 + model.nvs[i];
+        if p == 0 && is_lone_root(model, i) && !is_free_flyer(model, i) {
+            lone_root_block(model, i, y, m);
+            continue;
+        }
         let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
         let o_m_i = &data.o_m_i[i];
         // a free-flyer root: its frame is the working frame of its subtree
@@ -139,6 +147,23 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     &data.mass_matrix
 }
 
+/// The block of a lone root (a joint on the universe with no joint below it, not a free
+/// flyer: a pendulum's hinge, a slider) in `m` (`nv x nv`, column-major): `M = Sᵀ I S` in the
+/// joint's own frame, where its motion subspace `S` and its body's inertia `I` are constant (in
+/// the world, `(X S)ᵀ X* I S = Sᵀ I S`: the block does not depend on q). No world columns, no
+/// transform. `y` is the body's inertia in the joint frame.
+#[inline(always)]
+fn lone_root_block(model: &Model, i: usize, y: &crate::spatial::OriginInertia, m: &mut [f64]) {
+    let nv = model.nv;
+    let v0 = model.idx_v[i];
+    for k in v0..v0 + model.nvs[i] {
+        let f = inertia_times_dof(model, k, y);
+        for r in v0..v0 + model.nvs[i] {
+            m[k * nv + r] = dof_dot(model, r, &f);
+        }
+    }
+}
+
 
 #[cfg(test)]
 mod tests {
@@ -183,6 +208,48 @@ mod tests {
         }
         grow(&mut b, &mut rng, root, 0, &mut count);
         b.build().unwrap()
+    }
+
+    /// Lone roots of every kind (a tree of one joint on the universe: the block read in its
+    /// own frame) beside a chain, at random configurations: M's columns are RNEA's.
+    #[test]
+    fn lone_roots_match_rnea_columns() {
+        let mut b = ModelBuilder::new("lone");
+        let kinds = [
+            JointType::Revolute { axis: Axis::Y },
+            JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)) },
+            JointType::Prismatic { axis: Axis::Z },
+            JointType::Spherical,
+            JointType::Planar,
+            JointType::FreeFlyer,
+        ];
+        let inertia = Inertia::new(1.3, Vec3::new(0.05, -0.1, -0.7), Mat3::from_diagonal(&Vec3::new(0.02, 0.03, 0.04)));
+        for (n, kind) in kinds.into_iter().enumerate() {
+            let placement = Se3::new(exp3(&Vec3::new(0.3, -0.5, 0.9 * n as f64)), Vec3::new(0.1 * n as f64, -0.2, 0.3));
+            let j = b.add_joint(JointId::UNIVERSE, &format!("j{n}"), kind, placement).unwrap();
+            b.add_body(j, &format!("b{n}"), inertia).unwrap();
+        }
+        // and a chain of two, whose root is not lone
+        let j = b.add_joint(JointId::UNIVERSE, "c0", JointType::Revolute { axis: Axis::X }, Se3::identity()).unwrap();
+        b.add_body(j, "c0", inertia).unwrap();
+        let j = b.add_joint(j, "c1", JointType::Revolute { axis: Axis::Z }, Se3::identity()).unwrap();
+        b.add_body(j, "c1", inertia).unwrap();
+        let model = b.build().unwrap();
+        let mut data = Data::new(&model);
+        let mut rng = SplitMix64::new(3);
+        for _ in 0..4 {
+            let q = random_configuration(&model, &mut rng);
+            let m = mass_matrix(&model, &mut data, &q).clone();
+            let zero = DVector::zeros(model.nv);
+            let bias = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
+            for j in 0..model.nv {
+                let mut e = DVector::zeros(model.nv);
+                e[j] = 1.0;
+                let col = inverse_dynamics(&model, &mut data, &q, &zero, &e) - &bias;
+                assert!((col - m.column(j)).amax() < 1e-12, "column {j}");
+            }
+            assert_eq!(m, m.transpose());
+        }
     }
 
     #[test]

@@ -167,6 +167,13 @@ pub(crate) fn is_floating_root(model: &Model, i: usize) -> bool {
     model.parents[i] == 0 && is_free_flyer(model, i)
 }
 
+/// Joint `i` hangs from the universe and has no joint below it (a tree of one joint: a
+/// pendulum's hinge, a free body): its block of M is constant in its own frame.
+#[inline(always)]
+pub(crate) fn is_lone_root(model: &Model, i: usize) -> bool {
+    model.parents[i] == 0 && model.subtree_end_v[i] - model.idx_v[i] == model.nvs[i]
+}
+
 /// `S_k` of dof `k` moved by the placement `x` of its joint (`x S_k`): a column of `R` (and
 /// `p ×` it for a rotation) when `S_k` is a basis vector, no matrix product.
 #[inline(always)]

@@ -84,14 +84,24 @@ fn rnea_impl<'a>(
         let p = model.parents[i];
         let v_j = joint_motion(model, i, vs);
         let x = data.li_m_i[i];
-        data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
-        // joint bias S_i q̈_i + v_i × S_i q̇_i, shared by a_i and a_i - g
-        let mut bias = data.v[i].cross(&v_j);
-        if let Some(a) = a {
-            bias += joint_motion(model, i, a.as_slice());
+        if p == 0 {
+            // a root: v_λ = a_λ = 0, so v_i = S_i q̇_i and v_i × S_i q̇_i = 0 (a motion crossed
+            // with itself, exactly zero in floating point too): the transforms of zeros and
+            // the cross product are skipped
+            data.v[i] = v_j;
+            let a_j = a.map_or(Motion::zero(), |a| joint_motion(model, i, a.as_slice()));
+            data.a[i] = a_j;
+            data.a_gf[i] = x.inv_act_motion(&data.a_gf[0]) + a_j;
+        } else {
+            data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
+            // joint bias S_i q̈_i + v_i × S_i q̇_i, shared by a_i and a_i - g
+            let mut bias = data.v[i].cross(&v_j);
+            if let Some(a) = a {
+                bias += joint_motion(model, i, a.as_slice());
+            }
+            data.a[i] = x.inv_act_motion(&data.a[p]) + bias;
+            data.a_gf[i] = x.inv_act_motion(&data.a_gf[p]) + bias;
         }
-        data.a[i] = x.inv_act_motion(&data.a[p]) + bias;
-        data.a_gf[i] = x.inv_act_motion(&data.a_gf[p]) + bias;
         let inertia = &model.inertias[i];
         let h = inertia.mul_motion(&data.v[i]);
         data.f[i] = inertia.mul_motion(&data.a_gf[i]) + data.v[i].cross_force(&h);
