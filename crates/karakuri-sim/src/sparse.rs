@@ -588,8 +588,15 @@ impl Problem {
     /// the centre of mass on principal axes: a box, a ball) each entry is one product, the
     /// dense sum's only non-zero term.
     pub fn prepare(&mut self, fact: &Factorization) {
-        // every entry of `mj` in range is written below: no copy of `j` first
-        self.mj.resize(self.j.len(), 0.0);
+        // a problem of contacts on free bodies writes every entry of `mj` below; any other
+        // block solves in place in a copy of `j` (one copy for all: cheaper than a copy per row)
+        let copied = self.blocks.iter().any(|bl| !(bl.n == 3 && bl.n0 == 6 && (bl.width == 6 || bl.width == 12)));
+        if copied {
+            self.mj.clear();
+            self.mj.extend_from_slice(&self.j);
+        } else {
+            self.mj.resize(self.j.len(), 0.0);
+        }
         self.diag.clear();
         self.wii.clear();
         self.winv.clear();
@@ -602,29 +609,28 @@ impl Problem {
             );
             // a contact on free bodies of diagonal inverses: column k of `mj` is `scale[k]`
             // times column k of `j`
+            let candidate = bl.n == 3 && bl.n0 == 6 && (bl.width == 6 || bl.width == 12);
             let mut scale = [0.0; 12];
-            let mut scaled = bl.n == 3 && (bl.width == 6 || bl.width == 12);
-            for (slot, t) in bl.trees.into_iter().enumerate() {
+            let mut scaled = candidate;
+            for (slot, t) in bl.trees.into_iter().enumerate().take(if candidate { 2 } else { 0 }) {
                 if t == NONE {
                     continue;
                 }
-                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                let tu = t as usize;
-                if l == 6 {
-                    let inv = &mut self.tree_inv[36 * tu..36 * (tu + 1)];
-                    if self.tree_inv_of[tu].update(fact, s, inv, self.prepared) {
-                        for k in 0..6 {
-                            scale[6 * slot + k] = inv[7 * k];
-                        }
-                        continue;
+                let (s, tu) = (self.trees.start[t as usize], t as usize);
+                let inv = &mut self.tree_inv[36 * tu..36 * (tu + 1)];
+                if self.tree_inv_of[tu].update(fact, s, inv, self.prepared) {
+                    for k in 0..6 {
+                        scale[6 * slot + k] = inv[7 * k];
                     }
+                } else {
+                    scaled = false;
                 }
-                scaled = false;
             }
+            let kept = (&mut self.tree_inv[..], &mut self.tree_inv_of[..], self.prepared);
             match (scaled, bl.width) {
                 (true, 6) => scale_columns::<6>(j, mj, &scale),
                 (true, 12) => scale_columns::<12>(j, mj, &scale),
-                _ => general_mj(bl, (j, mj), (&self.trees, fact, &self.tree_inv)),
+                _ => general_mj(bl, (j, mj, copied), (&self.trees, fact), kept),
             }
             let mut w = [0.0; 9];
             if bl.n == 3 {
@@ -1525,11 +1531,17 @@ fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b,
     x
 }
 
-/// `qH⁻¹ Jᵀ` of block `bl` (its `J` rows `j`) into `mj`, tree by tree (the pieces are apart:
-/// the order does not change a bit): a free body through its kept inverse `tree_inv`
-/// ([`Problem::prepare`] made it current), a one-dof tree on the universe by `1 / D`, any
+/// `qH⁻¹ Jᵀ` of block `bl` (its `J` rows `j`; `copied`: `mj` holds them already) into `mj`,
+/// tree by tree (the pieces are apart:
+/// the order does not change a bit): a free body through its kept inverse in `tree_inv`
+/// (made current first, see [`TreeInverse`]), a one-dof tree on the universe by `1 / D`, any
 /// other tree by its LᵀDL solve.
-fn general_mj(bl: &Block, (j, mj): (&[f64], &mut [f64]), (trees, fact, tree_inv): (&Trees, &Factorization, &[f64])) {
+fn general_mj(
+    bl: &Block,
+    (j, mj, copied): (&[f64], &mut [f64], bool),
+    (trees, fact): (&Trees, &Factorization),
+    (tree_inv, tree_inv_of, stamp): (&mut [f64], &mut [TreeInverse], u64),
+) {
     for (slot, t) in bl.trees.into_iter().enumerate() {
         if t == NONE {
             continue;
@@ -1538,7 +1550,8 @@ fn general_mj(bl: &Block, (j, mj): (&[f64], &mut [f64]), (trees, fact, tree_inv)
         let (s, l) = (trees.start[t as usize], trees.len[t as usize]);
         let rows = j.chunks_exact(bl.width).zip(mj.chunks_exact_mut(bl.width));
         if l == 6 {
-            let inv = &tree_inv[36 * t as usize..36 * (t as usize + 1)];
+            let inv = &mut tree_inv[36 * t as usize..36 * (t as usize + 1)];
+            tree_inv_of[t as usize].update(fact, s, inv, stamp);
             for (x, y) in rows {
                 // column by column: each entry's sum in the order of `dot` (from -0.0, as
                 // `Sum` of f64), all six at once
@@ -1558,7 +1571,9 @@ fn general_mj(bl: &Block, (j, mj): (&[f64], &mut [f64]), (trees, fact, tree_inv)
             }
         } else {
             for (x, y) in rows {
-                y[c..c + l].copy_from_slice(&x[c..c + l]);
+                if !copied {
+                    y[c..c + l].copy_from_slice(&x[c..c + l]);
+                }
                 solve_tree(fact, &mut y[c..c + l], s);
             }
         }

@@ -339,9 +339,9 @@ fn is_free_body(model: &Model, joint: usize) -> bool {
 
 /// [`add_point_piece`] for a free body placed at `x` (rotation `R`, origin `o`) whose tree
 /// `t` starts at dof `k0`: its velocity is the twist in its own frame, so the rows are `Rᵀ d`
-/// over the linear dofs and `Rᵀ ((p − o) × d)` over the angular ones (`d` each of `dirs`
-/// times `sign`): two 3 x 3 products instead of six point velocities. Writes the six columns
-/// (the block's other side is another tree's).
+/// over the linear dofs and `Rᵀ ((p − o) × d) = (Rᵀ (p − o)) × (Rᵀ d)` over the angular ones
+/// (`d` each of `dirs` times `sign`): four 3 x 3 products and three cross products instead of
+/// six point velocities. Writes the six columns (the block's other side is another tree's).
 fn set_free_body_piece(
     problem: &mut Problem,
     bi: usize,
@@ -354,11 +354,11 @@ fn set_free_body_piece(
     let width = problem.blocks[bi].width;
     let (r0, rest) = problem.j_block_mut(bi).split_at_mut(width);
     let (r1, r2) = rest.split_at_mut(width);
-    let r = p - x.translation;
+    // in the body's axes: Rᵀ (r × d) = (Rᵀ r) × (Rᵀ d)
+    let r = x.rotation.tr_mul(&(p - x.translation));
     for (row, d) in [r0, r1, r2].into_iter().zip(dirs) {
-        let d = sign * d;
-        let lin = x.rotation.tr_mul(&d);
-        let ang = x.rotation.tr_mul(&r.cross(&d));
+        let lin = x.rotation.tr_mul(d) * sign;
+        let ang = r.cross(&lin);
         row[col0..col0 + 6].copy_from_slice(&[lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]);
     }
 }
