@@ -1569,11 +1569,13 @@ fn general_mj(
             for (x, y) in rows {
                 y[c] = x[c] / d;
             }
+        } else if copied {
+            for y in mj.chunks_exact_mut(bl.width) {
+                solve_tree(fact, &mut y[c..c + l], s);
+            }
         } else {
             for (x, y) in rows {
-                if !copied {
-                    y[c..c + l].copy_from_slice(&x[c..c + l]);
-                }
+                y[c..c + l].copy_from_slice(&x[c..c + l]);
                 solve_tree(fact, &mut y[c..c + l], s);
             }
         }
