@@ -300,10 +300,13 @@ pub struct Problem {
     /// Exact-solve scratch.
     dense: Dense,
     /// `qH⁻¹` of each six-dof tree (a free body), column-major 6 x 6 (the columns as solved,
-    /// so that a product runs down them), formed on first use in a step `(36 trees)`.
+    /// so that a product runs down them), formed on first use and kept while the tree's
+    /// factors stay the same (a free body's qH is constant) `(36 trees)`.
     tree_inv: Vec<f64>,
-    /// Whether `tree_inv` holds this step's inverse `(trees)`.
-    tree_inv_ok: Vec<bool>,
+    /// What each tree's `tree_inv` was formed from and how it applies `(trees)`.
+    tree_inv_of: Vec<TreeInverse>,
+    /// Calls of [`Problem::prepare`] (the stamp of its checks of `tree_inv_of`).
+    prepared: u64,
     /// Islands of the last solve.
     pub islands: usize,
     /// How the sweep updates each block `(blocks)`; empty until the first sweep after
@@ -339,7 +342,7 @@ impl Problem {
             trees,
             vel: vec![0.0; model.nv],
             tree_inv: vec![0.0; 36 * nt],
-            tree_inv_ok: vec![false; nt],
+            tree_inv_of: vec![TreeInverse::default(); nt],
             ..Problem::default()
         };
         ensure(&mut p.uf, nt);
@@ -397,7 +400,6 @@ impl Problem {
         self.lambda.clear();
         self.diag.clear();
         self.j.clear();
-        self.mj.clear();
         self.wii.clear();
         self.winv.clear();
         self.kernel.clear();
@@ -482,9 +484,8 @@ impl Problem {
     /// [`Problem::row_dot`] of each row, the trees' slices of `v` looked up once.
     pub fn block_dots(&self, bi: usize, v: &[f64]) -> [f64; 3] {
         let bl = &self.blocks[bi];
-        let mut out = [0.0; 3];
         if bl.trees[0] == NONE {
-            return out;
+            return [0.0; 3];
         }
         let s0 = self.trees.start[bl.trees[0] as usize];
         let v0 = &v[s0..s0 + bl.n0];
@@ -493,6 +494,27 @@ impl Problem {
             &v[s1..s1 + bl.width - bl.n0]
         });
         let vals = &self.j[bl.off..bl.off + bl.n * bl.width];
+        if bl.n == 3 && bl.n0 == 6 {
+            // a contact on free bodies: fixed sizes, the same sums
+            let v0: &[f64; 6] = v0.try_into().expect("six dofs");
+            return match (bl.width, v1) {
+                (6, _) => rows_dot::<6>(vals, 0, v0),
+                (12, Some(v1)) => {
+                    let mut out = rows_dot::<12>(vals, 0, v0);
+                    let x1 = rows_dot::<12>(vals, 6, v1.try_into().expect("six dofs"));
+                    for (o, x) in out.iter_mut().zip(x1) {
+                        *o += x;
+                    }
+                    out
+                }
+                _ => self.block_dots_any(bl, vals, v0, v1),
+            };
+        }
+        self.block_dots_any(bl, vals, v0, v1)
+    }
+
+    /// [`Problem::block_dots`] of any block, its values `vals` and the trees' slices of `v`.
+    fn block_dots_any(&self, bl: &Block, vals: &[f64], v0: &[f64], v1: Option<&[f64]>) -> [f64; 3] {
         // the rows side by side, column by column: each sum in `dot`'s order (from -0.0)
         let sums = |c0: usize, v: &[f64]| {
             let mut acc = [-0.0; 3];
@@ -503,7 +525,7 @@ impl Problem {
             }
             acc
         };
-        out = sums(0, v0);
+        let mut out = sums(0, v0);
         if let Some(v1) = v1 {
             let x1 = sums(bl.n0, v1);
             for (o, x) in out.iter_mut().zip(x1) {
@@ -556,77 +578,69 @@ impl Problem {
         first
     }
 
-    /// `qH⁻¹ Jᵀ` of every block (tree by tree: qH is block-diagonal over trees), the
-    /// diagonal of W and each block's `W_ii` (and its inverse for contacts). Reads `fact`.
+    /// `qH⁻¹ Jᵀ` of every block into `mj` (tree by tree: qH is block-diagonal over trees), the
+    /// diagonal of W and each block's `W_ii` (and its inverse for contacts). Reads `fact`
+    /// and `j`; writes `mj` (every entry of the blocks' range), `diag`, `wii`, `winv`, and
+    /// the free bodies' inverses `tree_inv` when their factors changed.
+    ///
+    /// A free body (a six-dof tree) applies its 6 x 6 `qH⁻¹`, kept from step to step while
+    /// its factors are bit for bit the same; when that inverse is diagonal (the body frame at
+    /// the centre of mass on principal axes: a box, a ball) each entry is one product, the
+    /// dense sum's only non-zero term.
     pub fn prepare(&mut self, fact: &Factorization) {
-        self.mj.clear();
-        self.mj.extend_from_slice(&self.j);
+        // a problem of contacts on free bodies writes every entry of `mj` below; any other
+        // block solves in place in a copy of `j` (one copy for all: cheaper than a copy per row)
+        let copied = self.blocks.iter().any(|bl| !(bl.n == 3 && bl.n0 == 6 && (bl.width == 6 || bl.width == 12)));
+        if copied {
+            self.mj.clear();
+            self.mj.extend_from_slice(&self.j);
+        } else {
+            self.mj.resize(self.j.len(), 0.0);
+        }
         self.diag.clear();
         self.wii.clear();
         self.winv.clear();
         self.kernel.clear();
-        self.tree_inv_ok.fill(false);
+        self.prepared = self.prepared.wrapping_add(1);
         for bl in &self.blocks {
-            // tree by tree (the pieces are apart: the order does not change a bit)
-            for (slot, t) in bl.trees.into_iter().enumerate() {
+            let (j, mj) = (
+                &self.j[bl.off..bl.off + bl.n * bl.width],
+                &mut self.mj[bl.off..bl.off + bl.n * bl.width],
+            );
+            // a contact on free bodies of diagonal inverses: column k of `mj` is `scale[k]`
+            // times column k of `j`
+            let candidate = bl.n == 3 && bl.n0 == 6 && (bl.width == 6 || bl.width == 12);
+            let mut scale = [0.0; 12];
+            let mut scaled = candidate;
+            for (slot, t) in bl.trees.into_iter().enumerate().take(if candidate { 2 } else { 0 }) {
                 if t == NONE {
                     continue;
                 }
-                let c = if slot == 0 { 0 } else { bl.n0 };
-                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                let vals = &mut self.mj[bl.off..bl.off + bl.n * bl.width];
-                if l == 6 {
-                    // a free body: its 6 x 6 qH⁻¹, formed once per step on first use
-                    let inv = &mut self.tree_inv[36 * t as usize..36 * (t as usize + 1)];
-                    if !self.tree_inv_ok[t as usize] {
-                        inv.fill(0.0);
-                        for col in 0..6 {
-                            inv[7 * col] = 1.0;
-                        }
-                        solve_tree_columns::<6>(fact, inv, s);
-                        self.tree_inv_ok[t as usize] = true;
-                    }
-                    for row in vals.chunks_exact_mut(bl.width) {
-                        let x = &mut row[c..c + 6];
-                        // column by column: each entry's sum in the order of `dot` (from
-                        // -0.0, as `Sum` of f64), all six at once
-                        let mut y = [-0.0; 6];
-                        for (inv_k, &xk) in inv.chunks_exact(6).zip(x.iter()) {
-                            for (yr, &a) in y.iter_mut().zip(inv_k) {
-                                *yr += a * xk;
-                            }
-                        }
-                        x.copy_from_slice(&y);
-                    }
-                } else if l == 1 {
-                    // one dof on the universe (a pendulum): no ancestor, qH⁻¹ is 1 / D
-                    let d = fact.d(s);
-                    for row in vals.chunks_exact_mut(bl.width) {
-                        row[c] /= d;
+                let (s, tu) = (self.trees.start[t as usize], t as usize);
+                let inv = &mut self.tree_inv[36 * tu..36 * (tu + 1)];
+                if self.tree_inv_of[tu].update(fact, s, inv, self.prepared) {
+                    for k in 0..6 {
+                        scale[6 * slot + k] = inv[7 * k];
                     }
                 } else {
-                    for row in vals.chunks_exact_mut(bl.width) {
-                        solve_tree(fact, &mut row[c..c + l], s);
-                    }
+                    scaled = false;
                 }
+            }
+            let kept = (&mut self.tree_inv[..], &mut self.tree_inv_of[..], self.prepared);
+            match (scaled, bl.width) {
+                (true, 6) => scale_columns::<6>(j, mj, &scale),
+                (true, 12) => scale_columns::<12>(j, mj, &scale),
+                _ => general_mj(bl, (j, mj, copied), (&self.trees, fact), kept),
             }
             let mut w = [0.0; 9];
             if bl.n == 3 {
                 // a contact: the six entries of the lower triangle in one pass over the
                 // columns, each sum in `dot`'s order (from -0.0), mirrored below
-                let (j, mj) = (&self.j[bl.off..], &self.mj[bl.off..]);
-                let wd = bl.width;
-                let mut acc = [-0.0; 6];
-                for k in 0..wd {
-                    let (j0, j1, j2) = (j[k], j[wd + k], j[2 * wd + k]);
-                    let (m0, m1, m2) = (mj[k], mj[wd + k], mj[2 * wd + k]);
-                    acc[0] += j0 * m0;
-                    acc[1] += j1 * m0;
-                    acc[2] += j1 * m1;
-                    acc[3] += j2 * m0;
-                    acc[4] += j2 * m1;
-                    acc[5] += j2 * m2;
-                }
+                let acc = match bl.width {
+                    6 => contact_w::<6>(j, mj),
+                    12 => contact_w::<12>(j, mj),
+                    wd => contact_w_any(j, mj, wd),
+                };
                 w = [
                     acc[0], acc[1], acc[3], //
                     acc[1], acc[2], acc[4], //
@@ -637,8 +651,8 @@ impl Problem {
                 for r in 0..bl.n {
                     for q in 0..=r {
                         let x = dot(
-                            &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width],
-                            &self.mj[bl.off + q * bl.width..bl.off + (q + 1) * bl.width],
+                            &j[r * bl.width..(r + 1) * bl.width],
+                            &mj[q * bl.width..(q + 1) * bl.width],
                         );
                         w[r * bl.n + q] = x;
                         w[q * bl.n + r] = x;
@@ -1463,12 +1477,39 @@ fn piece_dot(trees: &Trees, bl: &Block, row: &[f64], v: &[f64]) -> f64 {
         return 0.0;
     }
     let s0 = trees.start[bl.trees[0] as usize];
+    if bl.n0 == 6 && (bl.width == 6 || bl.width == 12) {
+        // free bodies: fixed sizes, the same sums
+        let six = |r: &[f64], s: usize| -> f64 {
+            let (r, v): (&[f64; 6], &[f64; 6]) =
+                (r.try_into().expect("six"), v[s..s + 6].try_into().expect("six"));
+            r.iter().zip(v).map(|(x, y)| x * y).sum()
+        };
+        let mut x = six(&row[..6], s0);
+        if bl.width == 12 {
+            x += six(&row[6..12], trees.start[bl.trees[1] as usize]);
+        }
+        return x;
+    }
     let mut x = dot(&row[..bl.n0], &v[s0..s0 + bl.n0]);
     if bl.trees[1] != NONE {
         let s1 = trees.start[bl.trees[1] as usize];
         x += dot(&row[bl.n0..], &v[s1..s1 + bl.width - bl.n0]);
     }
     x
+}
+
+/// The three rows of a `3 x W` block (`vals`, row-major) over columns `c0..c0 + 6` dotted
+/// with `v`, side by side: each sum in `dot`'s order (from -0.0).
+#[inline]
+fn rows_dot<const W: usize>(vals: &[f64], c0: usize, v: &[f64; 6]) -> [f64; 3] {
+    let [r0, r1, r2]: &[[f64; W]; 3] = vals[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let mut acc = [-0.0; 3];
+    for (k, &vk) in v.iter().enumerate() {
+        acc[0] += r0[c0 + k] * vk;
+        acc[1] += r1[c0 + k] * vk;
+        acc[2] += r2[c0 + k] * vk;
+    }
+    acc
 }
 
 /// `W` entry `J_a · (qH⁻¹ Jᵀ)_b` of row `ra` of block `a` and row `rb` of block `b`: the sum
@@ -1488,6 +1529,155 @@ fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b,
         x += dot(&ja[ca..ca + l], &mb[cb..cb + l]);
     }
     x
+}
+
+/// `qH⁻¹ Jᵀ` of block `bl` (its `J` rows `j`; `copied`: `mj` holds them already) into `mj`,
+/// tree by tree (the pieces are apart:
+/// the order does not change a bit): a free body through its kept inverse in `tree_inv`
+/// (made current first, see [`TreeInverse`]), a one-dof tree on the universe by `1 / D`, any
+/// other tree by its LᵀDL solve.
+fn general_mj(
+    bl: &Block,
+    (j, mj, copied): (&[f64], &mut [f64], bool),
+    (trees, fact): (&Trees, &Factorization),
+    (tree_inv, tree_inv_of, stamp): (&mut [f64], &mut [TreeInverse], u64),
+) {
+    for (slot, t) in bl.trees.into_iter().enumerate() {
+        if t == NONE {
+            continue;
+        }
+        let c = if slot == 0 { 0 } else { bl.n0 };
+        let (s, l) = (trees.start[t as usize], trees.len[t as usize]);
+        let rows = j.chunks_exact(bl.width).zip(mj.chunks_exact_mut(bl.width));
+        if l == 6 {
+            let inv = &mut tree_inv[36 * t as usize..36 * (t as usize + 1)];
+            tree_inv_of[t as usize].update(fact, s, inv, stamp);
+            for (x, y) in rows {
+                // column by column: each entry's sum in the order of `dot` (from -0.0, as
+                // `Sum` of f64), all six at once
+                let y = &mut y[c..c + 6];
+                y.fill(-0.0);
+                for (inv_k, &xk) in inv.chunks_exact(6).zip(&x[c..c + 6]) {
+                    for (yr, &a) in y.iter_mut().zip(inv_k) {
+                        *yr += a * xk;
+                    }
+                }
+            }
+        } else if l == 1 {
+            // one dof on the universe (a pendulum): no ancestor, qH⁻¹ is 1 / D
+            let d = fact.d(s);
+            for (x, y) in rows {
+                y[c] = x[c] / d;
+            }
+        } else if copied {
+            for y in mj.chunks_exact_mut(bl.width) {
+                solve_tree(fact, &mut y[c..c + l], s);
+            }
+        } else {
+            for (x, y) in rows {
+                y[c..c + l].copy_from_slice(&x[c..c + l]);
+                solve_tree(fact, &mut y[c..c + l], s);
+            }
+        }
+    }
+}
+
+/// `mj = J scale` for a `3 x W` block (row-major): each entry one product, what the dense
+/// product with a diagonal inverse sums to (its other terms are zeros).
+#[inline]
+fn scale_columns<const W: usize>(j: &[f64], mj: &mut [f64], scale: &[f64; 12]) {
+    let x: &[[f64; W]; 3] = j[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let y: &mut [[f64; W]; 3] = mj[..3 * W].as_chunks_mut::<W>().0.try_into().expect("3 rows");
+    for (xr, yr) in x.iter().zip(y.iter_mut()) {
+        for k in 0..W {
+            yr[k] = scale[k] * xr[k];
+        }
+    }
+}
+
+/// The lower triangle `[W00, W10, W11, W20, W21, W22]` of a 3-row block's `W_ii = J (qH⁻¹
+/// Jᵀ)ᵀ` from its `J` and `qH⁻¹ Jᵀ` (`3 x W`, row-major), in one pass over the columns, each
+/// sum in `dot`'s order (from -0.0). Fixed `W`: unrolled, no bounds checks.
+#[inline]
+fn contact_w<const W: usize>(j: &[f64], mj: &[f64]) -> [f64; 6] {
+    let [j0, j1, j2]: &[[f64; W]; 3] = j[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let [m0, m1, m2]: &[[f64; W]; 3] = mj[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let mut acc = [-0.0; 6];
+    for k in 0..W {
+        acc[0] += j0[k] * m0[k];
+        acc[1] += j1[k] * m0[k];
+        acc[2] += j1[k] * m1[k];
+        acc[3] += j2[k] * m0[k];
+        acc[4] += j2[k] * m1[k];
+        acc[5] += j2[k] * m2[k];
+    }
+    acc
+}
+
+/// [`contact_w`] for any width `wd`.
+fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
+    let mut acc = [-0.0; 6];
+    for k in 0..wd {
+        let (j0, j1, j2) = (j[k], j[wd + k], j[2 * wd + k]);
+        let (m0, m1, m2) = (mj[k], mj[wd + k], mj[2 * wd + k]);
+        acc[0] += j0 * m0;
+        acc[1] += j1 * m0;
+        acc[2] += j1 * m1;
+        acc[3] += j2 * m0;
+        acc[4] += j2 * m1;
+        acc[5] += j2 * m2;
+    }
+    acc
+}
+
+/// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
+/// tree's factors (its rows of L and its D, at most 15 + 6), and whether the inverse is
+/// diagonal. Workspace: a new or cloned problem forms the inverse again on first use.
+#[derive(Clone, Copy, Debug, Default)]
+struct TreeInverse {
+    /// The factors' bits, as many as `len`.
+    key: [u64; 21],
+    /// Entries of `key` in use; 0: nothing formed yet.
+    len: usize,
+    /// The inverse's off-diagonal entries are all zero.
+    diagonal: bool,
+    /// The [`Problem::prepare`] call that last checked it (once per call is enough).
+    checked: u64,
+}
+
+impl TreeInverse {
+    /// Makes `inv` (column-major 6 x 6) the inverse of the tree at dofs `s..s + 6` of `fact`
+    /// unless it already is (same factor bits; checked once per `stamp`, the prepare call);
+    /// returns whether it is diagonal.
+    fn update(&mut self, fact: &Factorization, s: usize, inv: &mut [f64], stamp: u64) -> bool {
+        if self.checked == stamp && self.len > 0 {
+            return self.diagonal;
+        }
+        self.checked = stamp;
+        let mut key = [0u64; 21];
+        let mut len = 0;
+        for k in s..s + 6 {
+            let (_, l) = fact.row(k);
+            for &x in l.iter().chain([&fact.d(k)]) {
+                if len < key.len() {
+                    key[len] = x.to_bits();
+                }
+                len += 1;
+            }
+        }
+        if len == self.len && len <= key.len() && key[..len] == self.key[..len] {
+            return self.diagonal;
+        }
+        inv.fill(0.0);
+        for col in 0..6 {
+            inv[7 * col] = 1.0;
+        }
+        solve_tree_columns::<6>(fact, inv, s);
+        self.diagonal = (0..36).all(|i| i % 7 == 0 || inv[i] == 0.0);
+        // a tree with more factors than the key holds (none of six dofs has) is never kept
+        (self.key, self.len) = (key, if len <= key.len() { len } else { 0 });
+        self.diagonal
+    }
 }
 
 /// Solves `qH x = b` for an `x` that is zero outside one tree (its dofs `s..s + x.len()`):

@@ -4,7 +4,8 @@
 //! warm-start keys that recognise a contact in the next step.
 
 use karakuri::constraints::rows::add_relative_point_row;
-use karakuri::spatial::{Motion, Vec3};
+use karakuri::model::JointType;
+use karakuri::spatial::{Motion, Se3, Vec3};
 use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
 
@@ -327,6 +328,41 @@ fn free_body_piece(cols: &[Motion; 6], p: &Vec3, [d0, d1, d2]: &[Vec3; 3], sign:
     }
 }
 
+/// Whether `joint` is a free body: a free flyer on the universe with nothing below it (its
+/// tree is its six dofs, its velocity the twist in its own frame).
+fn is_free_body(model: &Model, joint: usize) -> bool {
+    joint != 0
+        && model.parents[joint] == 0
+        && model.joint_types[joint] == JointType::FreeFlyer
+        && model.subtree_end_v[joint] - model.idx_v[joint] == 6
+}
+
+/// [`add_point_piece`] for a free body placed at `x` (rotation `R`, origin `o`) whose tree
+/// `t` starts at dof `k0`: its velocity is the twist in its own frame, so the rows are `Rᵀ d`
+/// over the linear dofs and `Rᵀ ((p − o) × d) = (Rᵀ (p − o)) × (Rᵀ d)` over the angular ones
+/// (`d` each of `dirs` times `sign`): four 3 x 3 products and three cross products instead of
+/// six point velocities. Writes the six columns (the block's other side is another tree's).
+fn set_free_body_piece(
+    problem: &mut Problem,
+    bi: usize,
+    (t, k0): (u32, usize),
+    x: &Se3,
+    (p, dirs): (&Vec3, &[Vec3; 3]),
+    sign: f64,
+) {
+    let col0 = problem.column(bi, t, k0).expect("the block is over the body's tree");
+    let width = problem.blocks[bi].width;
+    let (r0, rest) = problem.j_block_mut(bi).split_at_mut(width);
+    let (r1, r2) = rest.split_at_mut(width);
+    // in the body's axes: Rᵀ (r × d) = (Rᵀ r) × (Rᵀ d)
+    let r = x.rotation.tr_mul(&(p - x.translation));
+    for (row, d) in [r0, r1, r2].into_iter().zip(dirs) {
+        let lin = x.rotation.tr_mul(d) * sign;
+        let ang = r.cross(&lin);
+        row[col0..col0 + 6].copy_from_slice(&[lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]);
+    }
+}
+
 /// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
 /// above the threshold speed, else no further approach: the split-impulse pass removes the
 /// penetration; a gap may only close within the step) and, when `μ > 0` (`mu_of_slip` of the
@@ -356,8 +392,17 @@ fn springhead_block(
         RowKind::Tangent,
     ];
     let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
-    add_point_piece(model, &w.s_world, pr, bi, frame.jb, (&frame.p, &frame.dirs), 1.0);
-    add_point_piece(model, &w.s_world, pr, bi, frame.ja, (&frame.p, &frame.dirs), -1.0);
+    // (the placements are fresh from the kinematics stage; two sides on one tree add up)
+    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
+    for (joint, sign) in [(frame.jb, 1.0), (frame.ja, -1.0)] {
+        match placements {
+            Some(o_m_i) if is_free_body(model, joint) => {
+                let at = (pr.trees.of_joint[joint], model.idx_v[joint]);
+                set_free_body_piece(pr, bi, at, &o_m_i[joint], (&frame.p, &frame.dirs), sign);
+            }
+            _ => add_point_piece(model, &w.s_world, pr, bi, joint, (&frame.p, &frame.dirs), sign),
+        }
+    }
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let [vn, vt1, vt2] = pr.block_dots(bi, sv);
