@@ -16,6 +16,7 @@ use parry3d_f64::query::{
 use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, ShapeType, SharedShape};
 
 use crate::scene::{ContactMode, Geometry, Material};
+use crate::sort::sort_nearly_sorted;
 
 /// A collision shape attached to a joint of the world model.
 #[derive(Clone)]
@@ -129,37 +130,6 @@ pub fn to_parry(x: &Se3) -> PPose {
 
 fn from_pvec(v: PVec) -> Vec3 {
     Vec3::new(v.x, v.y, v.z)
-}
-
-/// Sorts `v` by the strict order `less` (a total order: the result is then unique) by
-/// insertion, O(n) on input that is nearly sorted (last step's order of the same items); after
-/// `8 n` moves it hands the rest to the library's unstable sort, so unsorted input costs
-/// O(n log n) (the same result: the order is total). Allocates nothing.
-pub fn sort_nearly_sorted<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
-    let budget = 8 * v.len();
-    let mut moves = 0;
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut k = i;
-        while k > 0 && less(&x, &v[k - 1]) {
-            v[k] = v[k - 1];
-            k -= 1;
-        }
-        v[k] = x;
-        moves += i - k;
-        if moves > budget {
-            v.sort_unstable_by(|a, b| {
-                if less(a, b) {
-                    std::cmp::Ordering::Less
-                } else if less(b, a) {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            });
-            return;
-        }
-    }
 }
 
 /// The collision description of a world: its shapes and which pairs may touch (built once).

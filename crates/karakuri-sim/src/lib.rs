@@ -84,6 +84,7 @@ pub mod rng;
 pub mod rapier;
 pub mod scene;
 pub mod snapshot;
+mod sort;
 pub mod solver;
 pub mod sparse;
 pub mod world;
