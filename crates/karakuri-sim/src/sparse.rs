@@ -793,7 +793,7 @@ impl Problem {
                 if it == 1 {
                     checked = residual;
                 }
-                if small && it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
+                if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
                     // only where the sweeps stall (a rate worse than STALL per period)
                     let stalled = residual > STALL * checked;
                     if checked != f64::INFINITY {

@@ -127,7 +127,7 @@ impl QhInputs {
     /// tree of more than one joint, whose qH then changes with q, records nothing and always
     /// refactorises.
     pub fn new(model: &karakuri::Model) -> QhInputs {
-        let lone = |j: usize| model.parents[j] == 0 && model.subtree_end_v[j] - model.idx_v[j] == model.nvs[j];
+        let lone = |j: usize| algorithms::is_lone_root(model, j);
         let free_body = (1..model.njoints).any(|j| lone(j) && model.joint_types[j] == JointType::FreeFlyer);
         // a world of lone roots (pendulums, sliders: CRBA reads their blocks in their own
         // frames, the same bits at every q) has a constant M too

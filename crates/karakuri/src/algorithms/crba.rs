@@ -46,7 +46,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             data.o_m_i[i] = Se3::identity();
         }
         data.ycrb[i] = model.origin_inertias[i];
-        if is_lone_root(model, i) && !is_free_flyer(model, i) {
+        if reads_own_frame(model, i) {
             // its block is read in its own frame below: no world columns
             return;
         }
@@ -72,7 +72,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         }
         let v0 = model.idx_v[i];
         let v1 = v0 + model.nvs[i];
-        if p == 0 && is_lone_root(model, i) && !is_free_flyer(model, i) {
+        if reads_own_frame(model, i) {
             lone_root_block(model, i, y, m);
             continue;
         }
@@ -147,6 +147,13 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     &data.mass_matrix
 }
 
+/// Whether joint `i`'s block of M is read in its own frame ([`lone_root_block`]): a lone root
+/// that is not a free flyer (a free body's root is the working frame of the general path).
+#[inline(always)]
+fn reads_own_frame(model: &Model, i: usize) -> bool {
+    is_lone_root(model, i) && !is_free_flyer(model, i)
+}
+
 /// The block of a lone root (a joint on the universe with no joint below it, not a free
 /// flyer: a pendulum's hinge, a slider) in `m` (`nv x nv`, column-major): `M = Sᵀ I S` in the
 /// joint's own frame, where its motion subspace `S` and its body's inertia `I` are constant (in
@@ -210,6 +217,22 @@ mod tests {
         b.build().unwrap()
     }
 
+    /// M at `q` is symmetric and its columns are RNEA's (`τ(q, 0, e_j) − τ(q, 0, 0)`) within
+    /// `tol`; returns M.
+    fn assert_columns_are_rnea(model: &Model, data: &mut Data, q: &DVector<f64>, tol: f64, what: &str) -> DMatrix<f64> {
+        let m = mass_matrix(model, data, q).clone();
+        let zero = DVector::zeros(model.nv);
+        let bias = inverse_dynamics(model, data, q, &zero, &zero).clone();
+        for j in 0..model.nv {
+            let mut e = DVector::zeros(model.nv);
+            e[j] = 1.0;
+            let col = inverse_dynamics(model, data, q, &zero, &e) - &bias;
+            assert!((col - m.column(j)).amax() < tol, "{what}, column {j}");
+        }
+        assert_eq!(m, m.transpose(), "{what}");
+        m
+    }
+
     /// Lone roots of every kind (a tree of one joint on the universe: the block read in its
     /// own frame) beside a chain, at random configurations: M's columns are RNEA's.
     #[test]
@@ -239,16 +262,7 @@ mod tests {
         let mut rng = SplitMix64::new(3);
         for _ in 0..4 {
             let q = random_configuration(&model, &mut rng);
-            let m = mass_matrix(&model, &mut data, &q).clone();
-            let zero = DVector::zeros(model.nv);
-            let bias = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
-            for j in 0..model.nv {
-                let mut e = DVector::zeros(model.nv);
-                e[j] = 1.0;
-                let col = inverse_dynamics(&model, &mut data, &q, &zero, &e) - &bias;
-                assert!((col - m.column(j)).amax() < 1e-12, "column {j}");
-            }
-            assert_eq!(m, m.transpose());
+            assert_columns_are_rnea(&model, &mut data, &q, 1e-12, "lone roots");
         }
     }
 
@@ -261,16 +275,7 @@ mod tests {
             let mut data = Data::new(&model);
             let mut rng = SplitMix64::new(seed + 10);
             let q = random_configuration(&model, &mut rng);
-            let m = mass_matrix(&model, &mut data, &q).clone();
-            let zero = DVector::zeros(model.nv);
-            let bias = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
-            for j in 0..model.nv {
-                let mut e = DVector::zeros(model.nv);
-                e[j] = 1.0;
-                let col = inverse_dynamics(&model, &mut data, &q, &zero, &e) - &bias;
-                assert!((col - m.column(j)).amax() < 1e-10, "seed {seed}, column {j}");
-            }
-            assert_eq!(m, m.transpose());
+            let m = assert_columns_are_rnea(&model, &mut data, &q, 1e-10, &format!("seed {seed}"));
             let minv = mass_matrix_inverse(&model, &mut data, &q).clone();
             assert_eq!(minv, minv.transpose());
             let err = (&minv * &m - DMatrix::identity(model.nv, model.nv)).amax();

@@ -170,7 +170,7 @@ pub(crate) fn is_floating_root(model: &Model, i: usize) -> bool {
 /// Joint `i` hangs from the universe and has no joint below it (a tree of one joint: a
 /// pendulum's hinge, a free body): its block of M is constant in its own frame.
 #[inline(always)]
-pub(crate) fn is_lone_root(model: &Model, i: usize) -> bool {
+pub fn is_lone_root(model: &Model, i: usize) -> bool {
     model.parents[i] == 0 && model.subtree_end_v[i] - model.idx_v[i] == model.nvs[i]
 }
 

@@ -50,9 +50,10 @@ pub use kinematics::{
     update_frame_placements,
 };
 pub(crate) use jcalc::{
-    add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, is_lone_root, joint_motion,
+    add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, joint_motion,
     motion_cross_axis, place_joints, place_joints_after_crba, project_force,
 };
+pub use jcalc::is_lone_root;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
 
 use nalgebra::DVector;
