@@ -9,7 +9,7 @@
 //! same arithmetic for each quantity: the same numbers bit for bit.
 
 use super::crba::lone_root_block;
-use super::{check_len, dof_in_frame, is_free_flyer, is_lone_root, joint_motion, place_joints, project_force};
+use super::{axis_motion, check_len, dof_dot, dof_in_frame, is_free_flyer, is_lone_root, joint_motion, place_joints, project_force};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::Motion;
@@ -38,7 +38,8 @@ impl LoneRoots {
 /// [`LoneRoots::of`] on this model): the same quantities, bit for bit, fresh together after
 /// it. Per joint: its placement ([`place_joints`]), `v = S q̇`, `a = 0`, `a_g = X⁻¹ (−g)`,
 /// `f = I a_g + v ×* I v`, `τ = Sᵀ f` (= the nonlinear effects), its world Jacobian columns
-/// `X S` and its block of M.
+/// `X S` and its block of M. The sign of an exactly zero torque may differ from
+/// `compute_all_terms`' (a one-dof joint's `Sᵀ f` reads the one component).
 ///
 /// # Panics
 /// When `lone` was made for a model with another joint count, or `q`, `v` have the wrong
@@ -52,8 +53,15 @@ pub fn compute_all_terms_of_lone_roots(model: &Model, lone: &LoneRoots, data: &m
     data.a[0] = Motion::zero();
     let vs = v.as_slice();
     place_joints(model, data, q.as_slice(), |data, i| {
-        // RNEA's forward step of a root (rnea.rs) with q̈ = 0
-        let v_j = joint_motion(model, i, vs);
+        // RNEA's forward step of a root (rnea.rs) with q̈ = 0; a one-dof joint along a basis
+        // axis: `S q̇` is `0 + q̇` on the axis and +0 elsewhere (what `joint_motion`'s sum from
+        // zero gives, bit for bit)
+        let v0 = model.idx_v[i];
+        let one_axis = if model.nvs[i] == 1 { model.dof_axis[v0] } else { None };
+        let v_j = match one_axis {
+            Some(c) => axis_motion(c, 0.0 + vs[v0]),
+            None => joint_motion(model, i, vs),
+        };
         let x = data.li_m_i[i];
         data.v[i] = v_j;
         let a_j = Motion::zero();
@@ -62,10 +70,14 @@ pub fn compute_all_terms_of_lone_roots(model: &Model, lone: &LoneRoots, data: &m
         let inertia = &model.inertias[i];
         let h = inertia.mul_motion(&data.v[i]);
         data.f[i] = inertia.mul_motion(&data.a_gf[i]) + data.v[i].cross_force(&h);
-        // RNEA's backward step (no parent to carry f to)
-        project_force(model, i, &data.f[i], data.tau.as_mut_slice());
+        // RNEA's backward step (no parent to carry f to); along a basis axis `Sᵀ f` is the
+        // one component (the general dot adds zeros: the same value, but for the sign of
+        // an exact zero)
+        match one_axis {
+            Some(_) => data.tau[v0] = dof_dot(model, v0, &data.f[i]),
+            None => project_force(model, i, &data.f[i], data.tau.as_mut_slice()),
+        }
         // the Jacobian's columns (fill_world_columns) and CRBA's block
-        let v0 = model.idx_v[i];
         for k in v0..v0 + model.nvs[i] {
             let c = dof_in_frame(model, k, &data.o_m_i[i]);
             data.jacobian.as_mut_slice()[6 * k..6 * k + 6]
