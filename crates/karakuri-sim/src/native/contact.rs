@@ -428,7 +428,8 @@ fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor):
             _ => add_point_row(model, &w.s_world, pr, bi, joint, (&c.point, &n), sign),
         }
     }
-    let vn = pr.block_dots(bi, s.v.as_slice())[0];
+    // (`row_dot` is `block_dots`' first row: the same sum)
+    let vn = pr.row_dot(bi, 0, s.v.as_slice());
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
     let b = normal_target(cp, dt, c.depth, (vn, vfree_n), e);
     let row = pr.blocks[bi].row;
