@@ -491,8 +491,7 @@ fn ball_ball(ca: &Vec3, ra: f64, cb: &Vec3, rb: f64, margin: f64) -> Option<(Vec
     let d = cb - ca;
     let centre_dist = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
     let dist = centre_dist - ra - rb;
-    // (a NaN distance is no contact)
-    if dist.is_nan() || dist >= margin {
+    if dist >= margin || dist.is_nan() {
         return None;
     }
     let n1 = if centre_dist != 0.0 { d / centre_dist } else { Vec3::y() };

@@ -27,7 +27,8 @@ pub struct ContactRows {
     pub row: usize,
     /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
     pub nrows: usize,
-    /// World directions of the rows: normal, tangent 1, tangent 2.
+    /// World directions of the rows: normal, tangent 1, tangent 2 (a frictionless contact's
+    /// one row: the normal, then zeros).
     pub dirs: [Vec3; 3],
     /// Penalty force on B (world, N).
     pub penalty_force: Vec3,
@@ -162,6 +163,19 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         let c = w.raw[ci];
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
         let n = c.normal;
+        let mat = mean_material(&sa.material, &sb.material);
+        if c.mode == ContactMode::Lcp && mat.static_friction <= 0.0 && mat.dynamic_friction <= 0.0 {
+            // no friction whatever the slip: the normal row alone (see `frictionless_block`)
+            let row = frictionless_block(m, s, w, (&c, &mut warm), mat.restitution);
+            w.contact_rows.push(ContactRows {
+                raw: ci,
+                row,
+                nrows: 1,
+                dirs: [n, Vec3::zeros(), Vec3::zeros()],
+                penalty_force: Vec3::zeros(),
+            });
+            continue;
+        }
         let (t1, t2) = tangents(&n);
         let frame = ContactFrame {
             ja: sa.joint,
@@ -172,7 +186,6 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         // B's velocity relative to A's at which their surfaces do not slip (tracks)
         let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
         let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
-        let mat = mean_material(&sa.material, &sb.material);
         // the slip (the tangential relative velocity beyond the surfaces' own) chooses the
         // friction coefficient
         let pick_mu = |slip: &Vec3| {
@@ -342,26 +355,86 @@ fn is_free_body(model: &Model, joint: usize) -> bool {
 /// `t` starts at dof `k0`: its velocity is the twist in its own frame, so the rows are `Rᵀ d`
 /// over the linear dofs and `Rᵀ ((p − o) × d) = (Rᵀ (p − o)) × (Rᵀ d)` over the angular ones
 /// (`d` each of `dirs` times `sign`): four 3 x 3 products and three cross products instead of
-/// six point velocities. Writes the six columns (the block's other side is another tree's).
+/// six point velocities. Writes the six columns of the block's first `dirs.len()` rows (the
+/// block's other side is another tree's).
 fn set_free_body_piece(
     problem: &mut Problem,
     bi: usize,
     (t, k0): (u32, usize),
     x: &Se3,
-    (p, dirs): (&Vec3, &[Vec3; 3]),
+    (p, dirs): (&Vec3, &[Vec3]),
     sign: f64,
 ) {
     let col0 = problem.column(bi, t, k0).expect("the block is over the body's tree");
     let width = problem.blocks[bi].width;
-    let (r0, rest) = problem.j_block_mut(bi).split_at_mut(width);
-    let (r1, r2) = rest.split_at_mut(width);
     // in the body's axes: Rᵀ (r × d) = (Rᵀ r) × (Rᵀ d)
     let r = x.rotation.tr_mul(&(p - x.translation));
-    for (row, d) in [r0, r1, r2].into_iter().zip(dirs) {
+    for (row, d) in problem.j_block_mut(bi).chunks_exact_mut(width).zip(dirs) {
         let lin = x.rotation.tr_mul(d) * sign;
         let ang = r.cross(&lin);
         row[col0..col0 + 6].copy_from_slice(&[lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]);
     }
+}
+
+/// [`add_point_piece`] for one row: `sign ·` the velocity along `d` of the world point `p` of
+/// `joint`'s body, per unit dof velocity, added to row 0 of block `bi` (the same arithmetic
+/// as that function's first row).
+fn add_point_row(model: &Model, s_world: &[Motion], problem: &mut Problem, bi: usize, joint: usize, (p, d): (&Vec3, &Vec3), sign: f64) {
+    let t = problem.trees.of_joint[joint];
+    if t == NONE {
+        return;
+    }
+    let start = problem.trees.start[t as usize];
+    let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
+    let len = problem.trees.len[t as usize];
+    let r0 = &mut problem.j_block_mut(bi)[col0..col0 + len];
+    let mut j = joint;
+    while j > 0 {
+        let k0 = model.idx_v[j];
+        for (k, sk) in s_world[k0..k0 + model.nvs[j]].iter().enumerate() {
+            let vk = sk.linear + sk.angular.cross(p);
+            r0[k0 + k - start] += sign * d.dot(&vk);
+        }
+        j = model.parents[j];
+    }
+}
+
+/// A constraint contact whose materials have no friction (static and dynamic coefficients
+/// zero: the cradle's balls): [`springhead_block`] for `μ = 0`, which would write the two
+/// friction rows, measure the slip, then drop them; here the block is the normal row alone
+/// from the start (the same row, target and warm impulse; no tangent frame, no track
+/// velocity, which only the friction rows read). Returns the row.
+fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor): (&RawContact, &mut WarmCursor), e: f64) -> usize {
+    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
+    let shapes = &m.collider.shapes;
+    let (ja, jb) = (shapes[c.shape_a].joint, shapes[c.shape_b].joint);
+    let pr = &mut w.problem;
+    let warm = if m.engine.warm_start {
+        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let (ta, tb) = (pr.trees.of_joint[ja], pr.trees.of_joint[jb]);
+    let kinds = [RowKind::Normal { friction: 0, mu: 0.0 }];
+    let bi = pr.push_block(&kinds, ta, tb, &[0.0], &warm[..1]);
+    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
+    let n = c.normal;
+    for (joint, sign) in [(jb, 1.0), (ja, -1.0)] {
+        match placements {
+            Some(o_m_i) if is_free_body(model, joint) => {
+                let at = (pr.trees.of_joint[joint], model.idx_v[joint]);
+                set_free_body_piece(pr, bi, at, &o_m_i[joint], (&c.point, std::slice::from_ref(&n)), sign);
+            }
+            _ => add_point_row(model, &w.s_world, pr, bi, joint, (&c.point, &n), sign),
+        }
+    }
+    // (`row_dot` is `block_dots`' first row: the same sum)
+    let vn = pr.row_dot(bi, 0, s.v.as_slice());
+    let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
+    let b = normal_target(cp, dt, c.depth, (vn, vfree_n), e);
+    let row = pr.blocks[bi].row;
+    pr.b[row] = b;
+    row
 }
 
 /// A constraint contact: a block of the normal row with Springhead's target (restitution `e`
@@ -410,22 +483,8 @@ fn springhead_block(
     let vt = Vec3::new(vt1 - tangent_targets[0], vt2 - tangent_targets[1], 0.0);
     let mu = mu_of_slip(&vt);
     pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
-    let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
-    let b = if c.depth < 0.0 {
-        let gap = -c.depth;
-        if impact && vfree_n * dt < -gap {
-            -e * vn
-        } else {
-            -gap / dt
-        }
-    } else if impact {
-        -e * vn
-    } else {
-        // the penetration is removed by the split-impulse pass (`split.rs`: Springhead's
-        // correction as a pseudo-velocity, capped); this row only stops it from growing
-        0.0
-    };
+    let b = normal_target(cp, dt, c.depth, (vn, vfree_n), e);
     let friction = if mu > 0.0 { 2 } else { 0 };
     let row = pr.blocks[bi].row;
     pr.kind[row] = RowKind::Normal { friction, mu };
@@ -435,6 +494,28 @@ fn springhead_block(
         pr.truncate_last(1);
     }
     (row, 1 + friction)
+}
+
+/// Springhead's target of a contact's normal row, from its `depth` (negative: a gap), its
+/// normal velocity before the step `vn` and at the free velocity `vfree_n`, and the
+/// restitution `e`: `−e vn` for an impact (approaching faster than the threshold, `e > 0`)
+/// that touches or would close its gap within the step; else a gap may only close within the
+/// step (`−gap / dt`), and a touching contact only stops approaching (0: the split-impulse
+/// pass, `split.rs`, removes the penetration as a capped pseudo-velocity).
+fn normal_target(cp: &crate::scene::ContactParams, dt: f64, depth: f64, (vn, vfree_n): (f64, f64), e: f64) -> f64 {
+    let impact = vn < -cp.restitution_threshold_velocity && e > 0.0;
+    if depth < 0.0 {
+        let gap = -depth;
+        if impact && vfree_n * dt < -gap {
+            -e * vn
+        } else {
+            -gap / dt
+        }
+    } else if impact {
+        -e * vn
+    } else {
+        0.0
+    }
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,

@@ -9,6 +9,8 @@
 //! nothing when it is empty). Joint forces registered on a built world
 //! ([`crate::Engine::add_joint_forces`]) turn their stage on.
 
+use karakuri::algorithms::LoneRoots;
+
 use super::build::SimModel;
 use super::contact::mean_material;
 use crate::scene::{ActuatorMode, ContactMode};
@@ -41,6 +43,12 @@ pub struct StagePlan {
     /// Some constraint row can arise (contacts, loops, limits, velocity servos and prescribed
     /// joints, joint friction): the constraint stage. Off, `v⁺ = v_free`.
     pub rows: bool,
+    /// Every joint is a lone root that is not a free flyer (a tree of one joint on the
+    /// universe: pendulums, sliders, a Newton's cradle): the kinematics stage computes the
+    /// terms in one pass over the joints
+    /// ([`karakuri::algorithms::compute_all_terms_of_lone_roots`], the same numbers as
+    /// `compute_all_terms`; the proof it takes is made here, from the model).
+    pub lone_roots: Option<LoneRoots>,
 }
 
 impl StagePlan {
@@ -67,6 +75,7 @@ impl StagePlan {
             sensors: !m.sensors.is_empty(),
             noise: m.sensors.iter().any(|s| s.noise.is_some()),
             rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || servo_rows || !m.frictions.is_empty(),
+            lone_roots: LoneRoots::of(&m.model),
         }
     }
 }

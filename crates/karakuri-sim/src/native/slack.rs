@@ -37,6 +37,11 @@ pub fn slack(p: &Problem, v_free: &[f64]) -> bool {
             // it touches nothing and gets no impulse
             return true;
         }
+        if bl.n == 1 {
+            // a one-row block (a frictionless contact, a limit): its row alone (`row_dot` is
+            // `block_dots`' first row, the same sum)
+            return matches!(kinds[0], RowKind::Tangent) || p.row_dot(bi, 0, v_free) >= p.b[bl.row];
+        }
         let c = p.block_dots(bi, v_free);
         kinds.iter().enumerate().all(|(r, k)| matches!(k, RowKind::Tangent) || c[r] >= p.b[bl.row + r])
     })

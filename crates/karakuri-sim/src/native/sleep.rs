@@ -367,7 +367,9 @@ fn join(parent: &mut [u32], a: u32, b: u32) {
 /// sleep each island whose trees may all sleep and have all been still for `steps` and which
 /// the world holds (one of its trees touches a static shape, hangs from the world by a joint
 /// that is not free or is closed onto it by a loop: a floating island never sleeps):
-/// velocities exactly 0, the kinematics recomputed at the zero velocity. Reads `w.data`'s body
+/// velocities exactly 0, the kinematics recomputed at the zero velocity. The islands are
+/// formed only in a step where some awake tree is ready (still long enough, sleepable): in
+/// the others none can fall asleep. Reads `w.data`'s body
 /// velocities, `w.split`, `w.raw`, `s.tau_user`, the pushes; writes `s.sleep`, `s.v` and (when
 /// an island falls asleep) `w.data`.
 pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
@@ -405,11 +407,20 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
         }
     }
     let sl = &mut s.sleep;
-    for (t, p) in parent.iter_mut().enumerate() {
-        *p = t as u32;
+    let mut some_ready = false;
+    for t in 0..parent.len() {
         if sl.island[t] == NONE {
             sl.still[t] = if still[t] { (sl.still[t] + 1).min(sm.steps) } else { 0 };
+            some_ready |= sm.sleepable[t] && sl.still[t] >= sm.steps;
         }
+    }
+    // no awake tree is ready to sleep: no island can fall asleep in this step, and the
+    // islands below (workspace only) are not needed
+    if !some_ready {
+        return Ok(());
+    }
+    for (t, p) in parent.iter_mut().enumerate() {
+        *p = t as u32;
     }
     held.copy_from_slice(&sm.held);
     for c in &w.raw {

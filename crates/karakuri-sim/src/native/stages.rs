@@ -71,9 +71,13 @@ pub fn check_state(m: &SimModel, s: &SimState) -> Result<(), SimError> {
 /// RNEA sweep with q̈ = 0): writes into `data` the world placements and body velocities (what
 /// the world reports), the world Jacobian columns, `M(q)` and the bias forces `h = C v + g`.
 /// Runs at load and as the last stage of every step, so the next step starts from it (the
-/// state does not change between steps).
+/// state does not change between steps). A world of lone roots (`m.plan.lone_roots`) takes
+/// the one-pass path, the same numbers.
 pub fn kinematics(m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, data: &mut Data) {
-    algorithms::compute_all_terms(&m.model, data, q, v);
+    match &m.plan.lone_roots {
+        Some(lone) => algorithms::compute_all_terms_of_lone_roots(&m.model, lone, data, q, v),
+        None => algorithms::compute_all_terms(&m.model, data, q, v),
+    }
 }
 
 /// Iteration matrix: the LᵀDL of `qH = M + diag(armature + forces + servo)` into `qh`, `M`

@@ -160,7 +160,7 @@ fn reads_own_frame(model: &Model, i: usize) -> bool {
 /// the world, `(X S)ᵀ X* I S = Sᵀ I S`: the block does not depend on q). No world columns, no
 /// transform. `y` is the body's inertia in the joint frame.
 #[inline(always)]
-fn lone_root_block(model: &Model, i: usize, y: &crate::spatial::OriginInertia, m: &mut [f64]) {
+pub(crate) fn lone_root_block(model: &Model, i: usize, y: &crate::spatial::OriginInertia, m: &mut [f64]) {
     let nv = model.nv;
     let v0 = model.idx_v[i];
     for k in v0..v0 + model.nvs[i] {

@@ -10,6 +10,7 @@
 //! | [`rnea_derivatives`], [`aba_derivatives`] | analytical derivatives of the dynamics | Carpentier & Mansard 2018 |
 //! | [`mass_matrix_inverse`] | M⁻¹ through the branch-induced LᵀDL | RBDA §6.5 |
 //! | [`compute_all_terms`] | M, C q̇ + g, placements, velocities, Jacobians | |
+//! | [`compute_all_terms_of_lone_roots`] | the same for a world of one-joint trees, in one pass | |
 //!
 //! Every function that takes `q` records in [`Data::fresh`](crate::Data::fresh) what it left
 //! valid (and so that everything else is stale); every read of a derived quantity checks it.
@@ -28,10 +29,12 @@ pub mod hybrid;
 mod jacobian;
 mod jcalc;
 mod kinematics;
+mod lone_roots;
 mod rnea;
 
 pub use aba::{forward_dynamics, forward_dynamics_with_forces};
 pub use all_terms::compute_all_terms;
+pub use lone_roots::{compute_all_terms_of_lone_roots, LoneRoots};
 pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
 pub use crba::{factorize_mass_matrix, mass_matrix, mass_matrix_inverse};
