@@ -150,8 +150,38 @@ pub struct Collider {
     /// Each shape is composite (a triangle mesh...): parry's multi-manifold dispatch
     /// `(nshapes)`.
     composite: Vec<bool>,
+    /// A small world's pairs ([`SMALL_WORLD_PAIRS`] candidate pairs or fewer): every pair
+    /// that may touch, in shape-pair order, tested directly instead of through the sweep and
+    /// prune (decided once here; `None`: the sweep). See [`Collider::detect_small`].
+    small: Option<SmallWorld>,
     /// Each box's half extents (None: not a box) `(nshapes)`: two boxes go to [`box_box`].
     half_extents: Vec<Option<Vec3>>,
+}
+
+/// At most this many candidate pairs, a world's pairs are tested one by one
+/// ([`Collider::detect_small`]): the sweep's sorting and bookkeeping cost more than a few
+/// box tests.
+pub const SMALL_WORLD_PAIRS: usize = 32;
+
+/// How [`Collider::detect_small`] tests one candidate pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SmallTest {
+    /// Two balls of radii `(ra, rb)`: the closed form [`ball_ball`] (its distance test is the
+    /// broad phase too).
+    Balls(f64, f64),
+    /// Two bounded shapes: their loosened boxes, then the narrow phase.
+    Boxes,
+    /// One shape is unbounded (a plane): the narrow phase.
+    Unbounded,
+}
+
+/// The pairs of a small world (see [`Collider::small`]).
+struct SmallWorld {
+    /// Every pair `(a, b, mode, test)`, `a < b`, whose mode is not `None`, by shape pair.
+    pairs: Vec<(usize, usize, ContactMode, SmallTest)>,
+    /// Each shape's loosened bounding box is read by some pair (`(nshapes)`; a world of balls
+    /// needs none).
+    needs_aabb: Vec<bool>,
 }
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
@@ -194,19 +224,28 @@ impl Collider {
                 modes[i * n + j] = pair_mode(&shapes[i], &shapes[j]);
             }
         }
+        let types: Vec<ShapeType> = shapes.iter().map(|s| s.shape.shape_type()).collect();
+        let small = SmallWorld::of(&shapes, &modes);
         Collider {
             pair_mode: modes,
-            types: shapes.iter().map(|s| s.shape.shape_type()).collect(),
             composite: shapes
                 .iter()
                 .map(|s| s.shape.as_composite_shape().is_some() || s.shape.shape_type() == ShapeType::TriMesh)
                 .collect(),
+            types,
+            small,
             half_extents: shapes
                 .iter()
                 .map(|s| s.shape.as_cuboid().map(|c| from_pvec(c.half_extents)))
                 .collect(),
             shapes,
         }
+    }
+
+    /// Whether the world's pairs are tested one by one ([`Collider::detect_small`]) rather
+    /// than through the sweep and prune.
+    pub fn is_small(&self) -> bool {
+        self.small.is_some()
     }
 
     /// Buffers for [`Collider::detect`].
@@ -255,22 +294,12 @@ impl Collider {
         if n < 2 {
             return;
         }
-        for (k, s) in self.shapes.iter().enumerate() {
-            let o = &o_m_i[s.joint];
-            work.poses[k] = if self.types[k] == ShapeType::Ball {
-                let c = o.transform_point(&s.placement.translation);
-                PPose::translation(c.x, c.y, c.z)
-            } else {
-                let x = o.compose(&s.placement);
-                if self.half_extents[k].is_some() {
-                    work.frames[k] = x;
-                }
-                to_parry(&x)
-            };
-            if !s.unbounded {
-                work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
-            }
+        if let Some(small) = &self.small {
+            self.place_shapes(work, o_m_i, margin, |k| small.needs_aabb[k]);
+            self.detect_small(small, work, margin, out);
+            return;
         }
+        self.place_shapes(work, o_m_i, margin, |_| true);
         // broad phase: sweep and prune along x; unbounded shapes pair with everything
         let aabbs = &work.aabbs;
         // a total order (ties broken by index): the sorted order is unique, whatever the last
@@ -320,75 +349,198 @@ impl Collider {
             start = end;
         }
         debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]), "pairs sorted, each once");
-        for &(a, b) in work.sorted.iter() {
+        for k in 0..work.sorted.len() {
+            let (a, b) = work.sorted[k];
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };
             if mode == ContactMode::None || (work.frozen[a] && work.frozen[b]) {
                 continue;
             }
-            if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
-                let m = &mut work.boxes;
-                box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
-                for c in m.points() {
-                    out.push(RawContact {
-                        shape_a: a,
-                        shape_b: b,
-                        point: 0.5 * (c.p_a + c.p_b),
-                        normal: m.normal,
-                        depth: -c.dist,
-                        features: c.features,
-                        mode,
-                    });
+            self.collide_pair(work, (a, b, mode), margin, out);
+        }
+    }
+
+    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation),
+    /// and the loosened bounding box of each bounded shape `k` with `aabb(k)` into
+    /// `work.aabbs`.
+    #[inline]
+    fn place_shapes(&self, work: &mut CollisionWork, o_m_i: &[Se3], margin: f64, aabb: impl Fn(usize) -> bool) {
+        for (k, s) in self.shapes.iter().enumerate() {
+            let o = &o_m_i[s.joint];
+            work.poses[k] = if self.types[k] == ShapeType::Ball {
+                let c = o.transform_point(&s.placement.translation);
+                PPose::translation(c.x, c.y, c.z)
+            } else {
+                let x = o.compose(&s.placement);
+                if self.half_extents[k].is_some() {
+                    work.frames[k] = x;
                 }
-                continue;
-            }
-            let (pa, pb) = (work.poses[a], work.poses[b]);
-            if !narrow_phase(
-                &pa.inv_mul(&pb),
-                (&self.shapes[a].shape, self.types[a]),
-                (&self.shapes[b].shape, self.types[b]),
-                self.composite[a] || self.composite[b],
-                margin,
-                &mut work.manifolds,
-            ) {
-                continue;
-            }
-            for m in &work.manifolds {
-                // a convex pair's manifold is in the shapes' own frames
-                let w1 = m.subshape_pos1().map_or(pa, |sub| pa * *sub);
-                let w2 = m.subshape_pos2().map_or(pb, |sub| pb * *sub);
-                let normal = from_pvec(w1.rotation * m.local_n1);
-                let nn = normal.norm();
-                if nn.is_nan() || nn <= 0.5 {
-                    continue;
-                }
-                let normal = normal / nn;
-                let at = |k: usize| from_pvec(w1.transform_point(m.points[k].local_p1));
-                let keep = (m.points.len() > 4)
-                    .then(|| four_of(m.points.len(), at, |k| m.points[k].dist, &normal));
-                for (k, c) in m.points.iter().enumerate() {
-                    if keep.is_some_and(|keep| !keep.contains(&k)) {
-                        continue;
-                    }
-                    let p1 = from_pvec(w1.transform_point(c.local_p1));
-                    let p2 = from_pvec(w2.transform_point(c.local_p2));
-                    out.push(RawContact {
-                        shape_a: a,
-                        shape_b: b,
-                        point: 0.5 * (p1 + p2),
-                        normal,
-                        depth: -c.dist,
-                        features: (
-                            c.fid1.0 ^ (m.subshape1 << 20),
-                            c.fid2.0 ^ (m.subshape2 << 20),
-                        ),
-                        mode,
-                    });
-                }
+                to_parry(&x)
+            };
+            if !s.unbounded && aabb(k) {
+                work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
             }
         }
     }
+
+    /// The small world's detection ([`SMALL_WORLD_PAIRS`] candidate pairs or fewer): each
+    /// pair that may touch, in shape-pair order, tested directly (two balls by the closed form
+    /// [`ball_ball`]; two bounded shapes by their loosened boxes, then the narrow phase; a plane
+    /// and a shape by the narrow phase). The same contacts in the same order as the sweep's
+    /// path: the sweep finds exactly the pairs whose boxes intersect, and two balls whose boxes
+    /// (each loosened by `margin`) do not intersect are more than `2 margin` apart, so the
+    /// ball test, which keeps gaps below `margin`, drops them too. Reads `work.poses`,
+    /// `work.aabbs` (of the shapes `needs_aabb` names), `work.frozen`; writes `out`.
+    fn detect_small(&self, small: &SmallWorld, work: &mut CollisionWork, margin: f64, out: &mut Vec<RawContact>) {
+        for &(a, b, mode, test) in &small.pairs {
+            if work.frozen[a] && work.frozen[b] {
+                continue;
+            }
+            match test {
+                SmallTest::Balls(ra, rb) => {
+                    let centre = |p: &PPose| Vec3::new(p.translation.x, p.translation.y, p.translation.z);
+                    if let Some((point, normal, depth)) = ball_ball(&centre(&work.poses[a]), ra, &centre(&work.poses[b]), rb, margin) {
+                        out.push(RawContact {
+                            shape_a: a,
+                            shape_b: b,
+                            point,
+                            normal,
+                            depth,
+                            features: (BALL_FEATURE, BALL_FEATURE),
+                            mode,
+                        });
+                    }
+                }
+                SmallTest::Boxes if !work.aabbs[a].intersects(&work.aabbs[b]) => {}
+                SmallTest::Boxes | SmallTest::Unbounded => self.collide_pair(work, (a, b, mode), margin, out),
+            }
+        }
+    }
+
+    /// The narrow phase of shapes `a < b` (contact mode `mode`) at their poses in
+    /// `work.poses`: their contacts, in manifold order, appended to `out`.
+    #[inline]
+    fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
+        if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
+            let m = &mut work.boxes;
+            box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
+            for c in m.points() {
+                out.push(RawContact {
+                    shape_a: a,
+                    shape_b: b,
+                    point: 0.5 * (c.p_a + c.p_b),
+                    normal: m.normal,
+                    depth: -c.dist,
+                    features: c.features,
+                    mode,
+                });
+            }
+            return;
+        }
+        let (pa, pb) = (work.poses[a], work.poses[b]);
+        if !narrow_phase(
+            &pa.inv_mul(&pb),
+            (&self.shapes[a].shape, self.types[a]),
+            (&self.shapes[b].shape, self.types[b]),
+            self.composite[a] || self.composite[b],
+            margin,
+            &mut work.manifolds,
+        ) {
+            return;
+        }
+        for m in &work.manifolds {
+            // a convex pair's manifold is in the shapes' own frames
+            let w1 = m.subshape_pos1().map_or(pa, |sub| pa * *sub);
+            let w2 = m.subshape_pos2().map_or(pb, |sub| pb * *sub);
+            let normal = from_pvec(w1.rotation * m.local_n1);
+            let nn = normal.norm();
+            if nn.is_nan() || nn <= 0.5 {
+                continue;
+            }
+            let normal = normal / nn;
+            let at = |k: usize| from_pvec(w1.transform_point(m.points[k].local_p1));
+            let keep = (m.points.len() > 4)
+                .then(|| four_of(m.points.len(), at, |k| m.points[k].dist, &normal));
+            for (k, c) in m.points.iter().enumerate() {
+                if keep.is_some_and(|keep| !keep.contains(&k)) {
+                    continue;
+                }
+                let p1 = from_pvec(w1.transform_point(c.local_p1));
+                let p2 = from_pvec(w2.transform_point(c.local_p2));
+                out.push(RawContact {
+                    shape_a: a,
+                    shape_b: b,
+                    point: 0.5 * (p1 + p2),
+                    normal,
+                    depth: -c.dist,
+                    features: (
+                        c.fid1.0 ^ (m.subshape1 << 20),
+                        c.fid2.0 ^ (m.subshape2 << 20),
+                    ),
+                    mode,
+                });
+            }
+        }
+    }
+}
+
+impl SmallWorld {
+    /// The small-world pairs of shapes `shapes` (pair modes `modes`, `n x n` upper triangle), or `None` above [`SMALL_WORLD_PAIRS`] candidate pairs.
+    fn of(shapes: &[ColShape], modes: &[Option<ContactMode>]) -> Option<SmallWorld> {
+        let n = shapes.len();
+        let mut pairs = Vec::new();
+        let mut needs_aabb = vec![false; n];
+        for a in 0..n {
+            for b in a + 1..n {
+                let Some(mode) = modes[a * n + b].filter(|&mode| mode != ContactMode::None) else {
+                    continue;
+                };
+                let radius = |k: usize| shapes[k].shape.as_ball().map(|ball| ball.radius);
+                let test = if let (Some(ra), Some(rb)) = (radius(a), radius(b)) {
+                    SmallTest::Balls(ra, rb)
+                } else if shapes[a].unbounded || shapes[b].unbounded {
+                    SmallTest::Unbounded
+                } else {
+                    needs_aabb[a] = true;
+                    needs_aabb[b] = true;
+                    SmallTest::Boxes
+                };
+                pairs.push((a, b, mode, test));
+                if pairs.len() > SMALL_WORLD_PAIRS {
+                    return None;
+                }
+            }
+        }
+        Some(SmallWorld { pairs, needs_aabb })
+    }
+}
+
+/// The feature both sides of a ball–ball contact carry: parry's `PackedFeatureId::face(0)`
+/// (the face header, code 0), which its manifold gives.
+const BALL_FEATURE: u32 = 0b11 << 30;
+
+/// Two balls (centres `ca`, `cb`, radii `ra`, `rb`, world) closer than `margin`: the contact
+/// `(point, normal from A to B, depth)` as parry's ball–ball manifold gives it through
+/// [`Collider::collide_pair`] (the same operations in the same order: the midpoint of the two
+/// surface points, the normal renormalised), without its dispatch; `None` beyond `margin`.
+#[inline]
+fn ball_ball(ca: &Vec3, ra: f64, cb: &Vec3, rb: f64, margin: f64) -> Option<(Vec3, Vec3, f64)> {
+    let d = cb - ca;
+    let centre_dist = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
+    let dist = centre_dist - ra - rb;
+    // (a NaN distance is no contact)
+    if dist.is_nan() || dist >= margin {
+        return None;
+    }
+    let n1 = if centre_dist != 0.0 { d / centre_dist } else { Vec3::y() };
+    let nn = n1.norm();
+    if nn.is_nan() || nn <= 0.5 {
+        return None;
+    }
+    let p1 = n1 * ra + ca;
+    let p2 = -n1 * rb + cb;
+    Some((0.5 * (p1 + p2), n1 / nn, -dist))
 }
 
 /// An empty manifold with room for more points than any convex pair gives.
@@ -527,4 +679,91 @@ fn four_of(
     let left = (0..n).fold(deepest, |b, k| if side(k) > side(b) { k } else { b });
     let right = (0..n).fold(deepest, |b, k| if side(k) < side(b) { k } else { b });
     [deepest, far, left, right]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::DEFAULT_MATERIAL;
+    use karakuri::algorithms::SplitMix64;
+    use karakuri::spatial::exp3;
+
+    /// A world of `n` balls, boxes and capsules on joints 1..=n and a plane on joint 0 (its own
+    /// frame tilted), every pair colliding (`Lcp`), and random joint placements crowding the
+    /// shapes into a 0.4 m cube above the plane.
+    fn crowd(n: usize, seed: u64) -> (Vec<ColShape>, Vec<Se3>) {
+        let mut rng = SplitMix64::new(seed);
+        let mut shapes = vec![ColShape {
+            body: 0,
+            joint: 0,
+            placement: Se3::new(exp3(&Vec3::new(0.02, -0.01, 0.0)), Vec3::zeros()),
+            shape: SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)),
+            material: DEFAULT_MATERIAL,
+            unbounded: true,
+        }];
+        let mut o_m_i = vec![Se3::identity()];
+        for k in 1..=n {
+            let shape = match k % 3 {
+                0 => SharedShape::cuboid(0.05, 0.04, 0.03),
+                1 => SharedShape::ball(0.03 + 0.02 * rng.range(0.0, 1.0)),
+                _ => SharedShape::ball(0.05),
+            };
+            shapes.push(ColShape {
+                body: k,
+                joint: k,
+                placement: Se3::new(exp3(&Vec3::new(0.1, 0.2, -0.3)), Vec3::new(0.0, 0.0, -0.01)),
+                shape,
+                material: DEFAULT_MATERIAL,
+                unbounded: false,
+            });
+            let r = exp3(&Vec3::new(rng.range(-3.0, 3.0), rng.range(-3.0, 3.0), rng.range(-3.0, 3.0)));
+            o_m_i.push(Se3::new(r, Vec3::new(rng.range(0.0, 0.4), rng.range(0.0, 0.4), rng.range(-0.01, 0.4))));
+        }
+        (shapes, o_m_i)
+    }
+
+    /// The small world's direct pair tests and closed-form ball pairs give the sweep's
+    /// contacts bit for bit, in the same order, frozen pairs skipped alike.
+    #[test]
+    fn small_worlds_find_the_sweeps_contacts_bit_for_bit() {
+        let mut found = 0;
+        for seed in 0..40 {
+            let (shapes, o_m_i) = crowd(7, seed);
+            let small = Collider::new(shapes.clone(), |_, _| Some(ContactMode::Lcp));
+            assert!(small.is_small(), "28 pairs");
+            let mut sweep = Collider::new(shapes, |_, _| Some(ContactMode::Lcp));
+            sweep.small = None;
+            let (mut ws, mut wp) = (small.work(), sweep.work());
+            for frozen in [false, true] {
+                if frozen {
+                    for w in [&mut ws, &mut wp] {
+                        w.frozen[0] = true;
+                        w.frozen[2] = true;
+                        w.frozen[5] = true;
+                    }
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                small.detect(&mut ws, &o_m_i, 0.01, &mut a);
+                sweep.detect(&mut wp, &o_m_i, 0.01, &mut b);
+                assert_eq!(a.len(), b.len(), "seed {seed}");
+                for (x, y) in a.iter().zip(&b) {
+                    assert_eq!((x.shape_a, x.shape_b, x.features, x.mode), (y.shape_a, y.shape_b, y.features, y.mode));
+                    let bits = |c: &RawContact| [c.point, c.normal].map(|v| v.map(f64::to_bits)).map(|v| (v.x, v.y, v.z));
+                    assert_eq!(bits(x), bits(y), "seed {seed}");
+                    assert_eq!(x.depth.to_bits(), y.depth.to_bits());
+                }
+                found += a.iter().filter(|c| {
+                    small.types[c.shape_a] == ShapeType::Ball && small.types[c.shape_b] == ShapeType::Ball
+                }).count();
+            }
+        }
+        assert!(found > 20, "ball pairs met: {found}");
+    }
+
+    /// More candidate pairs than [`SMALL_WORLD_PAIRS`]: the sweep.
+    #[test]
+    fn larger_worlds_keep_the_sweep() {
+        let (shapes, _) = crowd(9, 1);
+        assert!(!Collider::new(shapes, |_, _| Some(ContactMode::Lcp)).is_small(), "45 pairs");
+    }
 }

@@ -59,6 +59,22 @@ const CG_PERIOD: usize = 2;
 /// [`CG_PERIOD`]. At 10 the pile needed half the sweeps but a stack of 20 boxes drifted 11 mm.
 const STALL_WINDOW: usize = 20;
 
+/// A large island's sweeps visit every block at least this often ([`Problem::solve_cg`]):
+/// the sweeps between visit only the blocks that were not idle at the last full one; a
+/// divisor of [`STALL_WINDOW`], so that every stall check sees a full sweep.
+const FULL_SWEEP_PERIOD: usize = 10;
+
+/// A block is parked (skipped until the next full sweep) when its normal slack exceeds this
+/// many times the residual of the sweep before (see [`idle`]).
+const PARK_MARGIN: f64 = 10.0;
+
+/// [`Problem::sweep_blocks`] over every block of the island.
+const SWEEP_ALL: u8 = 0;
+/// [`Problem::sweep_blocks`] over every block of the island, sorting them into live and parked.
+const SWEEP_SORT: u8 = 1;
+/// [`Problem::sweep_blocks`] over the live blocks only.
+const SWEEP_LIVE: u8 = 2;
+
 /// The kinematic trees of a world model (read-only after [`Trees::new`]).
 #[derive(Clone, Debug, Default)]
 pub struct Trees {
@@ -181,9 +197,10 @@ impl<const W: usize> FreeContact<W> {
 
     /// The block update of [`Problem::contact_update`] on this layout: `u = J v` over the
     /// bodies' dofs of `vel`, the new impulses into `lambda`, `vel += qH⁻¹ Jᵀ Δλ`. Returns the
-    /// largest row velocity change.
+    /// largest row velocity change and whether the block is idle at `margin` (see
+    /// [`idle`]).
     #[inline(always)]
-    fn update(&self, vel: &mut [f64], lambda: &mut [f64], b: &[f64], mj: &[f64], tiny: f64) -> f64 {
+    fn update(&self, vel: &mut [f64], lambda: &mut [f64], b: &[f64], mj: &[f64], (tiny, margin): (f64, f64)) -> (f64, bool) {
         let s0 = self.start[0] as usize;
         let s1 = self.start[1] as usize;
         let mut v = [0.0; W];
@@ -203,6 +220,7 @@ impl<const W: usize> FreeContact<W> {
         let (new, d, change) =
             impulses(&self.w, &self.winv, self.resting, old, b, u, self.mu, tiny);
         lambda[i..i + 3].copy_from_slice(&new);
+        let idle = idle(old, new, u[0] - b[0], margin);
         if d != [0.0; 3] {
             let o = self.off as usize;
             let [m0, m1, m2]: &[[f64; W]; 3] =
@@ -215,7 +233,7 @@ impl<const W: usize> FreeContact<W> {
                 vel[s1..s1 + 6].copy_from_slice(&v[6..]);
             }
         }
-        change
+        (change, idle)
     }
 }
 
@@ -386,6 +404,9 @@ impl Problem {
         }
         ensure(&mut self.kind, rows);
         ensure(&mut self.cg.rows, blocks);
+        ensure(&mut self.cg.live, blocks);
+        ensure(&mut self.cg.dropped, blocks);
+        ensure(&mut self.cg.parked, blocks);
         ensure(&mut self.cg.lambda0, rows);
         ensure(&mut self.cg.p, rows);
         ensure(&mut self.j, rows * w);
@@ -882,71 +903,97 @@ impl Problem {
         if self.kernel.len() != self.blocks.len() {
             self.sweep_layout();
         }
-        self.sweep_blocks(s, e, reverse, tiny)
+        self.sweep_blocks::<SWEEP_ALL>(s, e, reverse, (tiny, f64::INFINITY))
     }
 
-    /// [`Problem::sweep`] once the sweep's layout is formed.
+    /// [`Problem::sweep`] once the sweep's layout is formed, over the blocks `MODE` says
+    /// ([`SWEEP_ALL`]: `order[s..e]`; [`SWEEP_SORT`]: those too, `cg.live` rebuilt of the
+    /// blocks not idle at `margin` (see [`idle`]) in `order`'s order, and the idle ones with a
+    /// part in the conjugate-gradient direction added to `cg.dropped`; [`SWEEP_LIVE`]:
+    /// `cg.live`, the island's blocks `order[s..e]` ignored).
     #[inline(never)]
-    fn sweep_blocks(&mut self, s: usize, e: usize, reverse: bool, tiny: f64) -> f64 {
+    fn sweep_blocks<const MODE: u8>(&mut self, s: usize, e: usize, reverse: bool, (tiny, margin): (f64, f64)) -> f64 {
+        if MODE == SWEEP_SORT {
+            self.cg.live.clear();
+        }
+        let n = if MODE == SWEEP_LIVE { self.cg.live.len() } else { e - s };
         let mut change: f64 = 0.0;
-        for p in 0..e - s {
-            let bi = self.order[if reverse { e - 1 - p } else { s + p }] as usize;
-            match self.kernel[bi] {
-                // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
-                // handling
-                Kernel::Free2(x) => {
-                    let k = &self.free2[x as usize];
-                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
-                    if c > change {
-                        change = c;
-                    }
-                    continue;
-                }
-                Kernel::Free1(x) => {
-                    let k = &self.free1[x as usize];
-                    let c = k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, tiny);
-                    if c > change {
-                        change = c;
-                    }
-                    continue;
-                }
-                Kernel::General => {}
+        for p in 0..n {
+            let k = if reverse { n - 1 - p } else { p };
+            let bi = if MODE == SWEEP_LIVE { self.cg.live[k] } else { self.order[s + k] } as usize;
+            let (c, idle) = self.visit(bi, tiny, margin);
+            // `c` is never NaN (a maximum from 0), `change` neither: `max` without its NaN
+            // handling
+            if c > change {
+                change = c;
             }
-            let bl = self.blocks[bi];
-            let i = bl.row;
-            match self.kind[i] {
-                RowKind::Normal { friction: 2, mu } => {
-                    change = change.max(self.contact_update(bi, mu, tiny));
-                }
-                kind => {
-                    let d = self.diag[i];
-                    if d <= tiny {
-                        continue;
-                    }
-                    let u = self.row_dot(bi, 0, &self.vel);
-                    let old = self.lambda[i];
-                    let mut new = old + (self.b[i] - u) / d;
-                    match kind {
-                        RowKind::Bilateral => {}
-                        RowKind::Bounded { lo, hi } => new = new.clamp(lo, hi),
-                        _ => new = new.max(0.0),
-                    }
-                    if new != old {
-                        self.lambda[i] = new;
-                        self.apply(bi, 0, new - old);
-                        change = change.max(((new - old) * d).abs());
-                    }
+            if MODE == SWEEP_SORT {
+                if !idle {
+                    self.cg.live.push(bi as u32);
+                    self.cg.parked[bi] = false;
+                } else if !self.cg.parked[bi] {
+                    self.cg.parked[bi] = true;
+                    self.cg.dropped.push(bi as u32);
                 }
             }
         }
+        if MODE == SWEEP_SORT && reverse {
+            self.cg.live.reverse();
+        }
         change
+    }
+
+    /// The Gauss–Seidel update of block `bi`: its largest row velocity change, and whether it
+    /// is idle at `margin` (a contact or a unilateral row, see [`idle`]; any other row never
+    /// is).
+    #[inline(always)]
+    fn visit(&mut self, bi: usize, tiny: f64, margin: f64) -> (f64, bool) {
+        match self.kernel[bi] {
+            Kernel::Free2(x) => {
+                let k = &self.free2[x as usize];
+                return k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, (tiny, margin));
+            }
+            Kernel::Free1(x) => {
+                let k = &self.free1[x as usize];
+                return k.update(&mut self.vel, &mut self.lambda, &self.b, &self.mj, (tiny, margin));
+            }
+            Kernel::General => {}
+        }
+        let bl = self.blocks[bi];
+        let i = bl.row;
+        match self.kind[i] {
+            RowKind::Normal { friction: 2, mu } => self.contact_update(bi, mu, (tiny, margin)),
+            kind => {
+                let d = self.diag[i];
+                if d <= tiny {
+                    return (0.0, false);
+                }
+                let u = self.row_dot(bi, 0, &self.vel);
+                let old = self.lambda[i];
+                let mut new = old + (self.b[i] - u) / d;
+                match kind {
+                    RowKind::Bilateral => {}
+                    RowKind::Bounded { lo, hi } => new = new.clamp(lo, hi),
+                    _ => new = new.max(0.0),
+                }
+                let one_sided = matches!(kind, RowKind::Normal { .. } | RowKind::Unilateral);
+                let idle = one_sided && old == 0.0 && new == 0.0 && u - self.b[i] > margin;
+                if new != old {
+                    self.lambda[i] = new;
+                    self.apply(bi, 0, new - old);
+                    return (((new - old) * d).abs(), idle);
+                }
+                (0.0, idle)
+            }
+        }
     }
 
     /// The block update of a contact with friction (on robots: free bodies go through
     /// [`FreeContact::update`]): the exact 3 x 3 solve when it sticks inside the cone; else the
     /// normal row, then the two friction rows together with one step length, projected on the
-    /// disk `|λ_t| ≤ μ λ_n` (see [`impulses`]). Returns the largest row velocity change.
-    fn contact_update(&mut self, bi: usize, mu: f64, tiny: f64) -> f64 {
+    /// disk `|λ_t| ≤ μ λ_n` (see [`impulses`]). Returns the largest row velocity change and
+    /// whether the block is idle at `margin` (see [`idle`]).
+    fn contact_update(&mut self, bi: usize, mu: f64, (tiny, margin): (f64, f64)) -> (f64, bool) {
         let bl = self.blocks[bi];
         let u = self.dots3(&bl);
         let i = bl.row;
@@ -957,7 +1004,7 @@ impl Problem {
         if delta != [0.0; 3] {
             self.apply3(&bl, &delta);
         }
-        change
+        (change, idle(old, new, u[0] - b[0], margin))
     }
 
     /// `J v` of the three rows of a contact block, in one pass over its dofs of `vel`.
@@ -1223,6 +1270,14 @@ struct Cg {
     vel0: Vec<f64>,
     /// `qH⁻¹ Jᵀ p` `(nv)`.
     q: Vec<f64>,
+    /// The blocks the last full sweep found not idle, in the island's order `(≤ blocks)`.
+    live: Vec<u32>,
+    /// Whether each block was idle at the last full sweep (the island's blocks false at the
+    /// start of a solve) `(blocks)`.
+    parked: Vec<bool>,
+    /// Blocks parked since the last CG step, to be dropped from its direction
+    /// ([`Problem::cg_drop_parked`]) `(≤ blocks)`.
+    dropped: Vec<u32>,
 }
 
 impl Problem {
@@ -1241,16 +1296,42 @@ impl Problem {
     /// and `vel`; writes `lambda`, `vel` and `cg`. Returns the sweeps and the last sweep's
     /// residual.
     fn solve_cg(&mut self, s: usize, e: usize, settings: &Settings, tiny: f64) -> (usize, f64) {
+        if self.kernel.len() != self.blocks.len() {
+            self.sweep_layout();
+        }
         self.cg_runs(s, e);
         self.cg_keep();
+        self.cg.dropped.clear();
+        self.cg.parked.resize(self.blocks.len(), false);
+        for &b in &self.order[s..e] {
+            self.cg.parked[b as usize] = false;
+        }
         let mut rr_prev = 0.0;
         let mut window_start = 0.0;
-        let mut residual = 0.0;
+        let mut residual = f64::INFINITY;
+        // a partial sweep reached the tolerance: the next one is full
+        let mut confirm = false;
         let mut it = 0;
         while it < settings.max_iterations {
-            residual = self.sweep(s, e, it % 2 == 1, tiny);
-            it += 1;
-            if residual <= settings.tolerance || it == settings.max_iterations {
+            let k = it + 1;
+            let reverse = it % 2 == 1;
+            let full = k <= CG_PERIOD
+                || confirm
+                || k % FULL_SWEEP_PERIOD == 0
+                || k % STALL_WINDOW == 0
+                || k == settings.max_iterations;
+            residual = if full {
+                // (the first sweep, after INFINITY, parks nothing)
+                let margin = PARK_MARGIN * residual.max(settings.tolerance);
+                self.sweep_blocks::<SWEEP_SORT>(s, e, reverse, (tiny, margin))
+            } else {
+                self.sweep_blocks::<SWEEP_LIVE>(s, e, reverse, (tiny, 0.0))
+            };
+            it = k;
+            // (a partial sweep with nothing parked was a full one)
+            let all = full || self.cg.live.len() == e - s;
+            confirm = !all && residual <= settings.tolerance;
+            if (all && residual <= settings.tolerance) || it == settings.max_iterations {
                 break;
             }
             if it % STALL_WINDOW == 0 {
@@ -1279,10 +1360,46 @@ impl Problem {
                     (2.0 - ratio).max(0.0)
                 }
             };
+            if beta != 0.0 {
+                self.cg_drop_parked();
+            }
             self.cg_step(beta);
+            self.cg_drop_parked();
+            self.cg.dropped.clear();
             rr_prev = rr;
         }
         (it, residual)
+    }
+
+    /// Drops the newly parked blocks' rows from the direction: `q −= qH⁻¹ Jᵀ p` over them,
+    /// then their `p = 0` (so that `q = qH⁻¹ Jᵀ p` still holds and a CG step leaves their zero
+    /// impulses as they are, which it must: the partial sweeps skip them). Called before a CG
+    /// step (for its `λ += β p`) and after it (for its new `p = r`, `r = −λ0` on these rows);
+    /// a block parked longer has `p = 0` and `λ0 = 0` already (its impulses stayed zero),
+    /// and keeps them. Reads `cg.dropped`, the blocks and `mj`; writes `cg.p`, `cg.q`.
+    fn cg_drop_parked(&mut self) {
+        let cg = &mut self.cg;
+        for &bi in &cg.dropped {
+            let bl = &self.blocks[bi as usize];
+            let p = &mut cg.p[bl.row..bl.row + bl.n];
+            if p.iter().all(|&x| x == 0.0) {
+                continue;
+            }
+            for (r, pr) in p.iter_mut().enumerate() {
+                let mj = &self.mj[bl.off + r * bl.width..bl.off + (r + 1) * bl.width];
+                let s0 = self.trees.start[bl.trees[0] as usize];
+                for (q, x) in cg.q[s0..s0 + bl.n0].iter_mut().zip(&mj[..bl.n0]) {
+                    *q -= *pr * x;
+                }
+                if bl.trees[1] != NONE {
+                    let s1 = self.trees.start[bl.trees[1] as usize];
+                    for (q, x) in cg.q[s1..].iter_mut().zip(&mj[bl.n0..]) {
+                        *q -= *pr * x;
+                    }
+                }
+                *pr = 0.0;
+            }
+        }
     }
 
     /// The island's rows and dofs as runs (`cg.rows`, `cg.dofs`), its scratch sized.
@@ -1453,6 +1570,16 @@ fn impulses(
         change = change.max((delta[a] * w[4 * a]).abs());
     }
     (new, delta, change)
+}
+
+/// Whether a block is idle at `margin`: its impulses were zero before its update (`old`)
+/// and are after it (`new`), and its normal row's slack `u_n − b_n` (before the update)
+/// exceeds `margin`. An idle block's update leaves it at zero while the slack stays positive
+/// (a sliding update then clamps the normal at zero and the friction with it), so skipping
+/// it changes nothing until its neighbours' impulses have moved `u_n` by the margin.
+#[inline(always)]
+fn idle(old: [f64; 3], new: [f64; 3], slack: f64, margin: f64) -> bool {
+    old == [0.0; 3] && new == [0.0; 3] && slack > margin
 }
 
 /// Union-find root of `t` with path halving.
