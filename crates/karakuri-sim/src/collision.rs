@@ -5,7 +5,8 @@
 //! boundary, and nothing of parry's types leaves this module. Contact points are the vertices
 //! of the contact region, as Springhead does (a box on a plane gives up to four points): parry's
 //! manifolds give exactly those, and where two faces overlap in a
-//! polygon of more corners, four of them are kept (`four_of`).
+//! polygon of more corners, four of them are kept (`four_of`). Two boxes are karakuri's own
+//! (`box_box`): the same points without parry's generic path.
 
 use karakuri::spatial::{quat_to_xyzw, Se3, Vec3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
@@ -17,6 +18,9 @@ use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, ShapeType, SharedSha
 
 use crate::scene::{ContactMode, Geometry, Material};
 use crate::sort::sort_nearly_sorted;
+
+mod box_box;
+pub use box_box::{box_box, BoxManifold, BoxPoint};
 
 /// A collision shape attached to a joint of the world model.
 #[derive(Clone)]
@@ -150,6 +154,8 @@ pub struct Collider {
     /// that may touch, in shape-pair order, tested directly instead of through the sweep and
     /// prune (decided once here; `None`: the sweep). See [`Collider::detect_small`].
     small: Option<SmallWorld>,
+    /// Each box's half extents (None: not a box) `(nshapes)`: two boxes go to [`box_box`].
+    half_extents: Vec<Option<Vec3>>,
 }
 
 /// At most this many candidate pairs, a world's pairs are tested one by one
@@ -199,6 +205,10 @@ pub struct CollisionWork {
     /// Frozen shapes `(nshapes)`: a pair of two is not collided (static shapes and sleeping
     /// trees', set by the sleep stage; all false when sleeping is off).
     pub frozen: Vec<bool>,
+    /// World placement of each box `(nshapes)` (others: unused), for [`box_box`].
+    frames: Vec<Se3>,
+    /// The box–box manifold of the current pair.
+    boxes: BoxManifold,
 }
 
 impl Collider {
@@ -224,6 +234,10 @@ impl Collider {
                 .collect(),
             types,
             small,
+            half_extents: shapes
+                .iter()
+                .map(|s| s.shape.as_cuboid().map(|c| from_pvec(c.half_extents)))
+                .collect(),
             shapes,
         }
     }
@@ -247,6 +261,8 @@ impl Collider {
             first: vec![0; n + 1],
             manifolds: vec![manifold_with_room()],
             frozen: vec![false; n],
+            frames: vec![Se3::identity(); n],
+            boxes: BoxManifold::default(),
         }
     }
 
@@ -356,7 +372,11 @@ impl Collider {
                 let c = o.transform_point(&s.placement.translation);
                 PPose::translation(c.x, c.y, c.z)
             } else {
-                to_parry(&o.compose(&s.placement))
+                let x = o.compose(&s.placement);
+                if self.half_extents[k].is_some() {
+                    work.frames[k] = x;
+                }
+                to_parry(&x)
             };
             if !s.unbounded && aabb(k) {
                 work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
@@ -402,6 +422,22 @@ impl Collider {
     /// `work.poses`: their contacts, in manifold order, appended to `out`.
     #[inline]
     fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
+        if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
+            let m = &mut work.boxes;
+            box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
+            for c in m.points() {
+                out.push(RawContact {
+                    shape_a: a,
+                    shape_b: b,
+                    point: 0.5 * (c.p_a + c.p_b),
+                    normal: m.normal,
+                    depth: -c.dist,
+                    features: c.features,
+                    mode,
+                });
+            }
+            return;
+        }
         let (pa, pb) = (work.poses[a], work.poses[b]);
         if !narrow_phase(
             &pa.inv_mul(&pb),
@@ -423,7 +459,9 @@ impl Collider {
                 continue;
             }
             let normal = normal / nn;
-            let keep = (m.points.len() > 4).then(|| four_of(&m.points, &w1, &normal));
+            let at = |k: usize| from_pvec(w1.transform_point(m.points[k].local_p1));
+            let keep = (m.points.len() > 4)
+                .then(|| four_of(m.points.len(), at, |k| m.points[k].dist, &normal));
             for (k, c) in m.points.iter().enumerate() {
                 if keep.is_some_and(|keep| !keep.contains(&k)) {
                     continue;
@@ -618,11 +656,15 @@ fn plane_convex(
 /// two farthest on either side of the line through those two (the largest triangles), as
 /// indices into `points` (a repeated index where fewer span the region). Four points of a
 /// face contact carry its normal force and moments; more only repeat them as redundant rows,
-/// which slow the solver without changing the motion. `w1` is the first shape's world pose.
-fn four_of(points: &[TrackedContact<()>], w1: &PPose, normal: &Vec3) -> [usize; 4] {
-    let at = |k: usize| from_pvec(w1.transform_point(points[k].local_p1));
-    let n = points.len();
-    let deepest = (0..n).fold(0, |b, k| if points[k].dist < points[b].dist { k } else { b });
+/// which slow the solver without changing the motion. `n` points, `at(k)` the point `k` on
+/// the first shape (world, or any frame the normal is in), `dist(k)` its separation.
+fn four_of(
+    n: usize,
+    at: impl Fn(usize) -> Vec3,
+    dist: impl Fn(usize) -> f64,
+    normal: &Vec3,
+) -> [usize; 4] {
+    let deepest = (0..n).fold(0, |b, k| if dist(k) < dist(b) { k } else { b });
     let p0 = at(deepest);
     let far = (0..n).fold(deepest, |b, k| {
         if (at(k) - p0).norm_squared() > (at(b) - p0).norm_squared() {
