@@ -7,6 +7,15 @@ use crate::data::{Data, Fresh};
 use crate::model::Model;
 use nalgebra::DVector;
 
+/// What [`compute_all_terms`] (and its one-pass form for lone roots) leaves fresh.
+pub(crate) const ALL_TERMS: Fresh = Fresh::PLACEMENTS
+    .union(Fresh::VELOCITIES)
+    .union(Fresh::ACCELERATIONS)
+    .union(Fresh::ACCELERATIONS_WITH_GRAVITY)
+    .union(Fresh::JACOBIANS)
+    .union(Fresh::MASS_MATRIX)
+    .union(Fresh::NONLINEAR_EFFECTS);
+
 /// At (q, q̇): the mass matrix M, the nonlinear effects C q̇ + g
 /// ([`Data::nonlinear_effects`]), world placements, body velocities and accelerations at
 /// q̈ = 0 (with and without gravity), and the world Jacobian columns of every dof — all fresh
@@ -20,11 +29,5 @@ pub fn compute_all_terms(model: &Model, data: &mut Data, q: &DVector<f64>, v: &D
     nonlinear_effects_after_crba(model, data, q, v);
     data.nle.copy_from(&data.tau);
     fill_world_columns(model, data);
-    data.fresh = Fresh::PLACEMENTS
-        | Fresh::VELOCITIES
-        | Fresh::ACCELERATIONS
-        | Fresh::ACCELERATIONS_WITH_GRAVITY
-        | Fresh::JACOBIANS
-        | Fresh::MASS_MATRIX
-        | Fresh::NONLINEAR_EFFECTS;
+    data.fresh = ALL_TERMS;
 }

@@ -44,8 +44,9 @@ pub(crate) fn fill_world_columns(model: &Model, data: &mut Data) {
     }
 }
 
+/// Writes motion `c` as column `k` of the 6-row matrix `m` (linear, then angular).
 #[inline]
-fn write_col(m: &mut DMatrix<f64>, k: usize, c: &Motion) {
+pub(crate) fn write_col(m: &mut DMatrix<f64>, k: usize, c: &Motion) {
     let mut col = m.column_mut(k);
     col[0] = c.linear.x;
     col[1] = c.linear.y;

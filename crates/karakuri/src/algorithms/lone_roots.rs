@@ -8,9 +8,11 @@
 //! columns and parent accumulations, all of which are identities or zeros here), with the
 //! same arithmetic for each quantity: the same numbers bit for bit.
 
+use super::all_terms::ALL_TERMS;
 use super::crba::lone_root_block;
+use super::jacobian::write_col;
 use super::{axis_motion, check_len, dof_dot, dof_in_frame, is_free_flyer, is_lone_root, joint_motion, place_joints, project_force};
-use crate::data::{Data, Fresh};
+use crate::data::Data;
 use crate::model::Model;
 use crate::spatial::Motion;
 use nalgebra::DVector;
@@ -79,20 +81,12 @@ pub fn compute_all_terms_of_lone_roots(model: &Model, lone: &LoneRoots, data: &m
         }
         // the Jacobian's columns (fill_world_columns) and CRBA's block
         for k in v0..v0 + model.nvs[i] {
-            let c = dof_in_frame(model, k, &data.o_m_i[i]);
-            data.jacobian.as_mut_slice()[6 * k..6 * k + 6]
-                .copy_from_slice(&[c.linear.x, c.linear.y, c.linear.z, c.angular.x, c.angular.y, c.angular.z]);
+            write_col(&mut data.jacobian, k, &dof_in_frame(model, k, &data.o_m_i[i]));
         }
         lone_root_block(model, i, &model.origin_inertias[i], data.mass_matrix.as_mut_slice());
     });
     data.nle.copy_from(&data.tau);
-    data.fresh = Fresh::PLACEMENTS
-        | Fresh::VELOCITIES
-        | Fresh::ACCELERATIONS
-        | Fresh::ACCELERATIONS_WITH_GRAVITY
-        | Fresh::JACOBIANS
-        | Fresh::MASS_MATRIX
-        | Fresh::NONLINEAR_EFFECTS;
+    data.fresh = ALL_TERMS;
 }
 
 #[cfg(test)]
