@@ -35,6 +35,7 @@ MODELS = [
     "gymnasium/inverted_pendulum.xml", "gymnasium/pusher.xml", "gymnasium/pusher_v5.xml",
     "gymnasium/reacher.xml", "gymnasium/swimmer.xml", "gymnasium/walker2d.xml", "gymnasium/walker2d_v5.xml",
     "gymnasium/point.xml",
+    "mujoco_mjx/humanoid.xml", "mujoco_mjx/02_humanoids.xml", "features/features.xml",
 ]
 
 

@@ -59,7 +59,7 @@ struct Contents<'a> {
     children: Vec<(&'a Element, Se3, &'a str)>,
 }
 
-const BODY_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler", "mocap", "gravcomp", "user", "sleep"];
+const BODY_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler", "mocap", "gravcomp", "user", "sleep", "simple"];
 const FRAME_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler"];
 
 /// The bodies of `<worldbody>` elements (the world first).

@@ -18,7 +18,7 @@ pub(super) const JOINT_ATTRS: &[&str] = &[
 /// See [`JOINT_ATTRS`].
 pub(super) const GEOM_ATTRS: &[&str] = &[
     "name", "class", "type", "contype", "conaffinity", "condim", "group", "priority", "size", "material", "friction",
-    "mass", "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "fromto", "pos", "quat",
+    "mass", "density", "shellinertia", "solmix", "solref", "solimp", "margin", "gap", "surfacevel", "adhesion", "fromto", "pos", "quat",
     "axisangle", "xyaxes", "zaxis", "euler", "hfield", "mesh", "fitscale", "rgba", "fluidshape", "fluidcoef", "user",
 ];
 /// See [`JOINT_ATTRS`].
@@ -74,7 +74,7 @@ impl Default for Compiler {
 const COMPILER_ATTRS: &[&str] = &[
     "angle", "eulerseq", "meshdir", "texturedir", "assetdir", "autolimits", "inertiafromgeom", "inertiagrouprange",
     "boundmass", "boundinertia", "settotalmass", "balanceinertia", "coordinate", "discardvisual", "convexhull",
-    "usethread", "fusestatic", "strippath", "fitaabb", "alignfree", "saveinertial", "exactmeshinertia",
+    "usethread", "fusestatic", "strippath", "fitaabb", "alignfree", "saveinertial", "exactmeshinertia", "conflict",
 ];
 
 fn boolean(e: &Element, name: &str, v: &str) -> Result<bool, MjcfError> {
