@@ -5,7 +5,8 @@ crates/karakuri/tests/mjcf_mujoco.rs.
 
 For each model: at qpos0, at the first keyframe (if any) and at 3 random configurations within
 the joint ranges (seeded), MuJoCo's mj_fullM (armature included) and qfrc_bias at zero velocity
-and at a random velocity.
+and at a random velocity; also the world positions of named sites and the world poses
+(position, row-major rotation) of named bodies, and qpos, qvel as MuJoCo has them.
 
 Coordinates (docs/MJCF.md): karakuri's q is qpos with quaternions [x y z w] (MuJoCo [w x y z]);
 karakuri's v is qvel but for a free joint's linear velocity, in body axes (MuJoCo: world axes).
@@ -93,6 +94,10 @@ def case(m, d, label, qpos, rng):
     d.qpos[:] = qpos
     d.qvel[:] = 0
     mujoco.mj_forward(m, d)
+    sites = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, i): d.site_xpos[i].tolist()
+             for i in range(m.nsite) if mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, i)}
+    bodies = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, i): d.xpos[i].tolist() + d.xmat[i].tolist()
+              for i in range(1, m.nbody) if mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, i)}
     M = np.zeros((m.nv, m.nv))
     mujoco.mj_fullM(m, d, M)
     bias0 = d.qfrc_bias.copy()
@@ -105,6 +110,10 @@ def case(m, d, label, qpos, rng):
     A, adot_v = jacobian_and_drift(m, qpos, v_k)
     return {
         "label": label,
+        "qpos": np.asarray(qpos, float).tolist(),
+        "qvel": qvel.tolist(),
+        "site_positions": sites,
+        "body_poses": bodies,
         "q": to_karakuri_q(m, qpos).tolist(),
         "v": v_k.tolist(),
         "mass_matrix": (A.T @ M @ A).ravel().tolist(),

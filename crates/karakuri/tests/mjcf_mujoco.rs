@@ -2,14 +2,16 @@
 //! with a `.ref.json` (written by `scripts/mjcf_reference.py`), karakuri's mass matrix (CRBA,
 //! armature included) and bias forces (RNEA at zero acceleration, at zero and at a random
 //! velocity) equal MuJoCo's `mj_fullM` and `qfrc_bias`, converted to karakuri's coordinates,
-//! to 1e-9 relative; the joint order and names, the moving mass and gravity agree too.
+//! to 1e-9 relative; the joint order and names, the moving mass, gravity, the world poses of
+//! named bodies and sites, and the qpos/qvel conversions agree too.
 //! `cargo test -p karakuri --test mjcf_mujoco -- --nocapture` prints the table of docs/MJCF.md.
 
 use std::path::{Path, PathBuf};
 
-use karakuri::algorithms::{inverse_dynamics, mass_matrix};
+use karakuri::algorithms::{forward_kinematics, frame_placement, inverse_dynamics, mass_matrix, update_frame_placements};
 use karakuri::io::mjcf;
-use karakuri::Data;
+use karakuri::model::FrameKind;
+use karakuri::{Data, FrameId, Model};
 use nalgebra::{DMatrix, DVector};
 use serde_json::Value;
 
@@ -42,6 +44,42 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
 }
 
+/// MuJoCo's qpos, qvel to karakuri's q, v and back, against the script's conversion.
+fn check_conversions(model: &Model, c: &Value, source: &str) {
+    let (qpos, qvel) = (vector(&c["qpos"]), vector(&c["qvel"]));
+    let (q, v) = (vector(&c["q"]), vector(&c["v"]));
+    let q2 = mjcf::from_mujoco_qpos(model, qpos.as_slice()).unwrap();
+    let v2 = mjcf::from_mujoco_qvel(model, qpos.as_slice(), qvel.as_slice()).unwrap();
+    assert!((q2 - &q).amax() <= 1e-15, "{source}: from_mujoco_qpos");
+    assert!(rel(v2.as_slice(), v.as_slice()) <= 1e-14, "{source}: from_mujoco_qvel");
+    let qpos2 = mjcf::to_mujoco_qpos(model, q.as_slice()).unwrap();
+    let qvel2 = mjcf::to_mujoco_qvel(model, q.as_slice(), v.as_slice()).unwrap();
+    assert!((qpos2 - &qpos).amax() <= 1e-15, "{source}: to_mujoco_qpos");
+    assert!(rel(qvel2.as_slice(), qvel.as_slice()) <= 1e-14, "{source}: to_mujoco_qvel");
+}
+
+fn frame_of(model: &Model, name: &str, kind: FrameKind) -> FrameId {
+    FrameId(model.frames.iter().position(|f| f.name == name && f.kind == kind).unwrap_or_else(|| panic!("no frame {name}")))
+}
+
+/// Sites and bodies where MuJoCo puts them (1e-12 m, 1e-12 in rotation entries).
+fn check_frames(model: &Model, data: &mut Data, q: &DVector<f64>, c: &Value, source: &str) {
+    forward_kinematics(model, data, q);
+    update_frame_placements(model, data).unwrap();
+    for (name, p) in c["site_positions"].as_object().unwrap() {
+        let x = frame_placement(model, data, frame_of(model, name, FrameKind::Operational)).unwrap();
+        let err = (x.translation - vector(p)).amax();
+        assert!(err < 1e-12, "{source}: site {name} off by {err:e}");
+    }
+    for (name, pose) in c["body_poses"].as_object().unwrap() {
+        let pose = vector(pose);
+        let x = frame_placement(model, data, frame_of(model, name, FrameKind::Body)).unwrap();
+        let r = DMatrix::from_row_slice(3, 3, &pose.as_slice()[3..]);
+        let err = (x.translation - pose.rows(0, 3)).amax().max((DMatrix::from_column_slice(3, 3, x.rotation.as_slice()) - r).amax());
+        assert!(err < 1e-12, "{source}: body {name} off by {err:e}");
+    }
+}
+
 #[test]
 fn mass_matrix_and_bias_equal_mujoco() {
     let refs = references();
@@ -66,6 +104,8 @@ fn mass_matrix_and_bias_equal_mujoco() {
         let (mut worst_m, mut worst_b) = (0.0f64, 0.0f64);
         for c in r["cases"].as_array().unwrap() {
             let (q, v) = (vector(&c["q"]), vector(&c["v"]));
+            check_conversions(&model, c, source);
+            check_frames(&model, &mut data, &q, c, source);
             let m_ref = DMatrix::from_row_slice(nv, nv, vector(&c["mass_matrix"]).as_slice());
             let m = mass_matrix(&model, &mut data, &q).clone();
             worst_m = worst_m.max(rel(m.as_slice(), m_ref.transpose().as_slice()));

@@ -4,7 +4,7 @@
 
 use super::defaults::{Compiler, Defaults, InertiaFromGeom, Resolved, JOINT_ATTRS, SITE_ATTRS};
 use super::inertia::{bounded, from_geoms, geom_mass, inertial, GeomMass};
-use super::orient::frame;
+use super::orient::{frame, fromto};
 use super::xml::{numbers, Element};
 use super::MjcfError;
 use crate::spatial::{Inertia, Se3, Vec3};
@@ -147,7 +147,10 @@ fn collect<'a>(e: &'a Element, x: &Se3, class: &'a str, defaults: &'a Defaults, 
             "site" => {
                 ch.check_attrs(SITE_ATTRS)?;
                 let s = Resolved::new(ch, class, defaults)?;
-                let local = frame(ch, |k| s.get(k), c)?;
+                let local = match s.get("fromto") {
+                    Some(t) => fromto(ch, t)?.0,
+                    None => frame(ch, |k| s.get(k), c)?,
+                };
                 acc.sites.push((ch.attr("name").map(str::to_string), x.compose(&local)));
             }
             // cameras and lights: for viewers, not the dynamics

@@ -6,7 +6,7 @@
 //! moments from below.
 
 use super::defaults::{Compiler, Resolved};
-use super::orient::{frame, quat_wxyz, z_to};
+use super::orient::{frame, fromto};
 use super::xml::{numbers, numbers_vec, Element};
 use super::MjcfError;
 use crate::spatial::{Inertia, Mat3, Se3, Vec3};
@@ -41,21 +41,16 @@ pub(super) fn geom_mass(g: &Resolved, parent: &Se3, c: &Compiler) -> Result<Opti
     let group = g.num("group", 0.0)? as i64;
     let mut local = frame(e, |k| g.get(k), c)?;
     if let Some(t) = g.get("fromto") {
-        let f = numbers::<6>(e, "fromto", t)?;
         if !matches!(kind, "capsule" | "cylinder" | "ellipsoid" | "box") {
             return Err(e.error("fromto requires a capsule, cylinder, box or ellipsoid"));
         }
-        let (a, b) = (Vec3::new(f[0], f[1], f[2]), Vec3::new(f[3], f[4], f[5]));
-        let half = (a - b).norm() / 2.0;
-        if half < EPS {
-            return Err(e.error("fromto points too close"));
-        }
+        let (x, half) = fromto(e, t)?;
         s[1] = half;
         if matches!(kind, "ellipsoid" | "box") {
             s[2] = half;
             s[1] = s[0];
         }
-        local = Se3::new(quat_wxyz(z_to(a - b)), (a + b) / 2.0);
+        local = x;
     }
     let pi = std::f64::consts::PI;
     let volume = match kind {

@@ -114,6 +114,18 @@ pub(super) fn rotation<'a>(e: &Element, get: impl Fn(&str) -> Option<&'a str>, c
     Ok(quat_wxyz(q))
 }
 
+/// A `fromto` attribute's frame (at the midpoint, z from `to` towards `from`, as MuJoCo's
+/// `mjuu_z2quat` of `from - to`) and half length.
+pub(super) fn fromto(e: &Element, text: &str) -> Result<(Se3, f64), MjcfError> {
+    let f = numbers::<6>(e, "fromto", text)?;
+    let (a, b) = (Vec3::new(f[0], f[1], f[2]), Vec3::new(f[3], f[4], f[5]));
+    let half = (a - b).norm() / 2.0;
+    if half < EPS {
+        return Err(e.error("fromto points too close"));
+    }
+    Ok((Se3::new(quat_wxyz(z_to(a - b)), (a + b) / 2.0), half))
+}
+
 /// `pos` and the orientation: the element's frame in its parent's.
 pub(super) fn frame<'a>(e: &Element, get: impl Fn(&str) -> Option<&'a str> + Copy, c: &Compiler) -> Result<Se3, MjcfError> {
     let pos = match get("pos") {
