@@ -132,8 +132,16 @@ def reference(rel):
         cases.append(case(m, d, "key0", m.key_qpos[0].copy(), rng))
     for k in range(3):
         cases.append(case(m, d, f"random{k}", random_qpos(m, rng), rng))
-    # bodies welded to the world (weld id 0) are not moved by any joint
-    moving = [b for b in range(1, m.nbody) if m.body_weldid[b] != 0]
+    # bodies with a joint on their path to the world (mocap bodies, welded to the world in
+    # karakuri, are not)
+    def moves(b):
+        while b != 0:
+            if m.body_jntnum[b] > 0:
+                return True
+            b = m.body_parentid[b]
+        return False
+
+    moving = [b for b in range(1, m.nbody) if moves(b)]
     names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
     return {
         "source": rel,
