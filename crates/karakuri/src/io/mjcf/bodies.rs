@@ -69,8 +69,12 @@ pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compile
     let mut out = vec![BodySpec { name: Some("world".into()), parent: 0, local: Se3::identity(), joints: vec![], inertia: Inertia::zero(), sites: vec![], at }];
     let mut contents = Contents::default();
     for w in worldbodies {
-        w.check_attrs(&[])?;
-        collect(w, &Se3::identity(), "main", defaults, c, &mut contents, true)?;
+        w.check_attrs(&["childclass"])?;
+        let class = w.attr("childclass").unwrap_or("main");
+        if !defaults.has(class) {
+            return Err(w.error(format!("undefined default class '{class}'")));
+        }
+        collect(w, &Se3::identity(), class, defaults, c, &mut contents, true)?;
     }
     if let Some(j) = contents.joints.first() {
         return Err(j.at.error("a joint on the world body: joints belong in a <body>"));

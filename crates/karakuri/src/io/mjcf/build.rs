@@ -32,9 +32,9 @@ pub(super) fn build(name: &str, bodies: &[BodySpec], gravity: Vec3) -> Result<(M
     b.set_gravity(gravity);
     // per body: the joint that moves it and its frame in that joint's frame
     let mut attach: Vec<(JointId, Se3)> = vec![(JointId::UNIVERSE, Se3::identity())];
-    for s in &bodies[0].sites.iter().enumerate().collect::<Vec<_>>() {
-        let name = s.1 .0.clone().unwrap_or_else(|| format!("world_site{}", s.0));
-        b.add_frame(&name, JointId::UNIVERSE, s.1 .1, FrameKind::Operational).map_err(|e| bodies[0].at.error(e.to_string()))?;
+    for (k, (sname, sx)) in bodies[0].sites.iter().enumerate() {
+        let sname = sname.clone().unwrap_or_else(|| format!("world_site{k}"));
+        b.add_frame(&sname, JointId::UNIVERSE, *sx, FrameKind::Operational).map_err(|e| bodies[0].at.error(e.to_string()))?;
     }
     for (i, body) in bodies.iter().enumerate().skip(1) {
         let bname = body_name(body, i);
