@@ -7,7 +7,7 @@
 //! naming the joint and the time.
 
 use crate::engine::{JointState, SensorInfo};
-use crate::native::SimModel;
+use crate::compile::{Actuator, Limit};
 use crate::scene::ActuatorMode;
 use crate::SimError;
 
@@ -87,12 +87,18 @@ pub(crate) struct Registered {
     pub(crate) track_commands: Vec<Option<f64>>,
 }
 
-/// Checks a command to actuator `a` of `model` (every engine's, before it takes the target):
+/// Checks a command to actuator `a` of `actuators` (every engine's, before it takes the target):
 /// finite, and within the effort limit (torque mode), the velocity limit (velocity mode) or
-/// the joint's position limits (position and prescribed modes). The error,
+/// the joint's position limits among `limits` (position and prescribed modes). The error,
 /// [`SimError::BadCommand`], names the joint, `time` and the bound.
-pub(crate) fn check_command(model: &SimModel, a: usize, target: f64, time: f64) -> Result<(), SimError> {
-    let act = &model.actuators[a];
+pub(crate) fn check_command(
+    actuators: &[Actuator],
+    limits: &[Limit],
+    a: usize,
+    target: f64,
+    time: f64,
+) -> Result<(), SimError> {
+    let act = &actuators[a];
     let bad = |reason: String| SimError::BadCommand {
         joint: act.name.clone(),
         time,
@@ -109,7 +115,7 @@ pub(crate) fn check_command(model: &SimModel, a: usize, target: f64, time: f64) 
             return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
         }
         ActuatorMode::Position | ActuatorMode::Prescribed => {
-            if let Some(l) = model.limits.iter().find(|l| l.dof == act.dof) {
+            if let Some(l) = limits.iter().find(|l| l.dof == act.dof) {
                 if target < l.lo || target > l.hi {
                     return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
                 }

@@ -13,7 +13,7 @@ use karakuri::Data;
 use rapier3d_f64::math::{Matrix, Pose, Rotation, Vector};
 use rapier3d_f64::prelude::*;
 
-use crate::native::SimModel;
+use crate::compile::CompiledWorld;
 use crate::scene::{ActuatorMode, ContactMode, EngineParams, Integrator, LoopKind, Scene, SensorKind};
 use crate::SimError;
 
@@ -66,7 +66,7 @@ pub(super) struct Built {
     /// The rapier body a joint's parent side is (a fixed body at the world frame for joints of
     /// the universe) `(njoints)`.
     pub parent_body: Vec<Option<RigidBodyHandle>>,
-    /// Every one-dof joint, in the order of [`SimModel::one_dof`].
+    /// Every one-dof joint, in the order of [`CompiledWorld::one_dof`].
     pub dofs: Vec<Dof>,
     /// Per collider (its `user_data`): the world body index of the shape.
     pub shape_body: Vec<usize>,
@@ -83,7 +83,7 @@ fn scene_file(scene: &Scene) -> String {
 
 /// What rapier cannot express in a scene: the first such thing as an error naming the key,
 /// and remarks (native-only settings that differ from their defaults) as warnings.
-pub(super) fn check(scene: &Scene, sim: &SimModel) -> Result<Vec<String>, SimError> {
+pub(super) fn check(scene: &Scene, sim: &CompiledWorld) -> Result<Vec<String>, SimError> {
     let file = scene_file(scene);
     let refuse = |path: &str, reason: String| SimError::Scene {
         file: file.clone(),
@@ -247,7 +247,7 @@ fn x_onto(a: &Vec3) -> Rotation {
 }
 
 /// Builds rapier's sets from the world model at its initial state (`sim.q0`, `sim.v0`).
-pub(super) fn build(scene: &Scene, sim: &SimModel) -> Result<Built, SimError> {
+pub(super) fn build(scene: &Scene, sim: &CompiledWorld) -> Result<Built, SimError> {
     let m = &sim.model;
     let mut data = Data::new(m);
     algorithms::forward_kinematics(m, &mut data, &sim.q0);

@@ -37,7 +37,8 @@ use rapier3d_f64::prelude::*;
 use build::{se3_from, vec_from, vec_to, Dof};
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
-use crate::native::SimModel;
+use crate::compile::{compile, CompiledWorld};
+use crate::joint_forces::JointForces;
 use crate::scene::{ActuatorMode, Scene, SensorKind, Target};
 use crate::SimError;
 
@@ -76,8 +77,8 @@ struct Physics {
 
 /// The rapier engine (see the module docs).
 pub struct RapierEngine {
-    /// The world's description (the native builder's, read only).
-    model: SimModel,
+    /// The compiled world (read only).
+    model: CompiledWorld,
     physics: Physics,
     /// Rigid body of each world-model joint `(njoints)`.
     joint_body: Vec<Option<RigidBodyHandle>>,
@@ -117,7 +118,7 @@ pub struct RapierEngine {
 impl RapierEngine {
     /// Builds the engine of a scene; a scene rapier cannot express is an error naming the key.
     pub fn new(scene: &Scene) -> Result<RapierEngine, SimError> {
-        let model = SimModel::from_scene(scene)?;
+        let model = compile(scene)?;
         let mut warnings = model.warnings.clone();
         warnings.extend(build::check(scene, &model)?);
         let b = build::build(scene, &model)?;
@@ -157,7 +158,7 @@ impl RapierEngine {
             })
             .collect();
         let na = model.actuators.len();
-        let nforce = model.joint_forces.iter().map(|set| set.dof.len()).max().unwrap_or(0);
+        let nforce = model.springs.dof.len();
         let mut e = RapierEngine {
             targets: model.actuators.iter().map(|a| a.target.clone()).collect(),
             act_tau: vec![0.0; na],
@@ -281,7 +282,8 @@ impl RapierEngine {
         let mut q = std::mem::take(&mut self.force_q);
         let mut dq = std::mem::take(&mut self.force_dq);
         let mut out = std::mem::take(&mut self.force_out);
-        for set in &self.model.joint_forces {
+        let set = &self.model.springs;
+        if !set.dof.is_empty() {
             let n = set.dof.len();
             for (i, &iv) in set.dof.iter().enumerate() {
                 (q[i], dq[i]) = self.dof_state(&self.dofs[self.dof_of_v[iv]]);
@@ -408,7 +410,7 @@ impl RapierEngine {
     /// Takes a command to actuator `a` once checked as every engine does
     /// ([`crate::control::check_command`]).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model, a, target, self.time)?;
+        crate::control::check_command(&self.model.actuators, &self.model.limits, a, target, self.time)?;
         self.targets[a] = Target::Value(target);
         Ok(())
     }
