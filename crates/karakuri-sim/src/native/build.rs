@@ -20,7 +20,9 @@ use crate::SimError;
 pub use crate::compile::{Actuator, DofParams, Limit, LoopSpec, Noise, Sensor, SimBody, Track};
 
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
-/// [`SimModel::from_scene`], read by every stage, never written by a step.
+/// [`SimModel::from_scene`], read by every stage, never written by a step. Its fields are the
+/// [`CompiledWorld`]'s as they are (the model to `warnings`, `tracks`; `frictions` as rows),
+/// then the native engine's own (perturbations, joint-force sets, track lookup, sleep, plan).
 pub struct SimModel {
     /// The world's multibody model.
     pub model: Model,

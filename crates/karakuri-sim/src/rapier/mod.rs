@@ -2,16 +2,16 @@
 //! trait, as Choreonoid plugs in ODE (feature `rapier`; `engine.type: rapier` in a scene,
 //! `karakuri simulate --engine rapier`).
 //!
-//! Built once from the scene ([`RapierEngine::new`], `build.rs`): free bodies are rapier rigid
+//! Built once from the compiled scene ([`RapierEngine::new`], `build.rs`): free bodies are rapier rigid
 //! bodies; hinges, sliders and URDF robots are rapier multibodies (reduced coordinates, one per
 //! tree; a floating base is the multibody's free root); loop closures are impulse joints;
-//! shapes are the parry shapes the native builder makes (same parry, rapier's colliders take
+//! shapes are the parry shapes the compile step makes (same parry, rapier's colliders take
 //! them as they are), with the pair table (`contact_pairs: none`, exclusions, parent/child) as a
 //! contact-pair filter; materials give friction and restitution (averaged, as the native
 //! engine does). Actuators: torque mode is a force pair on the joint's two bodies, position mode
 //! a rapier motor with `kp`, `kd` (force-based) and the effort limit, velocity mode a stiff
 //! velocity motor bounded by the effort limit. What rapier cannot express is refused at load
-//! (see [`build::check`]).
+//! (see `check.rs`).
 //!
 //! A step: user and torque-mode actuator forces, motor targets, `PhysicsPipeline::step`, then
 //! the guard (non-finite or runaway velocities), the contacts with their forces, and the
@@ -27,6 +27,7 @@
 //! has it: friction acts in the solve).
 
 mod build;
+mod check;
 
 use std::time::Instant;
 
@@ -120,7 +121,7 @@ impl RapierEngine {
     pub fn new(scene: &Scene) -> Result<RapierEngine, SimError> {
         let model = compile(scene)?;
         let mut warnings = model.warnings.clone();
-        warnings.extend(build::check(scene, &model)?);
+        warnings.extend(check::check(scene, &model)?);
         let b = build::build(scene, &model)?;
         let mut params = IntegrationParameters {
             dt: model.dt,
