@@ -1,6 +1,7 @@
 //! The compile step: a scene becomes a [`CompiledWorld`], one karakuri [`karakuri::Model`] of
 //! the whole world and everything both engines read of it (bodies, dof layout, actuators,
-//! limits, sensors, loops, colliders, initial state), in the world model's q and v indices.
+//! limits, sensors, loops, colliders, perturbations, initial state), in the world model's q
+//! and v indices.
 //! Engine-neutral: the native engine derives its stage plan, sleep trees and joint-force sets
 //! from it (`native::build`), rapier its rigid bodies, multibodies and colliders
 //! (`rapier::build`).
@@ -20,6 +21,7 @@
 //! colliders  shapes in joint frames, body bounds, pair table        (colliders.rs)
 //! loops    loop closures                                           (loops.rs)
 //! sensors  sensors                                                 (sensors.rs)
+//! perturbations  the scene's pushes, windows in steps             (perturbations.rs)
 //! ```
 //!
 //! A new robot source (MJCF, Choreonoid `.body`) is an arm of [`robots`]' loader; a new kind
@@ -34,12 +36,14 @@ mod initial;
 mod limits;
 mod loops;
 mod model;
+mod perturbations;
 mod robots;
 mod sensors;
 
 pub use colliders::mean_material;
+pub use perturbations::{push_on, window_steps};
 pub use model::{
-    Actuator, CompiledWorld, DofParams, Friction, Limit, LoopSpec, Noise, Sensor, SimBody, Springs, Track,
+    Actuator, CompiledWorld, DofParams, Friction, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
 };
 
 use crate::engine::BodyInfo;
@@ -64,6 +68,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
     let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
+    let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
     let collider = colliders::collider(scene, &bodies, shapes, &o_m_i, &mut warnings);
     let infos = bodies
@@ -90,6 +95,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         one_dof_actuator,
         collider,
         tracks: std::mem::take(&mut b.tracks),
+        perturbations,
         q0,
         v0,
         warnings,

@@ -5,6 +5,7 @@
 use karakuri::spatial::{Mat3, Se3, Vec3};
 use karakuri::Model;
 use nalgebra::DVector;
+use serde::{Deserialize, Serialize};
 
 use crate::collision::Collider;
 use crate::engine::{BodyInfo, SensorInfo};
@@ -174,6 +175,33 @@ pub struct Track {
     pub speed: f64,
 }
 
+/// A wrench on a body for the steps `from_step..to_step` (a step `k` runs from `t = k dt` to
+/// `(k + 1) dt`). Plain arrays, so a state holding pushes serialises as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Push {
+    /// The body (index into the world's bodies).
+    pub body: usize,
+    /// The model joint that moves it.
+    pub joint: usize,
+    /// Where the force acts, in that joint's frame (m).
+    pub point: [f64; 3],
+    /// Force (N), world axes.
+    pub force: [f64; 3],
+    /// Torque (N·m), world axes.
+    pub torque: [f64; 3],
+    /// First step it acts in.
+    pub from_step: u64,
+    /// The step it no longer acts in.
+    pub to_step: u64,
+}
+
+impl Push {
+    /// Whether it acts in step `k`.
+    pub fn active(&self, k: u64) -> bool {
+        self.from_step <= k && k < self.to_step
+    }
+}
+
 /// A scene compiled onto one karakuri [`Model`] of the whole world: everything either engine
 /// needs that never changes once built, in the world model's indices (engine-neutral; the
 /// native engine's `SimModel` adds its stage plan, sleep trees and joint-force sets, rapier
@@ -218,6 +246,8 @@ pub struct CompiledWorld {
     pub collider: Collider,
     /// Track surfaces, in scene order.
     pub tracks: Vec<Track>,
+    /// The scene's `perturbations`, windows in steps.
+    pub perturbations: Vec<Push>,
     /// Initial configuration `(nq)`.
     pub q0: DVector<f64>,
     /// Initial velocity `(nv)`.

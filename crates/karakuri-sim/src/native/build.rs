@@ -1,13 +1,11 @@
 //! `SimModel::from_scene`: the compile step's [`CompiledWorld`] (the world's karakuri [`Model`],
 //! bodies, dof layout, actuators, limits, sensors, loops, colliders, initial state), then what
 //! only the native engine derives from it: the joint-force set of the scene's springs and
-//! dampers, the friction rows, the scene's perturbations as pushes, the track lookup, the sleep
-//! trees and the stage plan.
+//! dampers, the friction rows, the track lookup, the sleep trees and the stage plan.
 
 use karakuri::Model;
 use nalgebra::DVector;
 
-use super::external::Push;
 use super::joint_forces::{JointForceSet, JointFriction};
 use super::plan::StagePlan;
 use super::sleep::SleepModel;
@@ -17,12 +15,12 @@ use crate::engine::{BodyInfo, SensorInfo};
 use crate::scene::{ContactParams, EngineParams, Scene};
 use crate::SimError;
 
-pub use crate::compile::{Actuator, DofParams, Limit, LoopSpec, Noise, Sensor, SimBody, Track};
+pub use crate::compile::{Actuator, DofParams, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Track};
 
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
 /// [`SimModel::from_scene`], read by every stage, never written by a step. Its fields are the
-/// [`CompiledWorld`]'s as they are (the model to `warnings`, `tracks`; `frictions` as rows),
-/// then the native engine's own (perturbations, joint-force sets, track lookup, sleep, plan).
+/// [`CompiledWorld`]'s as they are (the model to `perturbations`, `tracks`; `frictions` as rows),
+/// then the native engine's own (joint-force sets, track lookup, sleep, plan).
 pub struct SimModel {
     /// The world's multibody model.
     pub model: Model,
@@ -86,15 +84,14 @@ impl SimModel {
     /// engine's own parts ([`SimModel::from_compiled`]). Errors name the scene file and the
     /// element.
     pub fn from_scene(scene: &Scene) -> Result<SimModel, SimError> {
-        SimModel::from_compiled(scene, compile(scene)?)
+        Ok(SimModel::from_compiled(compile(scene)?))
     }
 
     /// The native engine's model of a compiled scene: the compiled parts as they are, the
-    /// springs as the first joint-force set, the friction rows, the scene's `perturbations`
-    /// as pushes (errors name them), the track lookup, the sleep trees and the stage plan.
-    pub fn from_compiled(scene: &Scene, w: CompiledWorld) -> Result<SimModel, SimError> {
-        let perturbations = super::external::perturbations(scene, &w.bodies, w.dt)?;
-        let plan = StagePlan::of(&w, !perturbations.is_empty());
+    /// springs as the first joint-force set, the friction rows, the track lookup, the sleep
+    /// trees and the stage plan.
+    pub fn from_compiled(w: CompiledWorld) -> SimModel {
+        let plan = StagePlan::of(&w);
         let (track_names, body_track) = track_lookup(&w);
         let mut sim = SimModel {
             joint_forces: spring_set(w.springs),
@@ -118,7 +115,7 @@ impl SimModel {
             q0: w.q0,
             v0: w.v0,
             warnings: w.warnings,
-            perturbations,
+            perturbations: w.perturbations,
             track_names,
             tracks: w.tracks,
             body_track,
@@ -126,7 +123,7 @@ impl SimModel {
             plan,
         };
         sim.sleep = SleepModel::new(&sim);
-        Ok(sim)
+        sim
     }
 
     /// The name of the body a joint moves (for error messages).

@@ -53,8 +53,8 @@ pub struct StagePlan {
 
 impl StagePlan {
     /// The plan of a compiled world: what each of its lists holds, and its collision pairs'
-    /// modes and materials; `perturbations`: the scene has some (the native engine's pushes).
-    pub fn of(m: &CompiledWorld, perturbations: bool) -> StagePlan {
+    /// modes and materials.
+    pub fn of(m: &CompiledWorld) -> StagePlan {
         let shapes = &m.collider.shapes;
         let n = shapes.len();
         let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
@@ -64,7 +64,7 @@ impl StagePlan {
         StagePlan {
             joint_forces: !m.springs.dof.is_empty(),
             actuators: !m.actuators.is_empty(),
-            perturbations,
+            perturbations: !m.perturbations.is_empty(),
             contacts,
             impacts: m.loops.is_empty()
                 && pairs().any(|(a, b)| {

@@ -69,7 +69,7 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
         // tracks are scene bodies': the body index is the scene's
         return Err(refuse(scene, &format!("bodies[{}].track", t.body), "track surfaces (not mapped yet)".into()));
     }
-    if !scene.perturbations.is_empty() {
+    if !w.perturbations.is_empty() {
         return Err(refuse(scene, "perturbations", "external wrenches (not mapped yet)".into()));
     }
     if w.actuators.iter().any(|a| a.mode == ActuatorMode::Prescribed) {
