@@ -7,6 +7,7 @@ use karakuri::Model;
 
 use super::builder::{scene_err, ActuatorSetting, Builder};
 use super::model::{Actuator, Limit};
+use crate::engine::ActuatorInfo;
 use crate::scene::{ActuatorMode, JointSelection, Scene};
 use crate::SimError;
 
@@ -118,4 +119,14 @@ fn actuator_path(scene: &Scene, joint: &str) -> String {
         Some(ri) => format!("robots[{ri}].actuators"),
         None => "actuators".into(),
     }
+}
+
+/// Checks a command to actuator `a` of `actuators` (every engine's, before it takes the
+/// target): [`crate::control::check_command`] with the actuator's bounds and its joint's range
+/// among `limits`.
+pub fn check_command(actuators: &[Actuator], limits: &[Limit], a: usize, target: f64, time: f64) -> Result<(), SimError> {
+    let act = &actuators[a];
+    let bounds = ActuatorInfo { mode: act.mode, effort_limit: act.effort_limit, velocity_limit: act.velocity_limit };
+    let range = limits.iter().find(|l| l.dof == act.dof).map(|l| [l.lo, l.hi]);
+    crate::control::check_command(&act.name, &bounds, range, target, time)
 }

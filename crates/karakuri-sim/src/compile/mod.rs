@@ -40,6 +40,7 @@ mod perturbations;
 mod robots;
 mod sensors;
 
+pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{

@@ -409,9 +409,9 @@ impl RapierEngine {
     }
 
     /// Takes a command to actuator `a` once checked as every engine does
-    /// ([`crate::control::check_command`]).
+    /// ([`crate::compile::check_command`]).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model.actuators, &self.model.limits, a, target, self.time)?;
+        crate::compile::check_command(&self.model.actuators, &self.model.limits, a, target, self.time)?;
         self.targets[a] = Target::Value(target);
         Ok(())
     }
