@@ -1,31 +1,31 @@
 //! The compile step: a scene becomes a [`CompiledWorld`], one karakuri [`karakuri::Model`] of
 //! the whole world and everything both engines read of it (bodies, dof layout, actuators,
-//! limits, sensors, loops, colliders, perturbations, initial state), in the world model's q
-//! and v indices.
-//! Engine-neutral: the native engine derives its stage plan, sleep trees and joint-force sets
-//! from it (`native::build`), rapier its rigid bodies, multibodies and colliders
-//! (`rapier::build`).
+//! limits, sensors, loops, colliders, perturbations, initial state) in the world model's q and
+//! v indices. Engine-neutral: the native engine derives its stage plan, sleep trees and
+//! joint-force sets from it (`native::build`), rapier its rigid bodies, multibodies and
+//! colliders (`rapier::build`); it imports neither.
 //!
 //! As MuJoCo's compiler and Pinocchio's parsers, it runs in passes over one builder
-//! ([`builder::Builder`]): the passes before the model is built add joints and bodies and
+//! (`builder::Builder`): the passes before the model is built add joints and bodies and
 //! record what they carry by joint id, the passes after it resolve those records into indices.
 //!
 //! ```text
-//! bodies   scene bodies → free flyers, hinge chains, fixed frames   (bodies.rs)
-//! robots   each robot from its source (URDF), grafted as a subtree   (robots.rs)
+//! bodies         scene bodies → free flyers, hinge chains, fixed frames (bodies.rs)
+//! robots         each robot from its source (URDF), grafted as a subtree (robots.rs)
 //!   → the world model
-//! limits   position ranges                                         (limits.rs)
-//! dofs     one-dof joints; armature, springs, friction             (dofs.rs)
-//! actuators  bodies' joint actuators, robots' by name              (actuators.rs)
-//! initial  q0, v0                                                  (initial.rs)
-//! colliders  shapes in joint frames, body bounds, pair table        (colliders.rs)
-//! loops    loop closures                                           (loops.rs)
-//! sensors  sensors                                                 (sensors.rs)
-//! perturbations  the scene's pushes, windows in steps             (perturbations.rs)
+//! limits         position ranges                                        (limits.rs)
+//! dofs           one-dof joints; armature, springs, friction            (dofs.rs)
+//! actuators      bodies' joint actuators, robots' by name               (actuators.rs)
+//! initial        q0, v0                                                 (initial.rs)
+//! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
+//! loops          loop closures                                          (loops.rs)
+//! sensors        sensors                                                (sensors.rs)
+//! perturbations  the scene's pushes, windows in steps                   (perturbations.rs)
 //! ```
 //!
-//! A new robot source (MJCF, Choreonoid `.body`) is an arm of [`robots`]' loader; a new kind
-//! of element is a pass and a field of [`CompiledWorld`].
+//! A new robot source (MJCF, Choreonoid `.body`) is an arm of `robots::load` returning the
+//! same robot model and geometry; a new kind of element is a pass and a field of
+//! [`CompiledWorld`].
 
 mod actuators;
 mod bodies;
