@@ -25,7 +25,6 @@
 //! [`StageTimes`] only when asked ([`Engine::time_stages`]): ten clock reads per step were
 //! 0.3 µs of a 1.1 µs free-fall step.
 
-mod assemble;
 pub mod build;
 mod checkpoint;
 pub mod contact;
@@ -160,7 +159,7 @@ impl NativeEngine {
     /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
     /// (torque), the velocity limit (velocity) or the joint's position limits (position).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model, a, target, self.state.time)?;
+        crate::compile::check_command(&self.model.actuators, &self.model.limits, a, target, self.state.time)?;
         self.state.targets[a] = Target::Value(target);
         Ok(())
     }
