@@ -37,6 +37,7 @@ pub mod limits;
 pub mod loops;
 pub mod noise;
 pub mod plan;
+pub mod settings;
 pub mod split;
 pub mod loop_drift;
 pub mod stages;
