@@ -16,46 +16,40 @@ const CG_PERIOD: usize = 2;
 /// [`CG_PERIOD`]. At 10 the pile needed half the sweeps but a stack of 20 boxes drifted 11 mm.
 const STALL_WINDOW: usize = 20;
 
-/// A block of a large island is parked (skipped until the next full sweep, see
-/// [`Solve::solve_cg`]) when its normal slack exceeds this many times the residual of the
-/// sweep before (see [`idle`](super::cone::idle)). On the pile at 10 no parked block took an impulse at the next
-/// full sweep (at 1: 19–42 in a run; at 0: 1827).
+/// A block of a large island is parked (skipped until the next full sweep, see [`Solve::solve_cg`])
+/// when its normal slack exceeds this many times the residual of the sweep before (see
+/// [`idle`](super::cone::idle)). On the pile at 10 no parked block took an impulse at the next full
+/// sweep (at 1: 19–42 in a run; at 0: 1827).
 const PARK_MARGIN: f64 = 10.0;
 
 impl Solve<'_> {
-    /// Block Gauss–Seidel over a large island (more than [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS) rows, or any under
-    /// `solver: pgs`) accelerated by nonsmooth nonlinear conjugate gradients (Silcowitz, Niebe
-    /// & Erleben 2010), the map accelerated being a pair of sweeps (forward, then backward):
-    /// after a pair that moved the island's impulses by `r_k`, with `ρ = |r_k|² / |r_{k-1}|²`,
-    /// `β = ρ` when `ρ ≤ 1` and `max(0, 2 − ρ)` above (the paper restarts with `β = 0` there;
-    /// that jump made the solve's result jump with its input, see ARCHITECTURE.md),
-    /// `λ += β p_{k-1}` and `p_k = r_k + β p_{k-1}`. The velocity follows through
-    /// `q = qH⁻¹ Jᵀ p`, kept over the island's dofs from the sweeps' own velocity changes (no
-    /// Jacobian product). The solve ends on a sweep's iterate (feasible), at the tolerance, the
-    /// cap, or when it stalls: every [`STALL_WINDOW`] sweeps the residual is compared with the
-    /// window's start and the island stops when it did not fall or when at that rate the
-    /// tolerance is out of reach within the cap.
+    /// Block Gauss–Seidel over a large island (more than [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS)
+    /// rows, or any under `solver: pgs`) accelerated by nonsmooth nonlinear conjugate gradients
+    /// (Silcowitz, Niebe & Erleben 2010), the map accelerated being a pair of sweeps (forward, then
+    /// backward): after a pair that moved the island's impulses by `r_k`, with `ρ = |r_k|² /
+    /// |r_{k-1}|²`, `β = ρ` when `ρ ≤ 1` and `max(0, 2 − ρ)` above (the paper restarts with `β = 0`
+    /// there; that jump made the solve's result jump with its input, see ARCHITECTURE.md), `λ += β
+    /// p_{k-1}` and `p_k = r_k + β p_{k-1}`. The velocity follows through `q = qH⁻¹ Jᵀ p`, kept
+    /// over the island's dofs from the sweeps' own velocity changes (no Jacobian product). The
+    /// solve ends on a sweep's iterate (feasible), at the tolerance, the cap, or when it stalls:
+    /// every [`STALL_WINDOW`] sweeps the residual is compared with the window's start and the
+    /// island stops when it did not fall or when at that rate the tolerance is out of reach within
+    /// the cap.
     ///
-    /// *Parking.* Full sweeps (the first pair, every stall check, the last sweep at the cap,
-    /// and the sweep after a partial one that reached the tolerance) visit every block and
-    /// list the live ones; the sweeps between visit only those. A block is parked when it is
-    /// idle (see [`idle`](super::cone::idle): zero impulses before and after its update, its normal slack above
-    /// [`PARK_MARGIN`] times the residual of the sweep before), an update that would change
-    /// nothing while its slack stays positive; a newly parked block's rows are dropped from
-    /// the CG direction ([`Solve::cg_drop_parked`]) so that the CG step leaves them at zero
-    /// too. The tolerance stop, the stall checks and the returned residual thus cover every
-    /// row. Reads `order[s..e]`, the blocks, `lambda` and `vel`; writes `lambda`, `vel` and
-    /// `cg`. Returns the sweeps and the last sweep's residual.
+    /// *Parking.* Full sweeps (the first pair, every stall check, the last sweep at the cap, and
+    /// the sweep after a partial one that reached the tolerance) visit every block and list the
+    /// live ones; the sweeps between visit only those. A block is parked when it is idle (see
+    /// [`idle`](super::cone::idle): zero impulses before and after its update, its normal slack
+    /// above [`PARK_MARGIN`] times the residual of the sweep before), an update that would change
+    /// nothing while its slack stays positive; a newly parked block's rows are dropped from the CG
+    /// direction ([`Solve::cg_drop_parked`]) so that the CG step leaves them at zero too. The
+    /// tolerance stop, the stall checks and the returned residual thus cover every row. Reads
+    /// `order[s..e]`, the blocks, `lambda` and `vel`; writes `lambda`, `vel` and `cg`. Returns the
+    /// sweeps and the last sweep's residual.
     pub(super) fn solve_cg(&mut self, s: usize, e: usize, settings: &Settings) -> (usize, f64) {
         self.ensure_layout();
         let tiny = self.tiny;
-        self.cg_runs(s, e);
-        self.cg_keep();
-        self.work.cg.dropped.clear();
-        self.work.cg.parked.resize(self.p.blocks.len(), false);
-        for &b in &self.work.islands.order[s..e] {
-            self.work.cg.parked[b as usize] = false;
-        }
+        self.cg_start(s, e);
         let mut rr_prev = 0.0;
         let mut window_start = 0.0;
         let mut residual = f64::INFINITY;
@@ -84,14 +78,8 @@ impl Solve<'_> {
                 break;
             }
             if it % STALL_WINDOW == 0 {
-                if it > STALL_WINDOW {
-                    let rate = residual / window_start;
-                    // sweeps to the tolerance at this rate
-                    let log_gap = STALL_WINDOW as f64 * (settings.tolerance / residual).ln();
-                    let needed = log_gap / rate.ln();
-                    if rate >= 1.0 || it as f64 + needed > settings.max_iterations as f64 {
-                        break;
-                    }
+                if it > STALL_WINDOW && stalled(it, residual, window_start, settings) {
+                    break;
                 }
                 window_start = residual;
             }
@@ -99,16 +87,7 @@ impl Solve<'_> {
                 continue;
             }
             let rr = self.cg_rr();
-            let beta = if it == CG_PERIOD {
-                0.0
-            } else {
-                let ratio = rr / rr_prev;
-                if ratio <= 1.0 {
-                    ratio
-                } else {
-                    (2.0 - ratio).max(0.0)
-                }
-            };
+            let beta = if it == CG_PERIOD { 0.0 } else { beta(rr / rr_prev) };
             if beta != 0.0 {
                 self.cg_drop_parked();
             }
@@ -118,6 +97,18 @@ impl Solve<'_> {
             rr_prev = rr;
         }
         (it, residual)
+    }
+
+    /// The scratch of a large island's solve: its rows and dofs as runs, the impulses and
+    /// velocity at the start of the first period, nothing dropped or parked.
+    fn cg_start(&mut self, s: usize, e: usize) {
+        self.cg_runs(s, e);
+        self.cg_keep();
+        self.work.cg.dropped.clear();
+        self.work.cg.parked.resize(self.p.blocks.len(), false);
+        for &b in &self.work.islands.order[s..e] {
+            self.work.cg.parked[b as usize] = false;
+        }
     }
 
     /// Drops the newly parked blocks' rows from the direction: `q −= qH⁻¹ Jᵀ p` over them,
@@ -226,5 +217,26 @@ impl Solve<'_> {
         for &(a, b) in &cg.dofs {
             step(&mut self.sol.vel[a..b], &mut cg.vel0[a..b], &mut cg.q[a..b]);
         }
+    }
+}
+
+/// Whether a large island's solve stops at the stall check of sweep `it`: its residual did not
+/// fall over the window (from `window_start`), or at this rate the tolerance is out of reach
+/// within the sweep cap.
+fn stalled(it: usize, residual: f64, window_start: f64, settings: &Settings) -> bool {
+    let rate = residual / window_start;
+    // sweeps to the tolerance at this rate
+    let log_gap = STALL_WINDOW as f64 * (settings.tolerance / residual).ln();
+    let needed = log_gap / rate.ln();
+    rate >= 1.0 || it as f64 + needed > settings.max_iterations as f64
+}
+
+/// The conjugate-gradient `β` of the ratio `ρ = |r_k|² / |r_{k-1}|²`: `ρ` up to 1, then
+/// `max(0, 2 − ρ)` (see [`Solve::solve_cg`]).
+fn beta(ratio: f64) -> f64 {
+    if ratio <= 1.0 {
+        ratio
+    } else {
+        (2.0 - ratio).max(0.0)
     }
 }

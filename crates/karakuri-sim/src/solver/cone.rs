@@ -29,11 +29,11 @@ pub(super) fn project(kind: &[RowKind], lambda: &mut [f64], i: usize, n: usize) 
 }
 
 /// The new impulses of a contact block (`W_ii` `w`, its inverse `winv`, `resting` as in
-/// [`Block::resting`](super::Block::resting)) from its impulses `old`, targets `b` and row velocities `u`: the exact
-/// 3 x 3 solve when the contact was resting and the result sticks inside the cone; else
-/// (sliding, or a singular block) the normal row first, then both friction rows with one step
-/// length, projected on the disk `|λ_t| ≤ μ λ_n`. Returns the new impulses, their change and
-/// the largest row velocity change.
+/// [`Block::resting`](super::Block::resting)) from its impulses `old`, targets `b` and row
+/// velocities `u`: the exact 3 x 3 solve when the contact was resting and the result sticks inside
+/// the cone; else (sliding, or a singular block) the normal row first, then both friction rows with
+/// one step length, projected on the disk `|λ_t| ≤ μ λ_n`. Returns the new impulses, their change
+/// and the largest row velocity change.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn impulses(

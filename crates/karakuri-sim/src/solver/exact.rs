@@ -1,17 +1,16 @@
 //! The exact solve of a small island (at most [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS)
-//! rows): its dense `W` and `c = J v_free` ([`Solve::form_dense`]), an active set over its
+//! rows): its dense `W` and `c = J v_free` ([`Dense::form`]), an active set over its
 //! unilateral rows with each set solved by a semidefinite LDLᵀ ([`Solve::direct`]: the whole
 //! frictionless island), and the subspace step of an island with friction that Gauss–Seidel
-//! has not finished ([`Solve::subspace_step`]). Its scratch is the workspace's
-//! [`Dense`](super::workspace::Dense).
+//! has not finished ([`Solve::subspace_step`]). Its scratch is the workspace's [`Dense`].
 
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project;
 use super::kernels::dot;
-use super::problem::{Block, Trees, NONE};
+use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
-use super::workspace::Solve;
+use super::workspace::{Dense, Solve};
 
 /// Diagonal regularisation of the subspace step's `W_AA`, relative to W's largest diagonal
 /// entry: of the many impulses of redundant rows (four corners of a face, their friction) it
@@ -23,202 +22,32 @@ const REGULARIZATION: f64 = 1e-9;
 const SUBSPACE_ACTIVE_SETS: usize = 8;
 
 impl Solve<'_> {
-    /// Forms the island's dense `W` and `c = J v_free` over its rows (`dense.rows`) into
-    /// the workspace's `dense`. Reads the island's blocks `order[s..e]`, `J` and `qH⁻¹ Jᵀ`.
-    pub(super) fn form_dense(&mut self, s: usize, e: usize, v_free: &[f64]) {
-        let p = self.p;
-        let island = &self.work.islands.order[s..e];
-        let d = &mut self.work.dense;
-        d.rows.clear();
-        for &b in island {
-            let bl = p.blocks[b as usize];
-            d.rows.extend(bl.row..bl.row + bl.n);
-        }
-        let k = d.rows.len();
-        d.w.clear();
-        d.w.resize(k * k, 0.0);
-        d.c.clear();
-        // row -> (block, row in block) by walking the island's blocks
-        let mut pa = 0;
-        for &ba in island {
-            let bla = p.blocks[ba as usize];
-            for ra in 0..bla.n {
-                d.c.push(p.row_dot(ba as usize, ra, v_free));
-                let mut pb = 0;
-                for &bb in island {
-                    let blb = p.blocks[bb as usize];
-                    for rb in 0..blb.n {
-                        if pb <= pa {
-                            let x = cross_dot(&p.trees, &p.j, &p.mj, (&bla, ra), (&blb, rb));
-                            d.w[pa * k + pb] = x;
-                            d.w[pb * k + pa] = x;
-                        }
-                        pb += 1;
-                    }
-                }
-                pa += 1;
-            }
-        }
-    }
-
     /// The island's exact frictionless solve (active set over its unilateral rows, each set
     /// by a semidefinite LDLᵀ that gives dependent rows no impulse); None when the set does
     /// not settle (Gauss–Seidel takes over). With `hold`, the friction and bounded rows keep
     /// their impulses (they enter the right-hand side) and only the others are solved for.
     /// Writes `lambda` and `vel` of the island, and `dense`.
     pub(super) fn direct(&mut self, s: usize, e: usize, v_free: &[f64], hold: bool) -> Option<usize> {
-        self.form_dense(s, e, v_free);
-        self.active_set_start(hold);
-        let k = self.work.dense.rows.len();
+        let (p, b) = (self.p, self.b);
+        let d = &mut self.work.dense;
+        d.form(p, &self.work.islands.order[s..e], v_free);
+        d.active_set_start(&p.kind, &self.sol.lambda, b, hold);
+        let k = d.rows.len();
         let scale = self.scale.max(1e-300);
         let eps = if hold { REGULARIZATION * scale } else { 0.0 };
         let tries = if hold { SUBSPACE_ACTIVE_SETS } else { 3 * k + 10 };
         for it in 0..tries {
-            self.solve_active_set(eps, scale);
-            if self.drop_most_negative(hold, scale) || self.add_most_violated(scale) {
+            d.solve_active_set(b, eps, scale);
+            if d.drop_most_negative(&p.kind, hold, scale) || d.add_most_violated(b, scale) {
                 continue;
             }
             if hold {
-                self.project_dense();
+                d.project(&p.kind);
             }
             self.set_island(s, e);
             return Some(it + 1);
         }
         None
-    }
-
-    /// The first active set of [`Solve::direct`]: which rows are sign-free (bilateral ones,
-    /// and with `hold` the friction rows of sticking contacts), held at their impulse (with
-    /// `hold`: sliding friction, bounded rows) and active (not held, and sign-free, pushing
-    /// or violated at `v_free`). Reads `dense.rows`, `dense.c`, the kinds, targets and
-    /// impulses; writes `dense.held`, `free`, `active`, `lambda`.
-    fn active_set_start(&mut self, hold: bool) {
-        let (kind, lambda, b) = (&self.p.kind, &self.sol.lambda, self.b);
-        let d = &mut self.work.dense;
-        let k = d.rows.len();
-        let bilateral = |kind: RowKind| kind == RowKind::Bilateral;
-        d.active.clear();
-        d.lambda.clear();
-        d.held.clear();
-        d.free.clear();
-        for p in 0..k {
-            let i = d.rows[p];
-            let (held, free) = match kind[i] {
-                RowKind::Tangent => {
-                    // the contact's normal is the row before the tangents
-                    let n = if matches!(kind[i - 1], RowKind::Tangent) { i - 2 } else { i - 1 };
-                    let RowKind::Normal { mu, .. } = kind[n] else { unreachable!() };
-                    let (ln, t1, t2) = (lambda[n], lambda[n + 1], lambda[n + 2]);
-                    let stick = ln > 0.0 && (t1 * t1 + t2 * t2).sqrt() < mu * ln * (1.0 - 1e-9);
-                    (!stick, stick)
-                }
-                RowKind::Bounded { .. } => (true, false),
-                other => (false, bilateral(other)),
-            };
-            let held = hold && held;
-            d.held.push(held);
-            d.free.push(free);
-            d.active.push(!held && (free || lambda[i] > 0.0 || d.c[p] < b[i]));
-            d.lambda.push(if held { lambda[i] } else { 0.0 });
-        }
-    }
-
-    /// Solves `(W_AA + eps I) λ_A = b_A − c_A − W_AH λ_H` for the active rows (A; held rows
-    /// H keep their impulses) by the semidefinite LDLᵀ; the other rows not held get 0.
-    /// Reads and writes `dense`.
-    fn solve_active_set(&mut self, eps: f64, scale: f64) {
-        let b = self.b;
-        let d = &mut self.work.dense;
-        let k = d.rows.len();
-        d.idx.clear();
-        d.idx.extend((0..k).filter(|&p| d.active[p]));
-        let n = d.idx.len();
-        d.a.clear();
-        d.a.resize(n * n, 0.0);
-        d.r.clear();
-        d.r.resize(n, 0.0);
-        for (x, &p) in d.idx.iter().enumerate() {
-            let mut rhs = b[d.rows[p]] - d.c[p];
-            for q in 0..k {
-                if d.held[q] {
-                    rhs -= d.w[p * k + q] * d.lambda[q];
-                }
-            }
-            d.r[x] = rhs;
-            for (y, &q) in d.idx.iter().enumerate() {
-                d.a[x * n + y] = d.w[p * k + q];
-            }
-            d.a[x * n + x] += eps;
-        }
-        d.skip.clear();
-        d.skip.resize(n, false);
-        ldlt_semidefinite_solve(&mut d.a, &mut d.r, &mut d.skip, n, 1e-10 * scale);
-        for p in 0..k {
-            if !d.held[p] {
-                d.lambda[p] = 0.0;
-            }
-        }
-        for (x, &p) in d.idx.iter().enumerate() {
-            d.lambda[p] = d.r[x];
-        }
-    }
-
-    /// Drops the active row of most negative impulse from the set (with `hold`, a normal
-    /// takes its friction rows with it, held at zero); whether there was one.
-    fn drop_most_negative(&mut self, hold: bool, scale: f64) -> bool {
-        let kind = &self.p.kind;
-        let d = &mut self.work.dense;
-        let worst = d
-            .idx
-            .iter()
-            .filter(|&&p| !d.free[p] && d.lambda[p] < -1e-12 * scale)
-            .min_by(|&&p, &&q| d.lambda[p].total_cmp(&d.lambda[q]).then(p.cmp(&q)));
-        let Some(&p) = worst else { return false };
-        d.active[p] = false;
-        // a normal that lets go takes its friction with it
-        if hold && matches!(kind[d.rows[p]], RowKind::Normal { friction: 2, .. }) {
-            for q in [p + 1, p + 2] {
-                d.active[q] = false;
-                d.held[q] = true;
-                d.lambda[q] = 0.0;
-            }
-        }
-        true
-    }
-
-    /// Adds the most violated inactive one-sided row (`c + W λ < b`) to the set; whether
-    /// there was one.
-    fn add_most_violated(&mut self, scale: f64) -> bool {
-        let b = self.b;
-        let d = &mut self.work.dense;
-        let k = d.rows.len();
-        let mut viol: Option<(usize, f64)> = None;
-        for p in (0..k).filter(|&p| !d.active[p] && !d.held[p] && !d.free[p]) {
-            let g = d.c[p] + (0..k).map(|q| d.w[p * k + q] * d.lambda[q]).sum::<f64>() - b[d.rows[p]];
-            if g < -1e-12 * (1.0 + scale) && viol.is_none_or(|(_, h)| g < h) {
-                viol = Some((p, g));
-            }
-        }
-        let Some((p, _)) = viol else { return false };
-        d.active[p] = true;
-        true
-    }
-
-    /// The friction of `dense.lambda` back inside the cones of the new normal impulses.
-    fn project_dense(&mut self) {
-        let kind = &self.p.kind;
-        let d = &mut self.work.dense;
-        let k = d.rows.len();
-        let mut p = 0;
-        while p < k {
-            let i = d.rows[p];
-            let n = match kind[i] {
-                RowKind::Normal { friction, .. } => 1 + friction,
-                _ => 1,
-            };
-            project(&kind[i..i + n], &mut d.lambda[p..p + n], 0, n);
-            p += n;
-        }
     }
 
     /// The subspace step of an island with friction that Gauss–Seidel has not finished (mass
@@ -265,6 +94,173 @@ impl Solve<'_> {
                 }
                 p += 1;
             }
+        }
+    }
+}
+
+impl Dense {
+    /// Forms the island's dense `W` and `c = J v_free` over its rows (`rows`), the island
+    /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read).
+    #[inline]
+    fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
+        self.rows.clear();
+        for &b in island {
+            let bl = p.blocks[b as usize];
+            self.rows.extend(bl.row..bl.row + bl.n);
+        }
+        let k = self.rows.len();
+        self.w.clear();
+        self.w.resize(k * k, 0.0);
+        self.c.clear();
+        // row -> (block, row in block) by walking the island's blocks
+        let mut pa = 0;
+        for &ba in island {
+            let bla = p.blocks[ba as usize];
+            for ra in 0..bla.n {
+                let row = &p.j[bla.off + ra * bla.width..bla.off + (ra + 1) * bla.width];
+                self.c.push(piece_dot(&p.trees, &bla, row, v_free));
+                let mut pb = 0;
+                for &bb in island {
+                    let blb = p.blocks[bb as usize];
+                    for rb in 0..blb.n {
+                        if pb <= pa {
+                            let x = cross_dot(&p.trees, &p.j, &p.mj, (&bla, ra), (&blb, rb));
+                            self.w[pa * k + pb] = x;
+                            self.w[pb * k + pa] = x;
+                        }
+                        pb += 1;
+                    }
+                }
+                pa += 1;
+            }
+        }
+    }
+
+    /// The first active set of [`Solve::direct`]: which rows are sign-free (bilateral ones,
+    /// and with `hold` the friction rows of sticking contacts), held at their impulse (with
+    /// `hold`: sliding friction, bounded rows) and active (not held, and sign-free, pushing
+    /// or violated at `v_free`), from the problem's kinds, the targets `b` and the impulses
+    /// `lambda`. Reads `rows`, `c`; writes `held`, `free`, `active`, `lambda`.
+    #[inline]
+    fn active_set_start(&mut self, kind: &[RowKind], lambda: &[f64], b: &[f64], hold: bool) {
+        let k = self.rows.len();
+        let bilateral = |kind: RowKind| kind == RowKind::Bilateral;
+        self.active.clear();
+        self.lambda.clear();
+        self.held.clear();
+        self.free.clear();
+        for p in 0..k {
+            let i = self.rows[p];
+            let (held, free) = match kind[i] {
+                RowKind::Tangent => {
+                    // the contact's normal is the row before the tangents
+                    let n = if matches!(kind[i - 1], RowKind::Tangent) { i - 2 } else { i - 1 };
+                    let RowKind::Normal { mu, .. } = kind[n] else { unreachable!() };
+                    let (ln, t1, t2) = (lambda[n], lambda[n + 1], lambda[n + 2]);
+                    let stick = ln > 0.0 && (t1 * t1 + t2 * t2).sqrt() < mu * ln * (1.0 - 1e-9);
+                    (!stick, stick)
+                }
+                RowKind::Bounded { .. } => (true, false),
+                other => (false, bilateral(other)),
+            };
+            let held = hold && held;
+            self.held.push(held);
+            self.free.push(free);
+            self.active.push(!held && (free || lambda[i] > 0.0 || self.c[p] < b[i]));
+            self.lambda.push(if held { lambda[i] } else { 0.0 });
+        }
+    }
+
+    /// Solves `(W_AA + eps I) λ_A = b_A − c_A − W_AH λ_H` for the active rows (A; held rows
+    /// H keep their impulses) by the semidefinite LDLᵀ; the other rows not held get 0.
+    #[inline]
+    fn solve_active_set(&mut self, b: &[f64], eps: f64, scale: f64) {
+        let k = self.rows.len();
+        self.idx.clear();
+        self.idx.extend((0..k).filter(|&p| self.active[p]));
+        let n = self.idx.len();
+        self.a.clear();
+        self.a.resize(n * n, 0.0);
+        self.r.clear();
+        self.r.resize(n, 0.0);
+        for (x, &p) in self.idx.iter().enumerate() {
+            let mut rhs = b[self.rows[p]] - self.c[p];
+            for q in 0..k {
+                if self.held[q] {
+                    rhs -= self.w[p * k + q] * self.lambda[q];
+                }
+            }
+            self.r[x] = rhs;
+            for (y, &q) in self.idx.iter().enumerate() {
+                self.a[x * n + y] = self.w[p * k + q];
+            }
+            self.a[x * n + x] += eps;
+        }
+        self.skip.clear();
+        self.skip.resize(n, false);
+        ldlt_semidefinite_solve(&mut self.a, &mut self.r, &mut self.skip, n, 1e-10 * scale);
+        for p in 0..k {
+            if !self.held[p] {
+                self.lambda[p] = 0.0;
+            }
+        }
+        for (x, &p) in self.idx.iter().enumerate() {
+            self.lambda[p] = self.r[x];
+        }
+    }
+
+    /// Drops the active row of most negative impulse from the set (with `hold`, a normal
+    /// takes its friction rows with it, held at zero); whether there was one.
+    #[inline]
+    fn drop_most_negative(&mut self, kind: &[RowKind], hold: bool, scale: f64) -> bool {
+        let worst = self
+            .idx
+            .iter()
+            .filter(|&&p| !self.free[p] && self.lambda[p] < -1e-12 * scale)
+            .min_by(|&&p, &&q| self.lambda[p].total_cmp(&self.lambda[q]).then(p.cmp(&q)));
+        let Some(&p) = worst else { return false };
+        self.active[p] = false;
+        // a normal that lets go takes its friction with it
+        if hold && matches!(kind[self.rows[p]], RowKind::Normal { friction: 2, .. }) {
+            for q in [p + 1, p + 2] {
+                self.active[q] = false;
+                self.held[q] = true;
+                self.lambda[q] = 0.0;
+            }
+        }
+        true
+    }
+
+    /// Adds the most violated inactive one-sided row (`c + W λ < b`) to the set; whether
+    /// there was one.
+    #[inline]
+    fn add_most_violated(&mut self, b: &[f64], scale: f64) -> bool {
+        let k = self.rows.len();
+        let mut viol: Option<(usize, f64)> = None;
+        for p in (0..k).filter(|&p| !self.active[p] && !self.held[p] && !self.free[p]) {
+            let g = self.c[p] + (0..k).map(|q| self.w[p * k + q] * self.lambda[q]).sum::<f64>() - b[self.rows[p]];
+            if g < -1e-12 * (1.0 + scale) && viol.is_none_or(|(_, h)| g < h) {
+                viol = Some((p, g));
+            }
+        }
+        let Some((p, _)) = viol else { return false };
+        self.active[p] = true;
+        true
+    }
+
+    /// The friction of `lambda` back inside the cones of the new normal impulses.
+    #[inline]
+    fn project(&mut self, kind: &[RowKind]) {
+        let k = self.rows.len();
+        let mut p = 0;
+        while p < k {
+            let i = self.rows[p];
+            let n = match kind[i] {
+                RowKind::Normal { friction, .. } => 1 + friction,
+                _ => 1,
+            };
+            project(&kind[i..i + n], &mut self.lambda[p..p + n], 0, n);
+            p += n;
         }
     }
 }

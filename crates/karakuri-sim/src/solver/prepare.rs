@@ -52,6 +52,7 @@ impl Problem {
 
 /// A contact block on free bodies (three rows over one or two six-dof trees): the candidate
 /// for the diagonal inverses' products and the sweep's packed layout.
+#[inline(always)]
 fn free_contact(bl: &Block) -> bool {
     bl.n == 3 && bl.n0 == 6 && (bl.width == 6 || bl.width == 12)
 }
@@ -59,6 +60,7 @@ fn free_contact(bl: &Block) -> bool {
 /// `qH⁻¹ Jᵀ` of block `bl` into `mj`: a contact on free bodies of diagonal inverses column by
 /// column (column k of `mj` is `scale[k]` times column k of `j`), any other block by
 /// [`general_mj`]. Makes the free bodies' kept inverses current (see [`TreeInverse`]).
+#[inline(always)]
 fn block_mj(
     bl: &Block,
     (j, mj, copied): (&[f64], &mut [f64], bool),
@@ -91,6 +93,7 @@ fn block_mj(
 
 /// Block `bl`'s `W_ii = J (qH⁻¹ Jᵀ)ᵀ` (row-major `n x n` in the leading entries) from its
 /// `J` and `qH⁻¹ Jᵀ`; pushes its diagonal onto `diag`.
+#[inline(always)]
 fn block_w(bl: &Block, j: &[f64], mj: &[f64], diag: &mut Vec<f64>) -> [f64; 9] {
     let mut w = [0.0; 9];
     if bl.n == 3 {

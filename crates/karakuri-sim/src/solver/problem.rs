@@ -88,7 +88,7 @@ pub struct Block {
 /// written by a solve. Built by the constraint stage (contacts through
 /// [`Problem::push_block`], the dense loop / limit / servo rows through
 /// [`Problem::push_rows`]), then [`Problem::prepare`] forms `qH⁻¹ Jᵀ` and the blocks' `W_ii`,
-/// and [`Problem::solve`] writes a [`super::Solution`] (through a [`super::Workspace`]).
+/// and [`Problem::solve`] writes a `Solution` (through a `Workspace`).
 #[derive(Clone, Debug, Default)]
 pub struct Problem {
     /// The world's trees.
@@ -305,7 +305,7 @@ impl Problem {
 
 /// A block row (compact, `width`) dotted with a vector over all dofs.
 #[inline]
-fn piece_dot(trees: &Trees, bl: &Block, row: &[f64], v: &[f64]) -> f64 {
+pub(super) fn piece_dot(trees: &Trees, bl: &Block, row: &[f64], v: &[f64]) -> f64 {
     if bl.trees[0] == NONE {
         return 0.0;
     }

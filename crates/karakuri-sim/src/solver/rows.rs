@@ -15,8 +15,8 @@
 //! This module holds what describes the rows ([`RowKind`]), the dense builder of the rows that
 //! are not contacts ([`Rows`]: loops, limits, velocity servos, joint friction, written over all
 //! `nv` dofs by their kinematics), the settings of a solve ([`Settings`]) and its statistics
-//! ([`SolveStats`]). There is one solver: [`Problem`](super::Problem), which takes these rows
-//! through [`Problem::push_rows`](super::Problem::push_rows) as compact blocks over the trees
+//! ([`SolveStats`]). There is one solver: `Problem` (`problem.rs`), which takes these rows
+//! through `Problem::push_rows` as compact blocks over the trees
 //! they touch, next to the contact blocks, and solves them island by island (the velocity
 //! problem, the split-impulse pass, the impact passes and SHAKE alike).
 
@@ -48,7 +48,7 @@ pub enum RowKind {
 
 /// Rows of one step, dense over the `nv` velocity variables: how loops, limits, servos and
 /// joint friction write their Jacobians before
-/// [`Problem::push_rows`](super::Problem::push_rows) makes compact blocks of them.
+/// `Problem::push_rows` makes compact blocks of them.
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
     /// Number of velocity variables.

@@ -17,7 +17,7 @@ use super::solution::Solution;
 /// Islands of at most this many rows get exact solves: frictionless ones an active-set
 /// solve (the one exact solve of the crate: the impact passes and SHAKE get it too), ones
 /// with friction a subspace step when Gauss–Seidel stalls (mass ratios). Larger islands
-/// (piles) stay with Gauss–Seidel. The exact solve's scratch ([`Dense`]) is sized for it.
+/// (piles) stay with Gauss–Seidel. The exact solve's scratch (`Dense`) is sized for it.
 pub const EXACT_MAX_ROWS: usize = 64;
 
 /// The scratch of every solve (see the module documentation). One workspace serves every
