@@ -23,18 +23,19 @@ const STALL_WINDOW: usize = 20;
 const PARK_MARGIN: f64 = 10.0;
 
 impl Solve<'_> {
-    /// Block Gauss–Seidel over a large island (more than [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS)
-    /// rows, or any under `solver: pgs`) accelerated by nonsmooth nonlinear conjugate gradients
-    /// (Silcowitz, Niebe & Erleben 2010), the map accelerated being a pair of sweeps (forward, then
-    /// backward): after a pair that moved the island's impulses by `r_k`, with `ρ = |r_k|² /
-    /// |r_{k-1}|²`, `β = ρ` when `ρ ≤ 1` and `max(0, 2 − ρ)` above (the paper restarts with `β = 0`
-    /// there; that jump made the solve's result jump with its input, see docs/decisions/0031), `λ
-    /// += β p_{k-1}` and `p_k = r_k + β p_{k-1}`. The velocity follows through `q = qH⁻¹ Jᵀ p`,
-    /// kept over the island's dofs from the sweeps' own velocity changes (no Jacobian product). The
-    /// solve ends on a sweep's iterate (feasible), at the tolerance, the cap, or when it stalls:
-    /// every [`STALL_WINDOW`] sweeps the residual is compared with the window's start and the
-    /// island stops when it did not fall or when at that rate the tolerance is out of reach within
-    /// the cap.
+    /// Block Gauss–Seidel over a large island (more than
+    /// [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS) rows, or any under `solver: pgs`) accelerated
+    /// by nonsmooth nonlinear conjugate gradients (Silcowitz, Niebe & Erleben 2010), the map
+    /// accelerated being a pair of sweeps (forward, then backward): after a pair that moved the
+    /// island's impulses by `r_k`, with `ρ = |r_k|² / |r_{k-1}|²`, `β = ρ` when `ρ ≤ 1` and
+    /// `max(0, 2 − ρ)` above (the paper restarts with `β = 0` there; that jump made the solve's
+    /// result jump with its input, see docs/decisions/0031), `λ += β p_{k-1}` and
+    /// `p_k = r_k + β p_{k-1}`. The velocity follows through `q = qH⁻¹ Jᵀ p`, kept over the
+    /// island's dofs from the sweeps' own velocity changes (no Jacobian product). The solve ends
+    /// on a sweep's iterate (feasible), at the tolerance, the cap, or when it stalls: every
+    /// [`STALL_WINDOW`] sweeps the residual is compared with the window's start and the island
+    /// stops when it did not fall or when at that rate the tolerance is out of reach within the
+    /// cap.
     ///
     /// *Parking.* Full sweeps (the first pair, every stall check, the last sweep at the cap, and
     /// the sweep after a partial one that reached the tolerance) visit every block and list the
