@@ -35,8 +35,8 @@ use super::build::SimModel;
 use super::contact::{add_point_piece, mean_material, tangents};
 use super::state::{SimState, StepData};
 use crate::scene::ContactMode;
+use super::settings::solver_settings;
 use crate::solver::RowKind;
-use crate::sparse::Settings;
 use crate::SimError;
 
 /// World velocity of the world point `p` carried by joint `j` (placed at `x`, moving with `v`
@@ -61,7 +61,7 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 /// velocity after the impacts) and uses `w.impact` as scratch: `all` holds one compact block
 /// (normal, two tangents; the contact stage's row writer) per elastic contact, `pass` the
 /// blocks of one pass, solved island by island as the velocity problem is
-/// ([`crate::sparse::Problem::solve`]: exact for small frictionless islands).
+/// ([`crate::solver::Problem::solve`]: exact for small frictionless islands).
 pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
     if !m.loops.is_empty() {
         // a loop's impulse would have to join every pass: such worlds keep the one
@@ -108,7 +108,7 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
         iw.contacts.push((ci, mat));
     }
     let cp = &m.contact;
-    let settings = Settings::of(&m.engine);
+    let settings = solver_settings(&m.engine);
     let max_passes = 4 * iw.contacts.len() + 8;
     for _ in 0..max_passes {
         let u = s.v.as_slice();
@@ -139,9 +139,9 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
         if iw.pass.rows() == 0 {
             break;
         }
-        iw.pass.prepare(&w.qh);
-        iw.pass.solve(u, &settings);
-        s.v.as_mut_slice().copy_from_slice(&iw.pass.vel);
+        iw.pass.prepare(&w.qh, &mut w.solver);
+        iw.pass.solve(u, &settings, &mut w.solver, &mut iw.solution);
+        s.v.as_mut_slice().copy_from_slice(&iw.solution.vel);
     }
     Ok(())
 }

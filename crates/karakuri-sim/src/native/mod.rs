@@ -36,6 +36,7 @@ pub mod limits;
 pub mod loops;
 pub mod noise;
 pub mod plan;
+pub mod settings;
 pub mod split;
 pub mod loop_drift;
 pub mod stages;
