@@ -23,12 +23,10 @@
 //! Supported: contacts and frame constraints (3-D point and 6-D contacts) without Baumgarte
 //! stabilisation; loop constraints and stabilised rows are refused with an error.
 
-use super::aba::minus_minv_times;
-use super::rnea::rnea_derivatives_impl;
-use super::DerivativesWorkspace;
-use crate::algorithms::crba::invert_mass_matrix;
-use crate::algorithms::{check_len, forward_kinematics};
-use crate::constraints::{ConstraintError, ConstraintKind, ConstraintSet, Method};
+use super::types::{ConstraintError, ConstraintKind, Method};
+use super::ConstraintSet;
+use crate::algorithms::derivatives::{minus_minv_times, rnea_derivatives_impl, DerivativesWorkspace};
+use crate::algorithms::{check_len, forward_kinematics, invert_mass_matrix};
 use crate::data::Data;
 use crate::model::Model;
 use crate::spatial::{Force, Motion, Vec3};
