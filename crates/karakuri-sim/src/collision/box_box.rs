@@ -37,7 +37,7 @@
 
 use karakuri::spatial::{Mat3, Se3, Vec3};
 
-use super::four_of;
+use super::pairs::four_of;
 
 /// Packed kind of a vertex feature id (parry's header bits).
 const VERTEX: u32 = 0b01 << 30;

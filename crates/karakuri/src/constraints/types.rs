@@ -1,7 +1,8 @@
 //! The constraint layer's types: what a constraint ties ([`ConstraintKind`], [`Constraint`]),
 //! how a set is solved ([`Method`]) and what the solve found ([`SolveReport`],
 //! [`ConstraintError`]), and the solvers' buffers ([`Workspace`]). Below every other file of
-//! `constraints` (and of the constrained derivatives), which all read them.
+//! `constraints` (the set, its evaluation, the solvers, the public solves, assembly and the
+//! constrained derivatives), which all read them.
 
 use crate::model::JointId;
 use crate::spatial::{Force, Motion, Se3, Vec3, Vec6};

@@ -1,4 +1,5 @@
-//! Actuators: what drives a joint (mode, target signal: sines, ramps, tables) and which joints of a robot an actuator block covers.
+//! Actuators: what drives a joint (mode, target signal: sines, ramps, tables) and which joints of a
+//! robot an actuator block covers.
 
 use serde::{Deserialize, Serialize};
 

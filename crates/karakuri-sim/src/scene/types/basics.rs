@@ -1,4 +1,5 @@
-//! Small value types and serde helpers every scene type uses: poses, twists, name-keyed lists ([`Named`]), the `true` default.
+//! Small value types and serde helpers every scene type uses: poses, twists, name-keyed lists
+//! ([`Named`]), the `true` default.
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -1,4 +1,5 @@
-//! The contact model: contact modes and parameters, per-pair overrides, and their file layout (`mode` with `stiffness` and `damping` beside it for `penalty`: [`ContactFile`], [`PairFile`]).
+//! The contact model: contact modes and parameters, per-pair overrides, and their file layout
+//! (`mode` with `stiffness` and `damping` beside it for `penalty`: [`ContactFile`], [`PairFile`]).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,5 @@
-//! The joint a free body hangs on, and its file layout (`type: free | revolute | prismatic`, `q0`/`qd0` a pose and twist or numbers: [`JointFile`]).
+//! The joint a free body hangs on, and its file layout (`type: free | revolute | prismatic`,
+//! `q0`/`qd0` a pose and twist or numbers: [`JointFile`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -4,13 +4,13 @@
 //! (`TryFrom<Layout>`) and to write (`From<Type>`), so the two directions cannot drift apart:
 //!
 //! * a shape: `type` beside the geometry's keys and the common ones (`ShapeFile`, in
-//!   [`shapes`]); in `robots[].shapes` also the `link`;
+//!   `shapes.rs`); in `robots[].shapes` also the `link`;
 //! * a contact mode: `mode`, with `stiffness` and `damping` beside it for `penalty`
-//!   (`ContactFile`, `PairFile`, in [`contact`]);
+//!   (`ContactFile`, `PairFile`, in `contact.rs`);
 //! * a joint: `type: free | revolute | prismatic`, `q0`/`qd0` a pose and twist or numbers
-//!   (`JointFile`, in [`joints`]);
+//!   (`JointFile`, in `joints.rs`);
 //! * a material: `dynamic_friction` defaulting to `static_friction` (`MaterialFile`);
-//! * name-keyed mappings read into ordered lists (`Named`, in [`basics`]).
+//! * name-keyed mappings read into ordered lists (`Named`, in `basics.rs`).
 //!
 //! Conversion errors start with the key they concern in backticks (`` `radius`: missing ``):
 //! `Scene::from_value` appends that key to the path serde reports, so errors stay located.

@@ -1,4 +1,6 @@
-//! Materials and collision shapes: geometry, mesh files, and their file layouts (a shape's `type` beside its keys: [`ShapeFile`]; `dynamic_friction` defaulting to `static_friction`: [`MaterialFile`]).
+//! Materials and collision shapes: geometry, mesh files, and their file layouts (a shape's `type`
+//! beside its keys: [`ShapeFile`]; `dynamic_friction` defaulting to `static_friction`:
+//! [`MaterialFile`]).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
