@@ -558,7 +558,7 @@ impl Crate {
     fn absolute(&self, cur: &[String], written: &[String]) -> Option<Vec<String>> {
         let first = written.first()?;
         let mut base: Vec<String> = cur.to_vec();
-        let mut rest = &written[..];
+        let mut rest = written;
         match first.as_str() {
             "crate" => {
                 base.clear();
