@@ -36,13 +36,14 @@ mod bodies;
 mod build;
 mod convert;
 mod defaults;
+mod error;
 mod inertia;
 mod orient;
 mod xml;
 
-use std::fmt;
 use std::path::Path;
 
+pub use error::MjcfError;
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
 
 use crate::model::Model;
@@ -50,35 +51,6 @@ use crate::spatial::Vec3;
 use defaults::{Compiler, Defaults};
 use xml::{numbers, Element};
 
-/// An MJCF loading error: where it is and what is wrong.
-///
-/// Displayed as `"{file}:{line}: <{element}>: {reason}"` (parts left out when unknown).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MjcfError {
-    /// The file (or the source name given to [`parse_str`]).
-    pub file: String,
-    /// The 1-based line of the offending element, if known.
-    pub line: Option<u32>,
-    /// The tag of the offending element.
-    pub element: String,
-    /// What is wrong.
-    pub reason: String,
-}
-
-impl fmt::Display for MjcfError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if !self.element.is_empty() {
-            write!(f, ": <{}>", self.element)?;
-        }
-        write!(f, ": {}", self.reason)
-    }
-}
-
-impl std::error::Error for MjcfError {}
 
 /// Reads and loads an MJCF file (warnings dropped: see [`load_with_warnings`]).
 pub fn load(path: impl AsRef<Path>) -> Result<Model, MjcfError> {
