@@ -50,8 +50,9 @@ pub struct JointForce {
 
 /// Extra joint forces as a function of the joints' state and the time. A pure function: the
 /// step may call it more than once per step (RK4 at its four points), and a state restored
-/// must give the same forces, so it keeps no state of its own.
-pub trait JointForces: Send {
+/// must give the same forces, so it keeps no state of its own (and is `Sync`: a world's model,
+/// which holds the scene's own, may be shared between worlds on several threads).
+pub trait JointForces: Send + Sync {
     /// Writes `out[i]` for joint `i` of the set it was registered for, from `q[i]`, `dq[i]`
     /// and the time `t` (s). `out` enters zeroed.
     fn forces(&self, t: f64, q: &[f64], dq: &[f64], out: &mut [JointForce]);

@@ -96,7 +96,7 @@ pub use engine::{ActuatorInfo, JointInfo};
 pub use error::SimError;
 pub use joint_forces::{JointForce, JointForces, SpringDamper};
 pub use karakuri::Model;
-pub use native::{NativeEngine, SimModel, SimState, StepData};
+pub use native::{NativeEngine, SimModel, SimState, StepData, StepOutput};
 pub use scene::Scene;
 pub use snapshot::Snapshot;
 pub use world::World;

@@ -5,39 +5,12 @@
 use karakuri::spatial::{Se3, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
-use serde::{Deserialize, Serialize};
 
 use super::build::{SimBody, SimModel};
+pub use super::parts::Push;
 use super::state::SimState;
 use crate::scene::{scene_error, Scene};
 use crate::SimError;
-
-/// A wrench on a body for the steps `from_step..to_step` (a step `k` runs from `t = k dt` to
-/// `(k + 1) dt`). Plain arrays, so a state holding pushes serialises as it is.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Push {
-    /// The body (index into the world's bodies).
-    pub body: usize,
-    /// The model joint that moves it.
-    pub joint: usize,
-    /// Where the force acts, in that joint's frame (m).
-    pub point: [f64; 3],
-    /// Force (N), world axes.
-    pub force: [f64; 3],
-    /// Torque (N·m), world axes.
-    pub torque: [f64; 3],
-    /// First step it acts in.
-    pub from_step: u64,
-    /// The step it no longer acts in.
-    pub to_step: u64,
-}
-
-impl Push {
-    /// Whether it acts in step `k`.
-    pub fn active(&self, k: u64) -> bool {
-        self.from_step <= k && k < self.to_step
-    }
-}
 
 /// The steps a window of `duration` seconds takes at `dt`: rounded, at least one.
 pub fn window_steps(duration: f64, dt: f64) -> u64 {

@@ -27,7 +27,7 @@
 //! it.
 
 use super::build::SimModel;
-use super::state::StepData;
+use super::work::StepData;
 use crate::solver::RowKind;
 use crate::sparse::Settings;
 use crate::SimError;

@@ -8,7 +8,8 @@
 use karakuri::spatial::Vec3;
 
 use super::build::SimModel;
-use super::state::{SimState, StepData};
+use super::state::SimState;
+use super::work::StepData;
 use crate::SimError;
 
 /// A track surface, resolved onto the world model.

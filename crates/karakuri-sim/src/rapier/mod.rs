@@ -406,9 +406,9 @@ impl RapierEngine {
     }
 
     /// Takes a command to actuator `a` once checked as every engine does
-    /// ([`crate::control::check_command`]).
+    /// ([`crate::native::check_command`]).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model, a, target, self.time)?;
+        crate::native::check_command(&self.model, a, target, self.time)?;
         self.targets[a] = Target::Value(target);
         Ok(())
     }
@@ -491,7 +491,7 @@ impl Engine for RapierEngine {
             actuation: a - start,
             integrate: b - a,
             check_state: c - b,
-            sensors: d - c,
+            sensor_readings: d - c,
             ..StageTimes::default()
         };
         Ok(())
