@@ -20,6 +20,7 @@ use crate::SimError;
 /// the sign of the prediction) explicitly for this step. A velocity servo is a row of the
 /// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`,
 /// `w.act_base`, `w.act_gain`. A world without actuators (`m.plan.actuators` off) skips it.
+#[inline]
 pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.actuators {
         return Ok(());
@@ -99,6 +100,7 @@ pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
 /// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
 /// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
 /// `out.act_tau`. Skipped without actuators and in an RK4 step (which has none).
+#[inline]
 pub fn actuator_report(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.actuators || w.rk4.taken {
         return Ok(());

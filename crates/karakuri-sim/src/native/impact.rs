@@ -65,6 +65,7 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 /// blocks of one pass, solved island by island as the velocity problem is
 /// ([`crate::sparse::Problem::solve`]: exact for small frictionless islands). In an Euler step
 /// of a world with elastic contacts (`m.plan.impacts`).
+#[inline]
 pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.impacts || w.rk4.taken {
         // no elastic pair in this world (`m.plan.impacts`), or an RK4 step

@@ -19,6 +19,7 @@ use crate::SimError;
 /// implicit (see [`forces_at`]). Reads `s.time`, `s.q`, `s.v`; writes `w.tau` (overwritten),
 /// `w.force_diag`, `w.force_work`. A world without joint forces (`m.plan.joint_forces` off,
 /// none registered) only zeroes `w.tau`.
+#[inline]
 pub fn joint_forces(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.joint_forces && w.registered.joint_forces.is_empty() {
         w.tau.fill(0.0);

@@ -260,6 +260,8 @@ impl Engine for NativeEngine {
 
     fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
         self.timing = on;
+        // an untimed step leaves the times alone: zeros from now on
+        self.out.times = StageTimes::default();
         Ok(())
     }
 

@@ -12,6 +12,7 @@ use crate::SimError;
 /// the same readings on every run and a restored state continues the same sequence. Sensors
 /// without noise are left exact (a world without, `m.plan.noise` off, skips the stage). Reads
 /// `m.sensors`; writes `out.readings`, `s.sensor_rng`.
+#[inline]
 pub fn sensor_noise(m: &SimModel, s: &mut SimState, _w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.noise {
         return Ok(());

@@ -21,6 +21,7 @@ use crate::SimError;
 /// friction are rows or implicit terms, which only the Euler step has) into `w.rk4.taken`,
 /// and takes it: `s.q`, `s.v` at the step's end (see `rk4_step`), the step's contact lists
 /// emptied. Reads `w.raw`; uses `w.rk4`, `w.data`, `w.qh`.
+#[inline]
 pub fn rk4(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     w.rk4.taken = m.engine.integrator == Integrator::Rk4 && smooth(m, w);
     if !w.rk4.taken {

@@ -16,6 +16,7 @@ use crate::SimError;
 /// plus `Σ dirs λ / dt`), then the sleeping islands' kept contacts (see
 /// [`sleep::report_contacts`]). Reads `w.raw`, `w.contact_rows`, `w.problem.lambda`; writes
 /// `out.contacts`. A world whose shapes never touch (`m.plan.contacts` off) skips it.
+#[inline]
 pub fn contact_forces(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if m.plan.contacts {
         contacts_of_the_step(m, w, out);
@@ -66,6 +67,7 @@ fn subtree_momentum(m: &SimModel, o_m_i: &[Se3], vel: &[Motion], subtree: &[bool
 /// step's start state: each accelerometer's point velocity and each force sensor's child-side
 /// momentum. Reads `w.data` (placements, velocities), `m.sensors`; writes `w.sensor_start`.
 /// A world without sensors (`m.plan.sensors` off) skips it.
+#[inline]
 pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.sensors {
         return Ok(());
@@ -101,6 +103,7 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
 ///
 /// Reads `w.data`, `w.sensor_start`, `out.contacts`, `w.loop_wrench`, `w.loop_impulse`,
 /// `m.sensors`, `m.loops`; writes `out.readings`. A world without sensors skips it.
+#[inline]
 pub fn sensor_readings(m: &SimModel, _s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.sensors {
         return Ok(());

@@ -29,6 +29,7 @@ use crate::SimError;
 /// restores), and the sleeping islands an action wakes (a push on one of their bodies, a user
 /// torque on one of their dofs: [`sleep::wake_on_actions`]). Reads `s.q`, `s.v`; writes
 /// `w.q_start`, `w.v_start`, `s.sleep`.
+#[inline]
 pub fn start(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     w.q_start.copy_from(&s.q);
     w.v_start.copy_from(&s.v);
@@ -42,6 +43,7 @@ pub fn start(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOu
 /// sleeping shapes frozen and an island a contact reaches woken ([`sleep::freeze_shapes`],
 /// [`sleep::wake_on_contact`]). Reads `w.data` (fresh at `s.q` from the kinematics stage),
 /// `w.force_diag`, `w.servo_diag`; writes `s.sleep` too.
+#[inline]
 pub fn position(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     sleep::freeze_shapes(m, s, w);
     factorize_qh(m, &w.data, (&mut w.qh, &mut w.qh_inputs), &w.force_diag, &w.servo_diag)?;
@@ -64,6 +66,7 @@ pub fn position(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut Ste
 /// actuators' torques ([`actuator_torques`]) and the pushes acting in this step
 /// ([`external_forces`]: the scene's perturbations, the API's). Reads `s.tau_user`, `w.act_*`,
 /// `s.v`, the pushes, `w.data`; writes `w.tau` (which holds the joint forces).
+#[inline]
 pub fn actuation(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken {
         return Ok(());
@@ -77,6 +80,7 @@ pub fn actuation(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut St
 }
 
 /// Acceleration, in an Euler step: the smooth acceleration ([`smooth_acceleration`]).
+#[inline]
 pub fn acceleration(_m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken {
         return Ok(());
@@ -96,6 +100,7 @@ pub fn smooth_acceleration(w: &mut StepData) -> Result<(), SimError> {
 /// Free velocity: `v_free = v + dt q̈`; free-flyer linear velocities keep their world
 /// direction (the world-frame Euler step); a sleeping tree's is 0 ([`sleep::hold_velocity`]).
 /// Reads `s.v`, `w.qacc`, `s.sleep`; writes `w.v_free`. In an Euler step.
+#[inline]
 pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken {
         return Ok(());
@@ -126,6 +131,7 @@ pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
 /// `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`, `out.last_solve`, the
 /// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`. A world without
 /// rows (`m.plan.rows` off) only sets `v⁺ = v_free`.
+#[inline]
 pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken {
         return Ok(());
@@ -188,6 +194,7 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
 /// Split impulse, in an Euler step of a world with contacts: the pseudo-velocity that removes
 /// penetration ([`super::split::pseudo_velocity`]). Reads `s.v` (v⁺), `w.raw`,
 /// `w.contact_rows`, `w.problem`; writes `w.split`.
+#[inline]
 pub fn split_impulse(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken || !m.plan.contacts {
         return Ok(());
@@ -201,6 +208,7 @@ pub fn split_impulse(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
 /// [`integrate_world_with`]; `q ⊕ dt (v⁺ + v_p)` when the split-impulse pass gave a pseudo-velocity,
 /// `v⁺` kept), a sleeping tree held where it was ([`sleep::hold_state`]). Reads `w.split`,
 /// `w.q_start`; reads and writes `s.q`, `s.v`, `s.loop_predicted`. In an Euler step.
+#[inline]
 pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if w.rk4.taken {
         return Ok(());
@@ -221,6 +229,7 @@ pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut St
 /// runs on its result before anything reads it; a failing step leaves the world at its last
 /// good state (`s.q`, `s.v` from `w.q_start`, `w.v_start`, the step count and time back;
 /// `w.data` is not refreshed) and returns the error.
+#[inline]
 pub fn check_state(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     s.steps += 1;
     s.time = s.steps as f64 * m.dt;
@@ -282,6 +291,7 @@ pub fn guard(m: &SimModel, s: &SimState) -> Result<(), SimError> {
 /// velocities, Jacobian, `M`, `h`), which the world reports and the next step starts from, then
 /// the islands that fall asleep ([`sleep::update`]). Reads `s.q`, `s.v`; writes `w.data`,
 /// `s.sleep` (and `s.v` of a tree that falls asleep).
+#[inline]
 pub fn kinematics(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     compute_terms(m, &s.q, &s.v, &mut w.data);
     sleep::update(m, s, w)
@@ -294,6 +304,7 @@ pub fn kinematics(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut S
 /// may have passed through something thin). Reads `out.last_solve`, `w.raw`, `w.data`'s body velocities
 /// (fresh from the kinematics stage), `m.bodies[..].bounds`, `s.steps`; writes
 /// `s.diagnostics`.
+#[inline]
 pub fn watch(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     let d = &mut s.diagnostics;
     let solve = out.last_solve;

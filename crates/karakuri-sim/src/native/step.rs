@@ -42,8 +42,7 @@ use super::{actuators, impact, joint_forces, noise, rk4, sensors, stages};
 use crate::engine::StageTimes;
 use crate::SimError;
 
-/// The stage clock of a step: each lap writes the time since the last one, and costs nothing
-/// when the timing is off (no clock read).
+/// The stage clock of a timed step: each lap writes the time since the last one.
 struct Laps(Option<Instant>);
 
 impl Laps {
@@ -70,8 +69,9 @@ macro_rules! the_step {
         pub const STAGES: &[&str] = &[$(stringify!($stage)),*];
 
         /// One step: every stage of [`STAGES`] in order; `timing` times each into
-        /// `out.times` (zeros when off). An error stops the step where it arose (the
-        /// check_state stage restores the state it started from first).
+        /// `out.times` (left as it is when off: the engine zeroes it when the timing is
+        /// turned off). An error stops the step where it arose (the check_state stage
+        /// restores the state it started from first).
         pub fn step(
             m: &SimModel,
             s: &mut SimState,
@@ -79,8 +79,12 @@ macro_rules! the_step {
             out: &mut StepOutput,
             timing: bool,
         ) -> Result<(), SimError> {
+            if !timing {
+                $($module::$stage(m, s, w, out)?;)*
+                return Ok(());
+            }
             let mut t = StageTimes::default();
-            let mut laps = Laps::start(timing);
+            let mut laps = Laps::start(true);
             $(
                 $module::$stage(m, s, w, out)?;
                 laps.lap(&mut t.$stage);
