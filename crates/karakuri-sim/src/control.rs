@@ -1,5 +1,5 @@
 //! Controllers (Choreonoid's controller I/O): a [`Controller`] registered on a
-//! [`crate::World`] with [`crate::World::add_controller`] is called every control period
+//! `World` with `World::add_controller` is called every control period
 //! (a whole number of steps) before the step, reads time, joint states and sensor readings,
 //! and writes joint commands (each actuator's target, by its mode) and track surface speeds. A
 //! command that is not
@@ -57,7 +57,7 @@ pub trait Controller: Send {
     /// One control update at `io.time`.
     fn update(&mut self, io: &mut ControlIo<'_>);
 
-    /// The controller's own state for a checkpoint ([`crate::World::snapshot`]): everything
+    /// The controller's own state for a checkpoint (`World::snapshot`): everything
     /// its next updates depend on, as a value with exact numbers (`serde_json::to_value` of
     /// its fields; `Value::Null` for a controller without state). The default says the
     /// controller cannot be checkpointed, and the snapshot fails naming it: a checkpoint never

@@ -1,10 +1,10 @@
 //! Engines behind one trait, as Choreonoid's simulator items: an engine is built from the
-//! world's [`crate::Scene`] (its own representation, once: [`crate::NativeEngine::new`]), then
-//! steps it and writes the state back ([`Engine::write_states`]). [`crate::NativeEngine`] is
+//! world's [`crate::Scene`] (its own representation, once: `NativeEngine::new`), then
+//! steps it and writes the state back ([`Engine::write_states`]). `NativeEngine` is
 //! the reduced-coordinate engine of this crate; a wrapper around another physics library plugs
-//! in by implementing the same trait and handing it to [`crate::World::with_engine`]; the
+//! in by implementing the same trait and handing it to `World::with_engine`; the
 //! world takes engines that are [`Send`], so worlds can be stepped on other threads
-//! ([`crate::Batch`]).
+//! (`Batch`).
 
 use std::time::Duration;
 
@@ -131,7 +131,7 @@ macro_rules! stage_times {
     ($($(#[$doc:meta])* $stage:ident),* $(,)?) => {
         /// Wall-clock time spent in each stage of a step, one field per stage function of the
         /// native step (`native/step.rs`, same names; other engines fill those that fit), zeros
-        /// unless the timing is on ([`Engine::time_stages`], [`crate::World::time_stages`]).
+        /// unless the timing is on ([`Engine::time_stages`], `World::time_stages`).
         #[derive(Clone, Copy, Debug, Default, PartialEq)]
         pub struct StageTimes {
             $($(#[$doc])* pub $stage: Duration,)*
@@ -302,7 +302,7 @@ pub trait Engine {
     }
     /// Everything the engine's next steps depend on (its state, and what the last step
     /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
-    /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.
+    /// serialisable value with every number exact; `World::snapshot` wraps it.
     fn save_state(&self) -> Result<serde_json::Value, SimError> {
         Err(SimError::Unsupported {
             engine: self.name().to_string(),

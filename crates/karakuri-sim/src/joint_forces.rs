@@ -1,6 +1,6 @@
 //! Custom joint forces (Choreonoid's BodyCustomizer): a [`JointForces`] computes extra forces
 //! on a set of one-dof joints from their positions, velocities and the time, and is registered
-//! on a world ([`crate::World::add_joint_forces`]) for some joints (one joint, a robot's, any
+//! on a world (`World::add_joint_forces`) for some joints (one joint, a robot's, any
 //! list). The scene's joint springs and dampers (`stiffness`, `damping`, a robot's
 //! `joint_stiffness` / `joint_damping`, the URDF's `<dynamics damping>`) are one built-in
 //! instance of it, [`SpringDamper`], registered when the world is built.

@@ -50,7 +50,7 @@ pub struct SimState {
     /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
     /// one.
     pub track_speeds: Vec<f64>,
-    /// Each tree's still-step count and sleeping island (see `super::sleep`); a checkpoint
+    /// Each tree's still-step count and sleeping island (see `sleep.rs`); a checkpoint
     /// without it restores every tree awake.
     #[serde(default)]
     pub sleep: SleepState,
