@@ -15,6 +15,7 @@ mod constraints;
 mod control;
 mod convert;
 mod dynamics;
+mod mjcf;
 mod model;
 mod sim;
 mod snapshot;
@@ -94,6 +95,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dynamics::integrate, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::difference, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::normalize, m)?)?;
+    mjcf::register(m)?;
     for (alias, name) in ALIASES {
         m.add(*alias, m.getattr(*name)?)?;
     }

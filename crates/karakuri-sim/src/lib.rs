@@ -75,6 +75,7 @@
 
 pub mod batch;
 pub mod collision;
+pub mod compile;
 pub mod control;
 pub mod controllers;
 pub mod engine;

@@ -1283,7 +1283,7 @@ impl Problem {
     /// & Erleben 2010), the map accelerated being a pair of sweeps (forward, then backward):
     /// after a pair that moved the island's impulses by `r_k`, with `ρ = |r_k|² / |r_{k-1}|²`,
     /// `β = ρ` when `ρ ≤ 1` and `max(0, 2 − ρ)` above (the paper restarts with `β = 0` there;
-    /// that jump made the solve's result jump with its input, see ARCHITECTURE.md),
+    /// that jump made the solve's result jump with its input, see docs/decisions/0031),
     /// `λ += β p_{k-1}` and `p_k = r_k + β p_{k-1}`. The velocity follows through
     /// `q = qH⁻¹ Jᵀ p`, kept over the island's dofs from the sweeps' own velocity changes (no
     /// Jacobian product). The solve ends on a sweep's iterate (feasible), at the tolerance, the

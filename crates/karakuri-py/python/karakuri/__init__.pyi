@@ -26,6 +26,9 @@ FrameRef = Union["ReferenceFrame", str]
 class UrdfError(ValueError):
     """A URDF file that cannot be loaded; the message says ``file:line: <element>: reason``."""
 
+class MjcfError(ValueError):
+    """An MJCF file that cannot be loaded; the message says ``file:line: <element>: reason``."""
+
 class ConstraintError(ValueError):
     """Constraints that cannot all hold (conflicting rows) or that are malformed."""
 
@@ -444,6 +447,21 @@ class ConstraintSet:
 def load_urdf(path: Union[str, "os.PathLike[str]"], floating: bool = False) -> Model:
     """Loads a URDF file; ``floating=True`` adds a free-flyer root. Raises :class:`UrdfError`."""
 
+def load_mjcf(path: Union[str, "os.PathLike[str]"]) -> Model:
+    """Loads a MuJoCo MJCF file (joints and dofs in MuJoCo's order). Raises :class:`MjcfError`."""
+
+def from_mujoco_qpos(model: Model, qpos: ArrayLike) -> Vector:
+    """karakuri's ``q`` from MuJoCo's ``qpos`` (quaternions ``[w x y z]`` to ``[x y z w]``)."""
+
+def from_mujoco_qvel(model: Model, qpos: ArrayLike, qvel: ArrayLike) -> Vector:
+    """karakuri's ``v`` from MuJoCo's ``qpos``, ``qvel`` (free joints' linear velocity to body axes)."""
+
+def to_mujoco_qpos(model: Model, q: ArrayLike) -> Vector:
+    """MuJoCo's ``qpos`` from karakuri's ``q``."""
+
+def to_mujoco_qvel(model: Model, q: ArrayLike, v: ArrayLike) -> Vector:
+    """MuJoCo's ``qvel`` from karakuri's ``q``, ``v``."""
+
 def rnea(model: Model, data: Data, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> Vector:
     """Inverse dynamics (recursive Newton-Euler): ``tau = M a + C v + g``."""
 
@@ -526,6 +544,7 @@ def normalize(model: Model, q: ArrayLike) -> Vector:
 
 # Pinocchio's names and descriptive aliases (the same function objects)
 buildModelFromUrdf = load_urdf
+buildModelFromMJCF = load_mjcf
 inverse_dynamics = rnea
 nonlinear_effects = nle
 nonLinearEffects = nle

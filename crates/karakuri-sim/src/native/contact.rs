@@ -16,8 +16,9 @@ pub use super::work::ContactRows;
 use super::work::StepData;
 use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
+pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
-use crate::scene::{ContactMode, Material};
+use crate::scene::ContactMode;
 use crate::solver::RowKind;
 use crate::sparse::{Problem, NONE};
 
@@ -62,15 +63,6 @@ impl WarmCursor {
 pub fn warm_finish(entries: &mut Vec<WarmEntry>) {
     sort_nearly_sorted(entries, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).is_lt());
     entries.dedup_by(|later, first| later.0 == first.0);
-}
-
-/// Springhead's rule: the mean of the two materials.
-pub fn mean_material(a: &Material, b: &Material) -> Material {
-    Material {
-        static_friction: 0.5 * (a.static_friction + b.static_friction),
-        dynamic_friction: 0.5 * (a.dynamic_friction + b.dynamic_friction),
-        restitution: 0.5 * (a.restitution + b.restitution),
-    }
 }
 
 /// Two unit tangents completing `n` to a right-handed frame (deterministic).

@@ -15,7 +15,6 @@
 //! [`output`], [`work`]) → the row writers and stage helpers → the stages → the step.
 
 pub mod actuators;
-mod assemble;
 pub mod build;
 mod checkpoint;
 pub mod contact;
@@ -161,7 +160,7 @@ impl NativeEngine {
     /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
     /// (torque), the velocity limit (velocity) or the joint's position limits (position).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        check_command(&self.model, a, target, self.state.time)?;
+        crate::compile::check_command(&self.model.actuators, &self.model.limits, a, target, self.state.time)?;
         self.state.targets[a] = Target::Value(target);
         Ok(())
     }
@@ -454,18 +453,4 @@ impl Engine for NativeEngine {
         let (of_joint, sl) = (&self.model.sleep.trees.of_joint, &self.state.sleep);
         Ok(self.model.bodies.iter().filter(|b| b.joint != 0 && sl.asleep(of_joint[b.joint])).count())
     }
-}
-
-/// Checks a command to actuator `a` of `m` ([`crate::control::check_command`] with the
-/// actuator's bounds and its joint's limits); the rapier engine, built on the same model, calls
-/// it too.
-pub(crate) fn check_command(m: &SimModel, a: usize, target: f64, time: f64) -> Result<(), SimError> {
-    let act = &m.actuators[a];
-    let bounds = ActuatorInfo {
-        mode: act.mode,
-        effort_limit: act.effort_limit,
-        velocity_limit: act.velocity_limit,
-    };
-    let limits = m.limits.iter().find(|l| l.dof == act.dof).map(|l| [l.lo, l.hi]);
-    crate::control::check_command(&act.name, &bounds, limits, target, time)
 }

@@ -1,39 +1,10 @@
-//! The parts of the world's `SimModel` that the stage files define (a scene perturbation's
-//! [`Push`], the joint-force sets and frictions, the sleep description): plain data below the
+//! The parts of the world's `SimModel` that the stage files define (the joint-force sets
+//! and frictions, the sleep description): plain data below the
 //! model that holds them, so that the model imports none of the stages that read them. Their
-//! constructors from a built model are with their stages (`sleep.rs`, `external.rs`).
-
-use serde::{Deserialize, Serialize};
+//! constructors from a built model are with their stages (`sleep.rs`).
 
 use crate::joint_forces::JointForces;
 use crate::sparse::Trees;
-
-/// A wrench on a body for the steps `from_step..to_step` (a step `k` runs from `t = k dt` to
-/// `(k + 1) dt`). Plain arrays, so a state holding pushes serialises as it is.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Push {
-    /// The body (index into the world's bodies).
-    pub body: usize,
-    /// The model joint that moves it.
-    pub joint: usize,
-    /// Where the force acts, in that joint's frame (m).
-    pub point: [f64; 3],
-    /// Force (N), world axes.
-    pub force: [f64; 3],
-    /// Torque (N·m), world axes.
-    pub torque: [f64; 3],
-    /// First step it acts in.
-    pub from_step: u64,
-    /// The step it no longer acts in.
-    pub to_step: u64,
-}
-
-impl Push {
-    /// Whether it acts in step `k`.
-    pub fn active(&self, k: u64) -> bool {
-        self.from_step <= k && k < self.to_step
-    }
-}
 
 /// A [`JointForces`] registered for some one-dof joints.
 pub struct JointForceSet {

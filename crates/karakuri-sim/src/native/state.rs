@@ -7,7 +7,7 @@ use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
-use super::parts::Push;
+use crate::compile::Push;
 use crate::engine::Diagnostics;
 use crate::rng::SplitMix64;
 use crate::scene::Target;

@@ -125,6 +125,11 @@ pub(crate) fn invert_d(model: &Model, u_cols: &[Vec6], i: usize) -> Mat6 {
             let u = &u_cols[iv + k];
             d[r][k] = s.linear.x * u[0] + s.linear.y * u[1] + s.linear.z * u[2] + s.angular.x * u[3] + s.angular.y * u[4] + s.angular.z * u[5];
         }
+        // armature on D's diagonal (Pinocchio's), skipped where zero (the same bits)
+        let arm = model.armature[iv + r];
+        if arm != 0.0 {
+            d[r][r] += arm;
+        }
     }
     spd_inverse_small(&mut d, nv)
 }

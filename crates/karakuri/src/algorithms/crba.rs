@@ -144,6 +144,15 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             }
         }
     }
+    // armature on the diagonal (the lone roots' in lone_root_block); skipped where zero, so a
+    // model without armature gives the same bits as before
+    for k in 0..nv {
+        let a = model.armature[k];
+        if a != 0.0 && !reads_own_frame(model, model.dof_joint[k]) {
+            // (the lone roots' were added by lone_root_block)
+            m[k * nv + k] += a;
+        }
+    }
     &data.mass_matrix
 }
 
@@ -167,6 +176,10 @@ pub(crate) fn lone_root_block(model: &Model, i: usize, y: &crate::spatial::Origi
         let f = inertia_times_dof(model, k, y);
         for r in v0..v0 + model.nvs[i] {
             m[k * nv + r] = dof_dot(model, r, &f);
+        }
+        let a = model.armature[k];
+        if a != 0.0 {
+            m[k * nv + k] += a;
         }
     }
 }

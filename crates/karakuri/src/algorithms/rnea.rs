@@ -116,6 +116,14 @@ fn rnea_impl<'a>(
     // a at the given q̈ (zero for nonlinear_effects)
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS | Fresh::ACCELERATIONS_WITH_GRAVITY;
     backward_pass(model, data);
+    if let Some(a) = a {
+        // armature · q̈ (skipped where zero: the same bits as without armature)
+        for (k, &arm) in model.armature.iter().enumerate() {
+            if arm != 0.0 {
+                data.tau[k] += arm * a[k];
+            }
+        }
+    }
     &data.tau
 }
 

@@ -1,3 +1,4 @@
 //! Model loaders.
 
+pub mod mjcf;
 pub mod urdf;

@@ -62,6 +62,7 @@ impl ModelBuilder {
             effort_limit: vec![],
             damping: vec![],
             friction: vec![],
+            armature: vec![],
             mimic: vec![None],
             frames: vec![Frame {
                 name: "universe".into(),
@@ -150,6 +151,7 @@ impl ModelBuilder {
         m.effort_limit.extend(std::iter::repeat_n(f64::INFINITY, nv));
         m.damping.extend(std::iter::repeat_n(0.0, nv));
         m.friction.extend(std::iter::repeat_n(0.0, nv));
+        m.armature.extend(std::iter::repeat_n(0.0, nv));
         m.nq += nq;
         m.nv += nv;
         m.frames.push(Frame {
@@ -237,6 +239,21 @@ impl ModelBuilder {
         }
         m.damping[i..i + n].copy_from_slice(damping);
         m.friction[i..i + n].copy_from_slice(friction);
+        Ok(())
+    }
+
+    /// Sets the armature (rotor inertia, `nv` values ≥ 0) of a joint: see [`Model::armature`].
+    pub fn set_armature(&mut self, joint: JointId, armature: &[f64]) -> Result<(), ModelError> {
+        self.check_joint(joint)?;
+        let m = &mut self.model;
+        let (i, n) = (m.idx_v[joint.0], m.nvs[joint.0]);
+        if armature.len() != n {
+            return Err(ModelError::Invalid(format!("joint '{}': {n} armature values expected", m.joint_names[joint.0])));
+        }
+        if armature.iter().any(|a| !a.is_finite() || *a < 0.0) {
+            return Err(ModelError::Invalid(format!("joint '{}': armature must be finite and non-negative", m.joint_names[joint.0])));
+        }
+        m.armature[i..i + n].copy_from_slice(armature);
         Ok(())
     }
 
@@ -370,7 +387,10 @@ fn massless_dofs(m: &Model) -> Vec<usize> {
         if nv > 0 {
             let s = DMatrix::from_fn(6, nv, |r, c| m.motion_subspace[iv + c].to_vec6()[r]);
             let u = DMatrix::from_fn(6, 6, |r, c| ia[(r, c)]) * &s;
-            let d = s.transpose() * &u;
+            let mut d = s.transpose() * &u;
+            for k in 0..nv {
+                d[(k, k)] += m.armature[iv + k];
+            }
             let tol = 1e-13 * ia.amax();
             let pivots_ok = d.iter().all(|x| x.is_finite())
                 && d.clone().symmetric_eigenvalues().iter().all(|&e| e > tol);

@@ -140,6 +140,11 @@ pub struct Model {
     pub damping: Vec<f64>,
     /// Coulomb friction `(nv)` (N·m or N), kept for the simulator.
     pub friction: Vec<f64>,
+    /// Rotor (reflected) inertia added to the diagonal of the mass matrix `(nv)`, as
+    /// Pinocchio's `armature` and MuJoCo's joint `armature`: CRBA adds it to `M`, RNEA adds
+    /// `armature · q̈` to `τ`, ABA adds it to each joint's `D = Sᵀ Iᴬ S`. Zero unless set
+    /// ([`ModelBuilder::set_armature`]; the MJCF loader reads it).
+    pub armature: Vec<f64>,
     /// Mimic relations recorded per joint `(njoints)`.
     pub mimic: Vec<Option<Mimic>>,
     /// Frames: joints, bodies, merged fixed joints, operational frames.

@@ -1,5 +1,5 @@
 //! M(q)⁻¹ through the branch-induced factorisation of the CRBA matrix (see
-//! `docs/ARCHITECTURE.md`, *Differences*: not Pinocchio's ABA-based `computeMinverse`).
+//! `docs/decisions/0007-one-linear-algebra-layer.md`: not Pinocchio's ABA-based `computeMinverse`).
 
 use crate::data::{Data, Fresh, Stale};
 use crate::linalg::ltdl::{packed_prefix, PACKED};
