@@ -54,7 +54,7 @@
 //! * **One velocity-level problem.** Contact rows (unilateral with friction), loop-closure rows
 //!   (bilateral, with Baumgarte correction and a position projection after the step) and joint
 //!   limits form `J`, written by the core's one row layer (`karakuri::constraints::rows`);
-//!   [`sparse`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ`, island by island, with `J`
+//!   [`solver`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ`, island by island, with `J`
 //!   compact over the kinematic trees each contact touches: block Gauss–Seidel (a contact's
 //!   normal and friction together) with warm start and a tolerance, exact solves of small
 //!   frictionless islands and subspace steps where an island stalls (mass ratios).
@@ -90,7 +90,6 @@ pub mod scene;
 pub mod snapshot;
 mod sort;
 pub mod solver;
-pub mod sparse;
 pub mod world;
 
 pub use batch::{Batch, BatchError};

@@ -97,7 +97,7 @@ impl NativeEngine {
         let sl = &s.sleep;
         let fits = sl.still.len() == ntrees
             && sl.island.len() == ntrees
-            && sl.island.iter().all(|&i| i == crate::sparse::NONE || (i as usize) < ntrees)
+            && sl.island.iter().all(|&i| i == crate::solver::NONE || (i as usize) < ntrees)
             && sl.contacts.iter().all(|c| (c.island as usize) < ntrees && c.bodies.iter().all(|&b| b < nb));
         let before_sleep = sl.still.is_empty() && sl.island.is_empty();
         if !(fits || before_sleep) {

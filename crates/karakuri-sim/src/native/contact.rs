@@ -19,8 +19,7 @@ use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
 use crate::scene::ContactMode;
-use crate::solver::RowKind;
-use crate::sparse::{Problem, NONE};
+use crate::solver::{Problem, RowKind, NONE};
 
 /// The key of a contact.
 pub fn warm_key(c: &RawContact) -> WarmKey {
@@ -491,7 +490,7 @@ fn normal_target(cp: &crate::scene::ContactParams, dt: f64, depth: f64, (vn, vfr
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
-/// `w.problem.lambda`; writes `s.warm_contacts` through `w.warm_next`).
+/// `w.solution.lambda`; writes `s.warm_contacts` through `w.warm_next`).
 pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
     w.warm_next.clear();
     for cr in &w.contact_rows {
@@ -499,7 +498,7 @@ pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
             continue;
         }
         let mut imp = [0.0; 3];
-        imp[..cr.nrows].copy_from_slice(&w.problem.lambda[cr.row..cr.row + cr.nrows]);
+        imp[..cr.nrows].copy_from_slice(&w.solution.lambda[cr.row..cr.row + cr.nrows]);
         w.warm_next
             .push((warm_key(&w.raw[cr.raw]), w.warm_next.len(), imp));
     }

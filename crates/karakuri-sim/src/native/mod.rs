@@ -32,6 +32,7 @@ pub mod parts;
 pub mod plan;
 pub mod rk4;
 pub mod sensors;
+pub mod settings;
 pub mod slack;
 pub mod sleep;
 pub mod split;

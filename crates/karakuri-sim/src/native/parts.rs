@@ -4,7 +4,7 @@
 //! constructors from a built model are with their stages (`sleep.rs`).
 
 use crate::joint_forces::JointForces;
-use crate::sparse::Trees;
+use crate::solver::Trees;
 
 /// A [`JointForces`] registered for some one-dof joints.
 pub struct JointForceSet {
@@ -45,8 +45,8 @@ pub struct SleepModel {
     pub held: Vec<bool>,
     /// Each tree's configuration range `(start, len)` in `q` `(trees)`.
     pub q_range: Vec<(usize, usize)>,
-    /// Each collision shape's tree ([`crate::sparse::NONE`]: static) `(shapes)`.
+    /// Each collision shape's tree ([`crate::solver::NONE`]: static) `(shapes)`.
     pub shape_tree: Vec<u32>,
-    /// The trees each loop closure links ([`crate::sparse::NONE`]: the world) `(loops)`.
+    /// The trees each loop closure links ([`crate::solver::NONE`]: the world) `(loops)`.
     pub loop_trees: Vec<[u32; 2]>,
 }

@@ -14,7 +14,7 @@ use crate::SimError;
 
 /// Contact forces: each contact with the mean force it carried over the step (penalty force
 /// plus `Σ dirs λ / dt`), then the sleeping islands' kept contacts (see
-/// [`sleep::report_contacts`]). Reads `w.raw`, `w.contact_rows`, `w.problem.lambda`; writes
+/// [`sleep::report_contacts`]). Reads `w.raw`, `w.contact_rows`, `w.solution.lambda`; writes
 /// `out.contacts`. A world whose shapes never touch (`m.plan.contacts` off) skips it.
 #[inline]
 pub fn contact_forces(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
@@ -32,7 +32,7 @@ fn contacts_of_the_step(m: &SimModel, w: &StepData, out: &mut StepOutput) {
         let c = &w.raw[cr.raw];
         let mut f = cr.penalty_force;
         for k in 0..cr.nrows {
-            f += cr.dirs[k] * (w.problem.lambda[cr.row + k] / m.dt);
+            f += cr.dirs[k] * (w.solution.lambda[cr.row + k] / m.dt);
         }
         out.contacts.push(ContactInfo {
             body_a: m.collider.shapes[c.shape_a].body,

@@ -1,7 +1,7 @@
 //! Island sleeping: trees that stay at rest stop costing anything until something acts on them
 //! (Box2D's and rapier's islands, with the decision made from the state alone).
 //!
-//! A tree (a free body, an unactuated floating robot: [`crate::sparse::Trees`]) is *still* in
+//! A tree (a free body, an unactuated floating robot: [`crate::solver::Trees`]) is *still* in
 //! a step when every one of its bodies moves slower than `engine.sleep.linear` (m/s, at its
 //! joint origin) and `engine.sleep.angular` (rad/s); [`SleepState::still`] counts the steps it
 //! has been so. At the end of a step the awake trees are grouped into islands by the step's
@@ -38,7 +38,7 @@ pub use super::state::{SleepState, SleptContact};
 use super::state::SimState;
 use super::work::{SleepWork, StepData};
 use crate::scene::{Integrator, SensorKind};
-use crate::sparse::{Trees, NONE};
+use crate::solver::{Trees, NONE};
 use crate::SimError;
 
 impl SleepModel {
@@ -252,7 +252,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     }
     // a tree the split impulse is pushing out of a penetration moves without a velocity
     if w.split.active {
-        for (k, &vp) in w.split.v_p.iter().enumerate() {
+        for (k, &vp) in w.split.solution.vel.iter().enumerate() {
             if vp.abs() >= sm.linear.min(sm.angular) {
                 still[trees.of_dof(k) as usize] = false;
             }

@@ -20,9 +20,9 @@ use super::output::StepOutput;
 use super::sleep;
 use super::state::SimState;
 use super::tracks;
+use super::settings::solver_settings;
 use super::work::StepData;
 use crate::solver::SolveStats;
-use crate::sparse::Settings;
 use crate::SimError;
 
 /// Start: the state the step starts from into `w.q_start`, `w.v_start` (what a failing step
@@ -126,7 +126,7 @@ pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
 /// Constraint, in an Euler step: the tracks' surface velocities (`w.track_velocity`), contact blocks (and
 /// penalty impulses on `w.v_free`) into `w.problem`, loop, limit, servo and joint-friction
 /// rows into `w.rows` and from there into `w.problem`, then the solve island by island (see
-/// [`crate::sparse`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
+/// [`crate::solver`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
 /// the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
 /// `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`, `out.last_solve`, the
 /// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`. A world without
@@ -163,20 +163,20 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     super::joint_forces::friction_rows(m, s, w, &mut other);
     let first_other = w.problem.push_rows(&w.rows);
     out.last_solve = if w.problem.rows() == 0 {
-        w.problem.vel.copy_from_slice(w.v_free.as_slice());
+        w.solution.no_impulse(0, w.v_free.as_slice());
         SolveStats::default()
     } else if !(m.plan.contacts && super::split::needs_pass(m, w)) && super::slack::slack(&w.problem, w.v_free.as_slice()) {
         // no row asks for an impulse at v_free: λ = 0 is the solution (not prepared: a step
         // whose split-impulse pass reuses the prepared problem goes the usual way)
-        w.problem.lambda.fill(0.0);
-        w.problem.vel.copy_from_slice(w.v_free.as_slice());
+        w.solution.no_impulse(w.problem.rows(), w.v_free.as_slice());
         SolveStats::default()
     } else {
-        w.problem.prepare(&w.qh);
-        w.problem.solve(w.v_free.as_slice(), &Settings::of(&m.engine))
+        w.problem.prepare(&w.qh, &mut w.solver);
+        let settings = solver_settings(&m.engine);
+        w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution)
     };
     let n_other = w.rows.len();
-    w.rows.lambda[..n_other].copy_from_slice(&w.problem.lambda[first_other..first_other + n_other]);
+    w.rows.lambda[..n_other].copy_from_slice(&w.solution.lambda[first_other..first_other + n_other]);
     contact::remember_impulses(s, w);
     let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();
     w.loop_impulse.clear();
@@ -185,8 +185,8 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     s.warm_other
         .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
     for k in 0..nv {
-        s.v[k] = w.problem.vel[k];
-        w.dv[k] = w.problem.vel[k] - w.v_free[k];
+        s.v[k] = w.solution.vel[k];
+        w.dv[k] = w.solution.vel[k] - w.v_free[k];
     }
     Ok(())
 }
@@ -219,7 +219,7 @@ pub fn integrate(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut St
         }
         loop_drift::predict(m, s, w);
     }
-    let pseudo = w.split.active.then_some(w.split.v_p.as_slice());
+    let pseudo = w.split.active.then_some(w.split.solution.vel.as_slice());
     integrate_world_with(&m.model, &mut s.q, &mut s.v, pseudo, m.dt);
     sleep::hold_state(m, s, w);
     Ok(())

@@ -11,7 +11,7 @@ use crate::compile::Push;
 use crate::engine::Diagnostics;
 use crate::rng::SplitMix64;
 use crate::scene::Target;
-use crate::sparse::NONE;
+use crate::solver::NONE;
 
 /// What a step starts from and carries to the next. It is serialised whole into a checkpoint
 /// (`checkpoint.rs`), so a field added here is saved and restored with no more code (and

@@ -16,8 +16,7 @@ use super::state::{SimState, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::joint_forces::JointForce;
 use crate::scene::{ActuatorMode, Material};
-use crate::solver::{ensure, Rows};
-use crate::sparse::{Problem, Trees};
+use crate::solver::{ensure, Problem, Rows, Solution, Trees, Workspace};
 
 /// Which rows a contact owns (or, for a penalty contact, the force it got).
 #[derive(Clone, Copy, Debug)]
@@ -143,25 +142,24 @@ pub struct ShakeWork {
     /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
     pub wrench: Vec<[Force; 2]>,
     /// The correction problem: the step's loop rows `J(q_n)` as compact blocks with their
-    /// `qH⁻¹ Jᵀ`, targets updated per iteration, its `vel` the velocity correction.
+    /// `qH⁻¹ Jᵀ`, targets updated per iteration.
     pub problem: Problem,
+    /// The correction problem's solution: the loop impulses of an iteration, its `vel` the
+    /// velocity correction.
+    pub solution: Solution,
 }
 
 /// The buffers of the split-impulse pass (see `split`).
 pub struct SplitWork {
     /// Whether this step has a pseudo-velocity (some contact needed a correction).
     pub active: bool,
-    /// The velocity problem's targets, kept while the problem takes the pseudo-velocity
-    /// targets `(rows)`.
+    /// The pseudo-velocity problem's targets on the velocity problem's rows `(rows)`.
     pub b: Vec<f64>,
-    /// The velocity problem's impulses, kept likewise `(rows)`.
-    pub lambda: Vec<f64>,
-    /// The velocity problem's `v⁺`, kept likewise `(nv)`.
-    pub vel: Vec<f64>,
     /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
     pub zero: Vec<f64>,
-    /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
-    pub v_p: Vec<f64>,
+    /// The pseudo-velocity problem's solution: impulses `λ_p` `(rows)` and the
+    /// pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)` as its `vel`.
+    pub solution: Solution,
 }
 
 /// The buffers of the impact passes (see `impact`).
@@ -171,6 +169,8 @@ pub struct ImpactWork {
     pub all: Problem,
     /// The problem of one pass: the blocks of the contacts struck in it.
     pub pass: Problem,
+    /// The solution of one pass: its `vel` the velocity after it.
+    pub solution: Solution,
     /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
     pub contacts: Vec<(usize, Material)>,
 }
@@ -248,8 +248,14 @@ pub struct StepData {
     /// The state's velocity at the step's start `(nv)` (as `q_start`).
     pub v_start: DVector<f64>,
     /// The constraint problem the solver sees: contact blocks and the other rows of `rows`,
-    /// compact over the trees each touches, with its islands (see [`crate::sparse`]).
+    /// compact over the trees each touches (see [`crate::solver`]).
     pub problem: Problem,
+    /// The velocity problem's solution: its impulses (read by the sensors and the next
+    /// step's warm start) and `v⁺` `(nv)`.
+    pub solution: Solution,
+    /// The solver's workspace, shared by every problem of the step (the velocity problem,
+    /// its split-impulse pass, the impact passes, SHAKE).
+    pub solver: Workspace,
     /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
     pub force_diag: Vec<f64>,
     /// The joint-force stage's scratch (sized for the largest set).
@@ -308,6 +314,7 @@ impl StepData {
                 s_world: vec![Motion::zero(); nv],
                 wrench: Vec::new(),
                 problem: Problem::new(&m.model),
+                solution: Solution::new(nv),
             },
             rk4: Rk4Work {
                 q0: zq(),
@@ -323,6 +330,8 @@ impl StepData {
             q_start: zq(),
             v_start: zv(),
             problem: Problem::new(&m.model),
+            solution: Solution::new(nv),
+            solver: Workspace::new(&m.model),
             force_diag: vec![0.0; nv],
             force_work: {
                 let mut fw = JointForceWork::default();
@@ -333,14 +342,13 @@ impl StepData {
             split: SplitWork {
                 active: false,
                 b: Vec::new(),
-                lambda: Vec::new(),
-                vel: vec![0.0; nv],
                 zero: vec![0.0; nv],
-                v_p: vec![0.0; nv],
+                solution: Solution::new(nv),
             },
             impact: ImpactWork {
                 all: Problem::new(&m.model),
                 pass: Problem::new(&m.model),
+                solution: Solution::new(nv),
                 contacts: Vec::new(),
             },
             registered: Registrations {
@@ -370,15 +378,20 @@ impl StepData {
         self.rows.nv = nv;
         self.rows.reserve(fixed);
         self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
-        // the split impulse keeps the problem's targets and impulses while it reuses it
+        self.solution.reserve(fixed + 3 * contacts);
+        // the velocity problem is the largest of the step's problems
+        self.solver.reserve(fixed + contacts, fixed + 3 * contacts);
+        // the split impulse: its own targets and solution on the velocity problem's rows
         ensure(&mut self.split.b, fixed + 3 * contacts);
-        ensure(&mut self.split.lambda, fixed + 3 * contacts);
+        self.split.solution.reserve(fixed + 3 * contacts);
         // the impact passes: a block of up to 3 rows per contact
         self.impact.all.reserve(contacts, 3 * contacts);
         self.impact.pass.reserve(contacts, 3 * contacts);
+        self.impact.solution.reserve(3 * contacts);
         ensure(&mut self.impact.contacts, contacts);
         // SHAKE: one block per loop row
         self.shake.problem.reserve(loop_rows, loop_rows);
+        self.shake.solution.reserve(loop_rows);
         for r in [&mut self.loop_rows, &mut self.shake.trial_rows] {
             r.nv = nv;
             r.reserve(loop_rows);
