@@ -10,36 +10,16 @@ use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
 
 use super::build::SimModel;
-use super::state::{SimState, StepData};
+pub use super::state::{WarmEntry, WarmKey};
+use super::state::SimState;
+pub use super::work::ContactRows;
+use super::work::StepData;
 use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
 use crate::scene::ContactMode;
 use crate::solver::{Problem, RowKind, NONE};
-
-/// Which rows a contact owns (or, for a penalty contact, the force it got).
-#[derive(Clone, Copy, Debug)]
-pub struct ContactRows {
-    /// Index of the contact in `StepData::raw`.
-    pub raw: usize,
-    /// First row (normal, then the tangents) in `StepData::problem`.
-    pub row: usize,
-    /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
-    pub nrows: usize,
-    /// World directions of the rows: normal, tangent 1, tangent 2 (a frictionless contact's
-    /// one row: the normal, then zeros).
-    pub dirs: [Vec3; 3],
-    /// Penalty force on B (world, N).
-    pub penalty_force: Vec3,
-}
-
-/// A contact's identity across steps: the two shapes and their features.
-pub type WarmKey = (usize, usize, u32, u32);
-
-/// One warm-start entry: key, the order it was written in (the last one of a key wins), and
-/// the impulses `[normal, tangent 1, tangent 2]`.
-pub type WarmEntry = (WarmKey, usize, [f64; 3]);
 
 /// The key of a contact.
 pub fn warm_key(c: &RawContact) -> WarmKey {

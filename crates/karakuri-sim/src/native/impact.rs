@@ -33,7 +33,9 @@ use karakuri::spatial::{Motion, Se3, Vec3};
 
 use super::build::SimModel;
 use super::contact::{add_point_piece, mean_material, tangents};
-use super::state::{SimState, StepData};
+use super::output::StepOutput;
+use super::state::SimState;
+use super::work::StepData;
 use crate::scene::ContactMode;
 use super::settings::solver_settings;
 use crate::solver::RowKind;
@@ -61,15 +63,21 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 /// velocity after the impacts) and uses `w.impact` as scratch: `all` holds one compact block
 /// (normal, two tangents; the contact stage's row writer) per elastic contact, `pass` the
 /// blocks of one pass, solved island by island as the velocity problem is
-/// ([`crate::solver::Problem::solve`]: exact for small frictionless islands).
-pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+/// ([`crate::solver::Problem::solve`]: exact for small frictionless islands). In an Euler step
+/// of a world with elastic contacts (`m.plan.impacts`).
+#[inline]
+pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
+    if !m.plan.impacts || w.rk4.taken {
+        // no elastic pair in this world (`m.plan.impacts`), or an RK4 step
+        return Ok(());
+    }
     if !m.loops.is_empty() {
         // a loop's impulse would have to join every pass: such worlds keep the one
         // simultaneous problem, which holds the loops
         return Ok(());
     }
     if w.raw.len() > w.reserved_contacts {
-        w.reserve(m, s, w.raw.len());
+        w.reserve(m, s, out, w.raw.len());
     }
     let (model, shapes) = (&m.model, &m.collider.shapes);
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);

@@ -27,8 +27,8 @@
 //! more than a thousandth of it.
 
 use super::build::SimModel;
-use super::state::StepData;
 use super::settings::solver_settings;
+use super::work::StepData;
 use crate::solver::RowKind;
 use crate::SimError;
 

@@ -10,7 +10,8 @@ use karakuri::spatial::Vec3;
 pub use crate::compile::Track;
 
 use super::build::SimModel;
-use super::state::{SimState, StepData};
+use super::state::SimState;
+use super::work::StepData;
 use crate::SimError;
 
 /// Track velocities, before the contact rows: each track's surface velocity `speed · R d` in

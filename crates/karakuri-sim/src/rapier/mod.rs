@@ -494,7 +494,7 @@ impl Engine for RapierEngine {
             actuation: a - start,
             integrate: b - a,
             check_state: c - b,
-            sensors: d - c,
+            sensor_readings: d - c,
             ..StageTimes::default()
         };
         Ok(())

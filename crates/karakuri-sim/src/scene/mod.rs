@@ -27,7 +27,7 @@ pub use types::*;
 use crate::SimError;
 
 /// The shortest time step a scene may ask for (s): below it the step count of any useful run
-/// exceeds [`crate::world::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
+/// exceeds [`validate::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
 pub const MIN_DT: f64 = 1e-9;
 
 /// The largest coordinate or size a scene may give (m): 1000 km. Beyond it f64 keeps fewer than
