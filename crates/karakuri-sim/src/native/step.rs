@@ -138,6 +138,24 @@ mod tests {
         assert_eq!(documented(), STAGES);
     }
 
+    /// The stage names of docs/ARCHITECTURE.md's data-flow list (the text block after the
+    /// heading "The step's data flow"), in order.
+    fn mapped() -> Vec<String> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/ARCHITECTURE.md");
+        let doc = std::fs::read_to_string(path).expect("docs/ARCHITECTURE.md");
+        let section = doc.split("## The step's data flow").nth(1).expect("the data-flow section");
+        let text = section.split("```text\n").nth(1).unwrap().split("```").next().unwrap();
+        text.lines()
+            .filter(|l| !l.is_empty() && !l.starts_with(' '))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_architecture_map_lists_the_stages_in_the_order_the_step_runs() {
+        assert_eq!(mapped(), STAGES);
+    }
+
     #[test]
     fn every_stage_has_its_timer_and_every_timer_its_stage() {
         assert_eq!(StageTimes::NAMES, STAGES);
