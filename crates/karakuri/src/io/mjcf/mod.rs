@@ -32,18 +32,29 @@
 //! assert_eq!((model.nq, model.nv), (1, 1));
 //! ```
 
+mod actuators;
 mod bodies;
 mod build;
+mod constraints;
 mod convert;
 mod defaults;
+mod geoms;
 mod inertia;
+mod options;
 mod orient;
+mod sensors;
+mod types;
+mod world;
 mod xml;
 
 use std::fmt;
 use std::path::Path;
 
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
+pub use types::{
+    Actuator, ActuatorDynamics, ContactPair, Equality, EqualityKind, FixedTendon, Geom, GeomShape, Integrator, JointProps, Keyframe,
+    MjcfWorld, Sensor, SensorKind, SimOption, Transmission,
+};
 
 use crate::model::Model;
 use crate::spatial::Vec3;
@@ -104,6 +115,41 @@ pub fn load_with_warnings(path: impl AsRef<Path>) -> Result<(Model, Vec<String>)
 pub fn parse_str(text: &str, source_name: &str) -> Result<(Model, Vec<String>), MjcfError> {
     let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
     let root = xml::read_tree(text, source_name, base_dir)?;
+    let parsed = parse_tree(&root, base_dir)?;
+    Ok((parsed.model, parsed.warnings))
+}
+
+/// Reads and loads an MJCF file with its simulation sections ([`MjcfWorld`]).
+pub fn load_world(path: impl AsRef<Path>) -> Result<MjcfWorld, MjcfError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| MjcfError {
+        file: name.clone(),
+        line: None,
+        element: String::new(),
+        reason: format!("cannot read the MJCF file: {e}"),
+    })?;
+    parse_world_str(&text, &name)
+}
+
+/// [`load_world`] of MJCF text (`source_name` as in [`parse_str`]).
+pub fn parse_world_str(text: &str, source_name: &str) -> Result<MjcfWorld, MjcfError> {
+    let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
+    let root = xml::read_tree(text, source_name, base_dir)?;
+    let parsed = parse_tree(&root, base_dir)?;
+    world::assemble(&root, parsed, base_dir)
+}
+
+/// The tree read and resolved: what [`parse_str`] returns and what [`world`] builds on.
+struct Parsed {
+    model: Model,
+    warnings: Vec<String>,
+    bodies: Vec<bodies::BodySpec>,
+    compiler: Compiler,
+    defaults: Defaults,
+}
+
+fn parse_tree(root: &Element, base_dir: Option<&Path>) -> Result<Parsed, MjcfError> {
     root.check_attrs(&["model"])?;
     let mut compiler = Compiler::default();
     let mut defaults = Defaults::default();
@@ -146,7 +192,7 @@ pub fn parse_str(text: &str, source_name: &str) -> Result<(Model, Vec<String>), 
             format!("joint '{}' moves no mass and has no armature: forward dynamics is undefined", model.joint_names[j])
         })
         .collect();
-    Ok((model, warnings))
+    Ok(Parsed { model, warnings, bodies, compiler, defaults })
 }
 
 /// `<option gravity>` and `<flag gravity="disable">`.
