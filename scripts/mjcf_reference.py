@@ -44,6 +44,9 @@ MODELS = [
     "mujoco_mjx/humanoid.xml", "mujoco_mjx/02_humanoids.xml", "features/features.xml",
 ]
 
+# models for the simulation arrays only (features_sim: every element load_world reads)
+SIM_MODELS = MODELS + ["features/features_sim.xml"]
+
 
 def quat_mat(q):
     m = np.zeros(9)
@@ -235,9 +238,9 @@ def simulation(rel):
 def main():
     args = sys.argv[1:]
     sim_only = "--sim-only" in args
-    models = [a for a in args if a != "--sim-only"] or MODELS
+    models = [a for a in args if a != "--sim-only"] or SIM_MODELS
     for rel in models:
-        if not sim_only:
+        if not sim_only and rel in MODELS:
             out = os.path.join(ROOT, rel[:-4] + ".ref.json")
             ref = reference(rel)
             with open(out, "w") as f:

@@ -271,3 +271,28 @@ fn simulation_sections_equal_mujoco() {
         }
     }
 }
+
+/// Unsupported simulation features are refused by element and line, saying what to do.
+#[test]
+fn unsupported_features_are_refused_with_a_way_out() {
+    let body = r#"<worldbody><body name="b"><joint name="j"/><geom size="0.1"/><site name="s"/></body></worldbody>"#;
+    let cases = [
+        (format!("<mujoco>{body}\n<actuator><muscle joint=\"j\"/></actuator></mujoco>"), 2, "muscle", "use <general> or <motor>"),
+        (format!("<mujoco>{body}\n<tendon><spatial><site site=\"s\"/></spatial></tendon></mujoco>"), 2, "spatial", "<fixed> tendon"),
+        (format!("<mujoco>{body}\n<actuator><cylinder joint=\"j\"/></actuator></mujoco>"), 2, "cylinder", "use <motor>"),
+        ("<mujoco><worldbody>\n<geom type=\"sdf\"/></worldbody></mujoco>".to_string(), 2, "geom", "by a mesh"),
+        (format!("<mujoco>{body}\n<sensor><jointpos joint=\"nope\"/></sensor></mujoco>"), 2, "jointpos", "no joint named 'nope'"),
+        (format!("<mujoco>{body}\n<equality><connect site1=\"s\" site2=\"s\"/></equality></mujoco>"), 2, "connect", "give body1"),
+        (format!("<mujoco>{body}\n<actuator><position joint=\"j\" dampratio=\"1\"/></actuator></mujoco>"), 2, "position", "give kv"),
+        (format!("<mujoco>{body}\n<actuator><general joint=\"j\" dyntype=\"muscle\"/></actuator></mujoco>"), 2, "general", "not supported"),
+    ];
+    for (xml, line, element, hint) in cases {
+        let e = mjcf::parse_world_str(&xml, "t.xml").expect_err(&xml);
+        assert_eq!((e.line, e.element.as_str()), (Some(line), element), "{e}");
+        assert!(e.reason.contains(hint), "{e}");
+    }
+    // sensors not simulated are left out with a warning naming them
+    let w = mjcf::parse_world_str(&format!("<mujoco>{body}<sensor><subtreecom body=\"b\"/><jointpos joint=\"j\"/></sensor></mujoco>"), "t.xml").unwrap();
+    assert_eq!(w.sensors.len(), 1);
+    assert!(w.warnings.iter().any(|m| m.contains("<subtreecom>")), "{:?}", w.warnings);
+}

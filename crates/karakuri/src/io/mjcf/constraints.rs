@@ -93,7 +93,12 @@ pub(super) fn contact(e: &Element, names: &Names, defaults: &Defaults, world: &m
                 world.contact_pairs.push(ContactPair {
                     geoms: (g1, g2),
                     condim: condim as u8,
-                    friction: r.filled("friction", [f[0], f[0], f[1], f[2], f[2]])?,
+                    // written (here or in a class): over MuJoCo's pair default
+                    friction: if r.chain("friction").is_empty() {
+                        [f[0], f[0], f[1], f[2], f[2]]
+                    } else {
+                        r.filled("friction", [1.0, 1.0, 0.005, 0.0001, 0.0001])?
+                    },
                     solref: r.filled("solref", SOLREF)?,
                     solimp: r.filled("solimp", SOLIMP)?,
                     margin: r.num("margin", a.margin.max(b.margin))?,
