@@ -171,6 +171,8 @@ def enum_names(enum, values):
 def simulation(rel):
     """MuJoCo's compiled simulation arrays (see the module's docstring)."""
     m = mujoco.MjModel.from_xml_path(os.path.join(ROOT, rel))
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
     lst = lambda a: (np.asarray(a).astype(int) if np.asarray(a).dtype == bool else np.asarray(a)).tolist()
     return {
         "source": rel,
@@ -180,6 +182,8 @@ def simulation(rel):
         "geom_size": lst(m.geom_size),
         "geom_pos": lst(m.geom_pos),
         "geom_quat": lst(m.geom_quat),
+        "geom_xpos": lst(d.geom_xpos),
+        "geom_xmat": lst(d.geom_xmat),
         "geom_friction": lst(m.geom_friction),
         "geom_contype": lst(m.geom_contype),
         "geom_conaffinity": lst(m.geom_conaffinity),

@@ -1,7 +1,7 @@
 //! `mjcf::load_world` against MuJoCo 4.0.0's compiled `mjModel` arrays: for every model of
 //! `tests/data/mjcf` with a `.sim.json` (written by `scripts/mjcf_reference.py`), the geoms
 //! (type, body, size, frame, friction, contype, conaffinity, condim, priority, solref, solimp,
-//! margin, gap), the joints' limits, stiffness, springref, damping, frictionloss and limit
+//! margin, gap; world poses at qpos0 through `geom_placement`), the joints' limits, stiffness, springref, damping, frictionloss and limit
 //! softness, the actuators (transmission, dynamics, gain, bias, gear, ctrl and force ranges),
 //! the sensors kept, the equality constraints, contact pairs and excludes, the options and the
 //! keyframes agree (1e-12). Models refused by design are listed with the reason expected.
@@ -96,6 +96,26 @@ fn check_geoms(w: &MjcfWorld, r: &Value, src: &str) {
         close(&g.solref, &rows(&r["geom_solref"])[i], &what("solref"));
         close(&g.solimp, &rows(&r["geom_solimp"])[i], &what("solimp"));
         close(&[g.margin, g.gap], &[nums(&r["geom_margin"])[i], nums(&r["geom_gap"])[i]], &what("margin, gap"));
+    }
+}
+
+/// Every geom where MuJoCo puts it at qpos0, through `geom_placement` and karakuri's forward
+/// kinematics (meshes and height fields but their frames: MuJoCo re-centres meshes).
+fn check_geom_poses(w: &MjcfWorld, r: &Value, src: &str) {
+    let q = mjcf::from_mujoco_qpos(&w.model, &w.qpos0).unwrap();
+    let mut data = karakuri::Data::new(&w.model);
+    karakuri::algorithms::forward_kinematics(&w.model, &mut data, &q);
+    let placements = data.joint_placements().unwrap().to_vec();
+    let (xpos, xmat) = (rows(&r["geom_xpos"]), rows(&r["geom_xmat"]));
+    for (i, g) in w.geoms.iter().enumerate() {
+        if matches!(g.shape, GeomShape::Mesh { .. } | GeomShape::HeightField { .. }) {
+            continue;
+        }
+        let (j, x) = w.geom_placement(i);
+        let o = placements[j.0].compose(&x);
+        let what = format!("{src}: geom {i} ({}) world pose at qpos0", g.at);
+        close(o.translation.as_slice(), &xpos[i], &what);
+        close(o.rotation.transpose().as_slice(), &xmat[i], &what);
     }
 }
 
@@ -253,6 +273,7 @@ fn simulation_sections_equal_mujoco() {
             (Ok(_), Some(_)) => panic!("{src}: loaded, expected a refusal"),
             (Ok(w), None) => {
                 check_geoms(&w, &r, src);
+                check_geom_poses(&w, &r, src);
                 check_joints(&w, &r, src);
                 check_actuators(&w, &r, src);
                 check_rest(&w, &r, src);

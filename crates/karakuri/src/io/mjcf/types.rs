@@ -3,7 +3,7 @@
 //! radians), indices being MuJoCo's ids (body 0 the world; joints, geoms, sites in MuJoCo's
 //! order). Nothing here is simulated: a simulator maps it onto its own world.
 
-use crate::model::Model;
+use crate::model::{FrameKind, JointId, Model};
 use crate::spatial::{Se3, Vec3};
 
 /// An MJCF model: the dynamics [`Model`] and what a simulator needs beside it.
@@ -37,6 +37,33 @@ pub struct MjcfWorld {
     pub option: SimOption,
     /// `<keyframe>`s, complete (qpos0, zero velocity and control where not written).
     pub keyframes: Vec<Keyframe>,
+    /// MuJoCo's qpos0 (each joint's `ref`, identity quaternions, free bodies' written poses):
+    /// the start when there is no keyframe.
+    pub qpos0: Vec<f64>,
+}
+
+impl MjcfWorld {
+    /// The joint that moves MuJoCo body `body` and the body's frame in that joint's frame
+    /// (the world: the universe, identity).
+    pub fn body_placement(&self, body: usize) -> (JointId, Se3) {
+        if body == 0 {
+            return (JointId::UNIVERSE, Se3::identity());
+        }
+        let name = &self.body_names[body];
+        let f = self
+            .model
+            .frames
+            .iter()
+            .find(|f| f.kind == FrameKind::Body && &f.name == name)
+            .expect("every MuJoCo body but the world has a Body frame");
+        (f.parent_joint, f.placement)
+    }
+    /// Geom `geom`'s joint and its frame in that joint's frame.
+    pub fn geom_placement(&self, geom: usize) -> (JointId, Se3) {
+        let g = &self.geoms[geom];
+        let (j, x) = self.body_placement(g.body);
+        (j, x.compose(&g.frame))
+    }
 }
 
 /// A geom's shape; sizes as MuJoCo's `geom_size` (half sizes, radii).

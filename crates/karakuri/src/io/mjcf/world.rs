@@ -82,6 +82,7 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
         contact_pairs: vec![],
         contact_excludes: vec![],
         keyframes: vec![],
+        qpos0: vec![],
     };
     let sections = |tag: &'static str| root.children.iter().filter(move |e| e.tag == tag);
     for e in sections("tendon") {
@@ -115,6 +116,7 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
             world.keyframes.push(super::types::Keyframe { name, time: 0.0, qpos: qpos0.clone(), qvel: vec![0.0; nv], ctrl: vec![0.0; nu] });
         }
     }
+    world.qpos0 = qpos0;
     world.warnings = warnings;
     Ok(world)
 }
