@@ -110,6 +110,9 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
     // <size nkey>: keys beyond those written are qpos0 at rest
     for e in sections("size") {
         let nkey = e.attr("nkey").map(|t| numbers::<1>(e, "nkey", t)).transpose()?.map_or(0.0, |v| v[0]);
+        if nkey > 10_000.0 {
+            return Err(e.error(format!("nkey {nkey}: more than 10000 keyframes")));
+        }
         while (world.keyframes.len() as f64) < nkey {
             let (nv, nu) = (world.model.nv, world.actuators.len());
             let name = format!("key{}", world.keyframes.len());
