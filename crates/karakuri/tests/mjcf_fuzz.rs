@@ -67,7 +67,10 @@ fn boundary(text: &str, rng: &mut SplitMix64) -> usize {
 }
 
 fn find_value(text: &str, rng: &mut SplitMix64) -> Option<(usize, usize)> {
-    let start = rng.next_u64() as usize % text.len().max(1);
+    let mut start = rng.next_u64() as usize % text.len().max(1);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
     let a = text[start..].find("=\"").map(|k| start + k + 2)?;
     let b = text[a..].find('"').map(|k| a + k)?;
     Some((a, b))
