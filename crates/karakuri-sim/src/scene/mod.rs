@@ -15,6 +15,7 @@
 //! simulation uses is written, defaults included, and a saved scene reloads bit for bit.
 
 pub mod geometry;
+pub mod mjcf_geometry;
 mod layout;
 pub mod table;
 pub mod types;
