@@ -290,71 +290,105 @@ fn compare(
                 }
             }
         }
-        "derivatives" => {
-            let mut ws = DerivativesWorkspace::new(model);
-            let dof_matrix = |row: &mut Row, name: &str, ours: &DMatrix<f64>| -> Result<()> {
-                for (i, r) in matrix(&expected[name]).with_context(|| format!("derivatives.{name}"))?.iter().enumerate() {
-                    for (j, x) in r.iter().enumerate() {
-                        row.add(ours[(map.dofs[i], map.dofs[j])], *x);
-                    }
-                }
-                Ok(())
-            };
-            rnea_derivatives(model, data, &mut ws, q, v, a);
-            dof_matrix(row, "dtau_dq", &ws.dtau_dq)?;
-            dof_matrix(row, "dtau_dv", &ws.dtau_dv)?;
-            aba_derivatives(model, data, &mut ws, q, v, tau);
-            dof_matrix(row, "dqdd_dq", &ws.dqdd_dq)?;
-            dof_matrix(row, "dqdd_dv", &ws.dqdd_dv)?;
-            dof_matrix(row, "dqdd_dtau", data.mass_matrix_inverse()?)?;
-        }
-        "hybrid" => {
-            let forward = expected["forward_joints"].as_array().ok_or_else(|| anyhow!("hybrid.forward_joints missing"))?;
-            let mut is_forward = vec![false; model.njoints];
-            for name in forward {
-                let name = name.as_str().unwrap_or("?");
-                let j = model.joint_id(name).ok_or_else(|| anyhow!("forward joint '{name}' is not in the model"))?;
-                is_forward[j.0] = true;
-            }
-            let known = map.to_ours(&vector(&expected["known"])?);
-            let mut ws = HybridWorkspace::new(model);
-            for method in [HybridMethod::ArticulatedBody, HybridMethod::Crba] {
-                let (qdd, tau) = hybrid_dynamics(model, data, &mut ws, q, v, &known, &is_forward, method);
-                let (qdd, tau) = (qdd.clone(), tau.clone());
-                for (k, r) in vector(&expected["qdd"])?.iter().enumerate() {
-                    row.add(qdd[map.dofs[k]], *r);
-                }
-                for (k, r) in vector(&expected["tau"])?.iter().enumerate() {
-                    row.add(tau[map.dofs[k]], *r);
-                }
-            }
-        }
-        "constrained" | "impulse" => {
-            for set in expected.as_array().ok_or_else(|| anyhow!("{key} is not a list of contact sets"))? {
-                let mut cs = contact_set(model, &set["contacts"])?;
-                let methods: &[Method] = if key == "constrained" {
-                    &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace, Method::Kokkevis]
-                } else {
-                    &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace]
-                };
-                for &method in methods {
-                    let (x, x_key, l, l_key) = if key == "constrained" {
-                        cs.forward_dynamics(model, data, q, v, tau, method)?;
-                        (&cs.qdd, "qdd", &cs.lambda, "lambda")
-                    } else {
-                        cs.compute_impulses(model, data, q, v, method)?;
-                        (&cs.v_plus, "v_plus", &cs.impulses, "Lambda")
-                    };
-                    for (k, r) in vector(&set[x_key])?.iter().enumerate() {
-                        row.add(x[map.dofs[k]], *r);
-                    }
-                    for (k, r) in vector(&set[l_key])?.iter().enumerate() {
-                        row.add(l[k], *r);
-                    }
-                }
-            }
-        }
+        "derivatives" => compare_derivatives(model, data, map, expected, q, v, a, tau, row)?,
+        "hybrid" => compare_hybrid(model, data, map, expected, q, v, row)?,
+        "constrained" | "impulse" => compare_constrained(model, data, map, key, expected, q, v, tau, row)?,
         _ => row.unsupported = Some("not implemented yet".into()),
+    }
+    Ok(())
+}
+
+/// `derivatives`: ∂τ/∂(q, v) of RNEA, ∂q̈/∂(q, v, τ) of ABA against the reference's matrices.
+#[allow(clippy::too_many_arguments)]
+fn compare_derivatives(
+    model: &Model,
+    data: &mut Data,
+    map: &Mapping,
+    expected: &Value,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    a: &DVector<f64>,
+    tau: &DVector<f64>,
+    row: &mut Row,
+) -> Result<()> {
+    let mut ws = DerivativesWorkspace::new(model);
+    let dof_matrix = |row: &mut Row, name: &str, ours: &DMatrix<f64>| -> Result<()> {
+        for (i, r) in matrix(&expected[name]).with_context(|| format!("derivatives.{name}"))?.iter().enumerate() {
+            for (j, x) in r.iter().enumerate() {
+                row.add(ours[(map.dofs[i], map.dofs[j])], *x);
+            }
+        }
+        Ok(())
+    };
+    rnea_derivatives(model, data, &mut ws, q, v, a);
+    dof_matrix(row, "dtau_dq", &ws.dtau_dq)?;
+    dof_matrix(row, "dtau_dv", &ws.dtau_dv)?;
+    aba_derivatives(model, data, &mut ws, q, v, tau);
+    dof_matrix(row, "dqdd_dq", &ws.dqdd_dq)?;
+    dof_matrix(row, "dqdd_dv", &ws.dqdd_dv)?;
+    dof_matrix(row, "dqdd_dtau", data.mass_matrix_inverse()?)?;
+    Ok(())
+}
+
+/// `hybrid`: q̈ and τ of hybrid dynamics (both methods) with the reference's forward joints.
+fn compare_hybrid(model: &Model, data: &mut Data, map: &Mapping, expected: &Value, q: &DVector<f64>, v: &DVector<f64>, row: &mut Row) -> Result<()> {
+    let forward = expected["forward_joints"].as_array().ok_or_else(|| anyhow!("hybrid.forward_joints missing"))?;
+    let mut is_forward = vec![false; model.njoints];
+    for name in forward {
+        let name = name.as_str().unwrap_or("?");
+        let j = model.joint_id(name).ok_or_else(|| anyhow!("forward joint '{name}' is not in the model"))?;
+        is_forward[j.0] = true;
+    }
+    let known = map.to_ours(&vector(&expected["known"])?);
+    let mut ws = HybridWorkspace::new(model);
+    for method in [HybridMethod::ArticulatedBody, HybridMethod::Crba] {
+        let (qdd, tau) = hybrid_dynamics(model, data, &mut ws, q, v, &known, &is_forward, method);
+        let (qdd, tau) = (qdd.clone(), tau.clone());
+        for (k, r) in vector(&expected["qdd"])?.iter().enumerate() {
+            row.add(qdd[map.dofs[k]], *r);
+        }
+        for (k, r) in vector(&expected["tau"])?.iter().enumerate() {
+            row.add(tau[map.dofs[k]], *r);
+        }
+    }
+    Ok(())
+}
+
+/// `constrained` / `impulse`: q̈ and λ (or v⁺ and Λ) of every contact set, by every method.
+#[allow(clippy::too_many_arguments)]
+fn compare_constrained(
+    model: &Model,
+    data: &mut Data,
+    map: &Mapping,
+    key: &str,
+    expected: &Value,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    tau: &DVector<f64>,
+    row: &mut Row,
+) -> Result<()> {
+    for set in expected.as_array().ok_or_else(|| anyhow!("{key} is not a list of contact sets"))? {
+        let mut cs = contact_set(model, &set["contacts"])?;
+        let methods: &[Method] = if key == "constrained" {
+            &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace, Method::Kokkevis]
+        } else {
+            &[Method::Direct, Method::RangeSpaceSparse, Method::NullSpace]
+        };
+        for &method in methods {
+            let (x, x_key, l, l_key) = if key == "constrained" {
+                cs.forward_dynamics(model, data, q, v, tau, method)?;
+                (&cs.qdd, "qdd", &cs.lambda, "lambda")
+            } else {
+                cs.compute_impulses(model, data, q, v, method)?;
+                (&cs.v_plus, "v_plus", &cs.impulses, "Lambda")
+            };
+            for (k, r) in vector(&set[x_key])?.iter().enumerate() {
+                row.add(x[map.dofs[k]], *r);
+            }
+            for (k, r) in vector(&set[l_key])?.iter().enumerate() {
+                row.add(l[k], *r);
+            }
+        }
     }
     Ok(())
 }

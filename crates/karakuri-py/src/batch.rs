@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::control::Layout;
-use crate::sim::sim_error;
+use crate::errors::sim_error;
 use karakuri_sim::scene::ActuatorMode;
 use karakuri_sim::{Batch, BatchError, JointState, Scene, World};
 use numpy::ndarray::Array2;

@@ -5,7 +5,7 @@ use karakuri_sim::snapshot::Snapshot;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::sim::sim_error;
+use crate::errors::sim_error;
 
 /// A world's full state at one step (:meth:`World.snapshot`): the engine's state and the
 /// Rust-side controllers', with the fingerprint of the world it came from, so it restores only

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::native::NativeEngine;
 use crate::rng::SplitMix64;
-use crate::scene::{JointSpec, RobotRoot, Scene};
+use crate::scene::{EngineKind, JointSpec, RobotRoot, Scene};
 use crate::{SimError, World};
 
 /// How many steps a world of [`Batch::run_steps_counted`] takes between two additions to the
@@ -62,6 +63,25 @@ impl Batch {
                 World::new(s)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        Ok(Batch { worlds })
+    }
+
+    /// `n` identical worlds of `scene` (no perturbation: they differ only by what is done to
+    /// each between steps, e.g. their actions). With the native engine they share one model,
+    /// built once (a step never writes it; what is registered on one world, such as joint
+    /// forces, stays that world's); other engines build one each.
+    pub fn copies(scene: &Scene, n: usize) -> Result<Batch, SimError> {
+        if scene.engine.kind != EngineKind::Native {
+            return (0..n).map(|_| World::new(scene.clone())).collect::<Result<_, _>>().map(Batch::new);
+        }
+        let first = NativeEngine::new(scene)?;
+        let model = first.shared_model();
+        let mut worlds = vec![World::with_engine(scene.clone(), Box::new(first))?];
+        for _ in 1..n {
+            let engine = NativeEngine::from_model(model.clone())?;
+            worlds.push(World::with_engine(scene.clone(), Box::new(engine))?);
+        }
+        worlds.truncate(n);
         Ok(Batch { worlds })
     }
 
@@ -210,6 +230,26 @@ mod tests {
         send::<World>();
         send::<Batch>();
     };
+
+    #[test]
+    fn copies_share_one_model_and_step_as_worlds_built_alone() {
+        const STEPS: u64 = 200;
+        for name in ["05a_stack5.json", "08_fourbar.json"] {
+            let s = scene(name);
+            let mut alone = World::new(s.clone()).unwrap();
+            for _ in 0..STEPS {
+                alone.step().unwrap();
+            }
+            let mut batch = Batch::copies(&s, 3).unwrap();
+            batch.run_steps(STEPS).unwrap();
+            for w in batch.worlds() {
+                assert_eq!(bits(w), bits(&alone), "{name}");
+            }
+        }
+        // a model shared by engines on several threads
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::SimModel>();
+    }
 
     #[test]
     fn world_and_batch_are_send() {

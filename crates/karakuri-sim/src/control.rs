@@ -1,13 +1,12 @@
 //! Controllers (Choreonoid's controller I/O): a [`Controller`] registered on a
-//! [`crate::World`] with [`crate::World::add_controller`] is called every control period
+//! `World` with `World::add_controller` is called every control period
 //! (a whole number of steps) before the step, reads time, joint states and sensor readings,
 //! and writes joint commands (each actuator's target, by its mode) and track surface speeds. A
 //! command that is not
 //! finite or is outside its joint's limits stops the run with [`crate::SimError::BadCommand`]
 //! naming the joint and the time.
 
-use crate::engine::{JointState, SensorInfo};
-use crate::native::SimModel;
+use crate::engine::{ActuatorInfo, JointState, SensorInfo};
 use crate::scene::ActuatorMode;
 use crate::SimError;
 
@@ -58,7 +57,7 @@ pub trait Controller: Send {
     /// One control update at `io.time`.
     fn update(&mut self, io: &mut ControlIo<'_>);
 
-    /// The controller's own state for a checkpoint ([`crate::World::snapshot`]): everything
+    /// The controller's own state for a checkpoint (`World::snapshot`): everything
     /// its next updates depend on, as a value with exact numbers (`serde_json::to_value` of
     /// its fields; `Value::Null` for a controller without state). The default says the
     /// controller cannot be checkpointed, and the snapshot fails naming it: a checkpoint never
@@ -87,14 +86,19 @@ pub(crate) struct Registered {
     pub(crate) track_commands: Vec<Option<f64>>,
 }
 
-/// Checks a command to actuator `a` of `model` (every engine's, before it takes the target):
-/// finite, and within the effort limit (torque mode), the velocity limit (velocity mode) or
-/// the joint's position limits (position and prescribed modes). The error,
+/// Checks a command to the actuator of joint `joint` (every engine's, before it takes the
+/// target): finite, and within the effort limit (torque mode), the velocity limit (velocity
+/// mode) or the joint's position `limits` (position and prescribed modes). The error,
 /// [`SimError::BadCommand`], names the joint, `time` and the bound.
-pub(crate) fn check_command(model: &SimModel, a: usize, target: f64, time: f64) -> Result<(), SimError> {
-    let act = &model.actuators[a];
+pub(crate) fn check_command(
+    joint: &str,
+    act: &ActuatorInfo,
+    limits: Option<[f64; 2]>,
+    target: f64,
+    time: f64,
+) -> Result<(), SimError> {
     let bad = |reason: String| SimError::BadCommand {
-        joint: act.name.clone(),
+        joint: joint.to_string(),
         time,
         reason,
     };
@@ -109,9 +113,9 @@ pub(crate) fn check_command(model: &SimModel, a: usize, target: f64, time: f64) 
             return Err(bad(format!("speed command {target} exceeds the velocity limit {}", act.velocity_limit)));
         }
         ActuatorMode::Position | ActuatorMode::Prescribed => {
-            if let Some(l) = model.limits.iter().find(|l| l.dof == act.dof) {
-                if target < l.lo || target > l.hi {
-                    return Err(bad(format!("position command {target} is outside the joint's limits [{}, {}]", l.lo, l.hi)));
+            if let Some([lo, hi]) = limits {
+                if target < lo || target > hi {
+                    return Err(bad(format!("position command {target} is outside the joint's limits [{lo}, {hi}]")));
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! The built-in controllers a scene's `controllers` list names, as [`Controller`]s: each is
 //! built against a world's engine (joint names resolved to [`ControlIo`] indices, buffers
-//! sized once) and registered on the [`crate::World`] like a user's controller.
+//! sized once) and registered on the `World` like a user's controller.
 
 use crate::control::{ControlIo, Controller};
 use crate::engine::{Engine, JointState};

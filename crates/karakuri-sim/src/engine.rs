@@ -1,10 +1,10 @@
 //! Engines behind one trait, as Choreonoid's simulator items: an engine is built from the
-//! world's [`crate::Scene`] (its own representation, once: [`crate::NativeEngine::new`]), then
-//! steps it and writes the state back ([`Engine::write_states`]). [`crate::NativeEngine`] is
+//! world's [`crate::Scene`] (its own representation, once: `NativeEngine::new`), then
+//! steps it and writes the state back ([`Engine::write_states`]). `NativeEngine` is
 //! the reduced-coordinate engine of this crate; a wrapper around another physics library plugs
-//! in by implementing the same trait and handing it to [`crate::World::with_engine`]; the
+//! in by implementing the same trait and handing it to `World::with_engine`; the
 //! world takes engines that are [`Send`], so worlds can be stepped on other threads
-//! ([`crate::Batch`]).
+//! (`Batch`).
 
 use std::time::Duration;
 
@@ -126,57 +126,82 @@ pub struct ContactInfo {
     pub force: Vec3,
 }
 
-/// Wall-clock time spent in each stage of the step pipeline (zeros unless the timing is on:
-/// [`Engine::time_stages`], [`crate::World::time_stages`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// NaN / divergence guard.
-    pub check_state: Duration,
-    /// Factorisation of the iteration matrix qH, world motion columns, collision.
-    pub position: Duration,
-    /// Passive forces.
-    pub velocity: Duration,
-    /// Actuation.
-    pub actuation: Duration,
-    /// Smooth acceleration and free velocity.
-    pub acceleration: Duration,
-    /// Constraint rows and solve.
-    pub constraint: Duration,
-    /// Configuration update (or the whole RK4 step).
-    pub integrate: Duration,
-    /// Kinematics, Jacobians, mass matrix and bias forces at the new state
-    /// (`compute_all_terms`).
-    pub kinematics: Duration,
-    /// Contact forces.
-    pub sensors: Duration,
+/// Writes [`StageTimes`] from its list of stages (a field each, their names, the sum).
+macro_rules! stage_times {
+    ($($(#[$doc:meta])* $stage:ident),* $(,)?) => {
+        /// Wall-clock time spent in each stage of a step, one field per stage function of the
+        /// native step (`native/step.rs`, same names; other engines fill those that fit), zeros
+        /// unless the timing is on ([`Engine::time_stages`], `World::time_stages`).
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct StageTimes {
+            $($(#[$doc])* pub $stage: Duration,)*
+        }
+
+        impl StageTimes {
+            /// The fields' names, in the native step's order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($stage)),*];
+
+            /// Adds another step's times.
+            pub fn add(&mut self, o: &StageTimes) {
+                $(self.$stage += o.$stage;)*
+            }
+
+            /// Sum of the stages.
+            pub fn total(&self) -> Duration {
+                Duration::ZERO $(+ self.$stage)*
+            }
+
+            /// Each stage's name and time, in the native step's order.
+            pub fn named(&self) -> Vec<(&'static str, Duration)> {
+                vec![$((stringify!($stage), self.$stage)),*]
+            }
+        }
+    };
 }
 
-impl StageTimes {
-    /// Adds another step's times.
-    pub fn add(&mut self, o: &StageTimes) {
-        self.check_state += o.check_state;
-        self.position += o.position;
-        self.velocity += o.velocity;
-        self.actuation += o.actuation;
-        self.acceleration += o.acceleration;
-        self.constraint += o.constraint;
-        self.integrate += o.integrate;
-        self.kinematics += o.kinematics;
-        self.sensors += o.sensors;
-    }
-    /// Sum of the stages.
-    pub fn total(&self) -> Duration {
-        self.check_state
-            + self.position
-            + self.velocity
-            + self.actuation
-            + self.acceleration
-            + self.constraint
-            + self.integrate
-            + self.kinematics
-            + self.sensors
-    }
-}
+stage_times!(
+    /// The step's start state kept; islands an action wakes.
+    start,
+    /// Actuator commands (servo gains, explicit parts).
+    actuator_commands,
+    /// Sensor start (what the readings difference).
+    sensor_start,
+    /// Joint forces (springs, dampers, registered forces).
+    joint_forces,
+    /// Factorisation of the iteration matrix qH, world motion columns, collision.
+    position,
+    /// The whole RK4 step (RK4 worlds, contact-free steps).
+    rk4,
+    /// Actuation: user torques, actuator torques, pushes.
+    actuation,
+    /// Smooth acceleration.
+    acceleration,
+    /// Impact passes.
+    impacts,
+    /// Free velocity.
+    free_velocity,
+    /// Constraint rows and solve.
+    constraint,
+    /// Applied actuator torques.
+    actuator_report,
+    /// Split impulse (pseudo-velocity).
+    split_impulse,
+    /// Configuration update (SHAKE, `q ⊕ dt v`).
+    integrate,
+    /// NaN / divergence guard.
+    check_state,
+    /// Kinematics, Jacobians, mass matrix and bias forces at the new state
+    /// (`compute_all_terms`), islands falling asleep.
+    kinematics,
+    /// Contact forces.
+    contact_forces,
+    /// Sensor readings.
+    sensor_readings,
+    /// Sensor noise.
+    sensor_noise,
+    /// Watch (diagnostics).
+    watch,
+);
 
 /// A physics engine stepping a world.
 pub trait Engine {
@@ -277,7 +302,7 @@ pub trait Engine {
     }
     /// Everything the engine's next steps depend on (its state, and what the last step
     /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
-    /// serialisable value with every number exact; [`crate::World::snapshot`] wraps it.
+    /// serialisable value with every number exact; `World::snapshot` wraps it.
     fn save_state(&self) -> Result<serde_json::Value, SimError> {
         Err(SimError::Unsupported {
             engine: self.name().to_string(),

@@ -1,6 +1,6 @@
 //! Custom joint forces (Choreonoid's BodyCustomizer): a [`JointForces`] computes extra forces
 //! on a set of one-dof joints from their positions, velocities and the time, and is registered
-//! on a world ([`crate::World::add_joint_forces`]) for some joints (one joint, a robot's, any
+//! on a world (`World::add_joint_forces`) for some joints (one joint, a robot's, any
 //! list). The scene's joint springs and dampers (`stiffness`, `damping`, a robot's
 //! `joint_stiffness` / `joint_damping`, the URDF's `<dynamics damping>`) are one built-in
 //! instance of it, [`SpringDamper`], registered when the world is built.
@@ -50,8 +50,9 @@ pub struct JointForce {
 
 /// Extra joint forces as a function of the joints' state and the time. A pure function: the
 /// step may call it more than once per step (RK4 at its four points), and a state restored
-/// must give the same forces, so it keeps no state of its own.
-pub trait JointForces: Send {
+/// must give the same forces, so it keeps no state of its own (and is `Sync`: a world's model,
+/// which holds the scene's own, may be shared between worlds on several threads).
+pub trait JointForces: Send + Sync {
     /// Writes `out[i]` for joint `i` of the set it was registered for, from `q[i]`, `dq[i]`
     /// and the time `t` (s). `out` enters zeroed.
     fn forces(&self, t: f64, q: &[f64], dq: &[f64], out: &mut [JointForce]);

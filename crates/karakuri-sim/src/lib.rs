@@ -21,20 +21,23 @@
 //!   A joint frame sits at its anchor: the joint is placed at `pose_in_parent · T(anchor)` and
 //!   the body frame is `T(-anchor)` in it. The mass matrix is block-diagonal per tree and the
 //!   branch-induced LTDL factorisation (`karakuri::linalg::ltdl`) handles it.
-//! * **Model, state, workspace** (MuJoCo's `mjModel` / `mjData`): [`NativeEngine`] is a
-//!   [`SimModel`] (built once from the scene, never written by a step), a [`SimState`] (q, v,
-//!   user torques, time, warm-start impulses) and a [`StepData`] (every buffer the stages hand
-//!   to each other, sized at load: a running step allocates nothing).
-//! * **The step is a fixed list of stage functions** ([`native::stages`], each documenting
-//!   what it reads and writes, timed in [`StageTimes`] when [`World::time_stages`] is on; the
-//!   stages a world has nothing for are skipped, as [`native::plan::StagePlan`] decides at
-//!   load): check state (NaN / divergence guard)
-//!   → position (the LTDL of `qH = M + armature + implicit damping/stiffness`, world motion
-//!   columns, collision) → velocity (passive forces) → actuation → acceleration
-//!   (`qH⁻¹(τ - h)`, `v_free`) → constraint (rows, solve, `v⁺`) → integrate → kinematics
+//! * **Model, state, workspace, outputs** (MuJoCo's `mjModel` / `mjData`): [`NativeEngine`] is
+//!   a [`SimModel`] (built once from the scene, never written afterwards, shareable between
+//!   worlds), a [`SimState`] (q, v, user torques, time, warm-start impulses, the run's
+//!   counters), a [`StepData`] (every buffer the stages hand to each other, sized at load: a
+//!   running step allocates nothing) and a [`StepOutput`] (what the last step reports).
+//! * **The step is a fixed list of stage functions** ([`native::step`], each `(model, state,
+//!   work, out)` and documenting what it reads and writes, timed in [`StageTimes`] under its own
+//!   name when [`World::time_stages`] is on; a stage the world has nothing for returns at once,
+//!   as [`native::plan::StagePlan`] decides at load): start → actuator commands → sensor start →
+//!   joint forces → position (the LTDL of `qH = M + armature + implicit damping/stiffness`,
+//!   world motion columns, collision) → rk4 (contact-free RK4 steps) → actuation → acceleration
+//!   (`qH⁻¹(τ - h)`) → impacts → free velocity → constraint (rows, solve, `v⁺`) → actuator
+//!   report → split impulse → integrate → check state (NaN / divergence guard) → kinematics
 //!   (`compute_all_terms` at the new state: placements, velocities, Jacobians, M and the next
-//!   step's bias forces `h = C v + g`, read through the core's checked accessors) → sensors
-//!   (contact forces). `docs/ARCHITECTURE.md` draws the data flow.
+//!   step's bias forces `h = C v + g`, read through the core's checked accessors) → contact
+//!   forces → sensor readings → sensor noise → watch. `docs/ARCHITECTURE.md` draws the data
+//!   flow.
 //! * **Shapes** (parry3d-f64): sphere, box, capsule, cylinder, plane, convex hulls (of inline
 //!   points or of an STL/OBJ file's vertices, [`mesh`]) and triangle meshes for static bodies.
 //!   URDF robots bring their `<collision>` elements: primitives as such, meshes as convex hulls
@@ -51,7 +54,7 @@
 //! * **One velocity-level problem.** Contact rows (unilateral with friction), loop-closure rows
 //!   (bilateral, with Baumgarte correction and a position projection after the step) and joint
 //!   limits form `J`, written by the core's one row layer (`karakuri::constraints::rows`);
-//!   [`sparse`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ`, island by island, with `J`
+//!   [`solver`] solves on the Delassus operator `W = J qH⁻¹ Jᵀ`, island by island, with `J`
 //!   compact over the kinematic trees each contact touches: block Gauss–Seidel (a contact's
 //!   normal and friction together) with warm start and a tolerance, exact solves of small
 //!   frictionless islands and subspace steps where an island stalls (mass ratios).
@@ -72,6 +75,7 @@
 
 pub mod batch;
 pub mod collision;
+pub mod compile;
 pub mod control;
 pub mod controllers;
 pub mod engine;
@@ -86,7 +90,6 @@ pub mod scene;
 pub mod snapshot;
 mod sort;
 pub mod solver;
-pub mod sparse;
 pub mod world;
 
 pub use batch::{Batch, BatchError};
@@ -96,7 +99,7 @@ pub use engine::{ActuatorInfo, JointInfo};
 pub use error::SimError;
 pub use joint_forces::{JointForce, JointForces, SpringDamper};
 pub use karakuri::Model;
-pub use native::{NativeEngine, SimModel, SimState, StepData};
+pub use native::{NativeEngine, SimModel, SimState, StepData, StepOutput};
 pub use scene::Scene;
 pub use snapshot::Snapshot;
 pub use world::World;

@@ -1,4 +1,4 @@
-//! Checkpoints: a [`Snapshot`] is everything a [`crate::World`]'s next steps depend on — the
+//! Checkpoints: a [`Snapshot`] is everything a `World`'s next steps depend on — the
 //! engine's state ([`crate::Engine::save_state`]: for the native engine its whole
 //! `SimState` and what the last step reported) and each controller's state
 //! ([`crate::Controller::save_state`]) — with the fingerprint of the world it came from, so it

@@ -11,6 +11,8 @@ use crate::scene::{EngineKind, Scene, SensorKind};
 use crate::snapshot::{self, Snapshot};
 use crate::SimError;
 
+pub use crate::scene::validate::{step_count, MAX_STEPS};
+
 /// A simulated world.
 ///
 /// A world is [`Send`] (its engine is a `Box<dyn Engine + Send>`), so independent worlds can
@@ -491,25 +493,4 @@ impl World {
 /// A controller's checkpoint error, naming it by its registration order.
 fn controller_error(i: usize, what: &str, reason: String) -> SimError {
     SimError::Checkpoint(format!("controller {i} (registration order) cannot be {what}: {reason}"))
-}
-
-/// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).
-pub const MAX_STEPS: u64 = 1_000_000_000;
-
-/// The steps `duration` seconds take at `dt`, rounded; an error when the duration is not a
-/// finite non-negative number or the count exceeds [`MAX_STEPS`] (the count would otherwise
-/// saturate and the run never end).
-pub fn step_count(duration: f64, dt: f64) -> Result<u64, SimError> {
-    if !(duration >= 0.0 && duration.is_finite()) {
-        return Err(SimError::Input(format!("the duration must be a non-negative number of seconds (got {duration})")));
-    }
-    let n = (duration / dt).round();
-    if n.is_nan() || n > MAX_STEPS as f64 {
-        return Err(SimError::Input(format!(
-            "a duration of {duration:e} s at dt = {dt:e} s is {n:.3e} steps, more than the {:e} one run may take \
-             (shorten the duration or lengthen the time step)",
-            MAX_STEPS as f64
-        )));
-    }
-    Ok(n as u64)
 }

@@ -219,3 +219,34 @@ controllers: [{type: hold_posture, robot: solo, kp: 5, kd: 0.05, period: 0.002}]
     assert_eq!(bits(&a), bits(&b));
     assert!(a.joint_velocity("solo/FL_KFE").unwrap() != 0.0, "the controller moved the robot");
 }
+
+#[test]
+fn a_checkpoint_in_the_layout_before_the_step_outputs_struct_still_loads() {
+    // before issue 27 the run's counters sat beside the state ("diagnostics") and the last
+    // solve's statistics were not saved
+    let mut a = world();
+    a.run(0.3).unwrap();
+    let snap = a.snapshot().unwrap();
+    let mut old = snap.clone();
+    let st = old.state.as_object_mut().unwrap();
+    let diagnostics = st["state"].as_object_mut().unwrap().remove("diagnostics").unwrap();
+    st.insert("diagnostics".into(), diagnostics);
+    st.remove("last_solve");
+    let mut b = world();
+    b.restore(&Snapshot::from_json(&old.to_json(), "old").unwrap()).unwrap();
+    assert_eq!(b.diagnostics(), a.diagnostics());
+    assert_eq!(b.contacts(), a.contacts());
+    for _ in 0..100 {
+        a.step().unwrap();
+        b.step().unwrap();
+        assert!(bits(&a) == bits(&b));
+    }
+    // and the new layout round-trips the outputs whole, the last solve included
+    let mut c = world();
+    c.restore(&snap).unwrap();
+    assert_eq!((c.last_solve().iterations, c.last_solve().residual.to_bits()), {
+        let mut d = world();
+        d.run(0.3).unwrap();
+        (d.last_solve().iterations, d.last_solve().residual.to_bits())
+    });
+}

@@ -41,7 +41,7 @@ fn run(e: &mut NativeEngine, steps: usize) {
 
 /// The hinge's (q, dq, applied actuator torque).
 fn hinge(e: &NativeEngine) -> (f64, f64, f64) {
-    (e.q()[0], e.v()[0], e.work().act_tau[0])
+    (e.q()[0], e.v()[0], e.output().act_tau[0])
 }
 
 /// The root of `kp (target − q) = m g l sin q` near `q` (Newton).
@@ -175,7 +175,7 @@ fn bad_actuators_are_refused_with_their_path() {
 /// The reading of the sensor `name`.
 fn reading(e: &NativeEngine, name: &str) -> [f64; 6] {
     let i = e.sim_model().sensors.iter().position(|s| s.name == name).unwrap();
-    e.work().readings[i]
+    e.output().readings[i]
 }
 
 fn close(got: [f64; 6], want: [f64; 6], tol: f64, what: &str) {
@@ -562,7 +562,7 @@ bodies:
     for n in 500..2500 {
         let t0 = n as f64 * 0.001;
         e.step().unwrap();
-        let force = e.work().act_tau[0];
+        let force = e.output().act_tau[0];
         let want = 3.0 * (G - a * w * w * (w * t0).sin());
         worst = worst.max((force - want).abs() / want);
         // the box sits on the platform (its bottom 0.05 above the platform's origin)
@@ -688,7 +688,7 @@ fn readings(scene: &Scene, steps: usize) -> Vec<[f64; 6]> {
     let mut out = Vec::with_capacity(2 * steps);
     for _ in 0..steps {
         e.step().unwrap();
-        out.extend_from_slice(&e.work().readings);
+        out.extend_from_slice(&e.output().readings);
     }
     out
 }

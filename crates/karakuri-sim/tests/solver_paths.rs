@@ -1,4 +1,4 @@
-//! The one constraint solver (`karakuri_sim::sparse::Problem`) on small problems with known
+//! The one constraint solver (`karakuri_sim::solver::Problem`) on small problems with known
 //! answers: its exact island solve (active set on a semidefinite LDLᵀ, what the impact passes
 //! and SHAKE get) and its Gauss–Seidel path must reach the same solution, and a redundant row
 //! (the out-of-plane rows of a planar loop) must get no impulse.
@@ -7,8 +7,7 @@ use karakuri::linalg::Factorization;
 use karakuri::model::{Axis, JointId, JointType, ModelBuilder};
 use karakuri::spatial::{Inertia, Mat3, Se3, Vec3};
 use karakuri::Model;
-use karakuri_sim::solver::{RowKind, Rows};
-use karakuri_sim::sparse::{Problem, Settings};
+use karakuri_sim::solver::{Problem, RowKind, Rows, Settings, Solution, SolveStats, Workspace};
 use nalgebra::DMatrix;
 
 /// Two sliders along x from the world, each carrying 2 kg: two trees of one dof, `M = 2 I`.
@@ -27,8 +26,15 @@ fn two_sliders() -> (Model, Factorization) {
     (model, f)
 }
 
-/// The problem of `rows` (each `(kind, J, b)`) prepared over the two sliders.
-fn problem(model: &Model, f: &Factorization, rows: &[(RowKind, [f64; 2], f64)]) -> Problem {
+/// The problem of `rows` (each `(kind, J, b)`) over the two sliders, prepared and solved
+/// from `v_free`.
+fn solve(
+    model: &Model,
+    f: &Factorization,
+    rows: &[(RowKind, [f64; 2], f64)],
+    v_free: &[f64],
+    settings: &Settings,
+) -> (Solution, SolveStats) {
     let mut r = Rows::default();
     r.clear(model.nv);
     for &(kind, j, b) in rows {
@@ -36,9 +42,11 @@ fn problem(model: &Model, f: &Factorization, rows: &[(RowKind, [f64; 2], f64)]) 
         r.j_row_mut(i).copy_from_slice(&j);
     }
     let mut p = Problem::new(model);
+    let (mut work, mut sol) = (Workspace::new(model), Solution::new(model.nv));
     p.push_rows(&r);
-    p.prepare(f);
-    p
+    p.prepare(f, &mut work);
+    let stats = p.solve(v_free, settings, &mut work, &mut sol);
+    (sol, stats)
 }
 
 const EXACT: Settings = Settings { max_iterations: 500, tolerance: 1e-14, exact: true, direct_max_rows: 64 };
@@ -57,8 +65,7 @@ fn exact_and_gauss_seidel_agree_with_the_analytic_solution() {
     let (model, f) = two_sliders();
     let v_free = [-1.0, 0.0];
     for (settings, direct) in [(EXACT, true), (SWEEPS, false)] {
-        let mut p = problem(&model, &f, &rows);
-        let stats = p.solve(&v_free, &settings);
+        let (p, stats) = solve(&model, &f, &rows, &v_free, &settings);
         assert_eq!(stats.direct, direct);
         for (got, want) in p.vel.iter().zip([1.0, 0.5]) {
             assert!((got - want).abs() < 1e-9, "{:?} {:?}", p.vel, stats);
@@ -77,8 +84,7 @@ fn a_redundant_row_gets_no_impulse_in_the_exact_solve() {
         (RowKind::Bilateral, [1.0, -1.0], 0.2),
     ];
     let (model, f) = two_sliders();
-    let mut p = problem(&model, &f, &rows);
-    let stats = p.solve(&[0.0, 0.0], &EXACT);
+    let (p, stats) = solve(&model, &f, &rows, &[0.0, 0.0], &EXACT);
     assert!(stats.direct);
     // relative velocity 0.2 from rest with equal masses: v = (0.1, -0.1), one impulse 0.2
     assert!((p.vel[0] - 0.1).abs() < 1e-12 && (p.vel[1] + 0.1).abs() < 1e-12, "{:?}", p.vel);

@@ -5,7 +5,7 @@ mod common;
 
 use common::{random_state, random_tree, random_tree_depth_first};
 use karakuri::algorithms::*;
-use karakuri::constraints::{ConstraintSet, Method};
+use karakuri::constraints::{constrained_dynamics_derivatives, ConstrainedDerivatives, ConstraintSet, Method};
 use karakuri::spatial::{exp3, Force, Se3, Vec3};
 use karakuri::{Data, JointId, Model};
 use nalgebra::{DMatrix, DVector};

@@ -2,6 +2,7 @@
 #![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
 
 use karakuri::algorithms::*;
+use karakuri::constraints::{constrained_dynamics_derivatives, ConstrainedDerivatives};
 use karakuri::io::urdf::{self, Root};
 use karakuri::{Data, JointId};
 use std::alloc::{GlobalAlloc, Layout, System};

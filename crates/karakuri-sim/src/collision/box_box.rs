@@ -37,7 +37,7 @@
 
 use karakuri::spatial::{Mat3, Se3, Vec3};
 
-use super::four_of;
+use super::pairs::four_of;
 
 /// Packed kind of a vertex feature id (parry's header bits).
 const VERTEX: u32 = 0b01 << 30;
@@ -376,8 +376,39 @@ fn support_faces(ha: &Vec3, hb: &Vec3, c: &Mat3, d: &Vec3, n: &Vec3, out: &mut B
             );
         }
     }
-    // crossings of an edge of each, strictly inside both: B's edge g (corner g to g + 1)
-    // against A's four edges (two along x_j at x_l = ±ha_l, two along x_l at x_j = ±ha_j)
+    let a_face = FaceA { i, j, l, sa, plane: plane_a };
+    let b_face = FaceB { corners: vb, bits: sb_bits, proj, p, q };
+    edge_crossings(ha, n, &a_face, &b_face, out);
+}
+
+/// A's face toward `n` (A's frame): `x_i = plane` (`= sa ha_i`), its in-plane axes `j`, `l`.
+#[derive(Clone, Copy)]
+struct FaceA {
+    i: usize,
+    j: usize,
+    l: usize,
+    sa: f64,
+    plane: f64,
+}
+
+/// B's face toward `−n`, in A's frame: its corners (signs ++, −+, −−, +− along B's in-plane
+/// axes `p`, `q`), their signs in B's frame, and their projections along `n` on A's plane
+/// `(x_j, x_l)`.
+struct FaceB {
+    corners: [Vec3; 4],
+    bits: [[f64; 3]; 4],
+    proj: [(f64, f64); 4],
+    p: usize,
+    q: usize,
+}
+
+/// The crossings of an edge of each face, strictly inside both: B's edge g (corner g to
+/// g + 1) against A's four edges (two along x_j at x_l = ±ha_l, two along x_l at x_j = ±ha_j);
+/// pushed to `out`.
+fn edge_crossings(ha: &Vec3, n: &Vec3, face_a: &FaceA, face_b: &FaceB, out: &mut BoxManifold) {
+    let FaceA { i, j, l, sa, plane: plane_a } = *face_a;
+    let FaceB { corners: vb, bits: sb_bits, proj, p, q } = face_b;
+    let (p, q) = (*p, *q);
     for g in 0..4 {
         let h = (g + 1) % 4;
         let (a, b) = (proj[g], proj[h]);

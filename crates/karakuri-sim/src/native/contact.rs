@@ -10,36 +10,16 @@ use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
 
 use super::build::SimModel;
-use super::state::{SimState, StepData};
+pub use super::state::{WarmEntry, WarmKey};
+use super::state::SimState;
+pub use super::work::ContactRows;
+use super::work::StepData;
 use super::tracks::no_slip_velocity;
 use crate::collision::RawContact;
+pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
-use crate::scene::{ContactMode, Material};
-use crate::solver::RowKind;
-use crate::sparse::{Problem, NONE};
-
-/// Which rows a contact owns (or, for a penalty contact, the force it got).
-#[derive(Clone, Copy, Debug)]
-pub struct ContactRows {
-    /// Index of the contact in `StepData::raw`.
-    pub raw: usize,
-    /// First row (normal, then the tangents) in `StepData::problem`.
-    pub row: usize,
-    /// Rows: 1 (normal), 3 (with friction), 0 (penalty).
-    pub nrows: usize,
-    /// World directions of the rows: normal, tangent 1, tangent 2 (a frictionless contact's
-    /// one row: the normal, then zeros).
-    pub dirs: [Vec3; 3],
-    /// Penalty force on B (world, N).
-    pub penalty_force: Vec3,
-}
-
-/// A contact's identity across steps: the two shapes and their features.
-pub type WarmKey = (usize, usize, u32, u32);
-
-/// One warm-start entry: key, the order it was written in (the last one of a key wins), and
-/// the impulses `[normal, tangent 1, tangent 2]`.
-pub type WarmEntry = (WarmKey, usize, [f64; 3]);
+use crate::scene::ContactMode;
+use crate::solver::{Problem, RowKind, NONE};
 
 /// The key of a contact.
 pub fn warm_key(c: &RawContact) -> WarmKey {
@@ -82,15 +62,6 @@ impl WarmCursor {
 pub fn warm_finish(entries: &mut Vec<WarmEntry>) {
     sort_nearly_sorted(entries, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).is_lt());
     entries.dedup_by(|later, first| later.0 == first.0);
-}
-
-/// Springhead's rule: the mean of the two materials.
-pub fn mean_material(a: &Material, b: &Material) -> Material {
-    Material {
-        static_friction: 0.5 * (a.static_friction + b.static_friction),
-        dynamic_friction: 0.5 * (a.dynamic_friction + b.dynamic_friction),
-        restitution: 0.5 * (a.restitution + b.restitution),
-    }
 }
 
 /// Two unit tangents completing `n` to a right-handed frame (deterministic).
@@ -519,7 +490,7 @@ fn normal_target(cp: &crate::scene::ContactParams, dt: f64, depth: f64, (vn, vfr
 }
 
 /// Remembers this step's contact impulses for the next (reads `w.contact_rows`, `w.raw`,
-/// `w.problem.lambda`; writes `s.warm_contacts` through `w.warm_next`).
+/// `w.solution.lambda`; writes `s.warm_contacts` through `w.warm_next`).
 pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
     w.warm_next.clear();
     for cr in &w.contact_rows {
@@ -527,7 +498,7 @@ pub fn remember_impulses(s: &mut SimState, w: &mut StepData) {
             continue;
         }
         let mut imp = [0.0; 3];
-        imp[..cr.nrows].copy_from_slice(&w.problem.lambda[cr.row..cr.row + cr.nrows]);
+        imp[..cr.nrows].copy_from_slice(&w.solution.lambda[cr.row..cr.row + cr.nrows]);
         w.warm_next
             .push((warm_key(&w.raw[cr.raw]), w.warm_next.len(), imp));
     }

@@ -1,97 +1,16 @@
 //! External forces (pushes): a wrench on a body over a window of steps, from the scene's
-//! `perturbations` ([`SimModel::perturbations`]) or applied through the API
+//! `perturbations` (compiled: [`SimModel::perturbations`]) or applied through the API
 //! ([`SimState::pushes`]), turned into joint forces `τ += Jᵀ f` by the external-forces stage.
 
 use karakuri::spatial::{Se3, Vec3};
 use karakuri::Data;
 use nalgebra::DVector;
-use serde::{Deserialize, Serialize};
 
-use super::build::{SimBody, SimModel};
+pub use crate::compile::{push_on, window_steps, Push};
+
+use super::build::SimModel;
 use super::state::SimState;
-use crate::scene::{scene_error, Scene};
 use crate::SimError;
-
-/// A wrench on a body for the steps `from_step..to_step` (a step `k` runs from `t = k dt` to
-/// `(k + 1) dt`). Plain arrays, so a state holding pushes serialises as it is.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Push {
-    /// The body (index into the world's bodies).
-    pub body: usize,
-    /// The model joint that moves it.
-    pub joint: usize,
-    /// Where the force acts, in that joint's frame (m).
-    pub point: [f64; 3],
-    /// Force (N), world axes.
-    pub force: [f64; 3],
-    /// Torque (N·m), world axes.
-    pub torque: [f64; 3],
-    /// First step it acts in.
-    pub from_step: u64,
-    /// The step it no longer acts in.
-    pub to_step: u64,
-}
-
-impl Push {
-    /// Whether it acts in step `k`.
-    pub fn active(&self, k: u64) -> bool {
-        self.from_step <= k && k < self.to_step
-    }
-}
-
-/// The steps a window of `duration` seconds takes at `dt`: rounded, at least one.
-pub fn window_steps(duration: f64, dt: f64) -> u64 {
-    ((duration / dt).round() as u64).max(1)
-}
-
-/// A push on body `bi` of `bodies` for the steps `from_step..to_step`; the force acts at
-/// `point` (body frame). A static body is refused (`None`).
-pub fn push_on(
-    bodies: &[SimBody],
-    bi: usize,
-    force: Vec3,
-    torque: Vec3,
-    point: Vec3,
-    (from_step, to_step): (u64, u64),
-) -> Option<Push> {
-    let b = &bodies[bi];
-    if b.joint == 0 {
-        return None;
-    }
-    let p = b.placement.transform_point(&point);
-    Some(Push {
-        body: bi,
-        joint: b.joint,
-        point: [p.x, p.y, p.z],
-        force: [force.x, force.y, force.z],
-        torque: [torque.x, torque.y, torque.z],
-        from_step,
-        to_step,
-    })
-}
-
-/// The scene's `perturbations` on the world's bodies, windows in steps of `dt`. Errors name
-/// the entry: a robot link that does not exist, a static body.
-pub fn perturbations(scene: &Scene, bodies: &[SimBody], dt: f64) -> Result<Vec<Push>, SimError> {
-    let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
-    let v = |a: &[f64; 3]| Vec3::new(a[0], a[1], a[2]);
-    scene
-        .perturbations
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let at = format!("perturbations[{i}].body");
-            let bi = bodies
-                .iter()
-                .position(|b| b.name == p.body)
-                .ok_or_else(|| scene_error(&file, &at, format!("unknown body '{}'", p.body)))?;
-            let from = (p.start / dt).round() as u64;
-            let window = (from, from + window_steps(p.duration, dt));
-            push_on(bodies, bi, v(&p.force), v(&p.torque), v(&p.point), window)
-                .ok_or_else(|| scene_error(&file, &at, format!("body '{}' is static: nothing to push", p.body)))
-        })
-        .collect()
-}
 
 /// External forces: `τ += Jᵀ f` for every push acting in step `s.steps` (the scene's and the
 /// API's), `f` the push's wrench about the world origin (`force`, `torque + p × force`, `p`

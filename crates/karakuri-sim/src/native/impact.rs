@@ -33,10 +33,12 @@ use karakuri::spatial::{Motion, Se3, Vec3};
 
 use super::build::SimModel;
 use super::contact::{add_point_piece, mean_material, tangents};
-use super::state::{SimState, StepData};
+use super::output::StepOutput;
+use super::state::SimState;
+use super::work::StepData;
 use crate::scene::ContactMode;
+use super::settings::solver_settings;
 use crate::solver::RowKind;
-use crate::sparse::Settings;
 use crate::SimError;
 
 /// World velocity of the world point `p` carried by joint `j` (placed at `x`, moving with `v`
@@ -61,15 +63,21 @@ fn struck(m: &SimModel, vn: f64, depth: f64) -> bool {
 /// velocity after the impacts) and uses `w.impact` as scratch: `all` holds one compact block
 /// (normal, two tangents; the contact stage's row writer) per elastic contact, `pass` the
 /// blocks of one pass, solved island by island as the velocity problem is
-/// ([`crate::sparse::Problem::solve`]: exact for small frictionless islands).
-pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
+/// ([`crate::solver::Problem::solve`]: exact for small frictionless islands). In an Euler step
+/// of a world with elastic contacts (`m.plan.impacts`).
+#[inline]
+pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
+    if !m.plan.impacts || w.rk4.taken {
+        // no elastic pair in this world (`m.plan.impacts`), or an RK4 step
+        return Ok(());
+    }
     if !m.loops.is_empty() {
         // a loop's impulse would have to join every pass: such worlds keep the one
         // simultaneous problem, which holds the loops
         return Ok(());
     }
     if w.raw.len() > w.reserved_contacts {
-        w.reserve(m, s, w.raw.len());
+        w.reserve(m, s, out, w.raw.len());
     }
     let (model, shapes) = (&m.model, &m.collider.shapes);
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
@@ -108,7 +116,7 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
         iw.contacts.push((ci, mat));
     }
     let cp = &m.contact;
-    let settings = Settings::of(&m.engine);
+    let settings = solver_settings(&m.engine);
     let max_passes = 4 * iw.contacts.len() + 8;
     for _ in 0..max_passes {
         let u = s.v.as_slice();
@@ -139,9 +147,9 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), S
         if iw.pass.rows() == 0 {
             break;
         }
-        iw.pass.prepare(&w.qh);
-        iw.pass.solve(u, &settings);
-        s.v.as_mut_slice().copy_from_slice(&iw.pass.vel);
+        iw.pass.prepare(&w.qh, &mut w.solver);
+        iw.pass.solve(u, &settings, &mut w.solver, &mut iw.solution);
+        s.v.as_mut_slice().copy_from_slice(&iw.solution.vel);
     }
     Ok(())
 }

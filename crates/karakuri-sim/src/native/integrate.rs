@@ -1,18 +1,11 @@
-//! Time integration: the semi-implicit Euler configuration update on the configuration
-//! manifold, and classical RK4 for contact-free smooth systems, which evaluates the
-//! accelerations with the same stage functions as the Euler step.
+//! The configuration update on the configuration manifold, `q ⊕ dt v`: the integrate stage's
+//! (semi-implicit Euler), SHAKE's trial configurations and RK4's (`rk4.rs`) use it.
 
-use karakuri::algorithms;
 use karakuri::model::JointType;
 use karakuri::spatial::{exp3, quat_from_xyzw, Vec3};
 use karakuri::Model;
 use nalgebra::DVector;
 
-use super::build::SimModel;
-use super::joint_forces::joint_forces;
-use super::stages;
-use super::state::{SimState, StepData};
-use crate::SimError;
 
 /// Quaternion product of `[x, y, z, w]` quaternions.
 fn quat_mul(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
@@ -90,64 +83,4 @@ pub fn integrate_world_with(
             );
         }
     }
-}
-
-/// The smooth acceleration at `(w.rk4.q, w.rk4.v)` into `w.rk4.kv[i]` (and the velocity into
-/// `w.rk4.kq[i]`): the kinematics, iteration-matrix, passive, actuation and acceleration
-/// stages with explicit damping and springs (`qH = M + armature`).
-fn evaluate(
-    m: &SimModel,
-    s: &SimState,
-    w: &mut StepData,
-    i: usize,
-    kinematics_fresh: bool,
-) -> Result<(), SimError> {
-    let (q, v) = (&w.rk4.q, &w.rk4.v);
-    if !kinematics_fresh {
-        stages::kinematics(m, q, v, &mut w.data);
-    }
-    stages::factorize_qh(m, &w.data, (&mut w.qh, &mut w.qh_inputs), &[], &[])?;
-    let t = s.time + [0.0, 0.5, 0.5, 1.0][i] * m.dt;
-    joint_forces(m, t, q, v, 0.0, &mut w.tau, &mut w.force_diag, &mut w.force_work);
-    stages::actuation(s, &mut w.tau);
-    super::external::external_forces(m, s, &w.data, &mut w.tau)?;
-    stages::smooth_acceleration(w)?;
-    w.rk4.kv[i].copy_from(&w.qacc);
-    w.rk4.kq[i].copy_from(&w.rk4.v);
-    Ok(())
-}
-
-/// One classical RK4 step of the smooth dynamics (no contacts, loops or limits). Reads and
-/// writes `s.q`, `s.v`; uses `w.rk4`, `w.data`, `w.qh` (the kinematics stage after the step
-/// refreshes `w.data` at the new state).
-pub fn rk4_step(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
-    let (model, dt) = (&m.model, m.dt);
-    w.rk4.q0.copy_from(&s.q);
-    w.rk4.v0.copy_from(&s.v);
-    w.rk4.q.copy_from(&s.q);
-    w.rk4.v.copy_from(&s.v);
-    // k1 at the state, whose kinematics and bias forces are fresh
-    evaluate(m, s, w, 0, true)?;
-    for (i, h) in [(1, dt / 2.0), (2, dt / 2.0), (3, dt)] {
-        let r = &mut w.rk4;
-        // the slope of the previous evaluation, scaled, from the start
-        for k in 0..model.nv {
-            r.dq[k] = r.kq[i - 1][k] * h;
-        }
-        algorithms::integrate_into(model, &r.q0, &r.dq, &mut r.q);
-        for k in 0..model.nv {
-            r.v[k] = r.v0[k] + r.kv[i - 1][k] * h;
-        }
-        evaluate(m, s, w, i, false)?;
-    }
-    let r = &mut w.rk4;
-    let sixth = dt / 6.0;
-    for k in 0..model.nv {
-        r.dq[k] = (r.kq[0][k] + r.kq[1][k] * 2.0 + r.kq[2][k] * 2.0 + r.kq[3][k]) * sixth;
-    }
-    algorithms::integrate_into(model, &r.q0, &r.dq, &mut s.q);
-    for k in 0..model.nv {
-        s.v[k] = r.v0[k] + (r.kv[0][k] + r.kv[1][k] * 2.0 + r.kv[2][k] * 2.0 + r.kv[3][k]) * sixth;
-    }
-    Ok(())
 }

@@ -1,76 +1,54 @@
-//! The joint-force stage (registered [`JointForces`], the scene's springs and dampers among
+//! The joint-force stage (registered [`crate::JointForces`], the scene's springs and dampers among
 //! them) and the Coulomb friction rows of joints with `friction`.
 
 use nalgebra::DVector;
 
 use super::build::SimModel;
 use super::contact;
-use super::state::{SimState, StepData};
-use crate::joint_forces::{JointForce, JointForces};
+use super::output::StepOutput;
+pub use super::parts::{JointForceSet, JointFriction};
+use super::state::SimState;
+pub use super::work::JointForceWork;
+use super::work::StepData;
+use crate::joint_forces::JointForce;
 use crate::solver::RowKind;
+use crate::SimError;
 
-/// A [`JointForces`] registered for some one-dof joints.
-pub struct JointForceSet {
-    /// The joints' configuration indices.
-    pub iq: Vec<usize>,
-    /// Their velocity indices.
-    pub dof: Vec<usize>,
-    /// The forces.
-    pub forces: Box<dyn JointForces>,
-}
-
-/// A joint's Coulomb friction: `|τ| ≤ friction`, sticking below it.
-#[derive(Clone, Copy, Debug)]
-pub struct JointFriction {
-    /// Its velocity index.
-    pub dof: usize,
-    /// The largest friction torque (N·m) or force (N).
-    pub friction: f64,
-}
-
-/// Scratch of the joint-force stage, sized for the largest set.
-#[derive(Clone, Debug, Default)]
-pub struct JointForceWork {
-    /// The set's positions.
-    pub q: Vec<f64>,
-    /// The set's velocities.
-    pub dq: Vec<f64>,
-    /// The set's forces.
-    pub out: Vec<JointForce>,
-}
-
-impl JointForceWork {
-    /// Room for a set of `n` joints.
-    pub fn fit(&mut self, n: usize) {
-        if self.q.len() < n {
-            self.q.resize(n, 0.0);
-            self.dq.resize(n, 0.0);
-            self.out.resize(n, JointForce::default());
-        }
+/// Joint forces, the stage: every joint-force set of the model (the scene's springs and
+/// dampers) and of the world (`w.registered`, after them) at the step's start state, made
+/// implicit (see [`forces_at`]). Reads `s.time`, `s.q`, `s.v`; writes `w.tau` (overwritten),
+/// `w.force_diag`, `w.force_work`. A world without joint forces (`m.plan.joint_forces` off,
+/// none registered) only zeroes `w.tau`.
+#[inline]
+pub fn joint_forces(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
+    if !m.plan.joint_forces && w.registered.joint_forces.is_empty() {
+        w.tau.fill(0.0);
+        return Ok(());
     }
+    let sets = (&m.joint_forces[..], &w.registered.joint_forces[..]);
+    forces_at(sets, s.time, &s.q, &s.v, m.dt, (&mut w.tau, &mut w.force_diag), &mut w.force_work);
+    Ok(())
 }
 
-/// Joint forces: every registered set at `(t, q, v)`, into `tau` (`(nv)`, overwritten) and the
+/// Joint forces at `(t, q, v)`: every set of `sets` (the model's, then the world's), into `tau`
+/// (`(nv)`, overwritten) and the
 /// iteration matrix's diagonal `diag` (`(nv)`, overwritten). With `c = dt` a force is made
 /// implicit by linearising it at the step's end state (`q + dt v⁺`, `v⁺`): `diag += −dt ∂τ/∂dq
 /// − dt² ∂τ/∂q` and `τ + dt (∂τ/∂q) v` explicit (a spring-damper: `−k (q − r) − d v − dt k v`
 /// with `dt d + dt² k` in qH), unless that would take from the diagonal (then explicit). With
-/// `c = 0` (RK4) every force is explicit and `diag` is left zero. Reads `m.joint_forces`;
-/// writes `tau`, `diag`, `work`.
-#[allow(clippy::too_many_arguments)]
-pub fn joint_forces(
-    m: &SimModel,
+/// `c = 0` (RK4) every force is explicit and `diag` is left zero. Writes `tau`, `diag`, `work`.
+pub fn forces_at(
+    (model_sets, world_sets): (&[JointForceSet], &[JointForceSet]),
     t: f64,
     q: &DVector<f64>,
     v: &DVector<f64>,
     c: f64,
-    tau: &mut DVector<f64>,
-    diag: &mut [f64],
+    (tau, diag): (&mut DVector<f64>, &mut [f64]),
     work: &mut JointForceWork,
 ) {
     tau.fill(0.0);
     diag.fill(0.0);
-    for set in &m.joint_forces {
+    for set in model_sets.iter().chain(world_sets) {
         let n = set.dof.len();
         for i in 0..n {
             work.q[i] = q[set.iq[i]];

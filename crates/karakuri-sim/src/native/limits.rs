@@ -4,7 +4,8 @@
 
 use super::build::SimModel;
 use super::contact::tree_range;
-use super::state::{SimState, StepData};
+use super::state::SimState;
+use super::work::StepData;
 use crate::solver::RowKind;
 
 /// Reads `s.q`, `w.v_free`, `m.limits` and the warm impulses `s.warm_other[*other..]`; writes

@@ -30,7 +30,8 @@
 //! impact on the mechanism).
 
 use super::build::SimModel;
-use super::state::{SimState, StepData};
+use super::state::SimState;
+use super::work::StepData;
 
 /// Subtracts each loop row's predicted drift `d_k / dt` from its target in `w.rows` (the loop
 /// rows start at `w.other_row_start`, one per entry of `w.loop_err`). Reads `w.loop_err`,

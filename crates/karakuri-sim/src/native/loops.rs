@@ -12,10 +12,11 @@ use karakuri::Model;
 use super::build::{LoopSpec, SimModel};
 use super::contact::tangents;
 use super::integrate::integrate_world;
-use super::state::{SimState, StepData};
+use super::state::SimState;
+use super::work::StepData;
 use crate::scene::LoopKind;
-use crate::solver::{RowKind, Rows};
-use crate::sparse::Settings;
+use super::settings::solver_settings;
+use crate::solver::{RowKind, Rows, Settings};
 use crate::SimError;
 
 /// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
@@ -130,7 +131,7 @@ pub fn loop_constraint_rows(
 ///
 /// Each Newton iteration is a bilateral, frictionless problem on `w.shake.problem` (the loop
 /// rows as compact one-row blocks, prepared once), solved exactly island by island by
-/// [`crate::sparse::Problem::solve`] (an active-set LDLᵀ that gives redundant rows, such as
+/// [`crate::solver::Problem::solve`] (an active-set LDLᵀ that gives redundant rows, such as
 /// the out-of-plane rows of a planar loop, no impulse; an island beyond its exact size falls
 /// back to Gauss–Seidel).
 ///
@@ -143,11 +144,11 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
     // the step's loop rows with their qH⁻¹ Jᵀ (J at q_n, as the impulses of the step)
     sh.problem.clear();
     let first = sh.problem.push_rows(&w.loop_rows);
-    sh.problem.prepare(&w.qh);
+    sh.problem.prepare(&w.qh, &mut w.solver);
     let settings = Settings {
         exact: true,
         direct_max_rows: usize::MAX,
-        ..Settings::of(&m.engine)
+        ..solver_settings(&m.engine)
     };
     for _ in 0..4 {
         sh.q.copy_from(&s.q);
@@ -172,13 +173,13 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
         for (b, e) in sh.problem.b[first..first + n].iter_mut().zip(&sh.err) {
             *b = -e / dt;
         }
-        sh.problem.lambda[first..first + n].fill(0.0);
-        sh.problem.solve(&sh.zero, &settings);
-        let lambda = &sh.problem.lambda[first..first + n];
+        sh.problem.warm[first..first + n].fill(0.0);
+        sh.problem.solve(&sh.zero, &settings, &mut w.solver, &mut sh.solution);
+        let lambda = &sh.solution.lambda[first..first + n];
         for (total, l) in w.loop_impulse.iter_mut().zip(lambda) {
             *total += l;
         }
-        for (vk, dk) in s.v.iter_mut().zip(&sh.problem.vel) {
+        for (vk, dk) in s.v.iter_mut().zip(&sh.solution.vel) {
             *vk += dk;
         }
     }

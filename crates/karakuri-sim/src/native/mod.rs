@@ -1,51 +1,48 @@
 //! The native engine: one karakuri [`Model`] for the whole world, velocity-level time stepping
 //! in joint space with Springhead's contact model.
 //!
-//! As MuJoCo's `mjModel` / `mjData`, the engine is three parts: [`SimModel`] (the description,
-//! built once by [`SimModel::from_scene`], never written by a step), [`SimState`] (what a step
-//! starts from and carries on) and [`StepData`] (the workspace the stages hand results through,
-//! sized at load). A step is the list of stage functions of [`stages`]:
+//! As MuJoCo's `mjModel` / `mjData`, the engine is [`SimModel`] (the description, built once
+//! by [`SimModel::from_scene`], never written afterwards: worlds may share it through an
+//! [`Arc`]), [`SimState`] (what a step starts from and carries on, and the run's counters),
+//! [`StepData`] (the workspace the stages hand results through, sized at load, and what was
+//! registered on the world after it was built) and [`StepOutput`] (what the last step reports).
+//! A step is the fixed list of stage functions of [`step`], each over those four; RK4
+//! (contact-free steps) is one of them and calls the same functions at its four evaluation
+//! points.
 //!
-//! ```text
-//! joint forces (springs, dampers, user JointForces; implicit terms for qH)
-//!   → position (LᵀDL of qH = M + diag, world columns, collision)
-//!   → actuation → acceleration (q̈; impact passes on v; v_free)
-//!   → constraint (contact / loop / limit / servo / prescribed / friction rows, solve, v⁺;
-//!     split impulse: pseudo-velocity v_p)
-//!   → integrate (SHAKE, q ⊕ dt (v⁺ + v_p))
-//!   → check_state (NaN / runaway guard on the new state) → kinematics (compute_all_terms at the new state: placements, velocities, Jacobians,
-//!     M, bias forces) → sensors (+ noise) → watch (unconverged solves, bodies faster than their size)
-//! ```
-//!
-//! RK4 (contact-free steps) runs the same stage functions at its four evaluation points.
-//!
-//! The optional stages (joint forces, actuators, perturbations, collision and the contact
-//! stages, impacts, tracks, loops, sensors, noise) run only in worlds that have something for
-//! them: [`plan::StagePlan`], decided once by the builder. The stages are timed into
-//! [`StageTimes`] only when asked ([`Engine::time_stages`]): ten clock reads per step were
-//! 0.3 µs of a 1.1 µs free-fall step.
+//! Layers, each importing only those below it: the model's parts ([`parts`]) → the model
+//! ([`build`]) → the dynamics terms ([`dynamics`]) → state, outputs and workspace ([`state`],
+//! [`output`], [`work`]) → the row writers and stage helpers → the stages → the step.
 
-mod assemble;
+pub mod actuators;
 pub mod build;
 mod checkpoint;
 pub mod contact;
-pub mod impact;
+pub mod dynamics;
 pub mod external;
+pub mod impact;
 pub mod integrate;
 pub mod joint_forces;
 pub mod limits;
+pub mod loop_drift;
 pub mod loops;
 pub mod noise;
+pub mod output;
+pub mod parts;
 pub mod plan;
+pub mod rk4;
+pub mod sensors;
+pub mod settings;
+pub mod slack;
+pub mod sleep;
 pub mod split;
-pub mod loop_drift;
 pub mod stages;
 pub mod state;
+pub mod step;
 pub mod tracks;
-pub mod sleep;
-pub mod slack;
+pub mod work;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use karakuri::algorithms;
 use karakuri::model::JointType;
@@ -54,72 +51,76 @@ use karakuri::Model;
 use nalgebra::DVector;
 
 pub use build::{SimBody, SimModel};
-pub use state::{SimState, StepData};
+pub use output::StepOutput;
+pub use state::SimState;
+pub use work::StepData;
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
 use crate::engine::{ActuatorInfo, JointInfo};
-use crate::scene::{ActuatorMode, Integrator, Scene, Target};
+use crate::scene::{ActuatorMode, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
 
 /// The reduced-coordinate engine (Featherstone + contact LCP). See the crate docs.
 ///
-/// The three parts are read through [`NativeEngine::sim_model`], [`NativeEngine::state`] and
-/// [`NativeEngine::work`]; only the engine's own methods change them, so the kinematics in the
-/// workspace always belong to the state.
+/// The four parts are read through [`NativeEngine::sim_model`], [`NativeEngine::state`],
+/// [`NativeEngine::work`] and [`NativeEngine::output`]; only the engine's own methods change
+/// them, so the kinematics in the workspace always belong to the state.
 pub struct NativeEngine {
-    /// The world's description.
-    model: SimModel,
+    /// The world's description (shared, never written).
+    model: Arc<SimModel>,
     /// The state.
     state: SimState,
-    /// The step's workspace (kinematics of the state, contacts, rows, solver buffers).
+    /// The step's workspace (kinematics of the state, contacts, rows, solver buffers) and the
+    /// world's registrations.
     work: StepData,
-    /// Whether the step times its stages into `work.times` ([`Engine::time_stages`]).
+    /// What the last step reported.
+    out: StepOutput,
+    /// Whether the step times its stages into `out.times` ([`Engine::time_stages`]).
     timing: bool,
-}
-
-/// The stage clock of a step: each lap writes the time since the last one, and costs nothing
-/// when the timing is off (no clock read).
-struct Laps(Option<Instant>);
-
-impl Laps {
-    fn start(on: bool) -> Laps {
-        Laps(on.then(Instant::now))
-    }
-
-    #[inline]
-    fn lap(&mut self, d: &mut Duration) {
-        if let Some(clock) = &mut self.0 {
-            let now = Instant::now();
-            *d = now - *clock;
-            *clock = now;
-        }
-    }
 }
 
 impl NativeEngine {
     /// Builds the engine of a scene, at the scene's initial state with its kinematics fresh.
     pub fn new(scene: &Scene) -> Result<NativeEngine, SimError> {
-        let model = SimModel::from_scene(scene)?;
-        let mut state = SimState::new(&model);
-        // an initial state the step would refuse (q0 / qd0 not finite, faster than
-        // engine.max_speed) is refused at load, naming the body
-        if let Err(SimError::Diverged { body, reason, .. }) = stages::check_state(&model, &state) {
-            return Err(SimError::Scene {
+        NativeEngine::from_model(Arc::new(SimModel::from_scene(scene)?)).map_err(|e| match e {
+            // an initial state the step would refuse (q0 / qd0 not finite, faster than
+            // engine.max_speed) is refused at load, naming the body
+            SimError::Diverged { body, reason, .. } => SimError::Scene {
                 file: scene.source.as_ref().map_or(String::new(), |p| p.display().to_string()),
                 path: format!("bodies['{body}']"),
                 reason: format!("initial state: {reason} (lower its q0 / qd0, or raise engine.max_speed)"),
-            });
-        }
+            },
+            e => e,
+        })
+    }
+
+    /// An engine of a built model (shared with other engines: a step never writes it), at the
+    /// model's initial state with its kinematics fresh. An initial state the step would refuse
+    /// is [`SimError::Diverged`].
+    pub fn from_model(model: Arc<SimModel>) -> Result<NativeEngine, SimError> {
+        let mut state = SimState::new(&model);
+        stages::guard(&model, &state)?;
         let mut work = StepData::new(&model);
-        work.reserve(&model, &mut state, 0);
-        stages::kinematics(&model, &state.q, &state.v, &mut work.data);
-        Ok(NativeEngine { model, state, work, timing: false })
+        let mut out = StepOutput::new(&model);
+        work.reserve(&model, &mut state, &mut out, 0);
+        dynamics::compute_terms(&model, &state.q, &state.v, &mut work.data);
+        Ok(NativeEngine { model, state, work, out, timing: false })
     }
 
     /// The world's description.
     pub fn sim_model(&self) -> &SimModel {
         &self.model
+    }
+
+    /// The world's description, to build more engines of it ([`NativeEngine::from_model`]).
+    pub fn shared_model(&self) -> Arc<SimModel> {
+        Arc::clone(&self.model)
+    }
+
+    /// What the last step reported (readings, applied torques, contacts, solve statistics).
+    pub fn output(&self) -> &StepOutput {
+        &self.out
     }
 
     /// The state.
@@ -154,13 +155,13 @@ impl NativeEngine {
 
     /// Statistics of the last constraint solve.
     pub fn last_solve(&self) -> SolveStats {
-        self.work.last_solve
+        self.out.last_solve
     }
 
     /// Sets actuator `a`'s target after checking it: finite, and within the effort limit
     /// (torque), the velocity limit (velocity) or the joint's position limits (position).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model, a, target, self.state.time)?;
+        crate::compile::check_command(&self.model.actuators, &self.model.limits, a, target, self.state.time)?;
         self.state.targets[a] = Target::Value(target);
         Ok(())
     }
@@ -195,97 +196,7 @@ impl Engine for NativeEngine {
     }
 
     fn step(&mut self) -> Result<(), SimError> {
-        let (m, s, w) = (&self.model, &mut self.state, &mut self.work);
-        let plan = &m.plan;
-        let mut t = StageTimes::default();
-        let mut laps = Laps::start(self.timing);
-        w.q_start.copy_from(&s.q);
-        w.v_start.copy_from(&s.v);
-        sleep::wake_on_actions(m, s);
-        if plan.actuators {
-            stages::actuator_commands(m, s, w);
-        }
-        if plan.sensors {
-            stages::sensor_start(m, w)?;
-        }
-        if plan.joint_forces {
-            joint_forces::joint_forces(m, s.time, &s.q, &s.v, m.dt, &mut w.tau, &mut w.force_diag, &mut w.force_work);
-        } else {
-            w.tau.fill(0.0);
-        }
-        laps.lap(&mut t.velocity);
-        sleep::freeze_shapes(m, s, w);
-        stages::position(m, w)?;
-        sleep::wake_on_contact(m, s, w)?;
-        laps.lap(&mut t.position);
-        if m.engine.integrator == Integrator::Rk4 && smooth(m, w) {
-            integrate::rk4_step(m, s, w)?;
-            w.raw.clear();
-            w.contact_rows.clear();
-            laps.lap(&mut t.integrate);
-        } else {
-            // w.tau holds the joint forces (the joint-force stage, before position)
-            stages::actuation(s, &mut w.tau);
-            if plan.actuators {
-                stages::actuator_torques(m, s, w);
-            }
-            if plan.perturbations || !s.pushes.is_empty() {
-                external::external_forces(m, s, &w.data, &mut w.tau)?;
-            }
-            laps.lap(&mut t.actuation);
-            stages::smooth_acceleration(w)?;
-            if plan.impacts {
-                impact::impacts(m, s, w)?;
-            }
-            stages::free_velocity(m, s, w);
-            sleep::hold_velocity(m, s, w);
-            laps.lap(&mut t.acceleration);
-            if plan.rows {
-                stages::constraints(m, s, w)?;
-            } else {
-                // nothing to hold: v⁺ = v_free (what the stage gives for no rows)
-                s.v.copy_from(&w.v_free);
-            }
-            if plan.actuators {
-                stages::actuator_report(m, s, w);
-            }
-            if plan.contacts {
-                split::pseudo_velocity(m, s.v.as_slice(), w)?;
-            }
-            laps.lap(&mut t.constraint);
-            stages::integrate(m, s, w)?;
-            sleep::hold_state(m, s, w);
-            laps.lap(&mut t.integrate);
-        }
-        s.steps += 1;
-        s.time = s.steps as f64 * m.dt;
-        // the guard runs on the step's result, before anything reads it; a failing step leaves
-        // the world at its last good state (q, v, time; `w.data` is not refreshed)
-        if let Err(e) = stages::check_state(m, s) {
-            s.q.copy_from(&w.q_start);
-            s.v.copy_from(&w.v_start);
-            s.steps -= 1;
-            s.time = s.steps as f64 * m.dt;
-            return Err(e);
-        }
-        laps.lap(&mut t.check_state);
-        stages::kinematics(m, &s.q, &s.v, &mut w.data);
-        sleep::update(m, s, w)?;
-        laps.lap(&mut t.kinematics);
-        if plan.contacts {
-            stages::sensors(m, w);
-        }
-        sleep::report_contacts(m, s, w);
-        if plan.sensors {
-            stages::sensor_readings(m, w)?;
-        }
-        if plan.noise {
-            noise::sensor_noise(m, s, w);
-        }
-        laps.lap(&mut t.sensors);
-        stages::watch(m, s, w)?;
-        w.times = t;
-        Ok(())
+        step::step(&self.model, &mut self.state, &mut self.work, &mut self.out, self.timing)
     }
 
     fn write_states(&self, out: &mut [BodyState]) {
@@ -332,23 +243,25 @@ impl Engine for NativeEngine {
     }
 
     fn contacts(&self) -> &[ContactInfo] {
-        &self.work.contacts
+        &self.out.contacts
     }
 
     fn stage_times(&self) -> StageTimes {
-        self.work.times
+        self.out.times
     }
 
     fn diagnostics(&self) -> Diagnostics {
-        self.work.diagnostics
+        self.state.diagnostics
     }
 
     fn last_solve(&self) -> crate::solver::SolveStats {
-        self.work.last_solve
+        self.out.last_solve
     }
 
     fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
         self.timing = on;
+        // an untimed step leaves the times alone: zeros from now on
+        self.out.times = StageTimes::default();
         Ok(())
     }
 
@@ -366,7 +279,7 @@ impl Engine for NativeEngine {
     }
 
     fn readings(&self) -> &[[f64; 6]] {
-        &self.work.readings
+        &self.out.readings
     }
 
     fn one_dof_joints(&self) -> &[String] {
@@ -384,7 +297,7 @@ impl Engine for NativeEngine {
             *o = JointState {
                 q: s.q[iq],
                 dq: s.v[iv],
-                tau: s.tau_user[iv] + act.map_or(0.0, |a| self.work.act_tau[a]),
+                tau: s.tau_user[iv] + act.map_or(0.0, |a| self.out.act_tau[a]),
             };
         }
     }
@@ -424,11 +337,11 @@ impl Engine for NativeEngine {
             iq.push(q);
             dof.push(v);
         }
+        // beside the model, which stays as built: the workspace's registrations
         self.work.force_work.fit(joints.len());
-        self.model.sleep.forbid_dofs(&dof);
+        let set = joint_forces::JointForceSet { iq, dof, forces };
+        self.work.registered.add(set, &self.model.sleep.trees);
         self.state.sleep.wake_all();
-        self.model.joint_forces.push(joint_forces::JointForceSet { iq, dof, forces });
-        self.model.plan.joint_forces = true;
         Ok(())
     }
 
@@ -541,15 +454,4 @@ impl Engine for NativeEngine {
         let (of_joint, sl) = (&self.model.sleep.trees.of_joint, &self.state.sleep);
         Ok(self.model.bodies.iter().filter(|b| b.joint != 0 && sl.asleep(of_joint[b.joint])).count())
     }
-}
-
-/// Whether this step may use RK4 (no contacts, no loops, no limits, no actuators, no joint
-/// friction: servos are implicit or constraint rows and friction is a row, which only the
-/// Euler step has).
-fn smooth(m: &SimModel, w: &StepData) -> bool {
-    w.raw.is_empty()
-        && m.loops.is_empty()
-        && m.limits.is_empty()
-        && m.actuators.is_empty()
-        && m.frictions.is_empty()
 }

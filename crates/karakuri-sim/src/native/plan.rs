@@ -11,12 +11,12 @@
 
 use karakuri::algorithms::LoneRoots;
 
-use super::build::SimModel;
-use super::contact::mean_material;
+use crate::compile::{mean_material, CompiledWorld};
 use crate::scene::{ActuatorMode, ContactMode};
 
 /// Which optional stages the step runs (each `false`: the world has nothing for it, and the
-/// stage is skipped). Set by the builder ([`StagePlan::of`]); a field of [`SimModel`].
+/// stage is skipped). Set by the builder ([`StagePlan::of`]); a field of
+/// [`super::SimModel`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StagePlan {
     /// Joint forces (springs, dampers, registered [`crate::JointForces`]): the joint-force
@@ -52,9 +52,9 @@ pub struct StagePlan {
 }
 
 impl StagePlan {
-    /// The plan of a built model: what each of its lists holds, and its collision pairs'
+    /// The plan of a compiled world: what each of its lists holds, and its collision pairs'
     /// modes and materials.
-    pub fn of(m: &SimModel) -> StagePlan {
+    pub fn of(m: &CompiledWorld) -> StagePlan {
         let shapes = &m.collider.shapes;
         let n = shapes.len();
         let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
@@ -62,7 +62,7 @@ impl StagePlan {
         let contacts = pairs().any(|(a, b)| touch(a, b).is_some());
         let servo_rows = m.actuators.iter().any(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed));
         StagePlan {
-            joint_forces: !m.joint_forces.is_empty(),
+            joint_forces: !m.springs.dof.is_empty(),
             actuators: !m.actuators.is_empty(),
             perturbations: !m.perturbations.is_empty(),
             contacts,

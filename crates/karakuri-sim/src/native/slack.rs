@@ -14,8 +14,7 @@
 //! solved as it stands: this is an all-or-nothing test, since an impulse on one row moves the
 //! velocity the others see.
 
-use crate::solver::RowKind;
-use crate::sparse::{Problem, NONE};
+use crate::solver::{Problem, RowKind, NONE};
 
 /// Whether `λ = 0` solves `p` (see the module docs) at the free velocity `v_free`: every row
 /// a contact normal, a tangent or a unilateral row, and each normal and unilateral row met,
@@ -25,7 +24,7 @@ use crate::sparse::{Problem, NONE};
 /// (false here only means "solve it"). Reads `p`'s blocks, kinds, targets, warm impulses and
 /// Jacobians.
 pub fn slack(p: &Problem, v_free: &[f64]) -> bool {
-    if p.lambda.iter().any(|&l| l != 0.0) {
+    if p.warm.iter().any(|&l| l != 0.0) {
         return false;
     }
     p.blocks.iter().enumerate().all(|(bi, bl)| {
@@ -50,15 +49,16 @@ pub fn slack(p: &Problem, v_free: &[f64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sparse::Settings;
+    use crate::solver::{Settings, Solution, Workspace};
     use karakuri::linalg::Factorization;
+    use karakuri::Model;
     use karakuri::model::{Axis, JointId, JointType, ModelBuilder};
     use karakuri::spatial::{Inertia, Mat3, Se3, Vec3};
     use nalgebra::DMatrix;
 
     /// Two sliders on one axis (dofs 0 and 1, mass 1 and 2), a contact normal between them
     /// (`J = [-1, 1]`) and one against the ground (`J = [1, 0]`).
-    fn problem(b: [f64; 2], second: RowKind, warm: f64) -> (Problem, Factorization) {
+    fn problem(b: [f64; 2], second: RowKind, warm: f64) -> (Problem, Factorization, Model) {
         let mut mb = ModelBuilder::new("sliders");
         for (n, mass) in [1.0, 2.0].into_iter().enumerate() {
             let j = mb.add_joint(JointId::UNIVERSE, &format!("s{n}"), JointType::Prismatic { axis: Axis::X }, Se3::identity()).unwrap();
@@ -74,7 +74,7 @@ mod tests {
         p.j_block_mut(bi).copy_from_slice(&[-1.0, 1.0]);
         let bi = p.push_block(&[second], 0, NONE, &b[1..], &[0.0]);
         p.j_block_mut(bi).copy_from_slice(&[1.0]);
-        (p, fact)
+        (p, fact, model)
     }
 
     #[test]
@@ -92,19 +92,21 @@ mod tests {
             // a bilateral row asks J v = b whatever its impulse
             ([-0.2, 0.5], RowKind::Bilateral, 0.0, false),
         ] {
-            let (mut p, fact) = problem(b, kind, warm);
+            let (mut p, fact, model) = problem(b, kind, warm);
             assert_eq!(slack(&p, &v_free), want, "{b:?} {kind:?}");
-            p.prepare(&fact);
-            p.solve(&v_free, &Settings { max_iterations: 100, tolerance: 1e-14, exact: true, direct_max_rows: 8 });
-            let none = p.lambda.iter().all(|&l| l == 0.0);
+            let (mut work, mut sol) = (Workspace::new(&model), Solution::new(model.nv));
+            p.prepare(&fact, &mut work);
+            let settings = Settings { max_iterations: 100, tolerance: 1e-14, exact: true, direct_max_rows: 8 };
+            p.solve(&v_free, &settings, &mut work, &mut sol);
+            let none = sol.lambda.iter().all(|&l| l == 0.0);
             if want {
-                assert!(none, "{b:?}: the solver gives {:?}", p.lambda);
+                assert!(none, "{b:?}: the solver gives {:?}", sol.lambda);
             } else if kind != RowKind::Bilateral {
                 assert!(!none, "{b:?}: a violated row gets an impulse");
             }
         }
         // a warm impulse: left to the solver (which lets it go)
-        let (p, _) = problem([-0.2, -1.0], normal, 0.3);
+        let (p, _, _) = problem([-0.2, -1.0], normal, 0.3);
         assert!(!slack(&p, &v_free));
     }
 }

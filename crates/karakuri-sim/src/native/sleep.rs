@@ -1,7 +1,7 @@
 //! Island sleeping: trees that stay at rest stop costing anything until something acts on them
 //! (Box2D's and rapier's islands, with the decision made from the state alone).
 //!
-//! A tree (a free body, an unactuated floating robot: [`crate::sparse::Trees`]) is *still* in
+//! A tree (a free body, an unactuated floating robot: [`crate::solver::Trees`]) is *still* in
 //! a step when every one of its bodies moves slower than `engine.sleep.linear` (m/s, at its
 //! joint origin) and `engine.sleep.angular` (rad/s); [`SleepState::still`] counts the steps it
 //! has been so. At the end of a step the awake trees are grouped into islands by the step's
@@ -29,40 +29,17 @@
 
 use karakuri::model::JointType;
 use karakuri::spatial::Motion;
-use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
-use super::stages;
-use super::state::{SimState, StepData};
+use super::dynamics::compute_terms;
+use super::output::StepOutput;
+pub use super::parts::SleepModel;
+pub use super::state::{SleepState, SleptContact};
+use super::state::SimState;
+use super::work::{SleepWork, StepData};
 use crate::scene::{Integrator, SensorKind};
-use crate::sparse::{Trees, NONE};
+use crate::solver::{Trees, NONE};
 use crate::SimError;
-
-/// The sleep settings and the tree structure the stages read, built once with the model.
-#[derive(Clone, Debug, Default)]
-pub struct SleepModel {
-    /// `engine.sleep.enabled` (and the semi-implicit Euler step: RK4 steps keep every tree awake).
-    pub enabled: bool,
-    /// Linear speed below which a body is still (m/s).
-    pub linear: f64,
-    /// Angular speed below which a body is still (rad/s).
-    pub angular: f64,
-    /// Steps an island's trees must all have been still to fall asleep (`time / dt`, at least 1).
-    pub steps: u32,
-    /// The model's trees.
-    pub trees: Trees,
-    /// Whether each tree may sleep at all `(trees)`.
-    pub sleepable: Vec<bool>,
-    /// Whether each tree is held by the world whatever it touches: rooted at the universe by
-    /// a joint that is not free, or closed onto the world by a loop `(trees)`.
-    pub held: Vec<bool>,
-    /// Each tree's configuration range `(start, len)` in `q` `(trees)`.
-    pub q_range: Vec<(usize, usize)>,
-    /// Each collision shape's tree ([`NONE`]: static) `(shapes)`.
-    pub shape_tree: Vec<u32>,
-    /// The trees each loop closure links ([`NONE`]: the world) `(loops)`.
-    pub loop_trees: Vec<[u32; 2]>,
-}
 
 impl SleepModel {
     /// The sleep description of a world model (everything else of `m` built).
@@ -121,127 +98,6 @@ impl SleepModel {
         }
     }
 
-    /// Trees with a joint force set registered on the world (`dofs`) never sleep: the force
-    /// may depend on time or on anything outside the state.
-    pub fn forbid_dofs(&mut self, dofs: &[usize]) {
-        for &d in dofs {
-            self.sleepable[self.trees.of_dof(d) as usize] = false;
-        }
-    }
-}
-
-/// A contact of a sleeping island as it was reported in the step the island fell asleep (its
-/// force holds the island in equilibrium while it sleeps).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SleptContact {
-    /// The island (its first tree).
-    pub island: u32,
-    /// The contact as reported.
-    pub bodies: [usize; 2],
-    /// Point (world).
-    pub point: [f64; 3],
-    /// Normal (world, from the first body to the second).
-    pub normal: [f64; 3],
-    /// Depth (m).
-    pub depth: f64,
-    /// Force on the second body (N).
-    pub force: [f64; 3],
-}
-
-/// What sleeps, in the state: each tree's still-step count and sleeping island, and the
-/// sleeping islands' contacts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SleepState {
-    /// Steps each tree has been still, saturating at `SleepModel::steps` `(trees)`.
-    pub still: Vec<u32>,
-    /// The sleeping island of each tree, named by its first tree; [`NONE`]: awake `(trees)`.
-    pub island: Vec<u32>,
-    /// The sleeping islands' contacts, reported every step they sleep (by island, in the
-    /// order they fell asleep).
-    pub contacts: Vec<SleptContact>,
-}
-
-impl SleepState {
-    /// Every tree awake, no still step counted.
-    pub fn new(m: &SimModel) -> SleepState {
-        let n = m.sleep.trees.start.len();
-        SleepState {
-            still: vec![0; n],
-            island: vec![NONE; n],
-            contacts: Vec::new(),
-        }
-    }
-
-    /// Whether tree `t` sleeps.
-    pub fn asleep(&self, t: u32) -> bool {
-        t != NONE && self.island[t as usize] != NONE
-    }
-
-    /// Whether any tree sleeps.
-    pub fn any_asleep(&self) -> bool {
-        self.island.iter().any(|&i| i != NONE)
-    }
-
-    /// Sleeping trees.
-    pub fn sleeping_trees(&self) -> usize {
-        self.island.iter().filter(|&&i| i != NONE).count()
-    }
-
-    /// Wakes the island tree `t` sleeps in (nothing when it is awake); true when it slept.
-    /// Its trees count their still steps from 0 again (as rapier's strong wake-up), so that
-    /// whatever woke it acts for `time` at least.
-    pub fn wake(&mut self, t: u32) -> bool {
-        if !self.asleep(t) {
-            return false;
-        }
-        let id = self.island[t as usize];
-        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
-            if *i == id {
-                *i = NONE;
-                *c = 0;
-            }
-        }
-        self.contacts.retain(|c| c.island != id);
-        true
-    }
-
-    /// Wakes every island (as [`SleepState::wake`]).
-    pub fn wake_all(&mut self) {
-        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
-            if *i != NONE {
-                *i = NONE;
-                *c = 0;
-            }
-        }
-        self.contacts.clear();
-    }
-}
-
-/// The sleep stages' scratch.
-#[derive(Clone, Debug, Default)]
-pub struct SleepWork {
-    /// Union–find parents of the trees `(trees)`.
-    parent: Vec<u32>,
-    /// Whether each tree was still in this step `(trees)`.
-    still: Vec<bool>,
-    /// Whether each tree is held by the world in this step (see [`update`]) `(trees)`.
-    held: Vec<bool>,
-    /// Whether an island fell asleep in this step (the contact report then keeps its
-    /// contacts).
-    fell: bool,
-}
-
-impl SleepWork {
-    /// Buffers for `m`'s trees.
-    pub fn new(m: &SimModel) -> SleepWork {
-        let n = m.sleep.trees.start.len();
-        SleepWork {
-            parent: vec![0; n],
-            still: vec![false; n],
-            held: vec![false; n],
-            fell: false,
-        }
-    }
 }
 
 /// Wake on actions, at the step's start: a sleeping tree with an active push (the scene's
@@ -379,6 +235,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     }
     let (model, trees) = (&m.model, &sm.trees);
     let SleepWork { parent, still, held, fell: any_fell } = &mut w.sleep;
+    let sleepable = &w.registered.sleepable;
     *any_fell = false;
     still.fill(true);
     let vel: &[Motion] = w.data.joint_velocities()?;
@@ -395,7 +252,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     }
     // a tree the split impulse is pushing out of a penetration moves without a velocity
     if w.split.active {
-        for (k, &vp) in w.split.v_p.iter().enumerate() {
+        for (k, &vp) in w.split.solution.vel.iter().enumerate() {
             if vp.abs() >= sm.linear.min(sm.angular) {
                 still[trees.of_dof(k) as usize] = false;
             }
@@ -411,7 +268,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     for t in 0..parent.len() {
         if sl.island[t] == NONE {
             sl.still[t] = if still[t] { (sl.still[t] + 1).min(sm.steps) } else { 0 };
-            some_ready |= sm.sleepable[t] && sl.still[t] >= sm.steps;
+            some_ready |= sleepable[t] && sl.still[t] >= sm.steps;
         }
     }
     // no awake tree is ready to sleep: no island can fall asleep in this step, and the
@@ -444,7 +301,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     // an island sleeps when every tree of it is ready: clear the root of each that is not
     // (roots are the smallest tree of their island, so the island's name)
     for t in 0..parent.len() {
-        let ready = sl.island[t] == NONE && sm.sleepable[t] && sl.still[t] >= sm.steps;
+        let ready = sl.island[t] == NONE && sleepable[t] && sl.still[t] >= sm.steps;
         if !ready {
             let r = root(parent, t as u32) as usize;
             still[r] = false;
@@ -462,7 +319,7 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
     }
     *any_fell = fell;
     if fell {
-        stages::kinematics(m, &s.q, &s.v, &mut w.data);
+        compute_terms(m, &s.q, &s.v, &mut w.data);
     }
     Ok(())
 }
@@ -470,9 +327,9 @@ pub fn update(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Si
 /// Contact report, after the contact-force sensors: the contacts of the islands that fell
 /// asleep in this step (a contact with a body of one, the other static or in it) are kept in
 /// the state, and the islands that slept before this step have their kept contacts reported
-/// after the step's own (a resting box keeps reporting the floor carrying its weight). Reads `w.sleep`, `w.contacts`;
-/// writes `s.sleep.contacts`, `w.contacts`.
-pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &mut StepData) {
+/// after the step's own (a resting box keeps reporting the floor carrying its weight). Reads `w.sleep`, `out.contacts`;
+/// writes `s.sleep.contacts`, `out.contacts`.
+pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &StepData, out: &mut StepOutput) {
     if !m.sleep.enabled {
         return;
     }
@@ -486,7 +343,7 @@ pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &mut StepData) {
             0 => NONE,
             j => island[of_joint[j] as usize],
         };
-        for c in &w.contacts {
+        for c in &out.contacts {
             let id = island_of(c.body_a).min(island_of(c.body_b));
             if id != NONE {
                 contacts.push(SleptContact {
@@ -500,7 +357,7 @@ pub fn report_contacts(m: &SimModel, s: &mut SimState, w: &mut StepData) {
             }
         }
     }
-    w.contacts.extend(contacts[..before].iter().map(|c| crate::engine::ContactInfo {
+    out.contacts.extend(contacts[..before].iter().map(|c| crate::engine::ContactInfo {
         body_a: c.bodies[0],
         body_b: c.bodies[1],
         point: c.point.into(),

@@ -18,18 +18,18 @@
 //!                      limits and speculative gaps keep their bound, servos their speed)
 //! ```
 //!
-//! written as targets `b_p,i` on `v_p` with a zero free velocity and solved by the step's solver
-//! on the step's own problem (`crate::sparse`: same blocks, islands, `qH⁻¹ Jᵀ` and `W_ii`,
-//! prepared once), whose targets, impulses and velocity are kept aside and put back after it
-//! (the sensors and the warm start read the velocity solve's impulses). The integrate stage
-//! moves `q ← q ⊕ dt (v⁺ + v_p)` and keeps `v⁺`: the correction adds no kinetic energy. It runs
-//! only in steps where some contact is deeper than its tolerance by more than a thousandth of
-//! it.
+//! written as targets `b_p,i` on `v_p` with a zero free velocity: a problem of its own on the
+//! velocity problem's rows ([`crate::solver::Problem::solve_targets`]: the same blocks, islands,
+//! `qH⁻¹ Jᵀ` and `W_ii`, prepared once), its targets and solution in `w.split`; the velocity
+//! solve's impulses, which the sensors and the warm start read, stay as they are. The
+//! integrate stage moves `q ← q ⊕ dt (v⁺ + v_p)` and keeps `v⁺`: the correction adds no
+//! kinetic energy. It runs only in steps where some contact is deeper than its tolerance by
+//! more than a thousandth of it.
 
 use super::build::SimModel;
-use super::state::StepData;
+use super::settings::solver_settings;
+use super::work::StepData;
 use crate::solver::RowKind;
-use crate::sparse::Settings;
 use crate::SimError;
 
 /// Springhead's penetration correction of a contact `depth` deep: the normal speed that removes
@@ -56,33 +56,28 @@ pub fn needs_pass(m: &SimModel, w: &StepData) -> bool {
 
 /// The pseudo-velocity stage, after the velocity solve. Reads `w.raw`, `w.contact_rows`,
 /// `w.problem` (prepared and solved), `s.v` as `v⁺` (passed as `v`); writes `w.split`
-/// (`active`, `v_p`, and the velocity solve's targets, impulses and velocity while it reuses
-/// `w.problem`, which it leaves as it found it). Leaves `w.split.active` false, at the cost of
-/// a scan of the contacts, when no contact needs a correction.
+/// (`active`, the targets `b` and the solution, whose `vel` is `v_p`) and `w.solver`. Leaves
+/// `w.split.active` false, at the cost of a scan of the contacts, when no contact needs a
+/// correction.
 pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), SimError> {
     w.split.active = needs_pass(m, w);
-    let sp = &mut w.split;
-    if !sp.active {
+    if !w.split.active {
         return Ok(());
     }
-    let pr = &mut w.problem;
-    sp.b.clear();
-    sp.b.extend_from_slice(&pr.b);
-    sp.lambda.clear();
-    sp.lambda.extend_from_slice(&pr.lambda);
-    sp.vel.copy_from_slice(&pr.vel);
+    let (pr, sp) = (&w.problem, &mut w.split);
     // targets on v_p: what each row asks beyond what v⁺ already gives
+    sp.b.clear();
+    sp.b.resize(pr.rows(), 0.0);
     for bi in 0..pr.blocks.len() {
         let bl = pr.blocks[bi];
         for r in 0..bl.n {
             let i = bl.row + r;
             let u = pr.row_dot(bi, r, v);
-            pr.b[i] = match pr.kind[i] {
+            sp.b[i] = match pr.kind[i] {
                 RowKind::Tangent => 0.0,
                 _ if pr.b[i] == f64::NEG_INFINITY => f64::NEG_INFINITY,
                 _ => pr.b[i] - u,
             };
-            pr.lambda[i] = 0.0;
         }
     }
     // the contacts' blocks come first, in the order of their rows
@@ -95,16 +90,12 @@ pub fn pseudo_velocity(m: &SimModel, v: &[f64], w: &mut StepData) -> Result<(), 
         let depth = w.raw[cr.raw].depth;
         if depth > 0.0 {
             let u = pr.row_dot(bi, 0, v);
-            pr.b[cr.row] = correction_speed(m, depth) - u;
+            sp.b[cr.row] = correction_speed(m, depth) - u;
         }
         bi += 1;
     }
     sp.zero.fill(0.0);
-    pr.solve(&sp.zero, &Settings::of(&m.engine));
-    sp.v_p.copy_from_slice(&pr.vel);
-    // the velocity solve's problem back, for the sensors and the warm start
-    pr.b.copy_from_slice(&sp.b);
-    pr.lambda.copy_from_slice(&sp.lambda);
-    pr.vel.copy_from_slice(&sp.vel);
+    let settings = solver_settings(&m.engine);
+    pr.solve_targets(&sp.b, &sp.zero, &settings, &mut w.solver, &mut sp.solution);
     Ok(())
 }

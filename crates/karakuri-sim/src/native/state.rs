@@ -1,37 +1,31 @@
 //! The state of a simulation ([`SimState`], MuJoCo's `mjData` state part: what a step starts
-//! from and what it carries to the next) and the step's workspace ([`StepData`]: every buffer
-//! the stages hand to each other, sized once at load and reused, so a running step allocates
-//! nothing). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's sizes.
+//! from and what it carries to the next) and the serialisable parts it holds (the warm-start
+//! entries, the sleep state). Shapes are given as `(rows x cols)`, `nq`/`nv` the world model's
+//! sizes.
 
-use karakuri::linalg::Factorization;
-use karakuri::spatial::{Force, Motion, Vec3};
-use karakuri::Data;
 use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use super::build::SimModel;
-use super::joint_forces::JointForceWork;
-use super::contact::{ContactRows, WarmEntry};
-use crate::collision::{CollisionWork, RawContact};
+use crate::compile::Push;
+use crate::engine::Diagnostics;
 use crate::rng::SplitMix64;
-use crate::engine::{ContactInfo, Diagnostics, StageTimes};
-use crate::scene::{ActuatorMode, Material, Target};
-use crate::solver::{ensure, Rows, SolveStats};
-use crate::sparse::Problem;
+use crate::scene::Target;
+use crate::solver::NONE;
 
 /// What a step starts from and carries to the next. It is serialised whole into a checkpoint
-/// (`super::checkpoint`), so a field added here is saved and restored with no more code (and
-/// must be serialisable: everything a step depends on lives here, never in [`StepData`]).
+/// (`checkpoint.rs`), so a field added here is saved and restored with no more code (and
+/// must be serialisable: everything a step depends on lives here, never in the workspace).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimState {
     /// Configuration `(nq)`; a free flyer's is `[p; quaternion x y z w]`.
-    #[serde(with = "super::checkpoint::dvector")]
+    #[serde(with = "dvector")]
     pub q: DVector<f64>,
     /// Velocity `(nv)`; a free flyer's is `[linear; angular]` in its body frame.
-    #[serde(with = "super::checkpoint::dvector")]
+    #[serde(with = "dvector")]
     pub v: DVector<f64>,
     /// Joint forces set by the user (actuation) `(nv)`, applied from the next step on.
-    #[serde(with = "super::checkpoint::dvector")]
+    #[serde(with = "dvector")]
     pub tau_user: DVector<f64>,
     /// Simulated time (s).
     pub time: f64,
@@ -49,17 +43,22 @@ pub struct SimState {
     /// feed-forward (see `loop_drift`).
     pub loop_predicted: Vec<f64>,
     /// External wrenches applied through the API (`World::apply_wrench`), with their windows.
-    pub pushes: Vec<super::external::Push>,
+    pub pushes: Vec<Push>,
     /// Each sensor's noise stream `(sensors)`: stream `i` (the sensor's index) of its seed, set
     /// at load; drawn only by noisy sensors.
     pub sensor_rng: Vec<SplitMix64>,
     /// Each track's surface speed command (m/s) `(tracks)`: the scene's until the world sets
     /// one.
     pub track_speeds: Vec<f64>,
-    /// Each tree's still-step count and sleeping island (see `super::sleep`); a checkpoint
+    /// Each tree's still-step count and sleeping island (see `sleep.rs`); a checkpoint
     /// without it restores every tree awake.
     #[serde(default)]
-    pub sleep: super::sleep::SleepState,
+    pub sleep: SleepState,
+    /// Numerical trouble counted over the run so far (the watch stage): counters that no
+    /// stage's physics reads; a checkpoint written before they moved here holds them beside
+    /// the state.
+    #[serde(default)]
+    pub diagnostics: Diagnostics,
 }
 
 impl SimState {
@@ -83,309 +82,118 @@ impl SimState {
                 .map(|(i, sn)| SplitMix64::new(sn.noise.map_or(0, |n| n.seed), i as u64))
                 .collect(),
             track_speeds: m.tracks.iter().map(|t| t.speed).collect(),
-            sleep: super::sleep::SleepState::new(m),
-        }
-    }
-}
-
-/// The buffers of RK4's four evaluations.
-pub struct Rk4Work {
-    /// The step's starting configuration `(nq)`.
-    pub q0: DVector<f64>,
-    /// The step's starting velocity `(nv)`.
-    pub v0: DVector<f64>,
-    /// Configuration of the current evaluation `(nq)`.
-    pub q: DVector<f64>,
-    /// Velocity of the current evaluation `(nv)`.
-    pub v: DVector<f64>,
-    /// Velocity slopes `k1..k4` (each `nv`).
-    pub kv: [DVector<f64>; 4],
-    /// Configuration slopes `k1..k4` (the velocities of the evaluations, each `nv`).
-    pub kq: [DVector<f64>; 4],
-    /// The step's configuration increment `(nv)`.
-    pub dq: DVector<f64>,
-}
-
-/// The buffers of the loop projection (SHAKE) after the step.
-pub struct ShakeWork {
-    /// Trial configuration `(nq)`.
-    pub q: DVector<f64>,
-    /// Trial velocity `(nv)`.
-    pub v: DVector<f64>,
-    /// Zeros `(nv)` (the free velocity of the correction problem).
-    pub zero: Vec<f64>,
-    /// Loop rows at the trial configuration (only their errors are used).
-    pub trial_rows: Rows,
-    /// Position errors at the trial configuration `(loop rows)`.
-    pub err: Vec<f64>,
-    /// World motion columns at the trial configuration `(nv)`.
-    pub s_world: Vec<Motion>,
-    /// Unit-impulse wrenches of the trial rows (unused; `loop_rows` writes them) `(loop rows)`.
-    pub wrench: Vec<[Force; 2]>,
-    /// The correction problem: the step's loop rows `J(q_n)` as compact blocks with their
-    /// `qH⁻¹ Jᵀ`, targets updated per iteration, its `vel` the velocity correction.
-    pub problem: Problem,
-}
-
-/// The buffers of the split-impulse pass (see `split`).
-pub struct SplitWork {
-    /// Whether this step has a pseudo-velocity (some contact needed a correction).
-    pub active: bool,
-    /// The velocity problem's targets, kept while the problem takes the pseudo-velocity
-    /// targets `(rows)`.
-    pub b: Vec<f64>,
-    /// The velocity problem's impulses, kept likewise `(rows)`.
-    pub lambda: Vec<f64>,
-    /// The velocity problem's `v⁺`, kept likewise `(nv)`.
-    pub vel: Vec<f64>,
-    /// Zeros `(nv)`: the free velocity of the pseudo-velocity problem.
-    pub zero: Vec<f64>,
-    /// The pseudo-velocity `v_p = qH⁻¹ Jᵀ λ_p` `(nv)`.
-    pub v_p: Vec<f64>,
-}
-
-/// The buffers of the impact passes (see `impact`).
-pub struct ImpactWork {
-    /// One block (normal, two tangents) per elastic contact of the step, in `contacts`
-    /// order; only its Jacobians are used (never prepared).
-    pub all: Problem,
-    /// The problem of one pass: the blocks of the contacts struck in it.
-    pub pass: Problem,
-    /// Each elastic contact: its index in `raw` and mixed material `(contacts)`.
-    pub contacts: Vec<(usize, Material)>,
-}
-
-/// Everything a step computes, in the order the stages write it (see `docs/ARCHITECTURE.md`).
-pub struct StepData {
-    /// Everything the dynamics core derives at `(q, v)` of the state, read through its checked
-    /// accessors: world placements `(njoints)`, body velocities `(njoints)`, the world
-    /// Jacobian columns `(6 x nv)`, the mass matrix `M(q)` `(nv x nv)` and the bias forces
-    /// `h = C(q, v) v + g(q)` `(nv)` (`compute_all_terms`). Written by the kinematics stage at
-    /// load and at the end of every step, so it is fresh between steps.
-    pub data: Data,
-    /// The LᵀDL factorisation of `qH = M + diag(armature + c_d·damping + c_k·stiffness)`
-    /// (MuJoCo's `qH`, the matrix of the implicit step; `M` in `data` is left as is). Every
-    /// `M⁻¹` of the step goes through it.
-    pub qh: Factorization,
-    /// World motion column of each dof `(nv)` at the state's q.
-    pub s_world: Vec<Motion>,
-    /// What each position servo adds to qH's diagonal, `dt (kd + dt kp)` (0 when saturated)
-    /// `(nv)`.
-    pub servo_diag: Vec<f64>,
-    /// Each actuator's explicit part `(actuators)`: the torque (torque mode, saturated
-    /// servos) or `kp (target − q) + kd target_v` (position servos).
-    pub act_base: Vec<f64>,
-    /// Each actuator's implicit velocity gain `kd + dt kp` (0: none) `(actuators)`.
-    pub act_gain: Vec<f64>,
-    /// Each velocity servo's row in `rows` (`usize::MAX` for other modes) `(actuators)`.
-    pub act_row: Vec<usize>,
-    /// Each actuator's torque (force) applied over the last step `(actuators)`.
-    pub act_tau: Vec<f64>,
-    /// Each sensor's start-of-step quantity `(sensors)`: an accelerometer's point velocity
-    /// (world) in `.linear`; a force sensor's child-side momentum (world, about the origin).
-    pub sensor_start: Vec<Force>,
-    /// Each sensor's reading after the last step `(sensors)`: `[x, y, z, 0, 0, 0]` for
-    /// accelerometers and gyros, `[fx, fy, fz, tx, ty, tz]` for force sensors, sensor axes.
-    pub readings: Vec<[f64; 6]>,
-    /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
-    pub tau: DVector<f64>,
-    /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
-    pub qacc: DVector<f64>,
-    /// Velocity after the smooth forces and penalty contacts, before the constraints `(nv)`.
-    pub v_free: DVector<f64>,
-    /// Constraint velocity change `M⁻¹ Jᵀ λ` `(nv)`.
-    pub dv: Vec<f64>,
-    /// Contact points of this step from the narrow phase `(contacts)`.
-    pub raw: Vec<RawContact>,
-    /// Which rows (or penalty force) each contact owns `(contacts)`.
-    pub contact_rows: Vec<ContactRows>,
-    /// The contacts with their forces, as reported `(contacts)`.
-    pub contacts: Vec<ContactInfo>,
-    /// The step's constraint rows: contacts, then loops, then limits `(rows x nv)`.
-    pub rows: Rows,
-    /// Loop rows at the step's q (targets zero) `(loop rows x nv)`.
-    pub loop_rows: Rows,
-    /// Loop position errors `(loop rows)`.
-    pub loop_err: Vec<f64>,
-    /// The world wrenches (about the origin) one unit of each loop row's impulse applies to
-    /// `[B, A]` at the step's q `(loop rows)`.
-    pub loop_wrench: Vec<[Force; 2]>,
-    /// Each loop row's impulse over the step: the solve's plus SHAKE's corrections
-    /// `(loop rows)`; the force sensors subtract `wrench · impulse / dt`.
-    pub loop_impulse: Vec<f64>,
-    /// Index of the first loop row in `rows`.
-    pub other_row_start: usize,
-    /// One row's scratch `(nv)`.
-    pub row: Vec<f64>,
-    /// The warm-start entries being written `(contacts)`, swapped into the state.
-    pub warm_next: Vec<WarmEntry>,
-    /// Collision scratch.
-    pub collision: CollisionWork,
-    /// Loop projection scratch.
-    pub shake: ShakeWork,
-    /// RK4 scratch.
-    pub rk4: Rk4Work,
-    /// Wall time of each stage of the last step.
-    pub times: StageTimes,
-    /// Statistics of the last constraint solve.
-    pub last_solve: SolveStats,
-    /// The contact count every contact buffer has room for (the largest seen).
-    pub reserved_contacts: usize,
-    /// Numerical trouble counted over the run so far (the watch stage).
-    pub diagnostics: Diagnostics,
-    /// The state's configuration at the step's start `(nq)`: restored when the step's result
-    /// fails the divergence guard.
-    pub q_start: DVector<f64>,
-    /// The state's velocity at the step's start `(nv)` (as `q_start`).
-    pub v_start: DVector<f64>,
-    /// The constraint problem the solver sees: contact blocks and the other rows of `rows`,
-    /// compact over the trees each touches, with its islands (see [`crate::sparse`]).
-    pub problem: Problem,
-    /// What the joint forces add to qH's diagonal to be implicit `(nv)`.
-    pub force_diag: Vec<f64>,
-    /// The joint-force stage's scratch (sized for the largest set).
-    pub force_work: JointForceWork,
-    /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
-    pub track_velocity: Vec<Vec3>,
-    /// Split-impulse scratch: the pseudo-velocity that removes penetration.
-    pub split: SplitWork,
-    /// Impact-pass scratch.
-    pub impact: ImpactWork,
-    /// The sleep stages' scratch.
-    pub sleep: super::sleep::SleepWork,
-    /// What `qh` was factorised from (the position stage skips a factorisation of the same
-    /// inputs).
-    pub qh_inputs: super::stages::QhInputs,
-}
-
-impl StepData {
-    /// Every buffer, sized for the model (contact buffers grow with the largest contact count).
-    pub fn new(m: &SimModel) -> StepData {
-        let (nq, nv) = (m.model.nq, m.model.nv);
-        let zq = || DVector::zeros(nq);
-        let zv = || DVector::zeros(nv);
-        StepData {
-            data: Data::new(&m.model),
-            qh: Factorization::new(&m.model),
-            s_world: vec![Motion::zero(); nv],
-            servo_diag: vec![0.0; nv],
-            act_base: vec![0.0; m.actuators.len()],
-            act_gain: vec![0.0; m.actuators.len()],
-            act_row: vec![usize::MAX; m.actuators.len()],
-            act_tau: vec![0.0; m.actuators.len()],
-            sensor_start: vec![Force::zero(); m.sensors.len()],
-            readings: vec![[0.0; 6]; m.sensors.len()],
-            tau: zv(),
-            qacc: zv(),
-            v_free: zv(),
-            dv: vec![0.0; nv],
-            raw: Vec::new(),
-            contact_rows: Vec::new(),
-            contacts: Vec::new(),
-            rows: Rows::default(),
-            loop_rows: Rows::default(),
-            loop_err: Vec::new(),
-            loop_wrench: Vec::new(),
-            loop_impulse: Vec::new(),
-            other_row_start: 0,
-            row: vec![0.0; nv],
-            warm_next: Vec::new(),
-            collision: m.collider.work(),
-            shake: ShakeWork {
-                q: zq(),
-                v: zv(),
-                zero: vec![0.0; nv],
-                trial_rows: Rows::default(),
-                err: Vec::new(),
-                s_world: vec![Motion::zero(); nv],
-                wrench: Vec::new(),
-                problem: Problem::new(&m.model),
-            },
-            rk4: Rk4Work {
-                q0: zq(),
-                v0: zv(),
-                q: zq(),
-                v: zv(),
-                kv: [zv(), zv(), zv(), zv()],
-                kq: [zv(), zv(), zv(), zv()],
-                dq: zv(),
-            },
-            times: StageTimes::default(),
-            last_solve: SolveStats::default(),
-            reserved_contacts: 0,
+            sleep: SleepState::new(m),
             diagnostics: Diagnostics::default(),
-            q_start: zq(),
-            v_start: zv(),
-            problem: Problem::new(&m.model),
-            force_diag: vec![0.0; nv],
-            force_work: {
-                let mut fw = JointForceWork::default();
-                fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
-                fw
-            },
-            track_velocity: vec![Vec3::zeros(); m.tracks.len()],
-            split: SplitWork {
-                active: false,
-                b: Vec::new(),
-                lambda: Vec::new(),
-                vel: vec![0.0; nv],
-                zero: vec![0.0; nv],
-                v_p: vec![0.0; nv],
-            },
-            impact: ImpactWork {
-                all: Problem::new(&m.model),
-                pass: Problem::new(&m.model),
-                contacts: Vec::new(),
-            },
-            sleep: super::sleep::SleepWork::new(m),
-            qh_inputs: super::stages::QhInputs::new(&m.model),
+        }
+    }
+}
+
+/// A contact's identity across steps: the two shapes and their features.
+pub type WarmKey = (usize, usize, u32, u32);
+
+/// One warm-start entry: key, the order it was written in (the last one of a key wins), and
+/// the impulses `[normal, tangent 1, tangent 2]`.
+pub type WarmEntry = (WarmKey, usize, [f64; 3]);
+
+/// A contact of a sleeping island as it was reported in the step the island fell asleep (its
+/// force holds the island in equilibrium while it sleeps).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SleptContact {
+    /// The island (its first tree).
+    pub island: u32,
+    /// The contact as reported.
+    pub bodies: [usize; 2],
+    /// Point (world).
+    pub point: [f64; 3],
+    /// Normal (world, from the first body to the second).
+    pub normal: [f64; 3],
+    /// Depth (m).
+    pub depth: f64,
+    /// Force on the second body (N).
+    pub force: [f64; 3],
+}
+
+/// What sleeps, in the state: each tree's still-step count and sleeping island, and the
+/// sleeping islands' contacts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SleepState {
+    /// Steps each tree has been still, saturating at `SleepModel::steps` `(trees)`.
+    pub still: Vec<u32>,
+    /// The sleeping island of each tree, named by its first tree; [`NONE`]: awake `(trees)`.
+    pub island: Vec<u32>,
+    /// The sleeping islands' contacts, reported every step they sleep (by island, in the
+    /// order they fell asleep).
+    pub contacts: Vec<SleptContact>,
+}
+
+impl SleepState {
+    /// Every tree awake, no still step counted.
+    pub fn new(m: &SimModel) -> SleepState {
+        let n = m.sleep.trees.start.len();
+        SleepState {
+            still: vec![0; n],
+            island: vec![NONE; n],
+            contacts: Vec::new(),
         }
     }
 
-    /// Sizes every buffer for the rows that do not depend on contacts (loops, limits) and
-    /// `contacts` contacts (up to three rows each): the rows, the solver's scratch, the
-    /// warm-start memory, the contact lists. Called at load and when a step finds more
-    /// contacts than every earlier step, so the steps in between allocate nothing.
-    pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, contacts: usize) {
-        let nv = m.model.nv;
-        let loop_rows: usize = m.loops.iter().map(|l| l.rows()).sum();
-        let servos = m
-            .actuators
-            .iter()
-            .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
-            .count();
-        let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
-        // contacts go to the compact problem only; `rows` holds the loop, limit, servo and
-        // friction rows
-        self.rows.nv = nv;
-        self.rows.reserve(fixed);
-        self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
-        // the split impulse keeps the problem's targets and impulses while it reuses it
-        ensure(&mut self.split.b, fixed + 3 * contacts);
-        ensure(&mut self.split.lambda, fixed + 3 * contacts);
-        // the impact passes: a block of up to 3 rows per contact
-        self.impact.all.reserve(contacts, 3 * contacts);
-        self.impact.pass.reserve(contacts, 3 * contacts);
-        ensure(&mut self.impact.contacts, contacts);
-        // SHAKE: one block per loop row
-        self.shake.problem.reserve(loop_rows, loop_rows);
-        for r in [&mut self.loop_rows, &mut self.shake.trial_rows] {
-            r.nv = nv;
-            r.reserve(loop_rows);
+    /// Whether tree `t` sleeps.
+    pub fn asleep(&self, t: u32) -> bool {
+        t != NONE && self.island[t as usize] != NONE
+    }
+
+    /// Whether any tree sleeps.
+    pub fn any_asleep(&self) -> bool {
+        self.island.iter().any(|&i| i != NONE)
+    }
+
+    /// Sleeping trees.
+    pub fn sleeping_trees(&self) -> usize {
+        self.island.iter().filter(|&&i| i != NONE).count()
+    }
+
+    /// Wakes the island tree `t` sleeps in (nothing when it is awake); true when it slept.
+    /// Its trees count their still steps from 0 again (as rapier's strong wake-up), so that
+    /// whatever woke it acts for `time` at least.
+    pub fn wake(&mut self, t: u32) -> bool {
+        if !self.asleep(t) {
+            return false;
         }
-        ensure(&mut self.loop_err, loop_rows);
-        ensure(&mut self.shake.err, loop_rows);
-        ensure(&mut self.loop_wrench, loop_rows);
-        ensure(&mut self.loop_impulse, loop_rows);
-        ensure(&mut self.shake.wrench, loop_rows);
-        ensure(&mut s.warm_other, fixed);
-        ensure(&mut s.loop_predicted, loop_rows);
-        ensure(&mut s.warm_contacts, contacts);
-        ensure(&mut self.warm_next, contacts);
-        ensure(&mut self.raw, contacts);
-        ensure(&mut self.contact_rows, contacts);
-        ensure(&mut self.contacts, contacts);
-        ensure(&mut s.sleep.contacts, contacts);
-        self.reserved_contacts = self.reserved_contacts.max(contacts);
+        let id = self.island[t as usize];
+        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
+            if *i == id {
+                *i = NONE;
+                *c = 0;
+            }
+        }
+        self.contacts.retain(|c| c.island != id);
+        true
+    }
+
+    /// Wakes every island (as [`SleepState::wake`]).
+    pub fn wake_all(&mut self) {
+        for (i, c) in self.island.iter_mut().zip(&mut self.still) {
+            if *i != NONE {
+                *i = NONE;
+                *c = 0;
+            }
+        }
+        self.contacts.clear();
+    }
+}
+
+/// `#[serde(with = "dvector")]` for `DVector<f64>`: a plain list of numbers.
+pub mod dvector {
+    use nalgebra::DVector;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes the vector as a list.
+    pub fn serialize<S: Serializer>(v: &DVector<f64>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+
+    /// Reads a list into a vector.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DVector<f64>, D::Error> {
+        Ok(DVector::from_vec(Vec::<f64>::deserialize(d)?))
     }
 }

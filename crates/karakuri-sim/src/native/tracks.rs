@@ -7,24 +7,12 @@
 
 use karakuri::spatial::Vec3;
 
-use super::build::SimModel;
-use super::state::{SimState, StepData};
-use crate::SimError;
+pub use crate::compile::Track;
 
-/// A track surface, resolved onto the world model.
-#[derive(Clone, Debug)]
-pub struct Track {
-    /// The body's name (the track's name for commands).
-    pub name: String,
-    /// The body (index into [`SimModel::bodies`]).
-    pub body: usize,
-    /// The model joint that moves the body (0: static).
-    pub joint: usize,
-    /// The surface's direction of motion in the joint frame (unit).
-    pub direction: Vec3,
-    /// The scene's speed (m/s), the command until one is set.
-    pub speed: f64,
-}
+use super::build::SimModel;
+use super::state::SimState;
+use super::work::StepData;
+use crate::SimError;
 
 /// Track velocities, before the contact rows: each track's surface velocity `speed · R d` in
 /// world axes (not yet projected onto a contact plane). Reads `m.tracks`, `s.track_speeds`,

@@ -2,16 +2,16 @@
 //! trait, as Choreonoid plugs in ODE (feature `rapier`; `engine.type: rapier` in a scene,
 //! `karakuri simulate --engine rapier`).
 //!
-//! Built once from the scene ([`RapierEngine::new`], `build.rs`): free bodies are rapier rigid
+//! Built once from the compiled scene ([`RapierEngine::new`], `build.rs`): free bodies are rapier rigid
 //! bodies; hinges, sliders and URDF robots are rapier multibodies (reduced coordinates, one per
 //! tree; a floating base is the multibody's free root); loop closures are impulse joints;
-//! shapes are the parry shapes the native builder makes (same parry, rapier's colliders take
+//! shapes are the parry shapes the compile step makes (same parry, rapier's colliders take
 //! them as they are), with the pair table (`contact_pairs: none`, exclusions, parent/child) as a
 //! contact-pair filter; materials give friction and restitution (averaged, as the native
 //! engine does). Actuators: torque mode is a force pair on the joint's two bodies, position mode
 //! a rapier motor with `kp`, `kd` (force-based) and the effort limit, velocity mode a stiff
 //! velocity motor bounded by the effort limit. What rapier cannot express is refused at load
-//! (see [`build::check`]).
+//! (see `check.rs`).
 //!
 //! A step: user and torque-mode actuator forces, motor targets, `PhysicsPipeline::step`, then
 //! the guard (non-finite or runaway velocities), the contacts with their forces, and the
@@ -27,6 +27,7 @@
 //! has it: friction acts in the solve).
 
 mod build;
+mod check;
 
 use std::time::Instant;
 
@@ -37,7 +38,8 @@ use rapier3d_f64::prelude::*;
 use build::{se3_from, vec_from, vec_to, Dof};
 
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
-use crate::native::SimModel;
+use crate::compile::{compile, CompiledWorld};
+use crate::joint_forces::JointForces;
 use crate::scene::{ActuatorMode, Scene, SensorKind, Target};
 use crate::SimError;
 
@@ -76,8 +78,8 @@ struct Physics {
 
 /// The rapier engine (see the module docs).
 pub struct RapierEngine {
-    /// The world's description (the native builder's, read only).
-    model: SimModel,
+    /// The compiled world (read only).
+    model: CompiledWorld,
     physics: Physics,
     /// Rigid body of each world-model joint `(njoints)`.
     joint_body: Vec<Option<RigidBodyHandle>>,
@@ -117,9 +119,9 @@ pub struct RapierEngine {
 impl RapierEngine {
     /// Builds the engine of a scene; a scene rapier cannot express is an error naming the key.
     pub fn new(scene: &Scene) -> Result<RapierEngine, SimError> {
-        let model = SimModel::from_scene(scene)?;
+        let model = compile(scene)?;
         let mut warnings = model.warnings.clone();
-        warnings.extend(build::check(scene, &model)?);
+        warnings.extend(check::check(scene, &model)?);
         let b = build::build(scene, &model)?;
         let mut params = IntegrationParameters {
             dt: model.dt,
@@ -157,7 +159,7 @@ impl RapierEngine {
             })
             .collect();
         let na = model.actuators.len();
-        let nforce = model.joint_forces.iter().map(|set| set.dof.len()).max().unwrap_or(0);
+        let nforce = model.springs.dof.len();
         let mut e = RapierEngine {
             targets: model.actuators.iter().map(|a| a.target.clone()).collect(),
             act_tau: vec![0.0; na],
@@ -281,7 +283,8 @@ impl RapierEngine {
         let mut q = std::mem::take(&mut self.force_q);
         let mut dq = std::mem::take(&mut self.force_dq);
         let mut out = std::mem::take(&mut self.force_out);
-        for set in &self.model.joint_forces {
+        let set = &self.model.springs;
+        if !set.dof.is_empty() {
             let n = set.dof.len();
             for (i, &iv) in set.dof.iter().enumerate() {
                 (q[i], dq[i]) = self.dof_state(&self.dofs[self.dof_of_v[iv]]);
@@ -406,9 +409,9 @@ impl RapierEngine {
     }
 
     /// Takes a command to actuator `a` once checked as every engine does
-    /// ([`crate::control::check_command`]).
+    /// ([`crate::compile::check_command`]).
     fn command(&mut self, a: usize, target: f64) -> Result<(), SimError> {
-        crate::control::check_command(&self.model, a, target, self.time)?;
+        crate::compile::check_command(&self.model.actuators, &self.model.limits, a, target, self.time)?;
         self.targets[a] = Target::Value(target);
         Ok(())
     }
@@ -491,7 +494,7 @@ impl Engine for RapierEngine {
             actuation: a - start,
             integrate: b - a,
             check_state: c - b,
-            sensors: d - c,
+            sensor_readings: d - c,
             ..StageTimes::default()
         };
         Ok(())

@@ -14,24 +14,21 @@
 //! Writing is serialising the same types ([`Scene::to_value`]), so every parameter the
 //! simulation uses is written, defaults included, and a saved scene reloads bit for bit.
 
+mod file;
 pub mod geometry;
 pub mod mjcf_geometry;
-mod layout;
 pub mod table;
 pub mod types;
 pub mod validate;
 
-use std::path::{Path, PathBuf};
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-pub use layout::{JointKind, ModeKind, ShapeKind};
 pub use types::*;
 
 use crate::SimError;
 
 /// The shortest time step a scene may ask for (s): below it the step count of any useful run
-/// exceeds [`crate::world::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
+/// exceeds [`validate::MAX_STEPS`], and rates such as `γ / dt` leave the floating-point range.
 pub const MIN_DT: f64 = 1e-9;
 
 /// The largest coordinate or size a scene may give (m): 1000 km. Beyond it f64 keeps fewer than
@@ -50,224 +47,9 @@ pub fn builtin_urdf(path: &str) -> Option<&'static str> {
     BUILTIN_URDFS.iter().find(|(name, _)| *name == path).map(|(_, xml)| *xml)
 }
 
-impl Scene {
-    /// Reads a scene from a `.json`, `.yaml` or `.yml` file (any other extension is an error
-    /// naming it).
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Scene, SimError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if !matches!(ext.as_str(), "json" | "yaml" | "yml") {
-            let hint = match ext.as_str() {
-                "urdf" | "xml" | "xacro" | "mjcf" | "sdf" => {
-                    " (a robot model is not a scene: name it in a scene's robots[].urdf; MJCF and SDF are not read)"
-                }
-                _ => "",
-            };
-            let ext = if ext.is_empty() { "no extension".to_string() } else { format!(".{ext}") };
-            return Err(scene_error(&file, "", format!("unknown scene format '{ext}': scene files are .json, .yaml or .yml{hint}")));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| scene_error(&file, "", format!("cannot read the scene file: {e}")))?;
-        let mut scene = Scene::from_str(&text, &file)?;
-        scene.source = Some(path.to_path_buf());
-        Ok(scene)
-    }
-
-    /// Parses a scene; `file` names it in errors, relative paths in it (mesh files, URDF files)
-    /// are resolved against its directory, and its extension (`.yaml`/`.yml`) selects YAML,
-    /// anything else JSON.
-    #[allow(clippy::should_implement_trait)] // the file name is a second argument
-    pub fn from_str(text: &str, file: &str) -> Result<Scene, SimError> {
-        let lower = file.to_ascii_lowercase();
-        let value: Value = if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-            serde_saphyr::from_str(text).map_err(|e| scene_error(file, "", format!("not valid YAML: {e}")))?
-        } else {
-            serde_json::from_str(text).map_err(|e| scene_error(file, "", format!("not valid JSON: {e}")))?
-        };
-        Scene::from_value(&value, file)
-    }
-
-    /// Builds a scene from a value tree (as read from JSON or YAML): the types, the checks and
-    /// the scene's mesh files; `file` as in [`Scene::from_str`].
-    pub fn from_value(value: &Value, file: &str) -> Result<Scene, SimError> {
-        let Value::Object(top) = value else {
-            return Err(scene_error(file, "", format!("expected a mapping, found {}", short(value))));
-        };
-        let (known, extra): (Map<String, Value>, Map<String, Value>) =
-            top.clone().into_iter().partition(|(k, _)| TOP_KEYS.contains(&k.as_str()));
-        let known = Value::Object(known);
-        let mut scene: Scene = serde_path_to_error::deserialize(&known).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            located(file, path, e.inner().to_string())
-        })?;
-        scene.extra = extra;
-        scene.source = Some(PathBuf::from(file));
-        validate::validate(&mut scene, file)?;
-        geometry::load_scene_meshes(&mut scene, file)?;
-        table::load_scene_tables(&mut scene, file)?;
-        Ok(scene)
-    }
-
-    /// Writes every parameter (defaults included) as a value tree, the kept top-level keys
-    /// after the scene's own.
-    pub fn to_value(&self) -> Value {
-        let mut v = serde_json::to_value(self).expect("a scene's numbers are finite (checked at load)");
-        if let Value::Object(m) = &mut v {
-            m.extend(self.extra.iter().map(|(k, x)| (k.clone(), x.clone())));
-        }
-        v
-    }
-
-    /// Writes the scene to `path`, as YAML for `.yaml`/`.yml` and JSON otherwise. Relative
-    /// file references (mesh files, URDF files, package directories) are rewritten relative to
-    /// the new file's directory when it differs from the directory they were read against.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let to_dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        let v = self.rebased(&self.base_dir(), &to_dir).to_value();
-        let lower = file.to_ascii_lowercase();
-        let text = if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-            serde_saphyr::to_string(&v).map_err(|e| SimError::Output(format!("{file}: {e}")))?
-        } else {
-            serde_json::to_string_pretty(&v).map_err(|e| SimError::Output(format!("{file}: {e}")))?
-        };
-        std::fs::write(path, text).map_err(|e| SimError::Output(format!("{file}: {e}")))
-    }
-
-    /// The material of a shape (its own or the default).
-    pub fn material(&self, name: Option<&str>) -> Material {
-        name.and_then(|n| self.materials.iter().find(|(k, _)| k == n))
-            .map(|(_, m)| *m)
-            .unwrap_or(self.default_material)
-    }
-
-    /// Index of a body by name.
-    pub fn body_index(&self, name: &str) -> Option<usize> {
-        self.bodies.iter().position(|b| b.name == name)
-    }
-
-    /// The directory relative paths are resolved against.
-    pub fn base_dir(&self) -> PathBuf {
-        self.source
-            .as_ref()
-            .and_then(|p| p.parent())
-            .filter(|d| !d.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."))
-    }
-
-    /// A copy whose relative file references, read against `from`, point to the same files
-    /// from `to` (unchanged where either directory or the file cannot be resolved).
-    fn rebased(&self, from: &Path, to: &Path) -> Scene {
-        let mut s = self.clone();
-        let (Ok(from_c), Ok(to_c)) = (from.canonicalize(), to.canonicalize()) else {
-            return s;
-        };
-        if from_c == to_c {
-            return s;
-        }
-        let fix = |p: &mut String| {
-            if Path::new(p.as_str()).is_absolute() || p.contains("://") || builtin_urdf(p).is_some() {
-                return;
-            }
-            if let Ok(target) = from_c.join(p.as_str()).canonicalize() {
-                if let Some(r) = relative_path(&target, &to_c) {
-                    *p = r.to_string_lossy().into_owned();
-                }
-            }
-        };
-        let fix_shape = |sh: &mut ShapeSpec| {
-            if let Geometry::ConvexMesh { file: Some(f), .. } | Geometry::TriMesh { file: Some(f), .. } = &mut sh.geometry {
-                fix(&mut f.path);
-            }
-        };
-        for b in &mut s.bodies {
-            b.shapes.iter_mut().for_each(fix_shape);
-        }
-        for b in &mut s.bodies {
-            for j in &mut b.joints {
-                if let JointSpec::Hinge { actuator: Some(ActuatorSpec { target: Target::Table { table }, .. }), .. } = j {
-                    fix(&mut table.path);
-                }
-            }
-        }
-        for c in &mut s.controllers {
-            if let ControllerSpec::Trajectory { table, .. } = c {
-                fix(&mut table.path);
-            }
-        }
-        for r in &mut s.robots {
-            for a in &mut r.actuators {
-                if let Target::Table { table } = &mut a.target {
-                    fix(&mut table.path);
-                }
-            }
-            fix(&mut r.urdf);
-            r.package_dirs.iter_mut().for_each(fix);
-            r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));
-        }
-        s
-    }
-}
-
 /// A scene error at `path` inside `file`.
 pub(crate) fn scene_error(file: &str, path: &str, reason: impl Into<String>) -> SimError {
     SimError::Scene { file: file.into(), path: path.into(), reason: reason.into() }
-}
-
-/// A reading error at `path`: a reason that starts with a key in backticks (`` `radius`: ``,
-/// from the layout conversions) moves that key into the path; serde's words for keys and kinds
-/// become the format's (`unknown key (expected one of: ...)`, `unknown value`).
-fn located(file: &str, mut path: String, reason: String) -> SimError {
-    let mut reason = reason.replace("unknown field", "unknown key").replace("unknown variant", "unknown value");
-    for (rust, words) in [("f64", "a number"), ("u64", "a non-negative integer"), ("usize", "a non-negative integer"), ("u32", "a non-negative integer")] {
-        if let Some(head) = reason.strip_suffix(&format!("expected {rust}")) {
-            reason = format!("{head}expected {words}");
-        }
-    }
-    // a missing key: into the path, as the conversions' errors
-    if let Some(key) = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`')) {
-        reason = format!("`{key}`: missing");
-    }
-    if let Some(rest) = reason.strip_prefix('`') {
-        if let Some((key, tail)) = rest.split_once("`: ") {
-            if !key.contains(' ') {
-                path = if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
-                reason = tail.to_string();
-            }
-        }
-    }
-    // serde's path already ends with an unknown key: say what was expected instead of repeating it
-    if reason.starts_with("unknown key `") {
-        let expected = reason.split_once(", expected ").map_or("", |(_, e)| e);
-        reason = format!("unknown key (expected {})", expected.replace('`', ""));
-    }
-    scene_error(file, &path, reason)
-}
-
-/// `target` relative to the directory `dir` (both absolute and canonical).
-fn relative_path(target: &Path, dir: &Path) -> Option<PathBuf> {
-    use std::path::Component;
-    let t: Vec<Component> = target.components().collect();
-    let d: Vec<Component> = dir.components().collect();
-    if t.first() != d.first() {
-        return None; // another root or drive
-    }
-    let common = t.iter().zip(&d).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..d.len() {
-        out.push("..");
-    }
-    for c in &t[common..] {
-        out.push(c.as_os_str());
-    }
-    Some(out)
 }
 
 /// The value as written, cut to 40 characters (characters, not bytes: a cut inside a multi-byte

@@ -11,8 +11,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{scene_error, Scene, Target};
-use crate::SimError;
 
 /// A table file: its path as written and, once the scene is loaded, its rows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -111,43 +109,4 @@ impl TableFile {
         self.values = Arc::new(values);
         Ok(())
     }
-}
-
-/// Reads a table for the scene at `at` (its path inside the file, for the error): resolved
-/// against the scene file's directory.
-pub fn load_table(scene_file: &str, base: &Path, at: &str, t: &mut TableFile, columns: Option<usize>) -> Result<(), SimError> {
-    let resolved = crate::mesh::resolve(base, &t.path);
-    if !resolved.is_file() {
-        let reason = format!("table file '{}' not found (tried '{}')", t.path, resolved.display());
-        return Err(scene_error(scene_file, at, reason));
-    }
-    t.read(&resolved, columns).map_err(|e| scene_error(scene_file, at, e))
-}
-
-/// Reads every table the scene names: actuator targets `{table: FILE}` (one value column),
-/// `trajectory` controllers' tables (one column per joint).
-pub fn load_scene_tables(scene: &mut Scene, file: &str) -> Result<(), SimError> {
-    let base = scene.base_dir();
-    for (bi, b) in scene.bodies.iter_mut().enumerate() {
-        for (k, j) in b.joints.iter_mut().enumerate() {
-            if let super::JointSpec::Hinge { actuator: Some(a), .. } = j {
-                if let Target::Table { table } = &mut a.target {
-                    load_table(file, &base, &format!("bodies[{bi}].joints[{k}].actuator.target.table"), table, Some(1))?;
-                }
-            }
-        }
-    }
-    for (ri, r) in scene.robots.iter_mut().enumerate() {
-        for (ai, a) in r.actuators.iter_mut().enumerate() {
-            if let Target::Table { table } = &mut a.target {
-                load_table(file, &base, &format!("robots[{ri}].actuators[{ai}].target.table"), table, Some(1))?;
-            }
-        }
-    }
-    for (ci, c) in scene.controllers.iter_mut().enumerate() {
-        if let super::ControllerSpec::Trajectory { table, joints, .. } = c {
-            load_table(file, &base, &format!("controllers[{ci}].table"), table, Some(joints.len()))?;
-        }
-    }
-    Ok(())
 }

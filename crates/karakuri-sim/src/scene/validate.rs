@@ -159,7 +159,7 @@ impl Validator<'_> {
             return Err(self.err("world.dt", format!("must be at least {MIN_DT:e} s (found {:e})", w.dt)));
         }
         self.nonneg("world.duration", w.duration)?;
-        crate::world::step_count(w.duration, w.dt).map_err(|e| self.err("world.duration", e.to_string()))?;
+        step_count(w.duration, w.dt).map_err(|e| self.err("world.duration", e.to_string()))?;
         Ok(())
     }
 
@@ -540,4 +540,25 @@ impl Validator<'_> {
             }
         }
     }
+}
+
+/// The most steps one run may take (10⁹: hours of wall time at the fastest step rates).
+pub const MAX_STEPS: u64 = 1_000_000_000;
+
+/// The steps `duration` seconds take at `dt`, rounded; an error when the duration is not a
+/// finite non-negative number or the count exceeds [`MAX_STEPS`] (the count would otherwise
+/// saturate and the run never end).
+pub fn step_count(duration: f64, dt: f64) -> Result<u64, SimError> {
+    if !(duration >= 0.0 && duration.is_finite()) {
+        return Err(SimError::Input(format!("the duration must be a non-negative number of seconds (got {duration})")));
+    }
+    let n = (duration / dt).round();
+    if n.is_nan() || n > MAX_STEPS as f64 {
+        return Err(SimError::Input(format!(
+            "a duration of {duration:e} s at dt = {dt:e} s is {n:.3e} steps, more than the {:e} one run may take \
+             (shorten the duration or lengthen the time step)",
+            MAX_STEPS as f64
+        )));
+    }
+    Ok(n as u64)
 }

@@ -19,7 +19,7 @@
 use super::{add_inertia_to_parent, check_len, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, is_lone_root, place_joints};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
-use crate::spatial::Se3;
+use crate::spatial::{Force, Motion, Se3};
 use nalgebra::{DMatrix, DVector};
 
 mod inverse;
@@ -88,72 +88,93 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             fk[k] = if root_ff { f } else { o_m_i.act_force(&f) };
         }
         if ff {
-            // S = identity in the joint frame: M[v0 + c, k] = (o_X_i⁻¹ F_k)_c
-            for &(a, b) in sub {
-                for k in a..b {
-                    let fl = if root_ff { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
-                    let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
-                    m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
-                    if !root_ff {
-                        // row k of the columns v0.. (below the diagonal); a root's are mirrored
-                        // below from F_k, with contiguous stores
-                        let n = (k - v0).min(6);
-                        for (c, x) in fl[..n].iter().enumerate() {
-                            m[(v0 + c) * nv + k] = *x;
-                        }
-                    }
-                }
-            }
-            if root_ff {
-                // below the diagonal, column v0 + c: M[k, v0 + c] = (F_k)_c, contiguous in k
-                for c in 0..6 {
-                    let col = &mut m[(v0 + c) * nv..(v0 + c + 1) * nv];
-                    for &(a, b) in sub {
-                        let a = a.max(v0 + c + 1);
-                        if a < b {
-                            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
-                                *x = if c < 3 { f.linear[c] } else { f.angular[c - 3] };
-                            }
-                        }
-                    }
-                }
-            }
+            free_flyer_rows(m, nv, v0, sub, fk, o_m_i, root_ff);
         } else {
-            for r in v0..v1 {
-                let s = data.s_world[r];
-                // column r, rows k ≥ r of the subtree (the lower triangle), and row r
-                let (lo, hi) = m.split_at_mut((r + 1) * nv);
-                let col = &mut lo[r * nv..];
-                for &(a, b) in sub {
-                    let a = a.max(r);
-                    if a == r {
-                        col[r] = s.dot(&fk[r]);
-                    }
-                    let a = a.max(r + 1);
-                    if a >= b {
-                        continue;
-                    }
-                    let mut t = (a - r - 1) * nv + r;
-                    for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
-                        let v = s.dot(f);
-                        *x = v;
-                        hi[t] = v;
-                        t += nv;
-                    }
-                }
-            }
+            dof_rows(m, nv, v0..v1, sub, &data.s_world, fk);
         }
     }
-    // armature on the diagonal (the lone roots' in lone_root_block); skipped where zero, so a
-    // model without armature gives the same bits as before
+    add_armature(model, m, nv);
+    &data.mass_matrix
+}
+
+/// Armature on M's diagonal (the lone roots' were added by [`lone_root_block`]); skipped where
+/// zero, so a model without armature gives the same bits as before. Writes `m` (nv x nv).
+#[inline]
+fn add_armature(model: &Model, m: &mut [f64], nv: usize) {
     for k in 0..nv {
         let a = model.armature[k];
         if a != 0.0 && !reads_own_frame(model, model.dof_joint[k]) {
-            // (the lone roots' were added by lone_root_block)
             m[k * nv + k] += a;
         }
     }
-    &data.mass_matrix
+}
+
+/// The rows and columns of a free-flyer joint (dofs `v0..v0 + 6`, S = identity in its frame)
+/// over its subtree's dof ranges `sub`: `M[v0 + c, k] = (o_X_i⁻¹ F_k)_c` from the world
+/// `F_k` (`fk`), and below the diagonal the same values (a root's, in its own frame, as
+/// contiguous columns). Writes `m` (nv x nv, column-major).
+#[inline]
+fn free_flyer_rows(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], fk: &[Force], o_m_i: &Se3, root_ff: bool) {
+    // S = identity in the joint frame: M[v0 + c, k] = (o_X_i⁻¹ F_k)_c
+    for &(a, b) in sub {
+        for k in a..b {
+            let fl = if root_ff { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
+            let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
+            m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
+            if !root_ff {
+                // row k of the columns v0.. (below the diagonal); a root's are mirrored
+                // below from F_k, with contiguous stores
+                let n = (k - v0).min(6);
+                for (c, x) in fl[..n].iter().enumerate() {
+                    m[(v0 + c) * nv + k] = *x;
+                }
+            }
+        }
+    }
+    if root_ff {
+        // below the diagonal, column v0 + c: M[k, v0 + c] = (F_k)_c, contiguous in k
+        for c in 0..6 {
+            let col = &mut m[(v0 + c) * nv..(v0 + c + 1) * nv];
+            for &(a, b) in sub {
+                let a = a.max(v0 + c + 1);
+                if a < b {
+                    for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+                        *x = if c < 3 { f.linear[c] } else { f.angular[c - 3] };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The rows and columns of a joint's dofs `dofs` over its subtree's dof ranges `sub`:
+/// `M[k, r] = M[r, k] = S_r · F_k` for k ≥ r, from the world motion columns `s_world` and
+/// `F_k` (`fk`). Writes `m` (nv x nv, column-major).
+#[inline]
+fn dof_rows(m: &mut [f64], nv: usize, dofs: std::ops::Range<usize>, sub: &[(usize, usize)], s_world: &[Motion], fk: &[Force]) {
+    for r in dofs {
+        let s = s_world[r];
+        // column r, rows k ≥ r of the subtree (the lower triangle), and row r
+        let (lo, hi) = m.split_at_mut((r + 1) * nv);
+        let col = &mut lo[r * nv..];
+        for &(a, b) in sub {
+            let a = a.max(r);
+            if a == r {
+                col[r] = s.dot(&fk[r]);
+            }
+            let a = a.max(r + 1);
+            if a >= b {
+                continue;
+            }
+            let mut t = (a - r - 1) * nv + r;
+            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+                let v = s.dot(f);
+                *x = v;
+                hi[t] = v;
+                t += nv;
+            }
+        }
+    }
 }
 
 /// Whether joint `i`'s block of M is read in its own frame ([`lone_root_block`]): a lone root

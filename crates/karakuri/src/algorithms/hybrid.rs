@@ -58,115 +58,20 @@
 //! assert!(qdd.iter().skip(1).all(|&a| a == 0.0));
 //! ```
 
+mod bias;
 mod floating_base;
+mod workspace;
+
+pub use workspace::{HybridMethod, HybridWorkspace};
+use bias::bias_pass;
+use workspace::NONE;
 
 use super::aba::{invert_d, joint_acceleration, transform_inertia_matrix};
-use super::{add_inertia_to_parent, axis_motion, check_len, joint_motion, motion_cross_axis, place_joints, project_force};
-use crate::data::{Data, Fresh};
-use crate::linalg::Factorization;
+use super::{add_inertia_to_parent, check_len, project_force};
+use crate::data::Data;
 use crate::model::Model;
-use crate::spatial::{Force, Mat6, Motion, OriginInertia, Vec6};
-use nalgebra::{DMatrix, DVector};
-
-const NONE: usize = usize::MAX;
-
-/// Which algorithm [`hybrid_dynamics`] uses. Both give the same result (to rounding).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum HybridMethod {
-    /// O(n) articulated-body route (RBDA §9.2): the default and the fastest.
-    #[default]
-    ArticulatedBody,
-    /// Mass-matrix route: hybrid CRBA for the blocks H11, H21, LᵀDL solve on H11.
-    Crba,
-}
-
-/// Buffers of [`hybrid_dynamics`], allocated once per model by [`HybridWorkspace::new`] (it
-/// also caches the model's body inertias: use it with that model only); the results of the
-/// last call are [`HybridWorkspace::qdd`] and [`HybridWorkspace::tau`].
-#[derive(Clone, Debug)]
-pub struct HybridWorkspace {
-    /// Joint accelerations of the last call `(nv)`: the known ones on inverse joints.
-    qdd: DVector<f64>,
-    /// Joint forces of the last call `(nv)`: the known ones on forward joints.
-    tau: DVector<f64>,
-    /// Joint `i` is forward or has a forward ancestor: `δa_i` may be nonzero `(njoints)`.
-    moved_by_forward: Vec<bool>,
-    /// Joint `i` is forward or has a forward descendant: its subtree is articulated `(njoints)`.
-    supports_forward: Vec<bool>,
-    /// a⁰: body accelerations (gravity folded in) with forward accelerations zero `(njoints)`.
-    a0: Vec<Motion>,
-    /// δa = a - a⁰ `(njoints)`.
-    da: Vec<Motion>,
-    /// pA: bias force of each subtree, f⁰ accumulated plus the forward joints' share `(njoints)`.
-    pa: Vec<Force>,
-    /// Composite inertia of the inverse-only part below each joint `(njoints)`.
-    ic: Vec<OriginInertia>,
-    /// Floating-base fast path: `F_k = I^c_i S_k` in world coordinates `(nv)`.
-    f_world: Vec<Force>,
-    /// 6x6 articulated inertia of articulated children, then the full IA `(njoints)`.
-    ia: Vec<Mat6>,
-    /// U = IA S per dof `(nv)`.
-    u_cols: Vec<Vec6>,
-    /// u = τ - Sᵀ pA per dof `(nv)`.
-    u: Vec<f64>,
-    /// D⁻¹ = (Sᵀ U)⁻¹ per joint `(njoints)`.
-    d_inv: Vec<Mat6>,
-    // --- mass-matrix route ---
-    /// The needed entries of M (columns and rows of forward dofs) `(nv x nv)`.
-    m: DMatrix<f64>,
-    /// H11, leading `n1 x n1` block, upper triangle along the contracted branches `(nv x nv)`.
-    h11: DMatrix<f64>,
-    /// The LᵀDL factors of H11 (pattern `forward_parent[..n1]`).
-    h11_fact: Factorization,
-    /// The forward dofs in increasing order, first `n1` entries `(nv)`.
-    forward_dofs: Vec<usize>,
-    /// Branch-induced parent of each forward dof within the forward dofs `(nv)`.
-    forward_parent: Vec<usize>,
-    /// Index of each dof among the forward dofs, or NONE `(nv)`.
-    forward_index: Vec<usize>,
-    /// Nearest forward dof on the path to the root (self included), or NONE `(nv)`.
-    nearest_forward: Vec<usize>,
-    /// Right-hand side and solution of the H11 solve `(nv)`.
-    rhs: Vec<f64>,
-}
-
-impl HybridWorkspace {
-    /// Allocates every buffer for `model`.
-    pub fn new(model: &Model) -> Self {
-        let (nj, nv) = (model.njoints, model.nv);
-        HybridWorkspace {
-            qdd: DVector::zeros(nv),
-            tau: DVector::zeros(nv),
-            moved_by_forward: vec![false; nj],
-            supports_forward: vec![false; nj],
-            a0: vec![Motion::zero(); nj],
-            da: vec![Motion::zero(); nj],
-            pa: vec![Force::zero(); nj],
-            ic: vec![OriginInertia::zero(); nj],
-            f_world: vec![Force::zero(); nv],
-            ia: vec![Mat6::zeros(); nj],
-            u_cols: vec![Vec6::zeros(); nv],
-            u: vec![0.0; nv],
-            d_inv: vec![Mat6::zeros(); nj],
-            m: DMatrix::zeros(nv, nv),
-            h11: DMatrix::zeros(nv, nv),
-            h11_fact: Factorization::new(model),
-            forward_dofs: vec![0; nv],
-            forward_parent: vec![NONE; nv],
-            forward_index: vec![NONE; nv],
-            nearest_forward: vec![NONE; nv],
-            rhs: vec![0.0; nv],
-        }
-    }
-    /// Joint accelerations of the last call `(nv)`.
-    pub fn qdd(&self) -> &DVector<f64> {
-        &self.qdd
-    }
-    /// Joint forces of the last call `(nv)`.
-    pub fn tau(&self) -> &DVector<f64> {
-        &self.tau
-    }
-}
+use crate::spatial::{Force, Mat6, Motion, Vec6};
+use nalgebra::DVector;
 
 /// Hybrid dynamics: for joints with `is_forward[j]` the torque is known and the acceleration
 /// sought; for the others the acceleration is known and the torque sought.
@@ -311,52 +216,6 @@ fn classify_joints(model: &Model, ws: &mut HybridWorkspace, is_forward: &[bool])
     }
 }
 
-/// Forward pass shared by both routes and the floating-base fast path (RBDA Table 5.1 with
-/// q̈1 = 0): placements, velocities, a⁰_i = X_i a⁰_λ(i) + v_i × S_i q̇_i + S_i q̈_i (q̈_i known on
-/// inverse joints, zero on forward ones; a⁰_0 = -g) and f⁰_i = I_i a⁰_i + v_i ×* I_i v_i into
-/// `ws.pa`. Not inlined into its three callers, so that its per-joint step (a closure) has
-/// one call site and is inlined into the loop.
-#[inline(never)]
-fn bias_pass(
-    model: &Model,
-    data: &mut Data,
-    ws: &mut HybridWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    known: &DVector<f64>,
-    is_forward: &[bool],
-) {
-    let (qs, vs, ks) = (q.as_slice(), v.as_slice(), known.as_slice());
-    ws.a0[0] = -model.gravity;
-    data.v[0] = Motion::zero();
-    place_joints(model, data, qs, |data, i| {
-        let (p, x) = (model.parents[i], data.li_m_i[i]);
-        let iv = model.idx_v[i];
-        let (vi, a0) = match model.dof_axis[iv] {
-            Some(c) if model.nvs[i] == 1 => {
-                // one basis-vector dof (aligned revolute or prismatic): S q̇ and v × S q̇ in closed form
-                let qdd = if is_forward[i] { 0.0 } else { ks[iv] };
-                let vi = x.inv_act_motion(&data.v[p]) + axis_motion(c, vs[iv]);
-                let bias = motion_cross_axis(&vi, c, vs[iv]) + axis_motion(c, qdd);
-                (vi, x.inv_act_motion(&ws.a0[p]) + bias)
-            }
-            _ => {
-                let v_j = joint_motion(model, i, vs);
-                let vi = x.inv_act_motion(&data.v[p]) + v_j;
-                let mut a0 = x.inv_act_motion(&ws.a0[p]) + vi.cross(&v_j);
-                if !is_forward[i] {
-                    a0 += joint_motion(model, i, ks);
-                }
-                (vi, a0)
-            }
-        };
-        data.v[i] = vi;
-        ws.a0[i] = a0;
-        let inertia = &model.inertias[i];
-        ws.pa[i] = inertia.mul_motion(&a0) + vi.cross_force(&inertia.mul_motion(&vi));
-    });
-    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES;
-}
 
 /// Backward pass of the articulated-body route (RBDA §9.2; Table 7.1 for the
 /// forward joints), in offset form: the force a subtree needs is f_i = IA_i δa_i + pA_i.

@@ -1,7 +1,9 @@
 //! Public solves: constrained forward dynamics and collision impulses by every method.
 
-use super::solve::{self, mat_vec, Method};
-use super::{ConstraintError, ConstraintSet};
+use super::solve::{self, mat_vec};
+use super::types::Method;
+use super::types::ConstraintError;
+use super::ConstraintSet;
 use crate::algorithms::{
     check_len, forward_dynamics, forward_kinematics, forward_kinematics_acceleration, mass_matrix, nonlinear_effects,
 };

@@ -2,7 +2,8 @@
 //! `CalcAssemblyQ` / `CalcAssemblyQDot`). Not a hot path: these allocate their results.
 
 use super::solve::range_part;
-use super::{ConstraintError, ConstraintSet};
+use super::types::ConstraintError;
+use super::ConstraintSet;
 use crate::algorithms::{check_len, difference, forward_kinematics, integrate};
 use crate::data::Data;
 use crate::model::Model;

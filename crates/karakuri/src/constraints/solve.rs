@@ -3,32 +3,11 @@
 #![allow(clippy::needless_range_loop)] // index loops read like the algebra
 
 use crate::linalg::dense::{cholesky_in_place, cholesky_solve, form_q, lu_in_place, lu_solve, qr_pivoted};
-use super::{ConstraintError, SolveReport, Workspace};
+use super::types::{ConstraintError, Method, SolveReport, Workspace};
 use crate::data::Data;
 use crate::model::Model;
 use crate::spatial::{Force, Motion};
 use nalgebra::{DMatrix, DVector};
-
-/// How to solve the constrained equations of motion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// LU of the full KKT matrix `[H Gᵀ; G 0]` (RBDL's `...ConstraintsDirect`).
-    #[doc(alias = "ForwardDynamicsConstraintsDirect", alias = "ComputeConstraintImpulsesDirect")]
-    Direct,
-    /// Schur complement `G H⁻¹ Gᵀ λ = c - G H⁻¹ b` with the branch-induced sparse LᵀDL of H
-    /// (RBDL's `...RangeSpaceSparse`).
-    #[doc(alias = "ForwardDynamicsConstraintsRangeSpaceSparse", alias = "ComputeConstraintImpulsesRangeSpaceSparse")]
-    RangeSpaceSparse,
-    /// Pivoted QR of `Gᵀ = [Y Z] R`: the particular part from R, the rest from the reduced
-    /// system `Zᵀ H Z` (RBDL's `...NullSpace`). Rank revealing: the fallback of the others.
-    #[doc(alias = "ForwardDynamicsConstraintsNullSpace", alias = "ComputeConstraintImpulsesNullSpace")]
-    NullSpace,
-    /// Kokkevis's method: the response to a unit test force per row through the
-    /// articulated-body inertias of ABA (no mass matrix), then the same Schur complement
-    /// (RBDL's `ForwardDynamicsContactsKokkevis`).
-    #[doc(alias = "ForwardDynamicsContactsKokkevis")]
-    Kokkevis,
-}
 
 /// Relative rank tolerance on the R diagonal of the pivoted QR of Gᵀ.
 pub(crate) const RANK_TOL: f64 = 1e-10;

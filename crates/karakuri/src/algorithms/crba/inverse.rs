@@ -47,8 +47,33 @@ pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
         return;
     }
     let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
-    // rows of V = L⁻¹ on the chains: w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]} (prefixes)
     let w = &mut data.ltdl_inv_chain[..];
+    l_inverse_chain_rows(n, chain, cs, u, w);
+    // V dense, column-major (only pattern entries are ever written)
+    let v = data.ltdl_inv.as_mut_slice();
+    for a in 0..n {
+        let (s, e) = (cs[a], cs[a + 1]);
+        for (&k, &x) in chain[s..e].iter().zip(&w[s..e]) {
+            v[k * n + a] = x;
+        }
+    }
+    // column b of M⁻¹ above the diagonal: Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]
+    // D⁻¹ (the last entry of each compact column of the factors)
+    let dinv = data.tmp_v.as_mut_slice();
+    for (k, x) in dinv.iter_mut().enumerate() {
+        *x = 1.0 / u[cs[k + 1] - 1];
+    }
+    let z = data.mass_matrix_inverse.as_mut_slice();
+    upper_triangle(n, chain, cs, w, v, dinv, z);
+    mirror_lower_triangle(n, z);
+}
+
+/// The rows of `V = L⁻¹` on the chains (`chain`, `cs`: each dof's ancestors, compact;
+/// `u`: the factor's entries, same layout) into `w` (same layout):
+/// `w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]}`, the first six ancestors as one
+/// packed triangle.
+#[inline]
+fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &mut [f64]) {
     for j in 0..n {
         let (s, e) = (cs[j], cs[j + 1]);
         let d = e - s - 1;
@@ -82,21 +107,13 @@ pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
             }
         }
     }
-    // V dense, column-major (only pattern entries are ever written)
-    let v = data.ltdl_inv.as_mut_slice();
-    for a in 0..n {
-        let (s, e) = (cs[a], cs[a + 1]);
-        for (&k, &x) in chain[s..e].iter().zip(&w[s..e]) {
-            v[k * n + a] = x;
-        }
-    }
-    // column b of M⁻¹ above the diagonal: Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]
-    // D⁻¹ (the last entry of each compact column of the factors)
-    let dinv = data.tmp_v.as_mut_slice();
-    for (k, x) in dinv.iter_mut().enumerate() {
-        *x = 1.0 / u[cs[k + 1] - 1];
-    }
-    let z = data.mass_matrix_inverse.as_mut_slice();
+}
+
+/// Columns `b` of `M⁻¹` above (and on) the diagonal into `z` (n x n, column-major):
+/// `Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]`, from the chain rows `w`,
+/// the dense `V` and `D⁻¹` (`dinv`).
+#[inline]
+fn upper_triangle(n: usize, chain: &[usize], cs: &[usize], w: &[f64], v: &[f64], dinv: &[f64], z: &mut [f64]) {
     for b in 0..n {
         let (s, e) = (cs[b], cs[b + 1]);
         let mut cb = &chain[s..e];
@@ -146,7 +163,12 @@ pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
             first = false;
         }
     }
-    // the lower triangle: columns b and b + 1 at once, so that each row takes one pair store
+}
+
+/// Copies the upper triangle of `z` (n x n, column-major) below the diagonal: columns `b` and
+/// `b + 1` at once, so that each row takes one pair store.
+#[inline]
+fn mirror_lower_triangle(n: usize, z: &mut [f64]) {
     let mut b = 1;
     while b < n {
         let (lo, hi) = z.split_at_mut(b * n);

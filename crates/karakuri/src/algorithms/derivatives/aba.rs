@@ -84,7 +84,7 @@ fn aba_derivatives_impl(
 /// `ws.dqdd_dq = −M⁻¹ ws.dtau_dq`, `ws.dqdd_dv = −M⁻¹ ws.dtau_dv` for the full symmetric M⁻¹
 /// `minv` (column-major): column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related
 /// to j's joint (the only rows where X can be nonzero), four columns of M⁻¹ at a time.
-pub(super) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
+pub(crate) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
     let n = model.nv;
     let (xq, xv) = (ws.dtau_dq.as_slice(), ws.dtau_dv.as_slice());
     let (yq, yv) = (ws.dqdd_dq.as_mut_slice(), ws.dqdd_dv.as_mut_slice());

@@ -2,11 +2,13 @@
 //! Rigid Body Dynamics Algorithms*, RSS 2018; Pinocchio's `computeRNEADerivatives` and
 //! `computeABADerivatives`).
 //!
+//! The derivatives of constrained dynamics, one layer above, are
+//! [`crate::constraints::constrained_dynamics_derivatives`].
+//!
 //! | function | result |
 //! | --- | --- |
 //! | [`rnea_derivatives`] | ∂τ/∂q, ∂τ/∂v of τ = RNEA(q, v, a), and ∂τ/∂a = M |
 //! | [`aba_derivatives`] | ∂q̈/∂q, ∂q̈/∂v of q̈ = ABA(q, v, τ), and ∂q̈/∂τ = M⁻¹ |
-//! | [`constrained_dynamics_derivatives`] | ∂q̈/∂(q, v, τ) and ∂λ/∂(q, v, τ) of a [`ConstraintSet`](crate::constraints::ConstraintSet)'s forward dynamics |
 //!
 //! Derivatives with respect to q are taken in the tangent space, in Pinocchio's convention:
 //! column j is d/dε f(integrate(q, ε e_j)) at ε = 0, so a free flyer or a spherical joint is
@@ -23,12 +25,13 @@
 //! through the branch-induced LᵀDL factors of M.
 
 mod aba;
-mod constrained;
 mod rnea;
 
 pub use aba::{aba_derivatives, aba_derivatives_with_forces};
-pub use constrained::{constrained_dynamics_derivatives, ConstrainedDerivatives, ConstrainedDerivativesError};
 pub use rnea::{rnea_derivatives, rnea_derivatives_with_forces};
+// for the constrained derivatives (crate::constraints), one layer above
+pub(crate) use aba::minus_minv_times;
+pub(crate) use rnea::rnea_derivatives_impl;
 
 use crate::model::Model;
 use crate::spatial::{skew, Force, Mat3, Motion, OriginInertia, Vec3};

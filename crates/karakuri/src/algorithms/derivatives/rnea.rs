@@ -55,7 +55,7 @@ pub fn rnea_derivatives_with_forces(
     rnea_derivatives_impl(model, data, ws, q, v, a, Some(f_ext));
 }
 
-pub(super) fn rnea_derivatives_impl(
+pub(crate) fn rnea_derivatives_impl(
     model: &Model,
     data: &mut Data,
     ws: &mut DerivativesWorkspace,

@@ -20,7 +20,8 @@
 //! Composites in joint frames rather than summed in world coordinates, and pass 1 shared with
 //! the general route: why, with the measurements, in `docs/PERFORMANCE.md` (hybrid).
 
-use super::{bias_pass, HybridWorkspace};
+use super::bias::bias_pass;
+use super::workspace::HybridWorkspace;
 use crate::algorithms::{add_inertia_to_parent, dof_dot, inertia_times_dof, is_floating_root};
 use crate::data::Data;
 use crate::model::Model;

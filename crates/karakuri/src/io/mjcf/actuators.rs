@@ -7,7 +7,7 @@
 use super::bodies::limited_range;
 use super::defaults::{Compiler, Defaults, Resolved};
 use super::types::{Actuator, ActuatorDynamics, FixedTendon, Transmission};
-use super::world::Names;
+use super::names::Names;
 use super::xml::{numbers, Element};
 use super::MjcfError;
 

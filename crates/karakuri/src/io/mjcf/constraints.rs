@@ -5,7 +5,7 @@ use super::defaults::{Defaults, Resolved};
 use super::geoms::{SOLIMP, SOLREF};
 use super::orient::quat_wxyz;
 use super::types::{ContactPair, Equality, EqualityKind, MjcfWorld};
-use super::world::Names;
+use super::names::Names;
 use super::xml::{numbers, Element};
 use super::MjcfError;
 use crate::spatial::{Se3, Vec3};

@@ -2,7 +2,7 @@
 //! (tendon, subtree, rangefinder, user, plugin, ...) are left out with a warning naming them.
 
 use super::types::{Sensor, SensorKind};
-use super::world::Names;
+use super::names::Names;
 use super::xml::{numbers, Element};
 use super::MjcfError;
 

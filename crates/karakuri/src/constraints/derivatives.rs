@@ -23,12 +23,10 @@
 //! Supported: contacts and frame constraints (3-D point and 6-D contacts) without Baumgarte
 //! stabilisation; loop constraints and stabilised rows are refused with an error.
 
-use super::aba::minus_minv_times;
-use super::rnea::rnea_derivatives_impl;
-use super::DerivativesWorkspace;
-use crate::algorithms::crba::invert_mass_matrix;
-use crate::algorithms::{check_len, forward_kinematics};
-use crate::constraints::{ConstraintError, ConstraintKind, ConstraintSet, Method};
+use super::types::{ConstraintError, ConstraintKind, Method};
+use super::ConstraintSet;
+use crate::algorithms::derivatives::{minus_minv_times, rnea_derivatives_impl, DerivativesWorkspace};
+use crate::algorithms::{check_len, forward_kinematics, invert_mass_matrix};
 use crate::data::Data;
 use crate::model::Model;
 use crate::spatial::{Force, Motion, Vec3};
@@ -128,18 +126,7 @@ pub fn constrained_dynamics_derivatives(
     method: Method,
 ) -> Result<(), ConstrainedDerivativesError> {
     let (nv, nc) = (model.nv, cs.rows());
-    if out.dlambda_dq.nrows() != nc || out.dqdd_dq.nrows() != nv {
-        return Err(ConstrainedDerivativesError::WrongSize { expected: out.dlambda_dq.nrows(), expected_nv: out.dqdd_dq.nrows(), rows: nc, nv });
-    }
-    for (index, con) in cs.constraints().iter().enumerate() {
-        let label = || con.name.clone().unwrap_or_else(|| format!("#{index}"));
-        if matches!(con.kind, ConstraintKind::Loop { .. }) {
-            return Err(ConstrainedDerivativesError::Unsupported { constraint: label(), reason: "loop constraints are not differentiated yet" });
-        }
-        if con.baumgarte_time.is_some() {
-            return Err(ConstrainedDerivativesError::Unsupported { constraint: label(), reason: "Baumgarte-stabilised rows are not differentiated yet" });
-        }
-    }
+    check_supported(cs, out, nv)?;
     check_len("tau", tau, nv);
     cs.forward_dynamics(model, data, q, v, tau, method)?;
     // the constraint forces as body wrenches (joint frames)
@@ -151,68 +138,8 @@ pub fn constrained_dynamics_derivatives(
     }
     let ws = &mut out.rnea;
     rnea_derivatives_impl(model, data, ws, q, v, &cs.qdd, Some(&out.f_ext));
-    let n = nv;
-    // contacts: the force keeps its world direction (module documentation)
-    let dq = ws.dtau_dq.as_mut_slice();
-    for (c, con) in cs.constraints().iter().enumerate() {
-        if let ConstraintKind::Contact { body, point, .. } = &con.kind {
-            let s = body.0;
-            let x = data.o_m_i[s].transform_point(point);
-            let f = cs.forces[c].linear;
-            let chain = ws.ancestor_dofs[ws.ancestor_start[s]..ws.ancestor_start[s + 1]].iter().copied().chain(model.idx_v[s]..model.idx_v[s] + model.nvs[s]);
-            for j in chain.clone() {
-                let w = ws.j[j].angular.cross(&f);
-                for i in chain.clone() {
-                    let ji = &ws.j[i];
-                    dq[j * n + i] += (ji.linear + ji.angular.cross(&x)).dot(&w);
-                }
-            }
-        }
-    }
-    // ∂c/∂q, ∂c/∂v over the dofs of each constraint body's chain (zero elsewhere)
-    out.dc_dq.fill(0.0);
-    out.dc_dv.fill(0.0);
-    for con in cs.constraints() {
-        let (body, _) = con.bodies();
-        let s = body.0;
-        // world velocity and acceleration without gravity: the recursion's a includes −g, whose
-        // share of ∂a/∂q_j (J_j × −g in the rigid part, a_λ × J_j in the rest) is taken out
-        let g = model.gravity;
-        let (v_s, a_s) = (ws.ov[s], ws.oa[s] + g);
-        let chain = ws.ancestor_dofs[ws.ancestor_start[s]..ws.ancestor_start[s + 1]].iter().copied().chain(model.idx_v[s]..model.idx_v[s] + model.nvs[s]);
-        match &con.kind {
-            ConstraintKind::Frame { placement, axes, .. } => {
-                let o_m_f = data.o_m_i[s].compose(placement);
-                for (r, axis) in con.rows.clone().zip(axes) {
-                    let phi = o_m_f.act_force(&Force::from_vec6(axis));
-                    for j in chain.clone() {
-                        out.dc_dq[(r, j)] = (ws.da_dq[j] - ws.j[j].cross(&g) + ws.dv_dq[j].cross(&v_s)).dot(&phi);
-                        out.dc_dv[(r, j)] = (ws.da_dv[j] + ws.j[j].cross(&v_s)).dot(&phi);
-                    }
-                }
-            }
-            ConstraintKind::Contact { point, normals, .. } => {
-                let x = data.o_m_i[s].transform_point(point);
-                let w = v_s.angular;
-                let v_x = v_s.linear + w.cross(&x);
-                let xdd = a_s.linear + a_s.angular.cross(&x) + w.cross(&v_x);
-                // non-rigid change of ẍ for changes δv, δa of the body's velocity and acceleration
-                let dxdd = |dv: &Motion, da: &Motion| -> Vec3 {
-                    da.linear + da.angular.cross(&x) + dv.angular.cross(&v_x) + w.cross(&(dv.linear + dv.angular.cross(&x)))
-                };
-                for j in chain {
-                    let (dv_dq, j_j) = (&ws.dv_dq[j], &ws.j[j]);
-                    let by_q = j_j.angular.cross(&xdd) + dxdd(dv_dq, &(ws.da_dq[j] - j_j.cross(&g) + dv_dq.cross(&v_s)));
-                    let by_v = dxdd(j_j, &(ws.da_dv[j] + j_j.cross(&v_s)));
-                    for (r, nrm) in con.rows.clone().zip(normals) {
-                        out.dc_dq[(r, j)] = nrm.dot(&by_q);
-                        out.dc_dv[(r, j)] = nrm.dot(&by_v);
-                    }
-                }
-            }
-            ConstraintKind::Loop { .. } => unreachable!("refused above"),
-        }
-    }
+    contact_direction_terms(model, data, cs, ws);
+    constraint_bias_derivatives(model, data, cs, ws, &mut out.dc_dq, &mut out.dc_dv);
     // U = −M⁻¹ ∂R/∂(q, v) into dqdd_dq, dqdd_dv (workspace of the unconstrained derivatives)
     invert_mass_matrix(model, data);
     minus_minv_times(model, ws, data.mass_matrix_inverse.as_slice());
@@ -252,6 +179,96 @@ pub fn constrained_dynamics_derivatives(
     out.dqdd_dtau.copy_from(minv);
     mul_add(&mut out.dqdd_dtau, &out.y, &out.dlambda_dtau, 1.0);
     Ok(())
+}
+
+/// Refuses what the derivatives do not cover (loop constraints, Baumgarte-stabilised rows) and
+/// an `out` sized for another set or model.
+fn check_supported(cs: &ConstraintSet, out: &ConstrainedDerivatives, nv: usize) -> Result<(), ConstrainedDerivativesError> {
+    let nc = cs.rows();
+    if out.dlambda_dq.nrows() != nc || out.dqdd_dq.nrows() != nv {
+        return Err(ConstrainedDerivativesError::WrongSize { expected: out.dlambda_dq.nrows(), expected_nv: out.dqdd_dq.nrows(), rows: nc, nv });
+    }
+    for (index, con) in cs.constraints().iter().enumerate() {
+        let label = || con.name.clone().unwrap_or_else(|| format!("#{index}"));
+        if matches!(con.kind, ConstraintKind::Loop { .. }) {
+            return Err(ConstrainedDerivativesError::Unsupported { constraint: label(), reason: "loop constraints are not differentiated yet" });
+        }
+        if con.baumgarte_time.is_some() {
+            return Err(ConstrainedDerivativesError::Unsupported { constraint: label(), reason: "Baumgarte-stabilised rows are not differentiated yet" });
+        }
+    }
+    Ok(())
+}
+
+/// Adds to `∂τ/∂q` (`ws.dtau_dq`) the contacts' share: a contact force keeps its world
+/// direction (module documentation), so moving dof j turns its moment about the chain's dofs.
+fn contact_direction_terms(model: &Model, data: &Data, cs: &ConstraintSet, ws: &mut DerivativesWorkspace) {
+    let n = model.nv;
+    let dq = ws.dtau_dq.as_mut_slice();
+    for (c, con) in cs.constraints().iter().enumerate() {
+        if let ConstraintKind::Contact { body, point, .. } = &con.kind {
+            let s = body.0;
+            let x = data.o_m_i[s].transform_point(point);
+            let f = cs.forces[c].linear;
+            let chain = ws.ancestor_dofs[ws.ancestor_start[s]..ws.ancestor_start[s + 1]].iter().copied().chain(model.idx_v[s]..model.idx_v[s] + model.nvs[s]);
+            for j in chain.clone() {
+                let w = ws.j[j].angular.cross(&f);
+                for i in chain.clone() {
+                    let ji = &ws.j[i];
+                    dq[j * n + i] += (ji.linear + ji.angular.cross(&x)).dot(&w);
+                }
+            }
+        }
+    }
+}
+
+/// `∂c/∂q`, `∂c/∂v` (`dc_dq`, `dc_dv`, rows x nv) of the constraint bias over the dofs of each
+/// constraint body's chain (zero elsewhere), from the velocity and acceleration derivatives
+/// in `ws`.
+fn constraint_bias_derivatives(model: &Model, data: &Data, cs: &ConstraintSet, ws: &DerivativesWorkspace, dc_dq: &mut DMatrix<f64>, dc_dv: &mut DMatrix<f64>) {
+    dc_dq.fill(0.0);
+    dc_dv.fill(0.0);
+    for con in cs.constraints() {
+        let (body, _) = con.bodies();
+        let s = body.0;
+        // world velocity and acceleration without gravity: the recursion's a includes −g, whose
+        // share of ∂a/∂q_j (J_j × −g in the rigid part, a_λ × J_j in the rest) is taken out
+        let g = model.gravity;
+        let (v_s, a_s) = (ws.ov[s], ws.oa[s] + g);
+        let chain = ws.ancestor_dofs[ws.ancestor_start[s]..ws.ancestor_start[s + 1]].iter().copied().chain(model.idx_v[s]..model.idx_v[s] + model.nvs[s]);
+        match &con.kind {
+            ConstraintKind::Frame { placement, axes, .. } => {
+                let o_m_f = data.o_m_i[s].compose(placement);
+                for (r, axis) in con.rows.clone().zip(axes) {
+                    let phi = o_m_f.act_force(&Force::from_vec6(axis));
+                    for j in chain.clone() {
+                        dc_dq[(r, j)] = (ws.da_dq[j] - ws.j[j].cross(&g) + ws.dv_dq[j].cross(&v_s)).dot(&phi);
+                        dc_dv[(r, j)] = (ws.da_dv[j] + ws.j[j].cross(&v_s)).dot(&phi);
+                    }
+                }
+            }
+            ConstraintKind::Contact { point, normals, .. } => {
+                let x = data.o_m_i[s].transform_point(point);
+                let w = v_s.angular;
+                let v_x = v_s.linear + w.cross(&x);
+                let xdd = a_s.linear + a_s.angular.cross(&x) + w.cross(&v_x);
+                // non-rigid change of ẍ for changes δv, δa of the body's velocity and acceleration
+                let dxdd = |dv: &Motion, da: &Motion| -> Vec3 {
+                    da.linear + da.angular.cross(&x) + dv.angular.cross(&v_x) + w.cross(&(dv.linear + dv.angular.cross(&x)))
+                };
+                for j in chain {
+                    let (dv_dq, j_j) = (&ws.dv_dq[j], &ws.j[j]);
+                    let by_q = j_j.angular.cross(&xdd) + dxdd(dv_dq, &(ws.da_dq[j] - j_j.cross(&g) + dv_dq.cross(&v_s)));
+                    let by_v = dxdd(j_j, &(ws.da_dv[j] + j_j.cross(&v_s)));
+                    for (r, nrm) in con.rows.clone().zip(normals) {
+                        dc_dq[(r, j)] = nrm.dot(&by_q);
+                        dc_dv[(r, j)] = nrm.dot(&by_v);
+                    }
+                }
+            }
+            ConstraintKind::Loop { .. } => unreachable!("refused above"),
+        }
+    }
 }
 
 /// `out += alpha a b`, column by column (contiguous axpys, no allocation).

@@ -14,11 +14,11 @@
 //!
 //! This module holds what describes the rows ([`RowKind`]), the dense builder of the rows that
 //! are not contacts ([`Rows`]: loops, limits, velocity servos, joint friction, written over all
-//! `nv` dofs by their kinematics) and the statistics of a solve ([`SolveStats`]). There is one
-//! solver: [`crate::sparse::Problem`], which takes these rows through
-//! [`crate::sparse::Problem::push_rows`] as compact blocks over the trees they touch, next to
-//! the contact blocks, and solves them island by island (the velocity problem, the
-//! split-impulse pass, the impact passes and SHAKE alike).
+//! `nv` dofs by their kinematics), the settings of a solve ([`Settings`]) and its statistics
+//! ([`SolveStats`]). There is one solver: `Problem` (`problem.rs`), which takes these rows
+//! through `Problem::push_rows` as compact blocks over the trees
+//! they touch, next to the contact blocks, and solves them island by island (the velocity
+//! problem, the split-impulse pass, the impact passes and SHAKE alike).
 
 /// What a row asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,8 +47,8 @@ pub enum RowKind {
 }
 
 /// Rows of one step, dense over the `nv` velocity variables: how loops, limits, servos and
-/// joint friction write their Jacobians before [`crate::sparse::Problem::push_rows`] makes
-/// compact blocks of them.
+/// joint friction write their Jacobians before
+/// `Problem::push_rows` makes compact blocks of them.
 #[derive(Clone, Debug, Default)]
 pub struct Rows {
     /// Number of velocity variables.
@@ -122,6 +122,19 @@ impl Rows {
         ensure(&mut self.lambda, m);
         ensure(&mut self.ranges, m);
     }
+}
+
+/// Solver settings of one solve (the engine makes them of its scene settings).
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Sweep cap per island.
+    pub max_iterations: usize,
+    /// An island stops when no row's velocity changes more than this in a sweep.
+    pub tolerance: f64,
+    /// Exact solves of small islands allowed (`engine.solver: auto`).
+    pub exact: bool,
+    /// Largest frictionless island given to the active-set solve.
+    pub direct_max_rows: usize,
 }
 
 /// Result of a solve.

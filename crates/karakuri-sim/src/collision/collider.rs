@@ -1,140 +1,19 @@
-//! Collision detection with `parry3d-f64`: shapes attached to the joints of the world model,
-//! a sweep-and-prune broad phase and parry's contact manifolds as narrow phase.
-//!
-//! Parry speaks glam (through glamx); karakuri speaks nalgebra. Poses are converted here, at the
-//! boundary, and nothing of parry's types leaves this module. Contact points are the vertices
-//! of the contact region, as Springhead does (a box on a plane gives up to four points): parry's
-//! manifolds give exactly those, and where two faces overlap in a
-//! polygon of more corners, four of them are kept (`four_of`). Two boxes are karakuri's own
-//! (`box_box`): the same points without parry's generic path.
+//! The collider: a world's shapes and candidate pairs (built once), the broad phase (sweep and
+//! prune, or every pair of a small world) and the dispatch of each pair to its narrow-phase
+//! function, over reusable buffers ([`CollisionWork`]).
 
-use karakuri::spatial::{quat_to_xyzw, Se3, Vec3};
+use karakuri::spatial::{Se3, Vec3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
-use parry3d_f64::math::{Pose as PPose, Rotation, Vector as PVec};
-use parry3d_f64::query::{
-    ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, TrackedContact,
-};
-use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, ShapeType, SharedShape};
+use parry3d_f64::math::Pose as PPose;
+use parry3d_f64::query::ContactManifold;
+use parry3d_f64::shape::ShapeType;
 
-use crate::scene::{ContactMode, Geometry, Material};
+use crate::scene::ContactMode;
 use crate::sort::sort_nearly_sorted;
-
-mod box_box;
-pub use box_box::{box_box, BoxManifold, BoxPoint};
-
-/// A collision shape attached to a joint of the world model.
-#[derive(Clone)]
-pub struct ColShape {
-    /// The simulated body it belongs to (index into the world's bodies).
-    pub body: usize,
-    /// The model joint that moves it (0: static).
-    pub joint: usize,
-    /// Its placement in the joint frame.
-    pub placement: Se3,
-    /// The parry shape.
-    pub shape: SharedShape,
-    /// Its material.
-    pub material: Material,
-    /// Infinite (a plane): always passes the broad phase.
-    pub unbounded: bool,
-}
-
-/// A contact point found by the narrow phase.
-#[derive(Clone, Copy, Debug)]
-pub struct RawContact {
-    /// First shape.
-    pub shape_a: usize,
-    /// Second shape.
-    pub shape_b: usize,
-    /// Contact point (world), midway between the two surfaces.
-    pub point: Vec3,
-    /// Unit normal (world), pointing from shape A to shape B.
-    pub normal: Vec3,
-    /// Penetration depth (m): positive when overlapping, negative for a gap.
-    pub depth: f64,
-    /// Features of the two shapes (to recognise the same contact in the next step).
-    pub features: (u32, u32),
-    /// Contact mode of the pair.
-    pub mode: ContactMode,
-}
-
-/// Builds the parry shape of a geometry and whether it is unbounded. Cylinders and capsules run
-/// along the shape's z (parry's cylinder runs along y: a rotation is folded into `extra`).
-pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
-    let v = |a: &[f64; 3]| PVec::new(a[0], a[1], a[2]);
-    Ok(match g {
-        Geometry::Sphere { radius } => (SharedShape::ball(*radius), Se3::identity(), false),
-        Geometry::Box { half_extents: h } => (
-            SharedShape::cuboid(h[0], h[1], h[2]),
-            Se3::identity(),
-            false,
-        ),
-        Geometry::Capsule {
-            radius,
-            half_length,
-        } => (
-            SharedShape::capsule_z(*half_length, *radius),
-            Se3::identity(),
-            false,
-        ),
-        Geometry::Cylinder {
-            radius,
-            half_length,
-        } => {
-            // parry's cylinder axis is y: rotate +90° about x so that y maps to z
-            let r = karakuri::spatial::rotation_about(&Vec3::x(), std::f64::consts::FRAC_PI_2);
-            (
-                SharedShape::cylinder(*half_length, *radius),
-                Se3::new(r, Vec3::zeros()),
-                false,
-            )
-        }
-        Geometry::Plane => (
-            SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)),
-            Se3::identity(),
-            true,
-        ),
-        Geometry::ConvexMesh { vertices, .. } => {
-            let pts: Vec<PVec> = vertices.iter().map(v).collect();
-            let s = SharedShape::convex_hull(&pts)
-                .ok_or("the convex hull of the vertices is degenerate (flat or repeated points)")?;
-            (s, Se3::identity(), false)
-        }
-        Geometry::TriMesh {
-            vertices,
-            triangles,
-            ..
-        } => {
-            let pts: Vec<PVec> = vertices.iter().map(v).collect();
-            let s = SharedShape::trimesh(pts, triangles.clone())
-                .map_err(|e| format!("invalid triangle mesh: {e:?}"))?;
-            (s, Se3::identity(), false)
-        }
-    })
-}
-
-/// The bounding box `(mins, maxs)` of a bounded shape in its joint's frame (None: a plane).
-pub fn joint_frame_bounds(s: &ColShape) -> Option<(Vec3, Vec3)> {
-    if s.unbounded {
-        return None;
-    }
-    let b = s.shape.compute_aabb(&to_parry(&s.placement));
-    Some((from_pvec(b.mins), from_pvec(b.maxs)))
-}
-
-/// Converts a karakuri placement to parry's pose.
-pub fn to_parry(x: &Se3) -> PPose {
-    let q = quat_to_xyzw(&x.rotation);
-    let t = x.translation;
-    PPose::from_parts(
-        PVec::new(t.x, t.y, t.z),
-        Rotation::from_xyzw(q[0], q[1], q[2], q[3]).normalize(),
-    )
-}
-
-fn from_pvec(v: PVec) -> Vec3 {
-    Vec3::new(v.x, v.y, v.z)
-}
+use super::box_box::{box_box, BoxManifold};
+use super::{ColShape, RawContact};
+use super::shapes::{from_pvec, to_parry};
+use super::pairs::{ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The collision description of a world: its shapes and which pairs may touch (built once).
 pub struct Collider {
@@ -516,174 +395,12 @@ impl SmallWorld {
     }
 }
 
-/// The feature both sides of a ball–ball contact carry: parry's `PackedFeatureId::face(0)`
-/// (the face header, code 0), which its manifold gives.
-const BALL_FEATURE: u32 = 0b11 << 30;
-
-/// Two balls (centres `ca`, `cb`, radii `ra`, `rb`, world) closer than `margin`: the contact
-/// `(point, normal from A to B, depth)` as parry's ball–ball manifold gives it through
-/// [`Collider::collide_pair`] (the same operations in the same order: the midpoint of the two
-/// surface points, the normal renormalised), without its dispatch; `None` beyond `margin`.
-#[inline]
-fn ball_ball(ca: &Vec3, ra: f64, cb: &Vec3, rb: f64, margin: f64) -> Option<(Vec3, Vec3, f64)> {
-    let d = cb - ca;
-    let centre_dist = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
-    let dist = centre_dist - ra - rb;
-    if dist >= margin || dist.is_nan() {
-        return None;
-    }
-    let n1 = if centre_dist != 0.0 { d / centre_dist } else { Vec3::y() };
-    let nn = n1.norm();
-    if nn.is_nan() || nn <= 0.5 {
-        return None;
-    }
-    let p1 = n1 * ra + ca;
-    let p2 = -n1 * rb + cb;
-    Some((0.5 * (p1 + p2), n1 / nn, -dist))
-}
-
-/// An empty manifold with room for more points than any convex pair gives.
-fn manifold_with_room() -> ContactManifold<(), ()> {
-    let mut m = ContactManifold::new();
-    m.points.reserve(32);
-    m
-}
-
-/// A fresh manifold (as `ContactManifold::new()`) that keeps its points' capacity.
-fn reset(m: &mut ContactManifold<(), ()>) {
-    let mut points = std::mem::take(&mut m.points);
-    points.clear();
-    *m = ContactManifold::new();
-    m.points = points;
-}
-
-/// The narrow phase of one pair: the contact manifolds of shapes `s1`, `s2` at relative pose
-/// `pos12` into `manifolds`, every one computed afresh (nothing is carried from an earlier
-/// step). Which function handles a pair:
-///
-/// | pair | function |
-/// | --- | --- |
-/// | plane – convex (but a ball) | [`plane_convex`] (here: parry's allocates a point list per call) |
-/// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
-/// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
-///
-/// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
-/// mesh. Returns false when parry does not support the pair.
-fn narrow_phase(
-    pos12: &PPose,
-    (s1, t1): (&SharedShape, ShapeType),
-    (s2, t2): (&SharedShape, ShapeType),
-    composite: bool,
-    margin: f64,
-    manifolds: &mut Vec<ContactManifold<(), ()>>,
-) -> bool {
-    let dispatcher = DefaultQueryDispatcher;
-    if composite {
-        manifolds.clear();
-        let mut workspace = None;
-        return dispatcher
-            .contact_manifolds(pos12, &*s1.0, &*s2.0, margin, manifolds, &mut workspace)
-            .is_ok();
-    }
-    if manifolds.is_empty() {
-        manifolds.push(manifold_with_room());
-    }
-    manifolds.truncate(1);
-    let m = &mut manifolds[0];
-    reset(m);
-    let ball = t1 == ShapeType::Ball || t2 == ShapeType::Ball;
-    if !ball && t1 == ShapeType::HalfSpace {
-        return plane_convex(pos12, s1, s2, margin, m, false);
-    }
-    if !ball && t2 == ShapeType::HalfSpace {
-        return plane_convex(&pos12.inverse(), s2, s1, margin, m, true);
-    }
-    dispatcher
-        .contact_manifold_convex_convex(pos12, &*s1.0, &*s2.0, None, None, margin, m)
-        .is_ok()
-}
-
-/// Contacts of a plane (`plane`, its normal along its z) with a convex shape (`convex`, at
-/// `pos12` in the plane's frame): the vertices of the shape's support feature against the
-/// plane that lie within `margin` of it (Springhead's contact region: a box face gives its four
-/// corners). `flipped`: the convex shape is the pair's first shape. Same result as parry's
-/// half-space dispatch, into the kept point list.
-fn plane_convex(
-    pos12: &PPose,
-    plane: &SharedShape,
-    convex: &SharedShape,
-    margin: f64,
-    m: &mut ContactManifold<(), ()>,
-    flipped: bool,
-) -> bool {
-    let (Some(half), Some((pfm, radius))) =
-        (plane.as_halfspace(), convex.as_polygonal_feature_map())
-    else {
-        return false;
-    };
-    let n = half.normal;
-    // the plane's normal in the convex shape's frame
-    let n_in_2 = pos12.rotation.inverse() * n;
-    let mut feature = PolygonalFeature::default();
-    pfm.local_support_feature(-n_in_2, &mut feature);
-    for i in 0..feature.num_vertices {
-        let vtx2 = feature.vertices[i];
-        let vtx_in_1 = pos12 * vtx2;
-        let height = vtx_in_1.dot(n);
-        if height - radius <= margin {
-            m.points.push(TrackedContact::flipped(
-                vtx_in_1 - n * height,
-                vtx2 - n_in_2 * radius,
-                PackedFeatureId::face(0),
-                feature.vids[i],
-                height - radius,
-                flipped,
-            ));
-        }
-    }
-    if flipped {
-        m.local_n1 = -n_in_2;
-        m.local_n2 = n;
-    } else {
-        m.local_n1 = n;
-        m.local_n2 = -n_in_2;
-    }
-    true
-}
-
-/// The four points a contact keeps of a manifold of more (two faces overlapping as an
-/// octagon), as Bullet and Box2D choose them: the deepest, the one farthest from it, and the
-/// two farthest on either side of the line through those two (the largest triangles), as
-/// indices into `points` (a repeated index where fewer span the region). Four points of a
-/// face contact carry its normal force and moments; more only repeat them as redundant rows,
-/// which slow the solver without changing the motion. `n` points, `at(k)` the point `k` on
-/// the first shape (world, or any frame the normal is in), `dist(k)` its separation.
-fn four_of(
-    n: usize,
-    at: impl Fn(usize) -> Vec3,
-    dist: impl Fn(usize) -> f64,
-    normal: &Vec3,
-) -> [usize; 4] {
-    let deepest = (0..n).fold(0, |b, k| if dist(k) < dist(b) { k } else { b });
-    let p0 = at(deepest);
-    let far = (0..n).fold(deepest, |b, k| {
-        if (at(k) - p0).norm_squared() > (at(b) - p0).norm_squared() {
-            k
-        } else {
-            b
-        }
-    });
-    let d = at(far) - p0;
-    let side = |k: usize| d.cross(&(at(k) - p0)).dot(normal);
-    let left = (0..n).fold(deepest, |b, k| if side(k) > side(b) { k } else { b });
-    let right = (0..n).fold(deepest, |b, k| if side(k) < side(b) { k } else { b });
-    [deepest, far, left, right]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scene::DEFAULT_MATERIAL;
+    use parry3d_f64::math::Vector as PVec;
+    use parry3d_f64::shape::SharedShape;
     use karakuri::algorithms::SplitMix64;
     use karakuri::spatial::exp3;
 

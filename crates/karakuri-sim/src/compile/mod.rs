@@ -1,0 +1,104 @@
+//! The compile step: a scene becomes a [`CompiledWorld`], one karakuri [`karakuri::Model`] of
+//! the whole world and everything both engines read of it (bodies, dof layout, actuators,
+//! limits, sensors, loops, colliders, perturbations, initial state) in the world model's q and
+//! v indices. Engine-neutral: the native engine derives its stage plan, sleep trees and
+//! joint-force sets from it (`native::build`), rapier its rigid bodies, multibodies and
+//! colliders (`rapier::build`); it imports neither.
+//!
+//! As MuJoCo's compiler and Pinocchio's parsers, it runs in passes over one builder
+//! (`builder::Builder`): the passes before the model is built add joints and bodies and
+//! record what they carry by joint id, the passes after it resolve those records into indices.
+//!
+//! ```text
+//! bodies         scene bodies → free flyers, hinge chains, fixed frames (bodies.rs)
+//! robots         each robot from its source (URDF), grafted as a subtree (robots.rs)
+//!   → the world model
+//! limits         position ranges                                        (limits.rs)
+//! dofs           one-dof joints; armature, springs, friction            (dofs.rs)
+//! actuators      bodies' joint actuators, robots' by name               (actuators.rs)
+//! initial        q0, v0                                                 (initial.rs)
+//! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
+//! loops          loop closures                                          (loops.rs)
+//! sensors        sensors                                                (sensors.rs)
+//! perturbations  the scene's pushes, windows in steps                   (perturbations.rs)
+//! ```
+//!
+//! A new robot source (MJCF, Choreonoid `.body`) is an arm of `robots::load` returning the
+//! same robot model and geometry; a new kind of element is a pass and a field of
+//! [`CompiledWorld`].
+
+mod actuators;
+mod bodies;
+mod builder;
+mod colliders;
+mod dofs;
+mod initial;
+mod limits;
+mod loops;
+mod model;
+mod perturbations;
+mod robots;
+mod sensors;
+
+pub use actuators::check_command;
+pub use colliders::mean_material;
+pub use perturbations::{push_on, window_steps};
+pub use model::{
+    Actuator, CompiledWorld, DofParams, Friction, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
+};
+
+use crate::engine::BodyInfo;
+use crate::scene::Scene;
+use crate::SimError;
+
+/// Compiles a scene: the passes in order (see the module docs). Errors name the scene file
+/// and the element.
+pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
+    let mut b = builder::Builder::new(scene);
+    bodies::scene_bodies(&mut b)?;
+    robots::robots(&mut b)?;
+    let model = b.build_model()?;
+    let limits = limits::limits(&b, &model);
+    let (one_dof, one_dof_names) = dofs::one_dof(&model);
+    let (dofs, springs, frictions) = dofs::passive(&b, &model);
+    let (actuators, one_dof_actuator) = actuators::actuators(&b, &model, &limits, &one_dof)?;
+    let (q0, v0) = initial::initial_state(&b, &model, &actuators);
+    let o_m_i = initial::placements(&model, &q0)?;
+    let shapes = colliders::shapes(&b)?;
+    let loops = loops::loops(&b, &model, &o_m_i)?;
+    let mut bodies = std::mem::take(&mut b.bodies);
+    colliders::bounds(&mut bodies, &shapes);
+    let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
+    let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
+    let mut warnings = std::mem::take(&mut b.warnings);
+    let collider = colliders::collider(scene, &bodies, shapes, &o_m_i, &mut warnings);
+    let infos = bodies
+        .iter()
+        .map(|b| BodyInfo { name: b.name.clone(), is_static: b.joint == 0, mass: b.mass })
+        .collect();
+    Ok(CompiledWorld {
+        model,
+        dt: scene.world.dt,
+        contact: scene.contact.clone(),
+        engine: scene.engine.clone(),
+        bodies,
+        infos,
+        dofs,
+        springs,
+        frictions,
+        limits,
+        loops,
+        actuators,
+        sensors,
+        sensor_infos,
+        one_dof,
+        one_dof_names,
+        one_dof_actuator,
+        collider,
+        tracks: std::mem::take(&mut b.tracks),
+        perturbations,
+        q0,
+        v0,
+        warnings,
+    })
+}

@@ -1,0 +1,285 @@
+//! The exact solve of a small island (at most [`EXACT_MAX_ROWS`](super::EXACT_MAX_ROWS)
+//! rows): its dense `W` and `c = J v_free` ([`Dense::form`]), an active set over its
+//! unilateral rows with each set solved by a semidefinite LDLᵀ ([`Solve::direct`]: the whole
+//! frictionless island), and the subspace step of an island with friction that Gauss–Seidel
+//! has not finished ([`Solve::subspace_step`]). Its scratch is the workspace's [`Dense`].
+
+use karakuri::linalg::dense::ldlt_semidefinite_solve;
+
+use super::cone::project;
+use super::kernels::dot;
+use super::problem::{piece_dot, Block, Problem, Trees, NONE};
+use super::rows::RowKind;
+use super::workspace::{Dense, Solve};
+
+/// Diagonal regularisation of the subspace step's `W_AA`, relative to W's largest diagonal
+/// entry: of the many impulses of redundant rows (four corners of a face, their friction) it
+/// picks the one of least norm, spread evenly, instead of a vertex of the solution set that
+/// the friction cones would cut.
+const REGULARIZATION: f64 = 1e-9;
+
+/// Active sets a subspace step tries before it gives up (each one a factorisation).
+const SUBSPACE_ACTIVE_SETS: usize = 8;
+
+impl Solve<'_> {
+    /// The island's exact frictionless solve (active set over its unilateral rows, each set
+    /// by a semidefinite LDLᵀ that gives dependent rows no impulse); None when the set does
+    /// not settle (Gauss–Seidel takes over). With `hold`, the friction and bounded rows keep
+    /// their impulses (they enter the right-hand side) and only the others are solved for.
+    /// Writes `lambda` and `vel` of the island, and `dense`.
+    pub(super) fn direct(&mut self, s: usize, e: usize, v_free: &[f64], hold: bool) -> Option<usize> {
+        let (p, b) = (self.p, self.b);
+        let d = &mut self.work.dense;
+        d.form(p, &self.work.islands.order[s..e], v_free);
+        d.active_set_start(&p.kind, &self.sol.lambda, b, hold);
+        let k = d.rows.len();
+        let scale = self.scale.max(1e-300);
+        let eps = if hold { REGULARIZATION * scale } else { 0.0 };
+        let tries = if hold { SUBSPACE_ACTIVE_SETS } else { 3 * k + 10 };
+        for it in 0..tries {
+            d.solve_active_set(b, eps, scale);
+            if d.drop_most_negative(&p.kind, hold, scale) || d.add_most_violated(b, scale) {
+                continue;
+            }
+            if hold {
+                d.project(&p.kind);
+            }
+            self.set_island(s, e);
+            return Some(it + 1);
+        }
+        None
+    }
+
+    /// The subspace step of an island with friction that Gauss–Seidel has not finished (mass
+    /// ratios, where its rate tends to 1; after Silcowitz, Niebe & Erleben's PGS with subspace
+    /// minimisation): the current impulses name the sticking contacts, whose normal and friction
+    /// rows are solved exactly together with the other unilateral and bilateral rows (the
+    /// active set of [`Solve::direct`], on `W_AA` slightly regularised), sliding friction and
+    /// bounded rows held at their impulses; the friction is then projected on the new cones.
+    /// Gauss–Seidel goes on from there.
+    pub(super) fn subspace_step(&mut self, s: usize, e: usize, v_free: &[f64]) {
+        let _ = self.direct(s, e, v_free, true);
+    }
+
+    /// Keeps the island's impulses in `dense.saved`.
+    pub(super) fn save_island(&mut self, s: usize, e: usize) {
+        let d = &mut self.work.dense;
+        d.saved.clear();
+        for &b in &self.work.islands.order[s..e] {
+            let bl = self.p.blocks[b as usize];
+            d.saved.extend_from_slice(&self.sol.lambda[bl.row..bl.row + bl.n]);
+        }
+    }
+
+    /// Puts back the impulses [`Solve::save_island`] kept (and `vel` with them).
+    pub(super) fn restore_island(&mut self, s: usize, e: usize) {
+        let d = &mut self.work.dense;
+        std::mem::swap(&mut d.lambda, &mut d.saved);
+        self.set_island(s, e);
+        let d = &mut self.work.dense;
+        std::mem::swap(&mut d.lambda, &mut d.saved);
+    }
+
+    /// Writes `dense.lambda` into the island's impulses and updates `vel` by the change.
+    fn set_island(&mut self, s: usize, e: usize) {
+        let mut p = 0;
+        for x in s..e {
+            let bi = self.work.islands.order[x] as usize;
+            let bl = self.p.blocks[bi];
+            for r in 0..bl.n {
+                let delta = self.work.dense.lambda[p] - self.sol.lambda[bl.row + r];
+                if delta != 0.0 {
+                    self.sol.lambda[bl.row + r] = self.work.dense.lambda[p];
+                    self.apply(bi, r, delta);
+                }
+                p += 1;
+            }
+        }
+    }
+}
+
+impl Dense {
+    /// Forms the island's dense `W` and `c = J v_free` over its rows (`rows`), the island
+    /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read).
+    #[inline]
+    fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
+        self.rows.clear();
+        for &b in island {
+            let bl = p.blocks[b as usize];
+            self.rows.extend(bl.row..bl.row + bl.n);
+        }
+        let k = self.rows.len();
+        self.w.clear();
+        self.w.resize(k * k, 0.0);
+        self.c.clear();
+        // row -> (block, row in block) by walking the island's blocks
+        let mut pa = 0;
+        for &ba in island {
+            let bla = p.blocks[ba as usize];
+            for ra in 0..bla.n {
+                let row = &p.j[bla.off + ra * bla.width..bla.off + (ra + 1) * bla.width];
+                self.c.push(piece_dot(&p.trees, &bla, row, v_free));
+                let mut pb = 0;
+                for &bb in island {
+                    let blb = p.blocks[bb as usize];
+                    for rb in 0..blb.n {
+                        if pb <= pa {
+                            let x = cross_dot(&p.trees, &p.j, &p.mj, (&bla, ra), (&blb, rb));
+                            self.w[pa * k + pb] = x;
+                            self.w[pb * k + pa] = x;
+                        }
+                        pb += 1;
+                    }
+                }
+                pa += 1;
+            }
+        }
+    }
+
+    /// The first active set of [`Solve::direct`]: which rows are sign-free (bilateral ones,
+    /// and with `hold` the friction rows of sticking contacts), held at their impulse (with
+    /// `hold`: sliding friction, bounded rows) and active (not held, and sign-free, pushing
+    /// or violated at `v_free`), from the problem's kinds, the targets `b` and the impulses
+    /// `lambda`. Reads `rows`, `c`; writes `held`, `free`, `active`, `lambda`.
+    #[inline]
+    fn active_set_start(&mut self, kind: &[RowKind], lambda: &[f64], b: &[f64], hold: bool) {
+        let k = self.rows.len();
+        let bilateral = |kind: RowKind| kind == RowKind::Bilateral;
+        self.active.clear();
+        self.lambda.clear();
+        self.held.clear();
+        self.free.clear();
+        for p in 0..k {
+            let i = self.rows[p];
+            let (held, free) = match kind[i] {
+                RowKind::Tangent => {
+                    // the contact's normal is the row before the tangents
+                    let n = if matches!(kind[i - 1], RowKind::Tangent) { i - 2 } else { i - 1 };
+                    let RowKind::Normal { mu, .. } = kind[n] else { unreachable!() };
+                    let (ln, t1, t2) = (lambda[n], lambda[n + 1], lambda[n + 2]);
+                    let stick = ln > 0.0 && (t1 * t1 + t2 * t2).sqrt() < mu * ln * (1.0 - 1e-9);
+                    (!stick, stick)
+                }
+                RowKind::Bounded { .. } => (true, false),
+                other => (false, bilateral(other)),
+            };
+            let held = hold && held;
+            self.held.push(held);
+            self.free.push(free);
+            self.active.push(!held && (free || lambda[i] > 0.0 || self.c[p] < b[i]));
+            self.lambda.push(if held { lambda[i] } else { 0.0 });
+        }
+    }
+
+    /// Solves `(W_AA + eps I) λ_A = b_A − c_A − W_AH λ_H` for the active rows (A; held rows
+    /// H keep their impulses) by the semidefinite LDLᵀ; the other rows not held get 0.
+    #[inline]
+    fn solve_active_set(&mut self, b: &[f64], eps: f64, scale: f64) {
+        let k = self.rows.len();
+        self.idx.clear();
+        self.idx.extend((0..k).filter(|&p| self.active[p]));
+        let n = self.idx.len();
+        self.a.clear();
+        self.a.resize(n * n, 0.0);
+        self.r.clear();
+        self.r.resize(n, 0.0);
+        for (x, &p) in self.idx.iter().enumerate() {
+            let mut rhs = b[self.rows[p]] - self.c[p];
+            for q in 0..k {
+                if self.held[q] {
+                    rhs -= self.w[p * k + q] * self.lambda[q];
+                }
+            }
+            self.r[x] = rhs;
+            for (y, &q) in self.idx.iter().enumerate() {
+                self.a[x * n + y] = self.w[p * k + q];
+            }
+            self.a[x * n + x] += eps;
+        }
+        self.skip.clear();
+        self.skip.resize(n, false);
+        ldlt_semidefinite_solve(&mut self.a, &mut self.r, &mut self.skip, n, 1e-10 * scale);
+        for p in 0..k {
+            if !self.held[p] {
+                self.lambda[p] = 0.0;
+            }
+        }
+        for (x, &p) in self.idx.iter().enumerate() {
+            self.lambda[p] = self.r[x];
+        }
+    }
+
+    /// Drops the active row of most negative impulse from the set (with `hold`, a normal
+    /// takes its friction rows with it, held at zero); whether there was one.
+    #[inline]
+    fn drop_most_negative(&mut self, kind: &[RowKind], hold: bool, scale: f64) -> bool {
+        let worst = self
+            .idx
+            .iter()
+            .filter(|&&p| !self.free[p] && self.lambda[p] < -1e-12 * scale)
+            .min_by(|&&p, &&q| self.lambda[p].total_cmp(&self.lambda[q]).then(p.cmp(&q)));
+        let Some(&p) = worst else { return false };
+        self.active[p] = false;
+        // a normal that lets go takes its friction with it
+        if hold && matches!(kind[self.rows[p]], RowKind::Normal { friction: 2, .. }) {
+            for q in [p + 1, p + 2] {
+                self.active[q] = false;
+                self.held[q] = true;
+                self.lambda[q] = 0.0;
+            }
+        }
+        true
+    }
+
+    /// Adds the most violated inactive one-sided row (`c + W λ < b`) to the set; whether
+    /// there was one.
+    #[inline]
+    fn add_most_violated(&mut self, b: &[f64], scale: f64) -> bool {
+        let k = self.rows.len();
+        let mut viol: Option<(usize, f64)> = None;
+        for p in (0..k).filter(|&p| !self.active[p] && !self.held[p] && !self.free[p]) {
+            let g = self.c[p] + (0..k).map(|q| self.w[p * k + q] * self.lambda[q]).sum::<f64>() - b[self.rows[p]];
+            if g < -1e-12 * (1.0 + scale) && viol.is_none_or(|(_, h)| g < h) {
+                viol = Some((p, g));
+            }
+        }
+        let Some((p, _)) = viol else { return false };
+        self.active[p] = true;
+        true
+    }
+
+    /// The friction of `lambda` back inside the cones of the new normal impulses.
+    #[inline]
+    fn project(&mut self, kind: &[RowKind]) {
+        let k = self.rows.len();
+        let mut p = 0;
+        while p < k {
+            let i = self.rows[p];
+            let n = match kind[i] {
+                RowKind::Normal { friction, .. } => 1 + friction,
+                _ => 1,
+            };
+            project(&kind[i..i + n], &mut self.lambda[p..p + n], 0, n);
+            p += n;
+        }
+    }
+}
+
+/// `W` entry `J_a · (qH⁻¹ Jᵀ)_b` of row `ra` of block `a` and row `rb` of block `b`: the sum
+/// over the trees they share.
+fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b, rb): (&Block, usize)) -> f64 {
+    let ja = &j[a.off + ra * a.width..a.off + (ra + 1) * a.width];
+    let mb = &mj[b.off + rb * b.width..b.off + (rb + 1) * b.width];
+    let mut x = 0.0;
+    for (sa, &t) in a.trees.iter().enumerate() {
+        if t == NONE {
+            continue;
+        }
+        let Some(sb) = b.trees.iter().position(|&u| u == t) else { continue };
+        let l = trees.len[t as usize];
+        let ca = if sa == 0 { 0 } else { a.n0 };
+        let cb = if sb == 0 { 0 } else { b.n0 };
+        x += dot(&ja[ca..ca + l], &mb[cb..cb + l]);
+    }
+    x
+}

@@ -1,0 +1,163 @@
+//! Free kernels of the solver: dot products, the entries of a contact's `W_ii`, the LᵀDL
+//! solves of one tree and the 3 x 3 inverse. Each sum keeps the order the module
+//! documentation of [`super`] relies on (`dot`'s order from -0.0, columns in order), so the
+//! results are the same bits whichever kernel computes them.
+
+use karakuri::linalg::Factorization;
+
+/// `Σ a_k b_k` in order (from -0.0, as `Sum` of f64).
+#[inline]
+pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `mj = J scale` for a `3 x W` block (row-major): each entry one product, what the dense
+/// product with a diagonal inverse sums to (its other terms are zeros).
+#[inline]
+pub(super) fn scale_columns<const W: usize>(j: &[f64], mj: &mut [f64], scale: &[f64; 12]) {
+    let x: &[[f64; W]; 3] = j[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let y: &mut [[f64; W]; 3] = mj[..3 * W].as_chunks_mut::<W>().0.try_into().expect("3 rows");
+    for (xr, yr) in x.iter().zip(y.iter_mut()) {
+        for k in 0..W {
+            yr[k] = scale[k] * xr[k];
+        }
+    }
+}
+
+/// The lower triangle `[W00, W10, W11, W20, W21, W22]` of a 3-row block's `W_ii = J (qH⁻¹
+/// Jᵀ)ᵀ` from its `J` and `qH⁻¹ Jᵀ` (`3 x W`, row-major), in one pass over the columns, each
+/// sum in `dot`'s order (from -0.0). Fixed `W`: unrolled, no bounds checks.
+#[inline]
+pub(super) fn contact_w<const W: usize>(j: &[f64], mj: &[f64]) -> [f64; 6] {
+    let [j0, j1, j2]: &[[f64; W]; 3] = j[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let [m0, m1, m2]: &[[f64; W]; 3] = mj[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let mut acc = [-0.0; 6];
+    for k in 0..W {
+        acc[0] += j0[k] * m0[k];
+        acc[1] += j1[k] * m0[k];
+        acc[2] += j1[k] * m1[k];
+        acc[3] += j2[k] * m0[k];
+        acc[4] += j2[k] * m1[k];
+        acc[5] += j2[k] * m2[k];
+    }
+    acc
+}
+
+/// [`contact_w`] for any width `wd`.
+pub(super) fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
+    let mut acc = [-0.0; 6];
+    for k in 0..wd {
+        let (j0, j1, j2) = (j[k], j[wd + k], j[2 * wd + k]);
+        let (m0, m1, m2) = (mj[k], mj[wd + k], mj[2 * wd + k]);
+        acc[0] += j0 * m0;
+        acc[1] += j1 * m0;
+        acc[2] += j1 * m1;
+        acc[3] += j2 * m0;
+        acc[4] += j2 * m1;
+        acc[5] += j2 * m2;
+    }
+    acc
+}
+
+/// Solves `qH x = b` for an `x` that is zero outside one tree (its dofs `s..s + x.len()`):
+/// the tree's ancestors all lie in it, so the LᵀDL solve runs over its dofs only.
+pub(super) fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
+    let n = x.len();
+    for k in (0..n).rev() {
+        let xk = x[k];
+        if xk != 0.0 {
+            let (anc, l) = f.row(s + k);
+            for (&a, &lv) in anc.iter().zip(l) {
+                x[a - s] -= lv * xk;
+            }
+        }
+    }
+    for (k, xk) in x.iter_mut().enumerate() {
+        *xk /= f.d(s + k);
+    }
+    for k in 0..n {
+        let (anc, l) = f.row(s + k);
+        let mut acc = x[k];
+        for (&a, &lv) in anc.iter().zip(l) {
+            acc -= lv * x[a - s];
+        }
+        x[k] = acc;
+    }
+}
+
+/// [`solve_tree`] of each of the `x.len() / N` columns of `x` (each `N` long, column-major)
+/// over tree dofs `s..s + N`: the factor's rows are looked up once for all of them, and each
+/// column's arithmetic is that of [`solve_tree`] alone.
+pub(super) fn solve_tree_columns<const N: usize>(f: &Factorization, x: &mut [f64], s: usize) {
+    for k in (0..N).rev() {
+        let (anc, lk) = f.row(s + k);
+        for col in x.chunks_exact_mut(N) {
+            let xk = col[k];
+            if xk != 0.0 {
+                for (&a, &lv) in anc.iter().zip(lk) {
+                    col[a - s] -= lv * xk;
+                }
+            }
+        }
+    }
+    for k in 0..N {
+        let d = f.d(s + k);
+        for col in x.chunks_exact_mut(N) {
+            col[k] /= d;
+        }
+    }
+    for k in 0..N {
+        let (anc, lk) = f.row(s + k);
+        for col in x.chunks_exact_mut(N) {
+            let mut acc = col[k];
+            for (&a, &lv) in anc.iter().zip(lk) {
+                acc -= lv * col[a - s];
+            }
+            col[k] = acc;
+        }
+    }
+}
+
+/// The inverse of a symmetric positive definite 3 x 3 matrix, or zeros when it is singular
+/// (relative to its diagonal).
+pub(super) fn inverse3(w: &[f64; 9]) -> [f64; 9] {
+    let c00 = w[4] * w[8] - w[5] * w[7];
+    let c01 = w[5] * w[6] - w[3] * w[8];
+    let c02 = w[3] * w[7] - w[4] * w[6];
+    let det = w[0] * c00 + w[1] * c01 + w[2] * c02;
+    let scale = w[0] * w[4] * w[8];
+    // a NaN determinant counts as singular too
+    if det.is_nan() || det <= 1e-9 * scale || scale <= 0.0 {
+        return [0.0; 9];
+    }
+    let inv = 1.0 / det;
+    [
+        c00 * inv,
+        (w[2] * w[7] - w[1] * w[8]) * inv,
+        (w[1] * w[5] - w[2] * w[4]) * inv,
+        c01 * inv,
+        (w[0] * w[8] - w[2] * w[6]) * inv,
+        (w[2] * w[3] - w[0] * w[5]) * inv,
+        c02 * inv,
+        (w[1] * w[6] - w[0] * w[7]) * inv,
+        (w[0] * w[4] - w[1] * w[3]) * inv,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse3_inverts_and_refuses_singular_blocks() {
+        let w = [4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0];
+        let i = inverse3(&w);
+        for r in 0..3 {
+            for c in 0..3 {
+                let x: f64 = (0..3).map(|k| w[3 * r + k] * i[3 * k + c]).sum();
+                assert!((x - f64::from(u8::from(r == c))).abs() < 1e-12);
+            }
+        }
+        assert_eq!(inverse3(&[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]), [0.0; 9]);
+    }
+}

@@ -1,0 +1,52 @@
+//! The constraint solver: the velocity-level problem of a step as **blocks** of rows over the
+//! kinematic trees they touch, grouped into **islands**, solved island by island.
+//!
+//! Its data is in three parts, as Drake's SAP keeps problem, solver and results apart:
+//!
+//! * the **problem** ([`Problem`]: `J` as compact blocks, targets `b`, row kinds, warm start,
+//!   and what [`Problem::prepare`] forms of them: `qH⁻¹ Jᵀ`, the diagonal of `W`, each
+//!   block's `W_ii`), never written by a solve;
+//! * one **workspace** ([`Workspace`]: islands, the sweep's packed layout, the
+//!   conjugate-gradient state, the exact solve's dense island, the free bodies' kept `qH⁻¹`),
+//!   shared by every problem over the same model;
+//! * the **solution** ([`Solution`]: impulses `λ` and the velocity `v_free + qH⁻¹ Jᵀ λ`),
+//!   one per pass: the split-impulse pass solves other targets on the velocity problem's rows
+//!   ([`Problem::solve_targets`]) into a solution of its own.
+//!
+//! The Delassus operator `W = J qH⁻¹ Jᵀ` is never formed over all rows: projected
+//! Gauss–Seidel applies it through the compact factors; only a small island that needs an
+//! exact solve forms its own dense `W`. The engine makes the [`Settings`] of a solve; the
+//! solver reads nothing of scenes or engines.
+//!
+//! | file | job | symbols |
+//! | --- | --- | --- |
+//! | `rows.rs` | what a row asks; the dense rows before they become blocks; settings, statistics | [`RowKind`], [`Rows`], [`Settings`], [`SolveStats`], [`ensure`] |
+//! | `problem.rs` | trees, blocks, building the problem, row products | [`Trees`], [`Block`], [`Problem`], [`NONE`] |
+//! | `solution.rs` | impulses and velocity | [`Solution`] |
+//! | `workspace.rs` | the scratch of every solve, the view a solve has of the three parts | [`Workspace`], [`EXACT_MAX_ROWS`] |
+//! | `prepare.rs` | `qH⁻¹ Jᵀ`, `W_ii`, the free bodies' kept inverses | [`Problem::prepare`] |
+//! | `islands.rs` | union-find over trees, blocks sorted by island | |
+//! | `solve.rs` | warm start, the per-island choice, small islands' sweeps with subspace steps | [`Problem::solve`], [`Problem::solve_targets`] |
+//! | `sweep.rs` | block Gauss–Seidel, the packed free-body contacts | |
+//! | `accel.rs` | conjugate-gradient acceleration and parking of large islands | |
+//! | `exact.rs` | dense `W` of an island, active-set solve, subspace step | |
+//! | `cone.rs` | projection on the friction cone and bounds, a contact's block update | |
+//! | `kernels.rs` | dots, `W_ii` entries, one tree's LᵀDL solves, 3 x 3 inverse | |
+
+mod accel;
+mod cone;
+mod exact;
+mod islands;
+mod kernels;
+mod prepare;
+mod problem;
+mod rows;
+mod solution;
+mod solve;
+mod sweep;
+mod workspace;
+
+pub use problem::{Block, Problem, Trees, NONE};
+pub use rows::{ensure, RowKind, Rows, Settings, SolveStats};
+pub use solution::Solution;
+pub use workspace::{Workspace, EXACT_MAX_ROWS};

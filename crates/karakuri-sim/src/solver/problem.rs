@@ -1,0 +1,373 @@
+//! The problem: **blocks** of rows over the kinematic trees they touch, with their Jacobian
+//! `J`, targets `b`, row kinds and warm start, and what [`Problem::prepare`] forms of them.
+//!
+//! * A *tree* is the subtree of one child of the universe (a free body, a robot): a contiguous
+//!   range of dofs, and M (so qH) is block-diagonal over trees.
+//! * A *block* is a contact (its normal and two friction rows, or the normal alone) or one
+//!   other row (loop, limit, velocity servo). It touches at most two trees, and its Jacobian
+//!   `J` and `qH⁻¹ Jᵀ` are stored only over them (`rows x width`, `width` the two trees' dof
+//!   counts): a contact between two free bodies is 3 x 12 numbers, never 3 x nv.
+
+use karakuri::Model;
+
+use super::kernels::dot;
+use super::rows::{ensure, RowKind, Rows};
+
+/// No tree (a block side on the static world, an unused slot).
+pub const NONE: u32 = u32::MAX;
+
+/// The kinematic trees of a world model (read-only after [`Trees::new`]).
+#[derive(Clone, Debug, Default)]
+pub struct Trees {
+    /// First dof of each tree `(trees)`.
+    pub start: Vec<usize>,
+    /// Number of dofs of each tree `(trees)`.
+    pub len: Vec<usize>,
+    /// The tree of each joint, [`NONE`] for the universe `(njoints)`.
+    pub of_joint: Vec<u32>,
+}
+
+impl Trees {
+    /// The trees of `model` (each child of the universe with its subtree).
+    pub fn new(model: &Model) -> Trees {
+        let mut t = Trees {
+            of_joint: vec![NONE; model.njoints],
+            ..Trees::default()
+        };
+        for j in 1..model.njoints {
+            let p = model.parents[j];
+            if p == 0 {
+                t.of_joint[j] = t.start.len() as u32;
+                t.start.push(model.idx_v[j]);
+                t.len.push(model.subtree_end_v[j] - model.idx_v[j]);
+            } else {
+                t.of_joint[j] = t.of_joint[p];
+            }
+        }
+        t
+    }
+
+    /// The tree whose dof range contains `dof`.
+    pub fn of_dof(&self, dof: usize) -> u32 {
+        // trees are in dof order
+        let i = self.start.partition_point(|&s| s <= dof);
+        (i - 1) as u32
+    }
+
+    /// The largest tree's dof count.
+    pub fn max_len(&self) -> usize {
+        self.len.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// One block: rows `row..row + n` over trees `trees` (the second [`NONE`] when one), its `J`
+/// and `qH⁻¹ Jᵀ` at `off` in [`Problem::j`] / `Problem::mj`, `n x width` row-major with the
+/// first tree's dofs then the second's.
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    /// First row.
+    pub row: usize,
+    /// Rows (1 or 3).
+    pub n: usize,
+    /// The trees, ascending (`[NONE, NONE]`: the row touches nothing and gets no impulse).
+    pub trees: [u32; 2],
+    /// Dofs of the first tree (the second's are `width - n0`).
+    pub n0: usize,
+    /// Columns of the block.
+    pub width: usize,
+    /// Offset of its values.
+    pub off: usize,
+    /// A contact that was not slipping at the step's start (static friction): its block
+    /// update may take the exact 3 x 3 solve. A slipping one goes normal first, so that a
+    /// sliding box is not stopped at one corner by a large normal impulse (a solution of the
+    /// contact problem too, but a box tipping over its own corner).
+    pub resting: bool,
+}
+
+/// The constraint problem of a step (see the module documentation): what is solved, never
+/// written by a solve. Built by the constraint stage (contacts through
+/// [`Problem::push_block`], the dense loop / limit / servo rows through
+/// [`Problem::push_rows`]), then [`Problem::prepare`] forms `qH⁻¹ Jᵀ` and the blocks' `W_ii`,
+/// and [`Problem::solve`] writes a `Solution` (through a `Workspace`).
+#[derive(Clone, Debug, Default)]
+pub struct Problem {
+    /// The world's trees.
+    pub trees: Trees,
+    /// The blocks `(blocks)`.
+    pub blocks: Vec<Block>,
+    /// Row kinds `(rows)`.
+    pub kind: Vec<RowKind>,
+    /// Row targets `(rows)`.
+    pub b: Vec<f64>,
+    /// Warm start: the impulses a solve starts from `(rows)`.
+    pub warm: Vec<f64>,
+    /// The blocks' Jacobians (see [`Block`]).
+    pub j: Vec<f64>,
+    /// The blocks' `qH⁻¹ Jᵀ`, same layout (formed by [`Problem::prepare`]).
+    pub(super) mj: Vec<f64>,
+    /// Diagonal of W `(rows)` (formed by [`Problem::prepare`]).
+    pub(super) diag: Vec<f64>,
+    /// Each block's `W_ii` (row-major `n x n` in the leading entries) `(blocks)` (formed by
+    /// [`Problem::prepare`]).
+    pub(super) wii: Vec<[f64; 9]>,
+    /// Each 3-row block's `W_ii⁻¹` (zeros: singular, the block goes row by row) `(blocks)`
+    /// (formed by [`Problem::prepare`]).
+    pub(super) winv: Vec<[f64; 9]>,
+    /// The workspace's count of prepare calls when this problem was last prepared (0: not
+    /// since it was cleared): names the sweep layout formed from it.
+    pub(super) prepared: u64,
+}
+
+impl Problem {
+    /// An empty problem over `model`'s trees.
+    pub fn new(model: &Model) -> Problem {
+        Problem {
+            trees: Trees::new(model),
+            ..Problem::default()
+        }
+    }
+
+    /// Makes room for `blocks` blocks of `rows` rows in all (so the steps that stay within
+    /// allocate nothing).
+    pub fn reserve(&mut self, blocks: usize, rows: usize) {
+        let w = 2 * self.trees.max_len();
+        ensure(&mut self.blocks, blocks);
+        ensure(&mut self.wii, blocks);
+        ensure(&mut self.winv, blocks);
+        for v in [&mut self.b, &mut self.warm, &mut self.diag] {
+            ensure(v, rows);
+        }
+        ensure(&mut self.kind, rows);
+        ensure(&mut self.j, rows * w);
+        ensure(&mut self.mj, rows * w);
+    }
+
+    /// Removes every block.
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.kind.clear();
+        self.b.clear();
+        self.warm.clear();
+        self.diag.clear();
+        self.j.clear();
+        self.wii.clear();
+        self.winv.clear();
+        self.prepared = 0;
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.b.len()
+    }
+
+    /// Appends a block of `kinds.len()` rows over trees `ta`, `tb` (either may be [`NONE`];
+    /// equal trees are one) with targets `b` and warm impulses `warm`, its Jacobian zero;
+    /// returns its index. Fill it through [`Problem::j_block_mut`].
+    pub fn push_block(&mut self, kinds: &[RowKind], ta: u32, tb: u32, b: &[f64], warm: &[f64]) -> usize {
+        let (t0, t1) = match (ta.min(tb), ta.max(tb)) {
+            (x, y) if x == y => (x, NONE),
+            (x, NONE) => (x, NONE),
+            (x, y) => (x, y),
+        };
+        let len = |t: u32| if t == NONE { 0 } else { self.trees.len[t as usize] };
+        let (n0, n1) = (len(t0), len(t1));
+        let n = kinds.len();
+        let block = Block {
+            row: self.b.len(),
+            n,
+            trees: [t0, t1],
+            n0,
+            width: n0 + n1,
+            off: self.j.len(),
+            resting: false,
+        };
+        self.kind.extend_from_slice(kinds);
+        self.b.extend_from_slice(b);
+        self.warm.extend_from_slice(warm);
+        self.j.extend(std::iter::repeat_n(0.0, n * (n0 + n1)));
+        self.blocks.push(block);
+        self.blocks.len() - 1
+    }
+
+    /// Drops the last rows of the last block so that it keeps `n` (a contact found
+    /// frictionless after its rows were written).
+    pub fn truncate_last(&mut self, n: usize) {
+        let bl = self.blocks.last_mut().expect("a block");
+        bl.n = n;
+        let rows = bl.row + n;
+        let vals = bl.off + n * bl.width;
+        self.kind.truncate(rows);
+        self.b.truncate(rows);
+        self.warm.truncate(rows);
+        self.j.truncate(vals);
+    }
+
+    /// Where dof `k` of tree `t` sits in block `bi`'s columns (None: not its tree).
+    pub fn column(&self, bi: usize, t: u32, k: usize) -> Option<usize> {
+        let bl = &self.blocks[bi];
+        let i = self.trees.start[t as usize];
+        if bl.trees[0] == t {
+            Some(k - i)
+        } else if bl.trees[1] == t {
+            Some(bl.n0 + k - i)
+        } else {
+            None
+        }
+    }
+
+    /// Block `bi`'s Jacobian, `n x width` row-major.
+    pub fn j_block_mut(&mut self, bi: usize) -> &mut [f64] {
+        let bl = self.blocks[bi];
+        &mut self.j[bl.off..bl.off + bl.n * bl.width]
+    }
+
+    /// `J_r · v` for row `r` of block `bi` (`v` over all dofs).
+    pub fn row_dot(&self, bi: usize, r: usize, v: &[f64]) -> f64 {
+        let bl = &self.blocks[bi];
+        let row = &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width];
+        piece_dot(&self.trees, bl, row, v)
+    }
+
+    /// `J_r · v` for every row `r` of block `bi` (the first `n` entries; `v` over all dofs):
+    /// [`Problem::row_dot`] of each row, the trees' slices of `v` looked up once.
+    pub fn block_dots(&self, bi: usize, v: &[f64]) -> [f64; 3] {
+        let bl = &self.blocks[bi];
+        if bl.trees[0] == NONE {
+            return [0.0; 3];
+        }
+        let s0 = self.trees.start[bl.trees[0] as usize];
+        let v0 = &v[s0..s0 + bl.n0];
+        let v1 = (bl.trees[1] != NONE).then(|| {
+            let s1 = self.trees.start[bl.trees[1] as usize];
+            &v[s1..s1 + bl.width - bl.n0]
+        });
+        let vals = &self.j[bl.off..bl.off + bl.n * bl.width];
+        if bl.n == 3 && bl.n0 == 6 {
+            // a contact on free bodies: fixed sizes, the same sums
+            let v0: &[f64; 6] = v0.try_into().expect("six dofs");
+            return match (bl.width, v1) {
+                (6, _) => rows_dot::<6>(vals, 0, v0),
+                (12, Some(v1)) => {
+                    let mut out = rows_dot::<12>(vals, 0, v0);
+                    let x1 = rows_dot::<12>(vals, 6, v1.try_into().expect("six dofs"));
+                    for (o, x) in out.iter_mut().zip(x1) {
+                        *o += x;
+                    }
+                    out
+                }
+                _ => block_dots_any(bl, vals, v0, v1),
+            };
+        }
+        block_dots_any(bl, vals, v0, v1)
+    }
+
+    /// Appends the rows of `rows` (dense over nv: loops, limits, servos) as one-row blocks,
+    /// each over the trees where its Jacobian is not zero (a row touching none gets no
+    /// impulse). Row `i` of `rows` becomes problem row `first + i`, `first` returned.
+    pub fn push_rows(&mut self, rows: &Rows) -> usize {
+        let first = self.rows();
+        let nv = rows.nv;
+        for i in 0..rows.len() {
+            let jr = rows.j_row(i);
+            // the trees with a non-zero coefficient, within the row's ranges
+            let (mut ta, mut tb) = (NONE, NONE);
+            for &(lo, hi) in &rows.ranges[i] {
+                let mut k = lo;
+                while k < hi.min(nv) {
+                    let t = self.trees.of_dof(k);
+                    let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                    if jr[s..s + l].iter().any(|&x| x != 0.0) && t != ta && t != tb {
+                        if ta == NONE {
+                            ta = t;
+                        } else {
+                            debug_assert!(tb == NONE, "a row over more than two trees");
+                            tb = t;
+                        }
+                    }
+                    k = s + l;
+                }
+            }
+            let bi = self.push_block(&[rows.kind[i]], ta, tb, &[rows.b[i]], &[rows.lambda[i]]);
+            let bl = self.blocks[bi];
+            for (slot, t) in bl.trees.into_iter().enumerate() {
+                if t == NONE {
+                    continue;
+                }
+                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+                let c = if slot == 0 { 0 } else { bl.n0 };
+                self.j[bl.off + c..bl.off + c + l].copy_from_slice(&jr[s..s + l]);
+            }
+        }
+        first
+    }
+
+}
+
+/// A block row (compact, `width`) dotted with a vector over all dofs.
+#[inline]
+pub(super) fn piece_dot(trees: &Trees, bl: &Block, row: &[f64], v: &[f64]) -> f64 {
+    if bl.trees[0] == NONE {
+        return 0.0;
+    }
+    let s0 = trees.start[bl.trees[0] as usize];
+    if bl.n0 == 6 && (bl.width == 6 || bl.width == 12) {
+        // free bodies: fixed sizes, the same sums
+        let six = |r: &[f64], s: usize| -> f64 {
+            let (r, v): (&[f64; 6], &[f64; 6]) =
+                (r.try_into().expect("six"), v[s..s + 6].try_into().expect("six"));
+            r.iter().zip(v).map(|(x, y)| x * y).sum()
+        };
+        let mut x = six(&row[..6], s0);
+        if bl.width == 12 {
+            x += six(&row[6..12], trees.start[bl.trees[1] as usize]);
+        }
+        return x;
+    }
+    let mut x = dot(&row[..bl.n0], &v[s0..s0 + bl.n0]);
+    if bl.trees[1] != NONE {
+        let s1 = trees.start[bl.trees[1] as usize];
+        x += dot(&row[bl.n0..], &v[s1..s1 + bl.width - bl.n0]);
+    }
+    x
+}
+
+/// The three rows of a `3 x W` block (`vals`, row-major) over columns `c0..c0 + 6` dotted
+/// with `v`, side by side: each sum in `dot`'s order (from -0.0).
+#[inline]
+fn rows_dot<const W: usize>(vals: &[f64], c0: usize, v: &[f64; 6]) -> [f64; 3] {
+    let [r0, r1, r2]: &[[f64; W]; 3] = vals[..3 * W].as_chunks::<W>().0.try_into().expect("3 rows");
+    let mut acc = [-0.0; 3];
+    for (k, &vk) in v.iter().enumerate() {
+        acc[0] += r0[c0 + k] * vk;
+        acc[1] += r1[c0 + k] * vk;
+        acc[2] += r2[c0 + k] * vk;
+    }
+    acc
+}
+
+/// The rows of block `bl` (its values `vals`, `n x width` row-major) dotted with the trees'
+/// slices `v0`, `v1` of a vector: the rows side by side, column by column, each sum in
+/// `dot`'s order (from -0.0); rows beyond `n` are 0 (see [`super::Problem::block_dots`]).
+fn block_dots_any(bl: &Block, vals: &[f64], v0: &[f64], v1: Option<&[f64]>) -> [f64; 3] {
+    // the rows side by side, column by column: each sum in `dot`'s order (from -0.0)
+    let sums = |c0: usize, v: &[f64]| {
+        let mut acc = [-0.0; 3];
+        for (k, &vk) in v.iter().enumerate() {
+            for (r, a) in acc.iter_mut().enumerate().take(bl.n) {
+                *a += vals[r * bl.width + c0 + k] * vk;
+            }
+        }
+        acc
+    };
+    let mut out = sums(0, v0);
+    if let Some(v1) = v1 {
+        let x1 = sums(bl.n0, v1);
+        for (o, x) in out.iter_mut().zip(x1) {
+            *o += x;
+        }
+    }
+    for o in out.iter_mut().skip(bl.n) {
+        *o = 0.0;
+    }
+    out
+}

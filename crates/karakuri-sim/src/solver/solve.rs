@@ -1,0 +1,177 @@
+//! The solve: a feasible warm start, the islands, then each island by the strategy that fits
+//! it (an exact active-set solve, Gauss–Seidel with subspace steps, or Gauss–Seidel
+//! accelerated by conjugate gradients).
+
+use super::cone::project;
+use super::problem::{Problem, NONE};
+use super::rows::{RowKind, Settings, SolveStats};
+use super::solution::Solution;
+use super::workspace::{Solve, Workspace, EXACT_MAX_ROWS};
+
+/// Sweeps of Gauss–Seidel between two checks of an island that has not converged.
+const SWEEPS_PER_SUBSPACE_STEP: usize = 6;
+
+/// An island stalls when its residual fell by less than this factor since the last check
+/// (the first check compares with the first sweep): then it gets a subspace step.
+const STALL: f64 = 0.25;
+
+impl Problem {
+    /// Solves the problem (prepared by [`Problem::prepare`]) island by island from its warm
+    /// start; on exit `sol.lambda` holds the impulses and `sol.vel` the velocity
+    /// `v_free + qH⁻¹ Jᵀ λ`. Each island: an exact active-set solve when it is small and
+    /// frictionless (and `settings.exact`), else block Gauss–Seidel from the warm start
+    /// (each contact's normal and friction as one 3 x 3 block projected on the friction cone),
+    /// with a subspace step every few sweeps for a small island that has not converged (the
+    /// remedy for mass ratios, where Gauss–Seidel's rate tends to 1), and a large island's
+    /// sweeps accelerated by nonsmooth conjugate gradients (`accel.rs`). The statistics are
+    /// the most sweeps and the largest final residual over the islands. Reads the problem;
+    /// writes `work` and `sol`.
+    pub fn solve(&self, v_free: &[f64], settings: &Settings, work: &mut Workspace, sol: &mut Solution) -> SolveStats {
+        self.solve_from(&self.b, Some(&self.warm), v_free, settings, (work, sol))
+    }
+
+    /// [`Problem::solve`] of a problem of its own on these rows: the same blocks, `J`, kinds
+    /// and what prepare formed, other targets `b` `(rows)`, from no impulse (the split-impulse
+    /// pass's pseudo-velocity problem).
+    pub fn solve_targets(
+        &self,
+        b: &[f64],
+        v_free: &[f64],
+        settings: &Settings,
+        work: &mut Workspace,
+        sol: &mut Solution,
+    ) -> SolveStats {
+        self.solve_from(b, None, v_free, settings, (work, sol))
+    }
+
+    /// The solve for targets `b` from the impulses `warm` (None: zero).
+    fn solve_from(
+        &self,
+        b: &[f64],
+        warm: Option<&[f64]>,
+        v_free: &[f64],
+        settings: &Settings,
+        (work, sol): (&mut Workspace, &mut Solution),
+    ) -> SolveStats {
+        debug_assert_eq!(self.diag.len(), self.rows(), "a solve before prepare");
+        sol.vel.copy_from_slice(v_free);
+        sol.lambda.clear();
+        match warm {
+            Some(warm) => sol.lambda.extend_from_slice(warm),
+            None => sol.lambda.resize(self.rows(), 0.0),
+        }
+        let scale = self.diag.iter().cloned().fold(0.0, f64::max);
+        let tiny = 1e-12 * scale.max(1e-300);
+        let mut solve = Solve { p: self, b, work, sol, scale, tiny };
+        solve.feasible_start();
+        solve.work.islands.number(self);
+        let mut stats = SolveStats::default();
+        for isl in 0..solve.work.islands.count {
+            solve.island(isl, v_free, settings, &mut stats);
+        }
+        stats
+    }
+}
+
+impl Solve<'_> {
+    /// Makes the warm start feasible (each block's impulses projected, rows that cannot act
+    /// get nothing) and applies it to `vel`.
+    fn feasible_start(&mut self) {
+        let p = self.p;
+        for bi in 0..p.blocks.len() {
+            let bl = p.blocks[bi];
+            if bl.trees[0] == NONE {
+                self.sol.lambda[bl.row..bl.row + bl.n].fill(0.0);
+                continue;
+            }
+            project(&p.kind, &mut self.sol.lambda, bl.row, bl.n);
+            for r in 0..bl.n {
+                if p.diag[bl.row + r] <= self.tiny {
+                    self.sol.lambda[bl.row + r] = 0.0;
+                }
+            }
+            for r in 0..bl.n {
+                let l = self.sol.lambda[bl.row + r];
+                if l != 0.0 {
+                    self.apply(bi, r, l);
+                }
+            }
+        }
+    }
+
+    /// Solves island `isl` by the strategy that fits it (see [`Problem::solve`]) and adds its
+    /// sweeps and residual to `stats`.
+    fn island(&mut self, isl: usize, v_free: &[f64], settings: &Settings, stats: &mut SolveStats) {
+        let p = self.p;
+        let islands = &self.work.islands;
+        let (s, e) = (islands.start[isl], islands.start[isl + 1]);
+        let blocks = &islands.order[s..e];
+        let nrows: usize = blocks.iter().map(|&b| p.blocks[b as usize].n).sum();
+        let frictionless = blocks.iter().all(|&b| {
+            let k = p.kind[p.blocks[b as usize].row];
+            !matches!(k, RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. })
+        });
+        if settings.exact && frictionless && nrows <= settings.direct_max_rows.min(EXACT_MAX_ROWS) {
+            if let Some(it) = self.direct(s, e, v_free, false) {
+                stats.iterations = stats.iterations.max(it);
+                stats.direct = true;
+                return;
+            }
+        }
+        let small = settings.exact && nrows <= EXACT_MAX_ROWS;
+        let (it, residual) = if small {
+            self.solve_small(s, e, v_free, settings)
+        } else {
+            self.solve_cg(s, e, settings)
+        };
+        stats.iterations = stats.iterations.max(it);
+        stats.residual = stats.residual.max(residual);
+    }
+
+    /// Gauss–Seidel over a small island (at most [`EXACT_MAX_ROWS`] rows), alternating
+    /// forward and backward sweeps, with a subspace step ([`Solve::subspace_step`]) every
+    /// [`SWEEPS_PER_SUBSPACE_STEP`] sweeps where the sweeps stall, kept only when the sweep
+    /// after it moves less than the one before. Returns the sweeps and the last residual.
+    fn solve_small(&mut self, s: usize, e: usize, v_free: &[f64], settings: &Settings) -> (usize, f64) {
+        let mut residual = 0.0;
+        // residual at the last check (INFINITY: no more subspace steps in this solve)
+        let mut checked = 0.0;
+        let mut it = 0;
+        while it < settings.max_iterations {
+            residual = self.sweep(s, e, it % 2 == 1);
+            it += 1;
+            if residual <= settings.tolerance {
+                break;
+            }
+            if it == 1 {
+                checked = residual;
+            }
+            if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
+                // only where the sweeps stall (a rate worse than STALL per period)
+                let stalled = residual > STALL * checked;
+                if checked != f64::INFINITY {
+                    checked = residual;
+                }
+                if !stalled {
+                    continue;
+                }
+                // kept only when the sweep after it moves less than the one before
+                self.save_island(s, e);
+                self.subspace_step(s, e, v_free);
+                let after = self.sweep(s, e, it % 2 == 1);
+                it += 1;
+                if after < residual {
+                    residual = after;
+                    if residual <= settings.tolerance {
+                        break;
+                    }
+                } else {
+                    self.restore_island(s, e);
+                    // it did not help this island: no second try in this step
+                    checked = f64::INFINITY;
+                }
+            }
+        }
+        (it, residual)
+    }
+}
