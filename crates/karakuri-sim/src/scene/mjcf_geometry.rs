@@ -61,12 +61,14 @@ pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<
             GeomShape::Mesh { file, scale, .. } => {
                 if let Some((_, _, first)) = meshes.iter().find(|(f, sc, _)| f == file && sc == scale) {
                     same_mesh_as = Some(*first);
+                    out[*first].geometry.clone()
+                } else {
+                    let sc = [scale.x, scale.y, scale.z];
+                    let mesh = read_mesh(file, sc, true).map_err(|e| format!("{}: {e}", g.at))?;
+                    meshes.push((file.clone(), *scale, out.len()));
+                    let path = file.display().to_string();
+                    Geometry::ConvexMesh { vertices: mesh.vertices, file: Some(MeshFile { path, scale: sc }) }
                 }
-                let sc = [scale.x, scale.y, scale.z];
-                let mesh = read_mesh(file, sc, true).map_err(|e| format!("{}: {e}", g.at))?;
-                meshes.push((file.clone(), *scale, out.len()));
-                let path = file.display().to_string();
-                Geometry::ConvexMesh { vertices: mesh.vertices, file: Some(MeshFile { path, scale: sc }) }
             }
             GeomShape::HeightField { flat: true, extents, .. } => {
                 placement = placement.compose(&Se3::from_translation(Vec3::new(0.0, 0.0, -extents[3] / 2.0)));
