@@ -14,7 +14,12 @@ With A = d(qvel)/d(v) (blockdiag(R, I) on a free joint, identity elsewhere), qve
 kinetic energy gives M_k = Aᵀ M A, and M qacc + c = τ with qacc = A a + Ȧ v gives
 c_k = Aᵀ (c + M Ȧ v), Ȧ v = [R (ω × v_lin); 0] on a free joint.
 
-Usage: python3 scripts/mjcf_reference.py [MODEL.xml ...]   (default: every model listed below)
+Also, for each model, MuJoCo's compiled simulation arrays (geoms, joint limits and passive
+properties, actuators, sensors, equality constraints, contact pairs and excludes, options,
+keyframes) as tests/data/mjcf/<source>/<model>.sim.json, read by
+crates/karakuri/tests/mjcf_world.rs (`mjcf::load_world`).
+
+Usage: python3 scripts/mjcf_reference.py [--sim-only] [MODEL.xml ...]   (default: every model listed below)
 Needs: pip install mujoco==4.0.0 numpy
 """
 import json
@@ -38,6 +43,9 @@ MODELS = [
     "gymnasium/point.xml",
     "mujoco_mjx/humanoid.xml", "mujoco_mjx/02_humanoids.xml", "features/features.xml",
 ]
+
+# models for the simulation arrays only (features_sim: every element load_world reads)
+SIM_MODELS = MODELS + ["features/features_sim.xml"]
 
 
 def quat_mat(q):
@@ -156,14 +164,96 @@ def reference(rel):
     }
 
 
+def enum_names(enum, values):
+    return [enum(int(v)).name for v in values]
+
+
+def simulation(rel):
+    """MuJoCo's compiled simulation arrays (see the module's docstring)."""
+    m = mujoco.MjModel.from_xml_path(os.path.join(ROOT, rel))
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    lst = lambda a: (np.asarray(a).astype(int) if np.asarray(a).dtype == bool else np.asarray(a)).tolist()
+    return {
+        "source": rel,
+        "mujoco": mujoco.__version__,
+        "geom_type": enum_names(mujoco.mjtGeom, m.geom_type),
+        "geom_bodyid": lst(m.geom_bodyid),
+        "geom_size": lst(m.geom_size),
+        "geom_pos": lst(m.geom_pos),
+        "geom_quat": lst(m.geom_quat),
+        "geom_xpos": lst(d.geom_xpos),
+        "geom_xmat": lst(d.geom_xmat),
+        "geom_friction": lst(m.geom_friction),
+        "geom_contype": lst(m.geom_contype),
+        "geom_conaffinity": lst(m.geom_conaffinity),
+        "geom_condim": lst(m.geom_condim),
+        "geom_priority": lst(m.geom_priority),
+        "geom_solref": lst(m.geom_solref),
+        "geom_solimp": lst(m.geom_solimp),
+        "geom_margin": lst(m.geom_margin),
+        "geom_gap": lst(m.geom_gap),
+        "jnt_limited": lst(m.jnt_limited),
+        "jnt_range": lst(m.jnt_range),
+        "jnt_stiffness": lst(m.jnt_stiffness),
+        "jnt_solref": lst(m.jnt_solref),
+        "jnt_solimp": lst(m.jnt_solimp),
+        "jnt_dofadr": lst(m.jnt_dofadr),
+        "jnt_qposadr": lst(m.jnt_qposadr),
+        "qpos_spring": lst(m.qpos_spring),
+        "qpos0": lst(m.qpos0),
+        "dof_damping": lst(m.dof_damping),
+        "dof_frictionloss": lst(m.dof_frictionloss),
+        "actuator_trntype": enum_names(mujoco.mjtTrn, m.actuator_trntype),
+        "actuator_trnid": lst(m.actuator_trnid[:, 0]),
+        "actuator_dyntype": enum_names(mujoco.mjtDyn, m.actuator_dyntype),
+        "actuator_dynprm": lst(m.actuator_dynprm[:, 0]),
+        "actuator_gaintype": enum_names(mujoco.mjtGain, m.actuator_gaintype),
+        "actuator_biastype": enum_names(mujoco.mjtBias, m.actuator_biastype),
+        "actuator_gainprm": lst(m.actuator_gainprm[:, :3]),
+        "actuator_biasprm": lst(m.actuator_biasprm[:, :3]),
+        "actuator_gear": lst(m.actuator_gear),
+        "actuator_ctrllimited": lst(m.actuator_ctrllimited),
+        "actuator_ctrlrange": lst(m.actuator_ctrlrange),
+        "actuator_forcelimited": lst(m.actuator_forcelimited),
+        "actuator_forcerange": lst(m.actuator_forcerange),
+        "sensor_type": enum_names(mujoco.mjtSensor, m.sensor_type),
+        "sensor_objid": lst(m.sensor_objid),
+        "eq_type": enum_names(mujoco.mjtEq, m.eq_type),
+        "eq_obj1id": lst(m.eq_obj1id),
+        "eq_obj2id": lst(m.eq_obj2id),
+        "pair_geom1": lst(m.pair_geom1),
+        "pair_geom2": lst(m.pair_geom2),
+        "pair_friction": lst(m.pair_friction),
+        "pair_condim": lst(m.pair_dim),
+        "exclude_signature": lst(m.exclude_signature),
+        "ntendon": int(m.ntendon),
+        "opt_timestep": float(m.opt.timestep),
+        "opt_gravity": lst(m.opt.gravity * (0 if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else 1)),
+        "opt_integrator": mujoco.mjtIntegrator(int(m.opt.integrator)).name,
+        "opt_cone": mujoco.mjtCone(int(m.opt.cone)).name,
+        "opt_impratio": float(m.opt.impratio),
+        "key_qpos": lst(m.key_qpos),
+        "key_qvel": lst(m.key_qvel),
+        "key_ctrl": lst(m.key_ctrl),
+    }
+
+
 def main():
-    models = sys.argv[1:] or MODELS
+    args = sys.argv[1:]
+    sim_only = "--sim-only" in args
+    models = [a for a in args if a != "--sim-only"] or SIM_MODELS
     for rel in models:
-        out = os.path.join(ROOT, rel[:-4] + ".ref.json")
-        ref = reference(rel)
+        if not sim_only and rel in MODELS:
+            out = os.path.join(ROOT, rel[:-4] + ".ref.json")
+            ref = reference(rel)
+            with open(out, "w") as f:
+                json.dump(ref, f)
+            print(f"{rel}: nq {ref['nq']} nv {ref['nv']} -> {os.path.relpath(out)}")
+        out = os.path.join(ROOT, rel[:-4] + ".sim.json")
         with open(out, "w") as f:
-            json.dump(ref, f)
-        print(f"{rel}: nq {ref['nq']} nv {ref['nv']} -> {os.path.relpath(out)}")
+            json.dump(simulation(rel), f)
+        print(f"{rel}: simulation arrays -> {os.path.relpath(out)}")
 
 
 if __name__ == "__main__":

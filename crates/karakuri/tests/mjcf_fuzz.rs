@@ -67,7 +67,10 @@ fn boundary(text: &str, rng: &mut SplitMix64) -> usize {
 }
 
 fn find_value(text: &str, rng: &mut SplitMix64) -> Option<(usize, usize)> {
-    let start = rng.next_u64() as usize % text.len().max(1);
+    let mut start = rng.next_u64() as usize % text.len().max(1);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
     let a = text[start..].find("=\"").map(|k| start + k + 2)?;
     let b = text[a..].find('"').map(|k| a + k)?;
     Some((a, b))
@@ -145,7 +148,11 @@ fn run_one(xml: String, name: String) -> Result<bool, String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let result = std::panic::catch_unwind(|| match mjcf::parse_str(&xml, &name) {
-            Ok((model, _)) => check_finite(&model).map(|()| true),
+            Ok((model, _)) => match mjcf::parse_world_str(&xml, &name) {
+                // the simulation sections too: an answer, never a panic
+                Err(e) if e.reason.is_empty() => Err(format!("load_world: an error without a reason: {e:?}")),
+                _ => check_finite(&model).map(|()| true),
+            },
             Err(e) if e.reason.is_empty() || e.file.is_empty() => Err(format!("an error without a reason or file: {e:?}")),
             Err(_) => Ok(false),
         });

@@ -4,7 +4,9 @@
 
 use super::defaults::{Compiler, Defaults, InertiaFromGeom, Resolved, JOINT_ATTRS, SITE_ATTRS};
 use super::inertia::{bounded, from_geoms, geom_mass, inertial, GeomMass};
+use super::geoms::{geom, SOLIMP, SOLREF};
 use super::orient::{frame, fromto};
+use super::types::{Geom, JointProps};
 use super::xml::{numbers, Element};
 use super::MjcfError;
 use crate::spatial::{Inertia, Se3, Vec3};
@@ -31,6 +33,8 @@ pub(super) struct JointSpec {
     pub armature: f64,
     pub damping: f64,
     pub frictionloss: f64,
+    /// Everything a simulator needs of the joint (name filled by the caller).
+    pub props: JointProps,
     pub at: Element,
 }
 
@@ -46,6 +50,8 @@ pub(super) struct BodySpec {
     pub inertia: Inertia,
     /// Named sites and their frames in the body's frame.
     pub sites: Vec<(Option<String>, Se3)>,
+    /// Its geoms as collision shapes, frames in the body's frame.
+    pub geoms: Vec<Geom>,
     pub at: Element,
 }
 
@@ -54,6 +60,7 @@ pub(super) struct BodySpec {
 struct Contents<'a> {
     joints: Vec<JointSpec>,
     geoms: Vec<GeomMass>,
+    shapes: Vec<Geom>,
     sites: Vec<(Option<String>, Se3)>,
     inertial: Option<Inertia>,
     children: Vec<(&'a Element, Se3, &'a str)>,
@@ -66,7 +73,7 @@ const FRAME_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle",
 pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compiler) -> Result<Vec<BodySpec>, MjcfError> {
     let first = worldbodies.first().copied();
     let at = first.cloned().unwrap_or_else(|| Element { tag: "worldbody".into(), attrs: vec![], children: vec![], file: "".into(), line: 0 });
-    let mut out = vec![BodySpec { name: Some("world".into()), parent: 0, local: Se3::identity(), joints: vec![], inertia: Inertia::zero(), sites: vec![], at }];
+    let mut out = vec![BodySpec { name: Some("world".into()), parent: 0, local: Se3::identity(), joints: vec![], inertia: Inertia::zero(), sites: vec![], geoms: vec![], at }];
     let mut contents = Contents::default();
     for w in worldbodies {
         w.check_attrs(&["childclass"])?;
@@ -80,6 +87,7 @@ pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compile
         return Err(j.at.error("a joint on the world body: joints belong in a <body>"));
     }
     out[0].sites = contents.sites;
+    out[0].geoms = contents.shapes;
     for (e, x, class) in contents.children {
         body(e, x, class, 0, defaults, c, &mut out)?;
     }
@@ -109,6 +117,7 @@ fn body(e: &Element, parent_frame: Se3, class: &str, parent: usize, defaults: &D
         joints: contents.joints,
         inertia: bounded(inertia, c),
         sites: contents.sites,
+        geoms: contents.shapes,
         at: Element { children: vec![], ..e.clone() },
     });
     for (child, x, class) in contents.children {
@@ -147,6 +156,7 @@ fn collect<'a>(e: &'a Element, x: &Se3, class: &'a str, defaults: &'a Defaults, 
                         acc.geoms.push(m);
                     }
                 }
+                acc.shapes.push(geom(&g, x, c)?);
             }
             "site" => {
                 ch.check_attrs(SITE_ATTRS)?;
@@ -225,6 +235,23 @@ fn joint(e: &Element, x: &Se3, class: &str, defaults: &Defaults, c: &Compiler) -
     if armature < 0.0 || damping < 0.0 || frictionloss < 0.0 {
         return Err(e.error("armature, damping and frictionloss must be non-negative"));
     }
+    let r_angle = if c.degree && matches!(kind, JointKind::Hinge | JointKind::Ball) { std::f64::consts::PI / 180.0 } else { 1.0 };
+    let props = JointProps {
+        name: String::new(),
+        damping,
+        stiffness: num("stiffness", 0.0)?,
+        springref: num("springref", 0.0)? * angle,
+        frictionloss,
+        armature,
+        range: match (kind, limited, range) {
+            (JointKind::Ball, true, r) => r.map(|[lo, hi]| (lo * r_angle, hi * r_angle)),
+            _ => limits,
+        },
+        solref_limit: if free { SOLREF } else { r.filled("solreflimit", SOLREF)? },
+        solimp_limit: if free { SOLIMP } else { r.filled("solimplimit", SOLIMP)? },
+        margin: num("margin", 0.0)?,
+        actuator_force_range: actuator_force_range(e, get("actuatorfrclimited"), get("actuatorfrcrange"), c)?,
+    };
     Ok(JointSpec {
         name: e.attr("name").map(str::to_string),
         kind,
@@ -235,6 +262,31 @@ fn joint(e: &Element, x: &Se3, class: &str, defaults: &Defaults, c: &Compiler) -
         armature,
         damping,
         frictionloss,
+        props,
         at: Element { children: vec![], ..e.clone() },
     })
+}
+
+/// A `*limited` flag with its range: `true`, `false`, or `auto` (limited when the range is
+/// written and `autolimits` holds, as MuJoCo); the range must be increasing when limited.
+pub(super) fn limited_range(e: &Element, flag: Option<&str>, range: Option<&str>, name: &str, c: &Compiler) -> Result<Option<(f64, f64)>, MjcfError> {
+    let range = range.map(|t| numbers::<2>(e, name, t)).transpose()?;
+    let limited = match flag.unwrap_or("auto") {
+        "true" => true,
+        "false" => false,
+        "auto" => c.autolimits && range.is_some(),
+        v => return Err(e.error(format!("{name}: limited flag must be true, false or auto, not '{v}'"))),
+    };
+    if !limited {
+        return Ok(None);
+    }
+    let [lo, hi] = range.unwrap_or([0.0, 0.0]);
+    if lo > hi || (lo == hi && range.is_none()) {
+        return Err(e.error(format!("{name} must be increasing when limited")));
+    }
+    Ok(Some((lo, hi)))
+}
+
+fn actuator_force_range(e: &Element, flag: Option<&str>, range: Option<&str>, c: &Compiler) -> Result<Option<(f64, f64)>, MjcfError> {
+    limited_range(e, flag, range, "actuatorfrcrange", c)
 }

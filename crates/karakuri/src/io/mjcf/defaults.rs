@@ -182,11 +182,13 @@ impl Defaults {
                 "joint" => JOINT_ATTRS,
                 "geom" => GEOM_ATTRS,
                 "site" => SITE_ATTRS,
-                // defaults of simulation-only elements: read by a later step
-                _ => continue,
+                // defaults of simulation-only elements: checked where they are used
+                _ => &[],
             };
-            c.check_attrs(known)?;
-            let set = self.classes.get_mut(&name).expect("inserted above").by_tag.entry(c.tag.clone()).or_default();
+            if !known.is_empty() {
+                c.check_attrs(known)?;
+            }
+            let set = self.classes.get_mut(&name).expect("inserted above").by_tag.entry(default_key(&c.tag).to_string()).or_default();
             for (k, v) in &c.attrs {
                 set.retain(|(k2, _)| k2 != k);
                 set.push((k.clone(), v.clone()));
@@ -213,6 +215,20 @@ impl Defaults {
     }
 }
 
+/// The actuator shortcuts, which share one default per class in MuJoCo.
+pub(super) const ACTUATOR_TAGS: &[&str] =
+    &["general", "motor", "position", "velocity", "damper", "cylinder", "muscle", "adhesion", "intvelocity", "dcmotor"];
+
+/// The key under which an element's defaults are kept: `actuator` for every actuator
+/// shortcut (MuJoCo keeps one actuator default per class), else the tag.
+pub(super) fn default_key(tag: &str) -> &str {
+    if ACTUATOR_TAGS.contains(&tag) {
+        "actuator"
+    } else {
+        tag
+    }
+}
+
 /// An element of the tree with its default class resolved.
 #[derive(Clone, Copy)]
 pub(super) struct Resolved<'a> {
@@ -232,7 +248,35 @@ impl<'a> Resolved<'a> {
     }
     /// The attribute as written, else from the class.
     pub fn get(&self, attr: &str) -> Option<&'a str> {
-        self.e.attr(attr).or_else(|| self.defaults.lookup(self.class, &self.e.tag, attr))
+        self.e.attr(attr).or_else(|| self.defaults.lookup(self.class, default_key(&self.e.tag), attr))
+    }
+    /// The values of `attr` from the element up its classes, nearest first (MuJoCo fills a
+    /// vector attribute written with fewer numbers from what the class gives).
+    pub fn chain(&self, attr: &str) -> Vec<&'a str> {
+        let mut out: Vec<&'a str> = self.e.attr(attr).into_iter().collect();
+        let key = default_key(&self.e.tag);
+        let mut class = Some(self.class);
+        for _ in 0..=self.defaults.classes.len() {
+            let Some(c) = class.and_then(|k| self.defaults.classes.get(k)) else { break };
+            if let Some((_, v)) = c.by_tag.get(key).and_then(|a| a.iter().find(|(k, _)| k == attr)) {
+                out.push(v);
+            }
+            class = c.parent.as_deref();
+        }
+        out
+    }
+    /// A vector attribute of at most `N` numbers over `init`: the class values first (farthest
+    /// first), each overwriting the leading entries it writes.
+    pub fn filled<const N: usize>(&self, attr: &str, init: [f64; N]) -> Result<[f64; N], MjcfError> {
+        let mut out = init;
+        for text in self.chain(attr).into_iter().rev() {
+            let v = super::xml::numbers_vec(self.e, attr, text)?;
+            if v.len() > N {
+                return Err(self.e.error(format!("attribute '{attr}' takes at most {N} numbers, found {}", v.len())));
+            }
+            out[..v.len()].copy_from_slice(&v);
+        }
+        Ok(out)
     }
     /// A number attribute, or `default`.
     pub fn num(&self, attr: &str, default: f64) -> Result<f64, MjcfError> {

@@ -32,24 +32,34 @@
 //! assert_eq!((model.nq, model.nv), (1, 1));
 //! ```
 
+mod actuators;
 mod bodies;
 mod build;
+mod constraints;
 mod convert;
 mod defaults;
 mod error;
+mod geoms;
 mod inertia;
+mod names;
+mod options;
 mod orient;
+mod parse;
+mod sensors;
+mod types;
+mod world;
 mod xml;
 
 use std::path::Path;
 
 pub use error::MjcfError;
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
+pub use types::{
+    Actuator, ActuatorDynamics, ContactPair, Equality, EqualityKind, FixedTendon, Geom, GeomShape, Integrator, JointProps, Keyframe,
+    MjcfWorld, Sensor, SensorKind, SimOption, Transmission,
+};
 
 use crate::model::Model;
-use crate::spatial::Vec3;
-use defaults::{Compiler, Defaults};
-use xml::{numbers, Element};
 
 
 /// Reads and loads an MJCF file (warnings dropped: see [`load_with_warnings`]).
@@ -76,77 +86,27 @@ pub fn load_with_warnings(path: impl AsRef<Path>) -> Result<(Model, Vec<String>)
 pub fn parse_str(text: &str, source_name: &str) -> Result<(Model, Vec<String>), MjcfError> {
     let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
     let root = xml::read_tree(text, source_name, base_dir)?;
-    root.check_attrs(&["model"])?;
-    let mut compiler = Compiler::default();
-    let mut defaults = Defaults::default();
-    let mut gravity = Vec3::new(0.0, 0.0, -9.81);
-    let mut worldbodies = vec![];
-    for e in root.children.iter().filter(|e| e.tag == "compiler") {
-        compiler.apply(e)?;
-    }
-    for e in &root.children {
-        match e.tag.as_str() {
-            "compiler" => {}
-            "option" => gravity = option_gravity(e, gravity)?,
-            "default" => defaults.read(e)?,
-            "asset" => check_meshes(e, &compiler, base_dir)?,
-            "worldbody" => worldbodies.push(e),
-            "size" | "visual" | "statistic" | "custom" | "contact" | "equality" | "tendon" | "actuator" | "sensor"
-            | "keyframe" => {}
-            "extension" | "deformable" => {
-                return Err(e.error(format!("<{}> (plugins, flex) is not supported by this loader", e.tag)))
-            }
-            other => return Err(e.error(format!("unknown element <{other}> in <mujoco>"))),
-        }
-    }
-    let mut bodies = bodies::resolve(&worldbodies, &defaults, &compiler)?;
-    if let Some(total) = compiler.settotalmass {
-        // mj_setTotalmass: every body's mass and inertia scaled alike
-        let now: f64 = bodies.iter().skip(1).map(|b| b.inertia.mass).sum();
-        let scale = (total / now.max(1e-15)).max(1e-15);
-        for b in bodies.iter_mut().skip(1) {
-            b.inertia.mass *= scale;
-            b.inertia.inertia_com *= scale;
-        }
-    }
-    let name = root.attr("model").unwrap_or("MuJoCo Model");
-    let (model, massless) = build::build(name, &bodies, gravity)?;
-    let warnings = massless
-        .iter()
-        .map(|&k| {
-            let j = model.dof_joint[k];
-            format!("joint '{}' moves no mass and has no armature: forward dynamics is undefined", model.joint_names[j])
-        })
-        .collect();
-    Ok((model, warnings))
+    let parsed = parse::parse_tree(&root, base_dir)?;
+    Ok((parsed.model, parsed.warnings))
 }
 
-/// `<option gravity>` and `<flag gravity="disable">`.
-fn option_gravity(e: &Element, mut g: Vec3) -> Result<Vec3, MjcfError> {
-    if let Some(t) = e.attr("gravity") {
-        g = Vec3::from(numbers::<3>(e, "gravity", t)?);
-    }
-    for f in e.children.iter().filter(|f| f.tag == "flag") {
-        if f.attr("gravity") == Some("disable") {
-            g = Vec3::zeros();
-        }
-    }
-    Ok(g)
+/// Reads and loads an MJCF file with its simulation sections ([`MjcfWorld`]).
+pub fn load_world(path: impl AsRef<Path>) -> Result<MjcfWorld, MjcfError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| MjcfError {
+        file: name.clone(),
+        line: None,
+        element: String::new(),
+        reason: format!("cannot read the MJCF file: {e}"),
+    })?;
+    parse_world_str(&text, &name)
 }
 
-/// Every `<mesh file>` must exist (under `meshdir`, relative to the model's directory).
-fn check_meshes(asset: &Element, c: &Compiler, base_dir: Option<&Path>) -> Result<(), MjcfError> {
-    for m in asset.children.iter().filter(|m| m.tag == "mesh") {
-        let Some(file) = m.attr("file") else { continue };
-        let file = if c.strippath { Path::new(file).file_name().map(Path::new).unwrap_or(Path::new(file)) } else { Path::new(file) };
-        let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-        if let Some(d) = &c.meshdir {
-            path.push(d);
-        }
-        path.push(file);
-        if !path.is_file() {
-            return Err(m.error(format!("mesh file not found: {}", path.display())));
-        }
-    }
-    Ok(())
+/// [`load_world`] of MJCF text (`source_name` as in [`parse_str`]).
+pub fn parse_world_str(text: &str, source_name: &str) -> Result<MjcfWorld, MjcfError> {
+    let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
+    let root = xml::read_tree(text, source_name, base_dir)?;
+    let parsed = parse::parse_tree(&root, base_dir)?;
+    world::assemble(&root, parsed, base_dir)
 }

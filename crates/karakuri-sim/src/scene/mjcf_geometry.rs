@@ -1,0 +1,111 @@
+//! MJCF geoms as a robot's collision shapes (preparing `robots: [{mjcf: …}]`): each geom of
+//! [`karakuri::io::mjcf::load_world`] becomes an [`UrdfCollision`] on the karakuri joint that
+//! moves its body, as a URDF robot's `<collision>` elements do, so the compile step's robot
+//! pass can take an MJCF source beside URDF.
+//!
+//! | MJCF geom | shape |
+//! | --- | --- |
+//! | plane (world body only) | [`Geometry::Plane`] |
+//! | sphere, capsule, cylinder, box | the same, sizes as MuJoCo's (radius, half length, half extents) |
+//! | ellipsoid | [`Geometry::ConvexMesh`] of 62 points on it (a warning says so) |
+//! | mesh | [`Geometry::ConvexMesh`] of its file's vertices, scaled (its convex hull) |
+//! | hfield without data (flat) | a box under z = 0 of the hfield's extents, `size[3]` deep |
+//! | hfield with data | refused: replace it by a mesh or a plane |
+//! | `contype = conaffinity = 0` | left out (MuJoCo never collides it) |
+//!
+//! Not carried yet: `contype`/`conaffinity` filtering between colliding geoms, `<contact>`
+//! pairs and excludes, friction and `solref`/`solimp` (they are in the `MjcfWorld`).
+
+use karakuri::io::mjcf::{GeomShape, MjcfWorld};
+use karakuri::spatial::{Se3, Vec3};
+
+use super::geometry::{read_mesh, UrdfCollision};
+use super::{Geometry, MeshFile};
+
+/// Points on an ellipsoid's surface: 6 latitudes × 10 longitudes and the poles.
+fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {
+    let mut out = vec![[0.0, 0.0, s[2]], [0.0, 0.0, -s[2]]];
+    for i in 1..=6 {
+        let theta = std::f64::consts::PI * i as f64 / 7.0;
+        for k in 0..10 {
+            let phi = 2.0 * std::f64::consts::PI * k as f64 / 10.0;
+            out.push([s[0] * theta.sin() * phi.cos(), s[1] * theta.sin() * phi.sin(), s[2] * theta.cos()]);
+        }
+    }
+    out
+}
+
+/// The collision shapes of an MJCF world's geoms (errors and warnings name the geom's file
+/// and line). Hulls of the same mesh file and scale are read once (`same_mesh_as`).
+pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<Vec<UrdfCollision>, String> {
+    let mut out: Vec<UrdfCollision> = vec![];
+    let mut meshes: Vec<(std::path::PathBuf, Vec3, usize)> = vec![];
+    for (i, g) in world.geoms.iter().enumerate() {
+        if g.contype == 0 && g.conaffinity == 0 {
+            continue;
+        }
+        let (joint, mut placement) = world.geom_placement(i);
+        let s = g.size;
+        let mut same_mesh_as = None;
+        let geometry = match &g.shape {
+            GeomShape::Plane if g.body == 0 => Geometry::Plane,
+            GeomShape::Plane => return Err(format!("{}: a plane on a moving body is not supported: use a thin box", g.at)),
+            GeomShape::Sphere => Geometry::Sphere { radius: s[0] },
+            GeomShape::Capsule => Geometry::Capsule { radius: s[0], half_length: s[1] },
+            GeomShape::Cylinder => Geometry::Cylinder { radius: s[0], half_length: s[1] },
+            GeomShape::Box => Geometry::Box { half_extents: s },
+            GeomShape::Ellipsoid => {
+                warnings.push(format!("{}: ellipsoid collides as the convex hull of 62 points on it", g.at));
+                Geometry::ConvexMesh { vertices: ellipsoid_points(s), file: None }
+            }
+            GeomShape::Mesh { file, scale, .. } => {
+                if let Some((_, _, first)) = meshes.iter().find(|(f, sc, _)| f == file && sc == scale) {
+                    same_mesh_as = Some(*first);
+                    out[*first].geometry.clone()
+                } else {
+                    let sc = [scale.x, scale.y, scale.z];
+                    let mesh = read_mesh(file, sc, true).map_err(|e| format!("{}: {e}", g.at))?;
+                    meshes.push((file.clone(), *scale, out.len()));
+                    let path = file.display().to_string();
+                    Geometry::ConvexMesh { vertices: mesh.vertices, file: Some(MeshFile { path, scale: sc }) }
+                }
+            }
+            GeomShape::HeightField { flat: true, extents, .. } => {
+                placement = placement.compose(&Se3::from_translation(Vec3::new(0.0, 0.0, -extents[3] / 2.0)));
+                Geometry::Box { half_extents: [extents[0], extents[1], extents[3] / 2.0] }
+            }
+            GeomShape::HeightField { name, .. } => {
+                return Err(format!("{}: height field '{name}' has elevation data, which is not supported: use a mesh (a static trimesh) or a plane", g.at))
+            }
+        };
+        let link = world.body_names[g.body].clone();
+        out.push(UrdfCollision { link, parent_joint: joint.0, placement, geometry, same_mesh_as });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str) -> MjcfWorld {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf").join(name);
+        karakuri::io::mjcf::load_world(path).unwrap()
+    }
+
+    #[test]
+    fn hopper_and_quadruped_geoms_become_shapes() {
+        let w = model("gymnasium/hopper.xml");
+        let mut warnings = vec![];
+        let c = mjcf_collisions(&w, &mut warnings).unwrap();
+        assert_eq!(c.len(), w.geoms.len());
+        assert!(matches!(c[0].geometry, Geometry::Plane) && c[0].parent_joint == 0);
+        assert!(c[1..].iter().all(|c| matches!(c.geometry, Geometry::Capsule { .. }) && c.parent_joint > 0));
+        // dm_control's quadruped: a flat hfield floor (a box under z = 0), ellipsoids
+        let w = model("dm_control/quadruped.xml");
+        let c = mjcf_collisions(&w, &mut warnings).unwrap();
+        let floor = c.iter().find(|c| c.link == "world" && matches!(c.geometry, Geometry::Box { .. })).unwrap();
+        assert!(floor.placement.translation.z < 0.0);
+        assert!(warnings.iter().any(|w| w.contains("ellipsoid")));
+    }
+}
