@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::convert::read_vector;
-use karakuri_sim::scene::SensorKind;
 use karakuri_sim::{JointInfo, JointState, SimError, World};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
@@ -38,7 +37,7 @@ impl Layout {
             sensor_sizes: world
                 .sensors()
                 .iter()
-                .map(|s| if s.kind == SensorKind::Force { 6 } else { 3 })
+                .map(|s| s.kind.width())
                 .collect(),
         }
     }

@@ -7,7 +7,7 @@ use karakuri::spatial::Vec3;
 use crate::control::{ControlIo, Controller, Registered};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
 use crate::native::NativeEngine;
-use crate::scene::{EngineKind, Scene, SensorKind};
+use crate::scene::{EngineKind, Scene};
 use crate::snapshot::{self, Snapshot};
 use crate::SimError;
 
@@ -371,10 +371,7 @@ impl World {
             .ok_or_else(|| SimError::UnknownSensor {
                 sensor: name.to_string(),
             })?;
-        let n = match self.engine.sensors()[i].kind {
-            SensorKind::Force => 6,
-            _ => 3,
-        };
+        let n = self.engine.sensors()[i].kind.width();
         Ok(&self.engine.readings()[i][..n])
     }
 

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use karakuri::spatial::quat_to_xyzw;
-use karakuri_sim::scene::SensorKind;
 use karakuri_sim::{JointState, World};
 
 struct CsvOut {
@@ -69,11 +68,7 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
 fn sensor_header(world: &World) -> String {
     let mut h = String::from("time");
     for s in world.sensors() {
-        let parts: &[&str] = match s.kind {
-            SensorKind::Force => &["fx", "fy", "fz", "tx", "ty", "tz"],
-            _ => &["x", "y", "z"],
-        };
-        for p in parts {
+        for p in s.kind.component_names() {
             let _ = write!(h, ",{}.{p}", s.name);
         }
     }
@@ -85,7 +80,7 @@ fn sensor_row(row: &mut String, world: &World) {
     row.clear();
     let _ = write!(row, "{}", world.time());
     for (s, r) in world.sensors().iter().zip(world.readings()) {
-        let n = if s.kind == SensorKind::Force { 6 } else { 3 };
+        let n = s.kind.width();
         for x in &r[..n] {
             let _ = write!(row, ",{x}");
         }
