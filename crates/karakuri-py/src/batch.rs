@@ -212,7 +212,7 @@ impl PyBatch {
     /// Names of the sensors.
     #[getter]
     fn sensor_names(&self) -> Vec<String> {
-        self.layout.sensors.clone()
+        self.layout.sensor_names()
     }
     /// Names of the observation columns: ``q:<joint>``, ``dq:<joint>``, ``<sensor>:<axis>``.
     #[getter]

@@ -5,49 +5,39 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::convert::read_vector;
-use karakuri_sim::scene::SensorKind;
 use karakuri_sim::{JointInfo, JointState, SimError, World};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// The names and sizes every array of a world is laid out by (fixed at load).
+/// The names and sizes every array of a world is laid out by (fixed at load): the world's
+/// [`karakuri_sim::Layout`] (joints, actuated joints, sensor slots; its fields read through
+/// `Deref`) and each joint's limits.
 #[derive(Clone, Debug)]
 pub struct Layout {
-    /// The one-dof joints, the order of joint arrays.
-    pub joints: Vec<String>,
-    /// Indices (into `joints`) of the joints with an actuator, the order of command arrays.
-    pub actuated: Vec<usize>,
+    /// The world's layout: the order of joint, command and sensor arrays.
+    pub base: karakuri_sim::Layout,
     /// Limits and actuator of each joint.
     pub infos: Vec<JointInfo>,
-    /// The sensors, the order of readings.
-    pub sensors: Vec<String>,
-    /// Values each sensor reads: 3 (accelerometer, rate gyro) or 6 (force).
-    pub sensor_sizes: Vec<usize>,
+}
+
+impl std::ops::Deref for Layout {
+    type Target = karakuri_sim::Layout;
+    fn deref(&self) -> &karakuri_sim::Layout {
+        &self.base
+    }
 }
 
 impl Layout {
     /// The layout of `world`.
     pub fn of(world: &World) -> Layout {
-        let infos = world.joint_infos();
-        Layout {
-            joints: world.one_dof_joints().to_vec(),
-            actuated: (0..infos.len()).filter(|&k| infos[k].actuator.is_some()).collect(),
-            infos,
-            sensors: world.sensors().iter().map(|s| s.name.clone()).collect(),
-            sensor_sizes: world
-                .sensors()
-                .iter()
-                .map(|s| if s.kind == SensorKind::Force { 6 } else { 3 })
-                .collect(),
-        }
+        Layout { base: world.layout().clone(), infos: world.joint_infos() }
     }
 
     /// Index of a joint by name, or `ValueError`.
     pub fn joint(&self, name: &str) -> PyResult<usize> {
-        self.joints
-            .iter()
-            .position(|j| j == name)
+        self.base
+            .joint(name)
             .ok_or_else(|| PyValueError::new_err(format!("no one-dof joint named '{name}' (joints: {:?})", self.joints)))
     }
 
@@ -62,17 +52,14 @@ impl Layout {
 
     /// Length of the observation vector: `q`, `dq`, then the sensors' values.
     pub fn obs_dim(&self) -> usize {
-        2 * self.joints.len() + self.sensor_sizes.iter().sum::<usize>()
+        2 * self.joints.len() + self.sensor_values()
     }
 
     /// Names of the observation entries: `q:<joint>`, `dq:<joint>`, `<sensor>:<axis>`.
     pub fn obs_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.joints.iter().map(|j| format!("q:{j}")).collect();
         names.extend(self.joints.iter().map(|j| format!("dq:{j}")));
-        for (s, &n) in self.sensors.iter().zip(&self.sensor_sizes) {
-            let axes: &[&str] = if n == 6 { &["fx", "fy", "fz", "tx", "ty", "tz"] } else { &["x", "y", "z"] };
-            names.extend(axes.iter().map(|a| format!("{s}:{a}")));
-        }
+        names.extend(self.sensor_components().map(|(s, a)| format!("{s}:{a}")));
         names
     }
 
@@ -86,9 +73,9 @@ impl Layout {
             out[nj + k] = s.dq;
         }
         let mut i = 2 * nj;
-        for (r, &n) in world.readings().iter().zip(&self.sensor_sizes) {
-            out[i..i + n].copy_from_slice(&r[..n]);
-            i += n;
+        for (r, s) in world.readings().iter().zip(&self.sensors) {
+            out[i..i + s.width].copy_from_slice(&r[..s.width]);
+            i += s.width;
         }
     }
 }
@@ -140,7 +127,7 @@ macro_rules! joint_view_methods {
             /// Names of the sensors, the order of :attr:`readings`.
             #[getter]
             fn sensor_names(&self) -> Vec<String> {
-                $crate::control::JointView::layout(self).sensors.clone()
+                $crate::control::JointView::layout(self).sensor_names()
             }
             /// Index of a one-dof joint in the joint arrays (``ValueError`` if none).
             fn joint_index(&self, name: &str) -> PyResult<usize> {
@@ -199,10 +186,10 @@ pub fn joint_column<'py>(
 /// A sensor's reading by name (its 3 or 6 values), or `ValueError`.
 pub fn sensor_reading<'py>(view: &impl JointView, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let layout = view.layout();
-    let i = layout.sensors.iter().position(|s| s == name).ok_or_else(|| {
+    let i = layout.sensor(name).ok_or_else(|| {
         PyValueError::new_err(SimError::UnknownSensor { sensor: name.to_string() }.to_string())
     })?;
-    Ok(PyArray1::from_slice(py, &view.readings()[i][..layout.sensor_sizes[i]]))
+    Ok(PyArray1::from_slice(py, &view.readings()[i][..layout.sensors[i].width]))
 }
 
 /// What a Python controller reads and writes in one call (a snapshot of the world taken just

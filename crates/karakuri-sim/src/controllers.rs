@@ -4,6 +4,7 @@
 
 use crate::control::{ControlIo, Controller};
 use crate::engine::{Engine, JointState};
+use crate::layout::Layout;
 use crate::scene::table::TableFile;
 use crate::scene::{scene_error, ActuatorMode, ControllerSpec, Scene};
 use crate::SimError;
@@ -73,13 +74,14 @@ impl Controller for Trajectory {
 /// A built-in controller and its period (s).
 pub type BuiltIn = (Box<dyn Controller>, f64);
 
-/// The scene's built-in controllers for `engine`, each with its period (s). Errors name the
-/// scene path of the joint or robot that does not resolve or lacks the actuator it needs.
-pub fn from_scene(scene: &Scene, engine: &dyn Engine) -> Result<Vec<BuiltIn>, SimError> {
+/// The scene's built-in controllers for `engine` (its arrays by name: `layout`), each with its period (s). Errors
+/// name the scene path of the joint or robot that does not resolve or lacks the actuator it
+/// needs.
+pub fn from_scene(scene: &Scene, engine: &dyn Engine, layout: &Layout) -> Result<Vec<BuiltIn>, SimError> {
     let file = scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string());
-    let names = engine.one_dof_joints();
+    let names = &layout.joints;
     let index = |at: &str, name: &str| {
-        names.iter().position(|n| n == name).ok_or_else(|| {
+        layout.joint(name).ok_or_else(|| {
             scene_error(&file, at, format!("no 1-dof joint named '{name}' (robot joints are 'robot/joint')"))
         })
     };

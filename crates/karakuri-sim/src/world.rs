@@ -6,8 +6,9 @@ use karakuri::spatial::Vec3;
 
 use crate::control::{ControlIo, Controller, Registered};
 use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::layout::Layout;
 use crate::native::NativeEngine;
-use crate::scene::{EngineKind, Scene, SensorKind};
+use crate::scene::{EngineKind, Scene};
 use crate::snapshot::{self, Snapshot};
 use crate::SimError;
 
@@ -27,6 +28,8 @@ pub use crate::scene::validate::{step_count, MAX_STEPS};
 pub struct World {
     scene: Scene,
     engine: Box<dyn Engine + Send>,
+    /// The joint and sensor arrays by name, resolved once from the engine.
+    layout: Layout,
     bodies: Vec<BodyInfo>,
     states: Vec<BodyState>,
     times: StageTimes,
@@ -69,10 +72,12 @@ impl World {
         let bodies = engine.bodies().to_vec();
         let mut states = vec![BodyState::default(); bodies.len()];
         engine.write_states(&mut states);
-        let builtin = crate::controllers::from_scene(&scene, &*engine)?;
+        let layout = Layout::of(&*engine);
+        let builtin = crate::controllers::from_scene(&scene, &*engine, &layout)?;
         let mut world = World {
             scene,
             engine,
+            layout,
             bodies,
             states,
             times: StageTimes::default(),
@@ -363,19 +368,20 @@ impl World {
     /// A sensor's reading by name: 3 values (accelerometer, gyro: x, y, z) or 6 (force: fx, fy,
     /// fz, tx, ty, tz), sensor axes.
     pub fn sensor(&self, name: &str) -> Result<&[f64], SimError> {
-        let i = self
-            .engine
-            .sensors()
-            .iter()
-            .position(|s| s.name == name)
-            .ok_or_else(|| SimError::UnknownSensor {
-                sensor: name.to_string(),
-            })?;
-        let n = match self.engine.sensors()[i].kind {
-            SensorKind::Force => 6,
-            _ => 3,
-        };
-        Ok(&self.engine.readings()[i][..n])
+        let i = self.layout.sensor(name).ok_or_else(|| SimError::UnknownSensor {
+            sensor: name.to_string(),
+        })?;
+        Ok(&self.engine.readings()[i][..self.layout.sensors[i].width])
+    }
+
+    /// The joint, actuator and sensor arrays by name (resolved once when the world was built).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Index of a one-dof joint by name, in the order of [`World::one_dof_joints`].
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.layout.joint(name)
     }
 
     /// The names of the one-dof joints, in the order of [`World::write_joint_states`].

@@ -335,3 +335,38 @@ fn unknown_engine_is_an_error() {
     let e = error_of("name: t\nengine: {type: bullet}\n", "bad.yaml");
     assert!(e.contains("engine.type") && e.contains("unknown value `bullet`") && e.contains("`native`"), "{e}");
 }
+
+#[test]
+fn layout_names_every_joint_and_sensor_component_with_its_offset() {
+    let text = r#"
+name: layout
+world: {gravity: [0, 0, -9.81], dt: 0.001, duration: 0.01}
+bodies:
+  - name: bob
+    pose_in_parent: {position: [0, 0, 1]}
+    mass: 1.0
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints:
+      - {name: hinge, type: revolute, axis: [1, 0, 0], actuator: {mode: torque, target: 0}}
+sensors:
+  - {name: imu, type: accelerometer, body: bob}
+  - {name: f, type: force, joint: hinge}
+  - {name: gyro, type: rate_gyro, body: bob}
+"#;
+    let mut world = World::new(yaml(text)).unwrap();
+    world.run(0.01).unwrap();
+    let layout = world.layout();
+    assert_eq!(layout.joints, ["hinge"]);
+    assert_eq!(layout.actuated, [0]);
+    assert_eq!(world.joint_index("hinge"), Some(0));
+    assert_eq!(world.joint_index("nowhere"), None);
+    let slots: Vec<(&str, usize, usize)> = layout.sensors.iter().map(|s| (s.name.as_str(), s.offset, s.width)).collect();
+    assert_eq!(slots, [("imu", 0, 3), ("f", 3, 6), ("gyro", 9, 3)]);
+    assert_eq!(layout.sensor_values(), 12);
+    let columns: Vec<String> = layout.sensor_components().map(|(s, c)| format!("{s}.{c}")).collect();
+    assert_eq!(columns.join(","), "imu.x,imu.y,imu.z,f.fx,f.fy,f.fz,f.tx,f.ty,f.tz,gyro.x,gyro.y,gyro.z");
+    for s in &layout.sensors {
+        assert_eq!(world.sensor(&s.name).unwrap().len(), s.width);
+    }
+}

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use karakuri::spatial::quat_to_xyzw;
-use karakuri_sim::scene::SensorKind;
 use karakuri_sim::{JointState, World};
 
 struct CsvOut {
@@ -65,17 +64,11 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
     Ok(())
 }
 
-/// The sensor CSV's header: `time`, then each sensor's components.
+/// The sensor CSV's header: `time`, then each sensor's components ([`World::layout`]).
 fn sensor_header(world: &World) -> String {
     let mut h = String::from("time");
-    for s in world.sensors() {
-        let parts: &[&str] = match s.kind {
-            SensorKind::Force => &["fx", "fy", "fz", "tx", "ty", "tz"],
-            _ => &["x", "y", "z"],
-        };
-        for p in parts {
-            let _ = write!(h, ",{}.{p}", s.name);
-        }
+    for (sensor, component) in world.layout().sensor_components() {
+        let _ = write!(h, ",{sensor}.{component}");
     }
     h
 }
@@ -84,9 +77,8 @@ fn sensor_header(world: &World) -> String {
 fn sensor_row(row: &mut String, world: &World) {
     row.clear();
     let _ = write!(row, "{}", world.time());
-    for (s, r) in world.sensors().iter().zip(world.readings()) {
-        let n = if s.kind == SensorKind::Force { 6 } else { 3 };
-        for x in &r[..n] {
+    for (s, r) in world.layout().sensors.iter().zip(world.readings()) {
+        for x in &r[..s.width] {
             let _ = write!(row, ",{x}");
         }
     }
@@ -95,7 +87,7 @@ fn sensor_row(row: &mut String, world: &World) {
 /// The joint CSV's header: `time`, then `JOINT.q,JOINT.dq,JOINT.tau` per one-dof joint.
 fn joint_header(world: &World) -> String {
     let mut h = String::from("time");
-    for name in world.one_dof_joints() {
+    for name in &world.layout().joints {
         let _ = write!(h, ",{name}.q,{name}.dq,{name}.tau");
     }
     h

@@ -395,7 +395,7 @@ impl Validator<'_> {
             _ => {}
         }
         if let Some(n) = &s.noise {
-            let len = if s.kind == SensorKind::Force { 6 } else { 3 };
+            let len = s.kind.width();
             for (key, p, nonneg) in [("std", &n.std, true), ("bias", &n.bias, false)] {
                 let path = format!("{at}.noise.{key}");
                 let values: &[f64] = match p {

@@ -18,6 +18,22 @@ pub enum SensorKind {
     Force,
 }
 
+impl SensorKind {
+    /// The names of a reading's components, in order: `x, y, z` (accelerometer, rate gyro) or
+    /// `fx, fy, fz, tx, ty, tz` (force). The one place a reading's layout is defined.
+    pub fn component_names(self) -> &'static [&'static str] {
+        match self {
+            SensorKind::Force => &["fx", "fy", "fz", "tx", "ty", "tz"],
+            SensorKind::Accelerometer | SensorKind::RateGyro => &["x", "y", "z"],
+        }
+    }
+
+    /// How many values a reading has: 3 (accelerometer, rate gyro) or 6 (force).
+    pub fn width(self) -> usize {
+        self.component_names().len()
+    }
+}
+
 /// `sensors[]`: a sensor on a body (accelerometer, rate gyro: `body`) or a joint (force:
 /// `joint`); robot parts as `robot/name`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
