@@ -273,7 +273,10 @@ pub trait Engine {
     /// Registers extra joint forces on the named one-dof joints (see
     /// [`crate::joint_forces`]), applied from the next step on.
     fn add_joint_forces(&mut self, _joints: &[&str], _forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
-        Err(SimError::Input(format!("the {} engine does not support custom joint forces", self.name())))
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "custom joint forces (add_joint_forces)".into(),
+        })
     }
     /// Position of a one-dof joint by name (rad or m).
     fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
@@ -330,7 +333,10 @@ pub trait Engine {
     /// next step on; a speed that is not finite is [`SimError::BadTrackSpeed`].
     fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
         let _ = (k, speed);
-        Err(SimError::Input(format!("engine '{}' does not support track surfaces", self.name())))
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "track surfaces (set_track_speed)".into(),
+        })
     }
     /// Each one-dof joint's position limits and actuator, in the order of
     /// [`Engine::one_dof_joints`] (what a caller sizes its command and observation bounds
@@ -341,7 +347,10 @@ pub trait Engine {
     /// How many bodies sleep after the last step (`engine.sleep`: at rest, not collided,
     /// solved or integrated until something acts on them).
     fn sleeping_bodies(&self) -> Result<usize, SimError> {
-        Err(SimError::Input(format!("engine '{}' does not report sleeping bodies", self.name())))
+        Err(SimError::Unsupported {
+            engine: self.name().to_string(),
+            what: "sleeping bodies (sleeping_bodies)".into(),
+        })
     }
     /// Turns the wall-clock timing of the step's stages ([`Engine::stage_times`]) on or off.
     /// Off by default: reading the clock between the stages costs more than some of them on
