@@ -21,13 +21,84 @@ fn run(file: &str) -> World {
 fn gymnasium_and_dm_control_models_run_two_seconds() {
     for file in ["gymnasium/hopper.xml", "gymnasium/ant.xml", "dm_control/cartpole.xml"] {
         let w = run(file);
-        eprintln!("{file}: t {} warnings {:?}", w.time(), w.warnings());
+        assert!((w.time() - 2.0).abs() < 1e-9, "{file}: {}", w.time());
+        assert!(w.warnings().iter().any(|m| m.contains("actuators not simulated yet")), "{file}");
         for b in w.bodies() {
-            eprintln!("  {} {:?}", b.name, w.state(&b.name).map(|s| s.pose.translation));
+            let x = w.state(&b.name).unwrap().pose.translation;
+            assert!(x.iter().all(|v| v.is_finite() && v.abs() < 10.0), "{file}: {} at {x:?}", b.name);
         }
-        let deepest = w.contacts().iter().map(|c| c.depth).fold(0.0, f64::max);
-        eprintln!("  contacts {} deepest {deepest}", w.contacts().len());
     }
+}
+
+/// The floating ant and the planar hopper end resting on their floors: the root at a height
+/// its legs allow, every contact within the scene's penetration tolerance, nothing moving.
+#[test]
+fn hopper_and_ant_rest_on_their_floor() {
+    // (file, root body, root height range: hopper's torso stands 1.2 m up on its leg; ant's
+    // torso sphere (0.25) rests on its legs, under its start height 0.75)
+    for (file, root, lo, hi) in [("gymnasium/hopper.xml", "hopper/torso", 1.0, 1.3), ("gymnasium/ant.xml", "ant/torso", 0.25, 0.75)] {
+        let w = run(file);
+        let tol = w.scene().contact.penetration_tolerance;
+        let z = w.state(root).unwrap().pose.translation.z;
+        assert!(z > lo && z < hi, "{file}: root at {z}");
+        assert!(!w.contacts().is_empty(), "{file}: no contact with the floor");
+        for c in w.contacts() {
+            assert!(c.depth < tol, "{file}: contact {} deep (tolerance {tol})", c.depth);
+        }
+        for b in w.bodies() {
+            let s = w.state(&b.name).unwrap();
+            assert!(s.linear.norm() < 1e-2 && s.angular.norm() < 5e-2, "{file}: {} still moving ({s:?})", b.name);
+        }
+    }
+}
+
+/// An undamped pendulum (a 1 kg ball 0.5 m below its hinge, started 0.3 rad out by a
+/// keyframe) keeps its energy within 1 % over 2 s and swings with the pendulum's period.
+#[test]
+fn an_undamped_mjcf_pendulum_keeps_its_energy() {
+    let xml = r#"<mujoco model="pendulum">
+  <option timestep="0.001" gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="pole" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.05" mass="1"/>
+    </body>
+  </worldbody>
+  <keyframe><key qpos="0.3"/></keyframe>
+</mujoco>"#;
+    let dir = std::env::temp_dir().join(format!("karakuri-mjcf-pendulum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pendulum.xml");
+    std::fs::write(&path, xml).unwrap();
+    let scene = Scene::from_file(&path).unwrap();
+    assert_eq!(scene.world.dt, 0.001);
+    let mut w = World::new(scene).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let (m, l, g) = (1.0, 0.5, 9.81);
+    let inertia = m * l * l + 0.4 * m * 0.05 * 0.05;
+    let energy = |w: &World| {
+        let (th, om) = (w.joint_position("pendulum/hinge").unwrap(), w.joint_velocity("pendulum/hinge").unwrap());
+        0.5 * inertia * om * om + m * g * l * (1.0 - th.cos())
+    };
+    assert!((w.joint_position("pendulum/hinge").unwrap() - 0.3).abs() < 1e-12);
+    let e0 = energy(&w);
+    let mut crossings = vec![];
+    let mut last = w.joint_position("pendulum/hinge").unwrap();
+    while w.time() < 2.0 - 1e-9 {
+        w.step().unwrap();
+        let e = energy(&w);
+        assert!((e - e0).abs() < 0.01 * e0, "energy {e} at t = {}, started {e0}", w.time());
+        let th = w.joint_position("pendulum/hinge").unwrap();
+        if last > 0.0 && th <= 0.0 {
+            crossings.push(w.time());
+        }
+        last = th;
+    }
+    // downward crossings one period apart: 2π √(I / m g l), × (1 + θ0²/16) for the amplitude
+    let period = 2.0 * std::f64::consts::PI * (inertia / (m * g * l)).sqrt() * (1.0 + 0.3f64.powi(2) / 16.0);
+    assert!(crossings.len() >= 2, "{crossings:?}");
+    let measured = crossings[1] - crossings[0];
+    assert!((measured - period).abs() < 0.01 * period, "period {measured} s, expected {period} s");
 }
 
 #[test]
