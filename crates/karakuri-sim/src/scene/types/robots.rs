@@ -1,4 +1,4 @@
-//! Robots by reference (URDF root, collision) and loop constraints.
+//! Robots by reference (a URDF or an MJCF file; root, collision) and loop constraints.
 
 use serde::{Deserialize, Serialize};
 
