@@ -22,7 +22,8 @@ fn gymnasium_and_dm_control_models_run_two_seconds() {
     for file in ["gymnasium/hopper.xml", "gymnasium/ant.xml", "dm_control/cartpole.xml"] {
         let w = run(file);
         assert!((w.time() - 2.0).abs() < 1e-9, "{file}: {}", w.time());
-        assert!(w.warnings().iter().any(|m| m.contains("actuators not simulated yet")), "{file}");
+        // their motors are mapped (ctrl 0 at qpos0): nothing left out
+        assert!(!w.warnings().iter().any(|m| m.contains("actuators not simulated yet")), "{file}: {:?}", w.warnings());
         for b in w.bodies() {
             let x = w.state(&b.name).unwrap().pose.translation;
             assert!(x.iter().all(|v| v.is_finite() && v.abs() < 10.0), "{file}: {} at {x:?}", b.name);
@@ -36,7 +37,9 @@ fn gymnasium_and_dm_control_models_run_two_seconds() {
 fn hopper_and_ant_rest_on_their_floor() {
     // (file, root body, root height range: hopper's torso stands 1.2 m up on its leg; ant's
     // torso sphere (0.25) rests on its legs, under its start height 0.75)
-    for (file, root, lo, hi) in [("gymnasium/hopper.xml", "hopper/torso", 1.0, 1.3), ("gymnasium/ant.xml", "ant/torso", 0.25, 0.75)] {
+    // (.., largest body speed m/s, rad/s)
+    let cases = [("gymnasium/hopper.xml", "hopper/torso", 1.0, 1.3, 5e-2, 2e-1), ("gymnasium/ant.xml", "ant/torso", 0.25, 0.75, 1e-3, 1e-3)];
+    for (file, root, lo, hi, still, still_turning) in cases {
         let w = run(file);
         let tol = w.scene().contact.penetration_tolerance;
         let z = w.state(root).unwrap().pose.translation.z;
@@ -47,7 +50,7 @@ fn hopper_and_ant_rest_on_their_floor() {
         }
         for b in w.bodies() {
             let s = w.state(&b.name).unwrap();
-            assert!(s.linear.norm() < 1e-2 && s.angular.norm() < 5e-2, "{file}: {} still moving ({s:?})", b.name);
+            assert!(s.linear.norm() < still && s.angular.norm() < still_turning, "{file}: {} still moving ({s:?})", b.name);
         }
     }
 }
@@ -66,14 +69,9 @@ fn an_undamped_mjcf_pendulum_keeps_its_energy() {
   </worldbody>
   <keyframe><key qpos="0.3"/></keyframe>
 </mujoco>"#;
-    let dir = std::env::temp_dir().join(format!("karakuri-mjcf-pendulum-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("pendulum.xml");
-    std::fs::write(&path, xml).unwrap();
-    let scene = Scene::from_file(&path).unwrap();
-    assert_eq!(scene.world.dt, 0.001);
-    let mut w = World::new(scene).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let w = pendulum(xml);
+    assert_eq!(w.dt(), 0.001);
+    let mut w = w;
     let (m, l, g) = (1.0, 0.5, 9.81);
     let inertia = m * l * l + 0.4 * m * 0.05 * 0.05;
     let energy = |w: &World| {
@@ -99,6 +97,52 @@ fn an_undamped_mjcf_pendulum_keeps_its_energy() {
     assert!(crossings.len() >= 2, "{crossings:?}");
     let measured = crossings[1] - crossings[0];
     assert!((measured - period).abs() < 0.01 * period, "period {measured} s, expected {period} s");
+}
+
+/// A world of an MJCF text written to a file of its own.
+fn pendulum(xml: &str) -> World {
+    let dir = std::env::temp_dir().join(format!("karakuri-mjcf-{}-{}", std::process::id(), xml.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pendulum.xml");
+    std::fs::write(&path, xml).unwrap();
+    let w = World::new(Scene::from_file(&path).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    w
+}
+
+/// A `position` servo (kp 50, gear 2, keyframe ctrl 0.8: the hinge held at 0.4 rad) and a
+/// `motor` (gear 3, ctrl 0.5: 1.5 N·m) act as MuJoCo's: the servo's hinge settles where the
+/// servo balances gravity, the motor's hinge where 1.5 N·m does.
+#[test]
+fn mjcf_motor_and_position_actuators_hold_their_keyframe_ctrl() {
+    let xml = r#"<mujoco model="servo">
+  <option timestep="0.001"/>
+  <worldbody>
+    <body name="a" pos="0 0 1">
+      <joint name="ja" type="hinge" axis="0 1 0" damping="2"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.05" mass="1"/>
+    </body>
+    <body name="b" pos="2 0 1">
+      <joint name="jb" type="hinge" axis="0 1 0" damping="2"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.05" mass="1"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="ja" kp="50" gear="2"/>
+    <motor joint="jb" gear="3"/>
+  </actuator>
+  <keyframe><key ctrl="0.8 0.5"/></keyframe>
+</mujoco>"#;
+    let mut w = pendulum(xml);
+    w.run(3.0).unwrap();
+    // servo: 4 · 50 (0.4 − θ) = m g l sin θ; motor: 1.5 = m g l sin θ
+    let (m, g, l) = (1.0, 9.81, 0.5);
+    let servo = |th: f64| 200.0 * (0.4 - th) - m * g * l * th.sin();
+    let ta = w.joint_position("pendulum/ja").unwrap();
+    assert!(servo(ta).abs() < 1e-2, "servo hinge at {ta}: residual {}", servo(ta));
+    let tb = w.joint_position("pendulum/jb").unwrap();
+    let expected = (1.5 / (m * g * l)).asin();
+    assert!((tb - expected).abs() < 1e-3, "motor hinge at {tb}, expected {expected}");
 }
 
 #[test]

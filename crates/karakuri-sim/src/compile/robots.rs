@@ -7,18 +7,19 @@
 //! A robot source is anything that gives a karakuri [`Model`] of the robot with its collision
 //! geometry and remarks ([`UrdfRobot`]): a URDF or an MJCF file ([`load`]). An MJCF robot also
 //! brings its joints' springs (`stiffness` towards `springref`) and its start (the first
-//! keyframe, else qpos0: the free joints' poses and the one-dof joints' values); its
-//! `armature` is already in the model's mass matrix and is not added again.
+//! keyframe, else qpos0: the free joints' poses and the one-dof joints' values) and its
+//! motors and position servos; its `armature` is already in the model's mass matrix and is
+//! not added again.
 
-use karakuri::io::mjcf::{from_mujoco_qpos, JointProps, MjcfWorld};
+use karakuri::io::mjcf::{from_mujoco_qpos, JointProps, MjcfWorld, Transmission};
 use karakuri::model::{JointId, JointType};
 use karakuri::spatial::Se3;
 use karakuri::Model;
 
-use super::builder::{model_err, scene_err, se3, Builder, DofSetting, FreeStart, Grafted, JointValue, LimitSetting};
+use super::builder::{model_err, scene_err, se3, ActuatorSetting, Builder, DofSetting, FreeStart, Grafted, JointValue, LimitSetting};
 use super::model::SimBody;
 use crate::scene::geometry::UrdfRobot;
-use crate::scene::{Pose, RobotRoot, Scene};
+use crate::scene::{ActuatorMode, ActuatorSpec, Pose, RobotRoot, Scene, Target};
 use crate::SimError;
 
 /// Loads robot `ri` of the scene from its source: a URDF file, or one built into the binary
@@ -42,6 +43,7 @@ pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
         let rs = &b.scene.robots[ri];
         if let Some(world) = &world {
             mjcf_start(b, ri, world, &g)?;
+            mjcf_actuators(b, ri, world, &g);
         } else if rs.root == RobotRoot::Floating && g.robot.model.njoints > 1 {
             let (linear, angular) = (rs.base_velocity.linear, rs.base_velocity.angular);
             b.free_start.push(FreeStart { joint: g.joint[1], pose: rs.pose, linear, angular });
@@ -146,6 +148,55 @@ fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) -> Res
         }
     }
     Ok(())
+}
+
+/// MJCF robot `ri`'s actuators on one-dof joints, each holding its first keyframe's `ctrl`
+/// (else 0), clamped to `ctrlrange`: a `motor` as a torque `gear · ctrl`, a `position` servo
+/// (MuJoCo's `kp (ctrl − gear q) − kv gear q̇`, times `gear` on the joint) as a position
+/// actuator with gains `kp gear²`, `kv gear²` and target `ctrl / gear`; `forcerange` times
+/// `gear` its effort limit. Any other actuator (and a second one on a joint) is left out, a
+/// warning counts them.
+fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) {
+    let rm = &g.robot.model;
+    let mut left_out = 0;
+    for (ai, a) in world.actuators.iter().enumerate() {
+        let ctrl = world.keyframes.first().map_or(0.0, |k| k.ctrl[ai]);
+        let ctrl = a.ctrlrange.map_or(ctrl, |(lo, hi)| ctrl.clamp(lo, hi));
+        let joint = match a.transmission {
+            Transmission::Joint(mj) => rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1),
+            _ => None,
+        };
+        let (gear, kp, kv) = (a.gear[0], a.gainprm[0], -a.biasprm[2]);
+        let fixed_gain = a.dynamics.is_none() && !a.gain_affine;
+        let mode = match a.kind.as_str() {
+            "motor" if fixed_gain && !a.bias_affine && kp == 1.0 => Some(ActuatorMode::Torque),
+            "position" if fixed_gain && a.bias_affine && a.biasprm[1] == -kp && gear != 0.0 => Some(ActuatorMode::Position),
+            _ => None,
+        };
+        let (Some(j), Some(mode)) = (joint, mode) else {
+            left_out += 1;
+            continue;
+        };
+        let joint = g.joint[j];
+        if b.actuators.iter().any(|s| s.joint == joint) {
+            left_out += 1;
+            continue;
+        }
+        let effort_limit = a.forcerange.map(|(lo, hi)| lo.abs().max(hi.abs()) * gear.abs());
+        let (kp, kd, target) = match mode {
+            ActuatorMode::Position => (kp * gear * gear, kv * gear * gear, ctrl / gear),
+            _ => (0.0, 0.0, gear * ctrl),
+        };
+        let spec = ActuatorSpec { mode, kp, kd, target: Target::Value(target), effort_limit, velocity_limit: None };
+        b.actuators.push(ActuatorSetting { joint, spec });
+    }
+    if left_out > 0 {
+        let rs = &b.scene.robots[ri];
+        let file = rs.mjcf.as_deref().unwrap_or_default();
+        b.warnings.push(format!(
+            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (only motor and position actuators on a hinge or slide are)"
+        ));
+    }
 }
 
 /// Every joint robot `ri`'s `q0` and `v0` name is one of the robot's.

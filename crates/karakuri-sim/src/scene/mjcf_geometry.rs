@@ -36,9 +36,6 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let world = karakuri::io::mjcf::load_world(&path).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
     let mut warnings: Vec<String> = world.warnings.clone();
     let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
-    if !world.actuators.is_empty() {
-        warnings.push(format!("{} actuators not simulated yet (their controls stay 0)", world.actuators.len()));
-    }
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
     Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
 }
