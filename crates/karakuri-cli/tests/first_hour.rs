@@ -184,17 +184,32 @@ fn a_duration_shorter_than_half_a_step_is_an_error() {
     assert!(stderr.contains("shorter than half a time step"), "{stderr}");
 }
 
-/// Item 7: a file that is not a scene is named by its format, not called bad JSON.
+/// Item 7: a file that is not a scene is named by its format, not called bad JSON (an `.xml`
+/// is read as MJCF: a URDF in it says so).
 #[test]
 fn simulate_model_xml_names_the_format() {
     let dir = temp_dir("xml");
     let model = dir.join("model.xml");
-    std::fs::write(&model, "<mujoco/>").unwrap();
+    std::fs::write(&model, "<robot name='r'/>").unwrap();
     let out = karakuri(&["simulate", model.to_str().unwrap()], None);
+    let urdf = dir.join("model.urdf");
+    std::fs::write(&urdf, "<robot name='r'/>").unwrap();
+    let out_urdf = karakuri(&["simulate", urdf.to_str().unwrap()], None);
     std::fs::remove_dir_all(&dir).ok();
     let (_, stderr) = text(&out);
     assert!(!out.status.success());
-    assert!(stderr.contains("'.xml'") && stderr.contains(".json, .yaml or .yml") && !stderr.contains("JSON"), "{stderr}");
+    assert!(stderr.contains("MJCF") && stderr.contains(".json, .yaml or .yml") && !stderr.contains("JSON"), "{stderr}");
+    let (_, stderr) = text(&out_urdf);
+    assert!(!out_urdf.status.success());
+    assert!(stderr.contains("'.urdf'") && stderr.contains(".json, .yaml or .yml") && !stderr.contains("JSON"), "{stderr}");
+}
+
+/// Issue 28 item 2: a lone MJCF file is a scene of that one robot (its timestep, 2 s).
+#[test]
+fn simulate_an_mjcf_file() {
+    let out = karakuri(&["simulate", repo("tests/data/mjcf/gymnasium/hopper.xml").to_str().unwrap()], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
 }
 
 /// Item 8: `karakuri bench` on a model without joints times what applies and does not panic.

@@ -5,35 +5,46 @@
 //! `v0` give are checked.
 //!
 //! A robot source is anything that gives a karakuri [`Model`] of the robot with its collision
-//! geometry and remarks ([`UrdfRobot`]): URDF today ([`load`]). An MJCF or Choreonoid `.body`
-//! loader returns the same and takes an arm in [`load`]; grafting and the later passes stay
-//! as they are.
+//! geometry and remarks ([`UrdfRobot`]): a URDF or an MJCF file ([`load`]). An MJCF robot also
+//! brings its joints' springs (`stiffness` towards `springref`) and its start (the first
+//! keyframe, else qpos0: the free joints' poses and the one-dof joints' values) and its
+//! motors and position servos; its `armature` is already in the model's mass matrix and is
+//! not added again.
 
+use karakuri::io::mjcf::{from_mujoco_qpos, JointProps, MjcfWorld, Transmission};
 use karakuri::model::{JointId, JointType};
 use karakuri::spatial::Se3;
 use karakuri::Model;
 
-use super::builder::{model_err, scene_err, se3, Builder, DofSetting, FreeStart, Grafted, LimitSetting};
+use super::builder::{model_err, scene_err, se3, ActuatorSetting, Builder, DofSetting, FreeStart, Grafted, JointValue, LimitSetting};
 use super::model::SimBody;
 use crate::scene::geometry::UrdfRobot;
-use crate::scene::{RobotRoot, Scene};
+use crate::scene::{ActuatorMode, ActuatorSpec, Pose, RobotRoot, Scene, Target};
 use crate::SimError;
 
-/// Loads robot `ri` of the scene from its source (today a URDF file, or one built into the
-/// binary; the loader checks and repairs it and reads its collision meshes).
-pub(super) fn load(scene: &Scene, ri: usize) -> Result<UrdfRobot, SimError> {
-    crate::scene::geometry::load_robot(scene, ri)
+/// Loads robot `ri` of the scene from its source: a URDF file, or one built into the binary
+/// (the loader checks and repairs it and reads its collision meshes), or an MJCF file (then
+/// also its whole [`MjcfWorld`]).
+pub(super) fn load(scene: &Scene, ri: usize) -> Result<(UrdfRobot, Option<MjcfWorld>), SimError> {
+    if scene.robots[ri].mjcf.is_some() {
+        let (robot, world) = crate::scene::mjcf_geometry::load_mjcf_robot(scene, ri)?;
+        return Ok((robot, Some(world)));
+    }
+    Ok((crate::scene::geometry::load_robot(scene, ri)?, None))
 }
 
 /// Loads and grafts every scene robot, in scene order.
 pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
     for ri in 0..b.scene.robots.len() {
-        let mut robot = load(b.scene, ri)?;
+        let (mut robot, world) = load(b.scene, ri)?;
         b.warnings.append(&mut robot.warnings);
-        let g = graft(b, ri, robot)?;
+        let g = graft(b, ri, robot, world.as_ref())?;
         check_joint_names(b.scene, ri, &g.robot.model)?;
         let rs = &b.scene.robots[ri];
-        if rs.root == RobotRoot::Floating && g.robot.model.njoints > 1 {
+        if let Some(world) = &world {
+            mjcf_start(b, ri, world, &g)?;
+            mjcf_actuators(b, ri, world, &g);
+        } else if rs.root == RobotRoot::Floating && g.robot.model.njoints > 1 {
             let (linear, angular) = (rs.base_velocity.linear, rs.base_velocity.angular);
             b.free_start.push(FreeStart { joint: g.joint[1], pose: rs.pose, linear, angular });
         }
@@ -46,7 +57,7 @@ pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
 /// a world joint and body per robot joint (its parent's world joint; a joint on the robot's
 /// universe placed at the robot's pose, unless it is the floating root), each one-dof joint's
 /// settings recorded.
-fn graft(b: &mut Builder, ri: usize, robot: UrdfRobot) -> Result<Grafted, SimError> {
+fn graft(b: &mut Builder, ri: usize, robot: UrdfRobot, world: Option<&MjcfWorld>) -> Result<Grafted, SimError> {
     let scene = b.scene;
     let rs = &scene.robots[ri];
     let rm = &robot.model;
@@ -75,7 +86,8 @@ fn graft(b: &mut Builder, ri: usize, robot: UrdfRobot) -> Result<Grafted, SimErr
         let bname = format!("{}/{}", rs.name, rm.body_names[j]);
         b.model.add_inertia(id, &bname, rm.inertias[j]).map_err(err)?;
         b.model.set_body_name(id, &bname).map_err(err)?;
-        link_settings(b, ri, rm, j, id.0);
+        let props = world.and_then(|w| w.joints.iter().find(|p| p.name == rm.joint_names[j]));
+        link_settings(b, ri, rm, j, id.0, props);
         joint[j] = id.0;
         body[j] = b.bodies.len();
         let parent = Some(body[rm.parents[j]]);
@@ -86,8 +98,9 @@ fn graft(b: &mut Builder, ri: usize, robot: UrdfRobot) -> Result<Grafted, SimErr
 
 /// Records robot joint `j` (world joint `id`): its finite limits (revolute, prismatic) and, for
 /// a one-dof joint, its passive parameters (the URDF's damping plus the robot's
-/// `joint_damping`, the robot's `joint_stiffness` about its `q0`, the URDF's friction).
-fn link_settings(b: &mut Builder, ri: usize, rm: &Model, j: usize, id: usize) {
+/// `joint_damping`, the robot's `joint_stiffness` about its `q0`, the URDF's friction; an
+/// MJCF joint's `props`: its own `stiffness` towards `springref` instead).
+fn link_settings(b: &mut Builder, ri: usize, rm: &Model, j: usize, id: usize, props: Option<&JointProps>) {
     let rs = &b.scene.robots[ri];
     let (iq, nq) = (rm.idx_q[j], rm.nqs[j]);
     let (lo, hi) = (&rm.lower_position_limit[iq..iq + nq], &rm.upper_position_limit[iq..iq + nq]);
@@ -98,14 +111,91 @@ fn link_settings(b: &mut Builder, ri: usize, rm: &Model, j: usize, id: usize) {
     let (iv, nv) = (rm.idx_v[j], rm.nvs[j]);
     if nv == 1 {
         let q_ref = rs.q0.iter().find(|(n, _)| n == &rm.joint_names[j]).map_or(0.0, |(_, x)| *x);
+        let (stiffness, spring_reference) = match props {
+            Some(p) if p.stiffness != 0.0 => (p.stiffness + rs.joint_stiffness, p.springref),
+            _ => (rs.joint_stiffness, q_ref),
+        };
         b.dofs.push(DofSetting {
             joint: id,
             damping: rm.damping[iv] + rs.joint_damping,
-            stiffness: rs.joint_stiffness,
-            spring_reference: q_ref,
+            stiffness,
+            spring_reference,
             armature: 0.0,
             friction: rm.friction[iv],
         });
+    }
+}
+
+/// MJCF robot `ri`'s start, from its first keyframe (else qpos0): each free joint's pose (its
+/// velocity zero), each one-dof joint's value; a ball joint starts at the identity (a warning
+/// says so when the keyframe turns it).
+fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) -> Result<(), SimError> {
+    let rm = &g.robot.model;
+    let qpos = world.keyframes.first().map_or(&world.qpos0, |k| &k.qpos);
+    let q = from_mujoco_qpos(rm, qpos).map_err(|e| scene_err(b.scene, format!("robots[{ri}].mjcf"), e.to_string()))?;
+    for j in 1..rm.njoints {
+        let (iq, nq) = (rm.idx_q[j], rm.nqs[j]);
+        match rm.joint_types[j] {
+            JointType::FreeFlyer => {
+                let pose = Pose { position: [q[iq], q[iq + 1], q[iq + 2]], orientation: [q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]] };
+                b.free_start.push(FreeStart { joint: g.joint[j], pose, linear: [0.0; 3], angular: [0.0; 3] });
+            }
+            _ if nq == 1 => b.q0.push(JointValue { joint: g.joint[j], value: q[iq] }),
+            _ if q.as_slice()[iq..iq + nq] != [0.0, 0.0, 0.0, 1.0] => {
+                b.warnings.push(format!("robots[{ri}]: ball joint '{}' starts at the identity, not at its keyframe value", rm.joint_names[j]));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// MJCF robot `ri`'s actuators on one-dof joints, each holding its first keyframe's `ctrl`
+/// (else 0), clamped to `ctrlrange`: a `motor` as a torque `gear · ctrl`, a `position` servo
+/// (MuJoCo's `kp (ctrl − gear q) − kv gear q̇`, times `gear` on the joint) as a position
+/// actuator with gains `kp gear²`, `kv gear²` and target `ctrl / gear`; `forcerange` times
+/// `gear` its effort limit. Any other actuator (and a second one on a joint) is left out, a
+/// warning counts them.
+fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) {
+    let rm = &g.robot.model;
+    let mut left_out = 0;
+    for (ai, a) in world.actuators.iter().enumerate() {
+        let ctrl = world.keyframes.first().map_or(0.0, |k| k.ctrl[ai]);
+        let ctrl = a.ctrlrange.map_or(ctrl, |(lo, hi)| ctrl.clamp(lo, hi));
+        let joint = match a.transmission {
+            Transmission::Joint(mj) => rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1),
+            _ => None,
+        };
+        let (gear, kp, kv) = (a.gear[0], a.gainprm[0], -a.biasprm[2]);
+        let fixed_gain = a.dynamics.is_none() && !a.gain_affine;
+        let mode = match a.kind.as_str() {
+            "motor" if fixed_gain && !a.bias_affine && kp == 1.0 => Some(ActuatorMode::Torque),
+            "position" if fixed_gain && a.bias_affine && a.biasprm[1] == -kp && gear != 0.0 => Some(ActuatorMode::Position),
+            _ => None,
+        };
+        let (Some(j), Some(mode)) = (joint, mode) else {
+            left_out += 1;
+            continue;
+        };
+        let joint = g.joint[j];
+        if b.actuators.iter().any(|s| s.joint == joint) {
+            left_out += 1;
+            continue;
+        }
+        let effort_limit = a.forcerange.map(|(lo, hi)| lo.abs().max(hi.abs()) * gear.abs());
+        let (kp, kd, target) = match mode {
+            ActuatorMode::Position => (kp * gear * gear, kv * gear * gear, ctrl / gear),
+            _ => (0.0, 0.0, gear * ctrl),
+        };
+        let spec = ActuatorSpec { mode, kp, kd, target: Target::Value(target), effort_limit, velocity_limit: None };
+        b.actuators.push(ActuatorSetting { joint, spec });
+    }
+    if left_out > 0 {
+        let rs = &b.scene.robots[ri];
+        let file = rs.mjcf.as_deref().unwrap_or_default();
+        b.warnings.push(format!(
+            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (only motor and position actuators on a hinge or slide are)"
+        ));
     }
 }
 

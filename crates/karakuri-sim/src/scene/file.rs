@@ -13,16 +13,19 @@ use super::{ActuatorSpec, ControllerSpec, Geometry, JointSpec, Scene, ShapeSpec,
 use crate::SimError;
 
 impl Scene {
-    /// Reads a scene from a `.json`, `.yaml` or `.yml` file (any other extension is an error
-    /// naming it).
+    /// Reads a scene from a `.json`, `.yaml` or `.yml` file, or makes one of an MJCF `.xml` /
+    /// `.mjcf` file alone ([`Scene::from_mjcf`]); any other extension is an error naming it.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Scene, SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if matches!(ext.as_str(), "xml" | "mjcf") {
+            return Scene::from_mjcf(path);
+        }
         if !matches!(ext.as_str(), "json" | "yaml" | "yml") {
             let hint = match ext.as_str() {
-                "urdf" | "xml" | "xacro" | "mjcf" | "sdf" => {
-                    " (a robot model is not a scene: name it in a scene's robots[].urdf; MJCF and SDF are not read)"
+                "urdf" | "xacro" | "sdf" => {
+                    " (a robot model is not a scene: name it in a scene's robots[].urdf; SDF is not read)"
                 }
                 _ => "",
             };
@@ -32,6 +35,25 @@ impl Scene {
         let text = std::fs::read_to_string(path)
             .map_err(|e| scene_error(&file, "", format!("cannot read the scene file: {e}")))?;
         let mut scene = Scene::from_str(&text, &file)?;
+        scene.source = Some(path.to_path_buf());
+        Ok(scene)
+    }
+
+    /// A scene of one MJCF file alone: the model as robot `name` (the file's stem), the file's
+    /// `<option>` timestep and gravity, a 2 s run. Its own plane geoms are the floor.
+    pub fn from_mjcf(path: impl AsRef<std::path::Path>) -> Result<Scene, SimError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let world = karakuri::io::mjcf::load_world(path).map_err(|e| scene_error(&file, "", format!("cannot load it as an MJCF model ({e}); scene files are .json, .yaml or .yml")))?;
+        let name = path.file_stem().map_or("robot".into(), |s| s.to_string_lossy().into_owned());
+        let (o, g) = (&world.option, world.option.gravity);
+        let mjcf = path.file_name().map_or(file.clone(), |s| s.to_string_lossy().into_owned());
+        let value = serde_json::json!({
+            "name": name,
+            "world": { "gravity": [g.x, g.y, g.z], "dt": o.timestep, "duration": 2.0 },
+            "robots": [{ "name": name, "mjcf": mjcf }],
+        });
+        let mut scene = Scene::from_value(&value, &file)?;
         scene.source = Some(path.to_path_buf());
         Ok(scene)
     }
@@ -158,7 +180,10 @@ impl Scene {
                     fix(&mut table.path);
                 }
             }
-            fix(&mut r.urdf);
+            if !r.urdf.is_empty() {
+                fix(&mut r.urdf);
+            }
+            r.mjcf.iter_mut().for_each(fix);
             r.package_dirs.iter_mut().for_each(fix);
             r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));
         }

@@ -1,7 +1,7 @@
-//! MJCF geoms as a robot's collision shapes (preparing `robots: [{mjcf: …}]`): each geom of
-//! [`karakuri::io::mjcf::load_world`] becomes an [`UrdfCollision`] on the karakuri joint that
-//! moves its body, as a URDF robot's `<collision>` elements do, so the compile step's robot
-//! pass can take an MJCF source beside URDF.
+//! MJCF robots (`robots: [{mjcf: …}]`): [`load_mjcf_robot`] reads the file with
+//! [`karakuri::io::mjcf::load_world`], and each geom becomes an [`UrdfCollision`] on the
+//! karakuri joint that moves its body ([`mjcf_collisions`]), as a URDF robot's `<collision>`
+//! elements do, so the compile step's robot pass takes an MJCF source beside URDF.
 //!
 //! | MJCF geom | shape |
 //! | --- | --- |
@@ -19,8 +19,27 @@
 use karakuri::io::mjcf::{GeomShape, MjcfWorld};
 use karakuri::spatial::{Se3, Vec3};
 
-use super::geometry::{read_mesh, UrdfCollision};
-use super::{Geometry, MeshFile};
+use super::geometry::{read_mesh, UrdfCollision, UrdfRobot};
+use super::{scene_error, Geometry, MeshFile, Scene};
+use crate::SimError;
+
+/// Loads robot `ri` of the scene from its `mjcf` file (relative to the scene): the robot (its
+/// model, its geoms' collision shapes unless `collide` is false, the loader's remarks) and the
+/// whole [`MjcfWorld`] (joint properties, keyframes, option).
+pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld), SimError> {
+    let rs = &scene.robots[ri];
+    let file = scene.source.as_ref().map_or("<scene>".into(), |p| p.display().to_string());
+    let mjcf = rs.mjcf.as_deref().unwrap_or_default();
+    let err = |reason: String| scene_error(&file, &format!("robots[{ri}].mjcf"), reason);
+    let path = scene.base_dir().join(mjcf);
+    let path = if path.exists() { path } else { std::path::PathBuf::from(mjcf) };
+    let world = karakuri::io::mjcf::load_world(&path).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
+    let mut warnings: Vec<String> = world.warnings.clone();
+    let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
+    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
+}
+
 
 /// Points on an ellipsoid's surface: 6 latitudes × 10 longitudes and the poles.
 fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {

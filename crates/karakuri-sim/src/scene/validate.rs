@@ -37,6 +37,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for (ri, r) in scene.robots.iter_mut().enumerate() {
         let at = format!("robots[{ri}]");
+        if r.urdf.is_empty() == r.mjcf.is_none() {
+            return Err(v.err(&at, "give exactly one of `urdf` (a URDF file) and `mjcf` (an MJCF file)"));
+        }
         v.pose(&format!("{at}.pose"), &mut r.pose)?;
         v.material_ref(&format!("{at}.material"), r.material.as_deref(), &materials)?;
         v.nonneg(&format!("{at}.joint_stiffness"), r.joint_stiffness)?;

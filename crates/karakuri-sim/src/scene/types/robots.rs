@@ -1,4 +1,4 @@
-//! Robots by reference (URDF root, collision) and loop constraints.
+//! Robots by reference (a URDF or an MJCF file; root, collision) and loop constraints.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,15 +32,21 @@ pub enum RobotCollision {
     None,
 }
 
-/// A robot loaded from a URDF file.
+/// A robot loaded from a URDF or an MJCF file (exactly one of `urdf` and `mjcf`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RobotSpec {
     /// Name, prefixed to its links' names (`name/link`).
     pub name: String,
     /// URDF path as written (relative to the scene file), or `builtin:<name>` for a URDF inside
-    /// the binary ([`crate::scene::BUILTIN_URDFS`]).
+    /// the binary ([`crate::scene::BUILTIN_URDFS`]); empty for an MJCF robot.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub urdf: String,
+    /// MJCF path as written (relative to the scene file): the whole model is the robot (its
+    /// world geoms on the robot's root, a free joint its floating base starting at the first
+    /// keyframe or qpos0; `root`, `pose` of a floating base and `collision` are not used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mjcf: Option<String>,
     /// Floating or fixed base.
     #[serde(default)]
     pub root: RobotRoot,
