@@ -160,3 +160,25 @@ fn a_robot_names_exactly_one_of_urdf_and_mjcf() {
     let saved = serde_json::to_string(w.scene()).unwrap();
     assert!(saved.contains("\"mjcf\"") && !saved.contains("\"urdf\":"), "{saved}");
 }
+
+/// What the simulator does not carry yet is said, never dropped silently: contact filtering
+/// (here a geom with `contype="0"` and an `<exclude>`) and sensors.
+#[test]
+fn what_is_not_simulated_yet_is_warned() {
+    let xml = r#"<mujoco model="warned">
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="arm" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom name="rod" type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" contype="0"/>
+      <site name="tip" pos="0 0 -0.5"/>
+    </body>
+  </worldbody>
+  <contact><exclude body1="world" body2="arm"/></contact>
+  <sensor><jointpos joint="hinge"/></sensor>
+</mujoco>"#;
+    let w = pendulum(xml);
+    let said = w.warnings().join("\n");
+    assert!(said.contains("contact filtering not simulated yet (1 geom(s)") && said.contains("1 <exclude>"), "{said}");
+    assert!(said.contains("not simulated yet: 1 sensor(s), 0 equality constraint(s), 0 tendon(s)"), "{said}");
+}

@@ -36,10 +36,32 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let world = karakuri::io::mjcf::load_world(&path).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
     let mut warnings: Vec<String> = world.warnings.clone();
     let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    not_carried(&world, &mut warnings);
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
     Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
 }
 
+
+/// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
+/// silently: contact filtering (geoms whose `contype` / `conaffinity` are not 1 / 1,
+/// `<contact>` pairs and excludes: the scene's contact rules apply instead), sensors, equality
+/// constraints and fixed tendons. Reads `world`; appends to `warnings`.
+fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
+    let filtered = world.geoms.iter().filter(|g| g.contype != 1 || g.conaffinity != 1).count();
+    let (pairs, excludes) = (world.contact_pairs.len(), world.contact_excludes.len());
+    if filtered + pairs + excludes > 0 {
+        warnings.push(format!(
+            "contact filtering not simulated yet ({filtered} geom(s) with contype/conaffinity other than 1/1, \
+             {pairs} <pair>, {excludes} <exclude>): the scene's contact rules apply (docs/MJCF.md)"
+        ));
+    }
+    let (sensors, equalities, tendons) = (world.sensors.len(), world.equalities.len(), world.tendons.len());
+    if sensors + equalities + tendons > 0 {
+        warnings.push(format!(
+            "not simulated yet: {sensors} sensor(s), {equalities} equality constraint(s), {tendons} tendon(s) (docs/MJCF.md)"
+        ));
+    }
+}
 
 /// Points on an ellipsoid's surface: 6 latitudes × 10 longitudes and the poles.
 fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {
