@@ -218,7 +218,6 @@ impl World {
     /// the same number of controllers registered in the same order); the next steps are
     /// then bit for bit those that followed the snapshot. On an error the world is as it was.
     pub fn restore(&mut self, snap: &Snapshot) -> Result<(), SimError> {
-        self.require(self.caps.checkpoints, "checkpoints (restore_state)")?;
         let mine = self.fingerprint();
         if snap.fingerprint != mine {
             return Err(SimError::Checkpoint(format!(
@@ -240,6 +239,7 @@ impl World {
                 self.controllers.len()
             )));
         }
+        self.require(self.caps.checkpoints, "checkpoints (restore_state)")?;
         // what to go back to if a part refuses its state
         let before: Vec<serde_json::Value> = self
             .controllers
