@@ -104,6 +104,26 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<MeshData, String> {
     Ok(out)
 }
 
+/// The mesh reader the MJCF loader uses for mesh geoms' inertia
+/// (`karakuri::io::mjcf::load_with(path, &MeshFiles)`): files through [`load`], convex hulls
+/// through parry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MeshFiles;
+
+impl karakuri::io::mjcf::MeshSource for MeshFiles {
+    fn read(&self, path: &Path) -> Result<karakuri::io::mjcf::MeshTriangles, String> {
+        let m = load(path, [1.0; 3])?;
+        Ok(karakuri::io::mjcf::MeshTriangles { vertices: m.vertices, triangles: m.triangles })
+    }
+
+    fn convex_hull(&self, points: &[[f64; 3]]) -> Result<karakuri::io::mjcf::MeshTriangles, String> {
+        check_hull_points(points)?;
+        let pts: Vec<parry3d_f64::math::Vector> = points.iter().map(|p| parry3d_f64::math::Vector::new(p[0], p[1], p[2])).collect();
+        let (v, t) = parry3d_f64::transformation::try_convex_hull(&pts).map_err(|e| format!("no convex hull ({e:?})"))?;
+        Ok(karakuri::io::mjcf::MeshTriangles { vertices: v.iter().map(|p| [p.x, p.y, p.z]).collect(), triangles: t })
+    }
+}
+
 /// Checks that points span a volume (a convex hull needs at least 4 non-coplanar points).
 pub fn check_hull_points(vertices: &[[f64; 3]]) -> Result<(), String> {
     use karakuri::spatial::Vec3;
