@@ -61,9 +61,14 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<MeshData, String> {
         "obj" => loader
             .load_obj_from_slice_with_reader(bytes, path, |_| Err(std::io::ErrorKind::Unsupported.into()))
             .map_err(|e| format!("not a readable OBJ file ({e})")),
-        "dae" => loader
-            .load_collada_from_slice(bytes, path)
-            .map_err(|e| format!("not a readable COLLADA file ({e})")),
+        "dae" => {
+            check_collada_references(bytes)?;
+            // mesh-loader 0.1.13 panics on some broken COLLADA files (found by
+            // tests/mesh_fuzz.rs); such a panic is this file's error, not the program's end
+            std::panic::catch_unwind(|| loader.load_collada_from_slice(bytes, path))
+                .map_err(|_| "not a readable COLLADA file (the reader failed on it)".to_string())?
+                .map_err(|e| format!("not a readable COLLADA file ({e})"))
+        }
         o => Err(format!(
             "unsupported mesh format '{}' (supported: .stl, .obj, .dae)",
             if o.is_empty() {
@@ -102,6 +107,30 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<MeshData, String> {
         return Err("the mesh has no vertices".to_string());
     }
     Ok(out)
+}
+
+/// Every `#id` a COLLADA document's `source`, `url`, `target` or `material` attribute names must
+/// be an element's `id`: mesh-loader 0.1.13 panics on a dangling one instead of refusing it.
+fn check_collada_references(bytes: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(bytes);
+    let values = |attr: &str| -> Vec<String> {
+        let key = format!("{attr}=\"");
+        text.match_indices(&key)
+            .filter(|(i, _)| *i == 0 || text.as_bytes()[i - 1].is_ascii_whitespace())
+            .filter_map(|(i, _)| text[i + key.len()..].split('"').next().map(str::to_string))
+            .collect()
+    };
+    let ids: std::collections::HashSet<String> = values("id").into_iter().collect();
+    for attr in ["source", "url", "target"] {
+        for v in values(attr) {
+            if let Some(id) = v.strip_prefix('#') {
+                if !ids.contains(id) {
+                    return Err(format!("not a readable COLLADA file ({attr}=\"{v}\" names no element)"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The mesh reader the MJCF loader uses for mesh geoms' inertia
