@@ -186,6 +186,8 @@ fn check_orientation(vertices: &[[f64; 3]], faces: &[[u32; 3]]) -> Result<(), St
 /// A `<mesh>` asset as the inertia needs it.
 struct MeshAsset {
     path: PathBuf,
+    /// `vertex` (and `face`, else the hull's) written in the element instead of a file.
+    inline: Option<MeshTriangles>,
     scale: Vec3,
     kind: MeshInertia,
     at: Element,
@@ -211,7 +213,20 @@ impl<'s> MeshAssets<'s> {
         let mut meshes = HashMap::new();
         for m in assets.iter().flat_map(|a| a.children.iter()).filter(|m| m.tag == "mesh") {
             let r = Resolved::new(m, "main", defaults)?;
-            let Some(file) = r.get("file") else { continue };
+            let inline = match r.get("vertex") {
+                Some(t) => {
+                    let v = super::xml::numbers_vec(m, "vertex", t)?;
+                    let f = r.get("face").map(|t| super::xml::numbers_vec(m, "face", t)).transpose()?.unwrap_or_default();
+                    if v.len() < 12 || v.len() % 3 != 0 || f.len() % 3 != 0 || f.iter().any(|&i| i < 0.0 || i.fract() != 0.0 || i as usize >= v.len() / 3) {
+                        return Err(m.error("'vertex' needs at least 4 points (3 numbers each), 'face' vertex indices in threes"));
+                    }
+                    let vertices = v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+                    let triangles = f.chunks_exact(3).map(|c| [c[0] as u32, c[1] as u32, c[2] as u32]).collect();
+                    Some(MeshTriangles { vertices, triangles })
+                }
+                None => None,
+            };
+            let Some(file) = r.get("file").or(inline.as_ref().map(|_| "")) else { continue };
             let file = Path::new(file);
             let name = r.get("name").map(str::to_string).unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
             let file = if c.strippath { file.file_name().map(Path::new).unwrap_or(file) } else { file };
@@ -231,7 +246,7 @@ impl<'s> MeshAssets<'s> {
                 "shell" => MeshInertia::Shell,
                 o => return Err(m.error(format!("unknown mesh inertia '{o}' (legacy, exact, convex or shell)"))),
             };
-            meshes.insert(name, MeshAsset { path, scale, kind, at: Element { children: vec![], ..m.clone() } });
+            meshes.insert(name, MeshAsset { path, inline, scale, kind, at: Element { children: vec![], ..m.clone() } });
         }
         Ok(Self { meshes, source })
     }
@@ -239,14 +254,18 @@ impl<'s> MeshAssets<'s> {
     /// The inertia of a mesh geom whose frame in the body is `frame` (`None`: it weighs nothing).
     pub fn inertia(&self, g: &MeshGeom, frame: &Se3) -> Result<Option<Inertia>, MjcfError> {
         let asset = self.meshes.get(&g.mesh).ok_or_else(|| g.at.error(format!("no mesh asset named '{}' (with a file)", g.mesh)))?;
-        let Some(source) = self.source else {
-            return Err(g.at.error(format!(
-                "the inertia of mesh '{}' needs its file read: load with a mesh reader (mjcf::load_with, as the simulator and the Python package do), or give the body an <inertial>, or the geom mass=\"0\" or density=\"0\"",
+        let no_reader = || {
+            g.at.error(format!(
+                "the inertia of mesh '{}' needs a mesh reader: load with mjcf::load_with (as the simulator and the Python package do), or give the body an <inertial>, or the geom mass=\"0\" or density=\"0\"",
                 g.mesh
-            )));
+            ))
         };
         let why = |e: String| asset.at.error(format!("mesh '{}' ('{}'): {e}", g.mesh, asset.path.display()));
-        let mut mesh = source.read(&asset.path).map_err(why)?;
+        let mut mesh = match &asset.inline {
+            Some(m) if !m.triangles.is_empty() => m.clone(),
+            Some(m) => self.source.ok_or_else(no_reader)?.convex_hull(&m.vertices).map_err(why)?,
+            None => self.source.ok_or_else(no_reader)?.read(&asset.path).map_err(why)?,
+        };
         let s = asset.scale;
         for p in &mut mesh.vertices {
             *p = [p[0] * s.x, p[1] * s.y, p[2] * s.z];
@@ -257,7 +276,7 @@ impl<'s> MeshAssets<'s> {
             }
         }
         let hull = match asset.kind {
-            MeshInertia::Convex => Some(source.convex_hull(&mesh.vertices).map_err(why)?),
+            MeshInertia::Convex => Some(self.source.ok_or_else(no_reader)?.convex_hull(&mesh.vertices).map_err(why)?),
             _ => None,
         };
         let mm = mesh_mass(&mesh.vertices, &mesh.triangles, hull.as_ref(), asset.kind).map_err(why)?;
@@ -338,6 +357,24 @@ mod tests {
         t[0].swap(1, 2);
         assert!(mesh_mass(&v, &t, None, MeshInertia::Exact).unwrap_err().contains("inconsistent orientation"));
         assert!(mesh_mass(&v, &t, None, MeshInertia::Legacy).is_ok());
+    }
+
+    #[test]
+    fn an_inline_mesh_with_faces_needs_no_reader() {
+        // a tetrahedron with its corner at the origin and edges 1, 2, 3 · 0.5 along the axes,
+        // density 500, placed at (0.1, 0.2, 0.3), on a hinge about x: mass 500 · 0.5 = 250,
+        // centre (0.35, 0.7, 0.675), and about the hinge ∫(y² + z²) dm = m (b²/10 + 0.2 b/2 +
+        // 0.04 + c²/10 + 0.3 c/2 + 0.09) = 295 (MuJoCo 4.0.0: 250, 295.0000000546)
+        let xml = r#"<mujoco><asset><mesh name="t" vertex="0 0 0 1 0 0 0 2 0 0 0 3" face="0 2 1 0 1 3 0 3 2 1 2 3" scale="1 1 0.5"/></asset>
+          <worldbody><body name="b"><joint type="hinge" axis="1 0 0"/><geom type="mesh" mesh="t" pos="0.1 0.2 0.3" density="500"/></body></worldbody></mujoco>"#;
+        let (model, _) = crate::io::mjcf::parse_str(xml, "tetra.xml").unwrap();
+        let i = &model.inertias[1];
+        assert!((i.mass - 250.0).abs() < 1e-12 && (i.com - Vec3::new(0.35, 0.7, 0.675)).amax() < 1e-12);
+        let about_x = i.inertia_com[(0, 0)] + i.mass * (i.com.y * i.com.y + i.com.z * i.com.z);
+        assert!((about_x - 295.0).abs() < 1e-9 * 295.0, "{about_x}");
+        // without faces the hull is needed, so a reader
+        let e = crate::io::mjcf::parse_str(&xml.replace(r#" face="0 2 1 0 1 3 0 3 2 1 2 3""#, ""), "tetra.xml").unwrap_err();
+        assert!(e.reason.contains("mesh reader") && e.reason.contains("<inertial>"), "{e}");
     }
 
     #[test]
