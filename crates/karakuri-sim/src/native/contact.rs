@@ -249,15 +249,18 @@ fn write_sides<const N: usize>(
     }
 }
 
-/// A constraint contact whose materials have no friction (static and dynamic coefficients
-/// zero: the cradle's balls): [`springhead_block`] for `μ = 0`, which would write the two
-/// friction rows, measure the slip, then drop them; here the block is the normal row alone
-/// from the start (the same row, target and warm impulse; no tangent frame, no track
-/// velocity, which only the friction rows read). Returns the row.
-fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor): (&RawContact, &mut WarmCursor), e: f64) -> usize {
-    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
-    let shapes = &m.collider.shapes;
-    let (ja, jb) = (shapes[c.shape_a].joint, shapes[c.shape_b].joint);
+/// Appends a contact's block of `N` rows (`kinds`, targets 0) to `w.problem`, warm-started
+/// from the last step's impulses of the same contact (found through `cursor`), and writes its
+/// rows: B's velocity relative to A's at the contact point along each of `dirs`. Returns the
+/// block.
+fn push_contact_block<const N: usize>(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    (c, cursor): (&RawContact, &mut WarmCursor),
+    (ja, jb): (usize, usize),
+    (kinds, dirs): (&[RowKind; N], &[Vec3; N]),
+) -> usize {
     let pr = &mut w.problem;
     let warm = if m.engine.warm_start {
         cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
@@ -265,10 +268,25 @@ fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor):
         [0.0; 3]
     };
     let (ta, tb) = (pr.trees.of_joint[ja], pr.trees.of_joint[jb]);
-    let kinds = [RowKind::Normal { friction: 0, mu: 0.0 }];
-    let bi = pr.push_block(&kinds, ta, tb, &[0.0], &warm[..1]);
+    let bi = pr.push_block(kinds, ta, tb, &[0.0; N], &warm[..N]);
+    // (the placements are fresh from the kinematics stage; two sides on one tree add up)
     let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
-    write_sides((model, &w.s_world), placements, (pr, bi), (ja, jb), (&c.point, &[c.normal]));
+    write_sides((&m.model, &w.s_world), placements, (pr, bi), (ja, jb), (&c.point, dirs));
+    bi
+}
+
+/// A constraint contact whose materials have no friction (static and dynamic coefficients
+/// zero: the cradle's balls): [`springhead_block`] for `μ = 0`, which would write the two
+/// friction rows, measure the slip, then drop them; here the block is the normal row alone
+/// from the start (the same row, target and warm impulse; no tangent frame, no track
+/// velocity, which only the friction rows read). Returns the row.
+fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor): (&RawContact, &mut WarmCursor), e: f64) -> usize {
+    let (cp, dt) = (&m.contact, m.dt);
+    let shapes = &m.collider.shapes;
+    let (ja, jb) = (shapes[c.shape_a].joint, shapes[c.shape_b].joint);
+    let kinds = [RowKind::Normal { friction: 0, mu: 0.0 }];
+    let bi = push_contact_block(m, s, w, (c, cursor), (ja, jb), (&kinds, &[c.normal]));
+    let pr = &mut w.problem;
     // (`row_dot` is `block_dots`' first row: the same sum)
     let vn = pr.row_dot(bi, 0, s.v.as_slice());
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
@@ -293,23 +311,14 @@ fn springhead_block(
     (mu_of_slip, tangent_targets): (impl Fn(&Vec3) -> f64, [f64; 2]),
     e: f64,
 ) -> (usize, usize) {
-    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
-    let pr = &mut w.problem;
-    let warm = if m.engine.warm_start {
-        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-    } else {
-        [0.0; 3]
-    };
-    let (ta, tb) = (pr.trees.of_joint[frame.ja], pr.trees.of_joint[frame.jb]);
+    let (cp, dt) = (&m.contact, m.dt);
     let kinds = [
         RowKind::Normal { friction: 2, mu: 0.0 },
         RowKind::Tangent,
         RowKind::Tangent,
     ];
-    let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
-    // (the placements are fresh from the kinematics stage; two sides on one tree add up)
-    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
-    write_sides((model, &w.s_world), placements, (pr, bi), (frame.ja, frame.jb), (&frame.p, &frame.dirs));
+    let bi = push_contact_block(m, s, w, (c, cursor), (frame.ja, frame.jb), (&kinds, &frame.dirs));
+    let pr = &mut w.problem;
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let [vn, vt1, vt2] = pr.block_dots(bi, sv);
