@@ -264,16 +264,27 @@ impl Problem {
 
     /// Block `bi`'s first `N` rows over the columns of `joint`'s tree, for the core's row
     /// writer (None for the universe).
+    #[inline(always)]
     pub fn sink<const N: usize>(&mut self, bi: usize, joint: usize) -> Option<RowSink<'_, N>> {
         let t = self.trees.of_joint[joint];
         if t == NONE {
             return None;
         }
         let (first, len) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-        let col0 = self.column(bi, t, first).expect("the block is over the joint's tree");
-        let width = self.blocks[bi].width;
-        let mut rows = self.j_block_mut(bi).chunks_exact_mut(width);
-        let rows = std::array::from_fn(|_| &mut rows.next().expect("the block's rows")[col0..col0 + len]);
+        let bl = self.blocks[bi];
+        let col0 = if bl.trees[0] == t {
+            0
+        } else {
+            assert_eq!(bl.trees[1], t, "the block is over the joint's tree");
+            bl.n0
+        };
+        // the first N rows, each cut to the tree's columns (no division by the width)
+        let mut rest = &mut self.j[bl.off..bl.off + N * bl.width];
+        let rows = std::array::from_fn(|_| {
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(bl.width);
+            rest = tail;
+            &mut row[col0..col0 + len]
+        });
         Some(RowSink { rows, first })
     }
 
@@ -352,6 +363,7 @@ pub struct BlockRows<'a> {
 }
 
 impl<const N: usize> RowLayout<N> for BlockRows<'_> {
+    #[inline]
     fn sink(&mut self, joint: usize) -> Option<RowSink<'_, N>> {
         self.problem.sink(self.block, joint)
     }

@@ -190,6 +190,7 @@ pub fn add_relative_angular_rows<const N: usize>(
 
 /// Whether `joint` is a free body: a free flyer on the universe with nothing below it (its
 /// tree is its six dofs, its velocity the twist in its own frame).
+#[inline]
 pub fn is_free_body(model: &Model, joint: usize) -> bool {
     joint != 0
         && model.parents[joint] == 0
