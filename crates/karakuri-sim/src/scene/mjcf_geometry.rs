@@ -38,7 +38,8 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
     not_carried(&world, &mut warnings);
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
-    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
+    let looks = karakuri::io::urdf::Geometry::default();
+    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings, looks }, world))
 }
 
 
