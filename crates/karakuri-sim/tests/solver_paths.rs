@@ -7,7 +7,7 @@ use karakuri::linalg::Factorization;
 use karakuri::model::{Axis, JointId, JointType, ModelBuilder};
 use karakuri::spatial::{Inertia, Mat3, Se3, Vec3};
 use karakuri::Model;
-use karakuri_sim::solver::{Problem, RowKind, Rows, Settings, Solution, SolveStats, Workspace};
+use karakuri_sim::solver::{Problem, RowKind, Settings, Solution, SolveStats, Workspace};
 use nalgebra::DMatrix;
 
 /// Two sliders along x from the world, each carrying 2 kg: two trees of one dof, `M = 2 I`.
@@ -35,15 +35,11 @@ fn solve(
     v_free: &[f64],
     settings: &Settings,
 ) -> (Solution, SolveStats) {
-    let mut r = Rows::default();
-    r.clear(model.nv);
-    for &(kind, j, b) in rows {
-        let i = r.push(kind, b, 0.0);
-        r.j_row_mut(i).copy_from_slice(&j);
-    }
     let mut p = Problem::new(model);
+    for &(kind, j, b) in rows {
+        p.push_dense_row(kind, b, 0.0, &j);
+    }
     let (mut work, mut sol) = (Workspace::new(model), Solution::new(model.nv));
-    p.push_rows(&r);
     p.prepare(f, &mut work);
     let stats = p.solve(v_free, settings, &mut work, &mut sol);
     (sol, stats)

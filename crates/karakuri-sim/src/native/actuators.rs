@@ -3,7 +3,6 @@
 //! applied. A world without actuators (`m.plan.actuators` off) skips them.
 
 use super::build::SimModel;
-use super::contact;
 use super::output::StepOutput;
 use super::state::SimState;
 use super::work::StepData;
@@ -67,8 +66,8 @@ pub fn actuator_torques(m: &SimModel, s: &SimState, w: &mut StepData) {
 /// impulse bounded by `± effort_limit · dt`; a prescribed joint's bilateral `v⁺_k = (x(t + dt)
 /// − q_k) / dt`, so that the integrated `q⁺ = q + dt v⁺` is the target at the step's end
 /// (its impulse / dt is the torque that makes it so). Reads `m.actuators`, `s.targets`, `s.q`,
-/// the warm impulses `s.warm_other[*other..]`; writes rows into `w.rows` and their indices into
-/// `w.act_row`, and advances `*other` past them.
+/// the warm impulses `s.warm_other[*other..]`; writes one-row blocks into `w.problem` and their
+/// rows into `w.act_row`, and advances `*other` past them.
 pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     let t = s.time + m.dt;
     for (i, a) in m.actuators.iter().enumerate() {
@@ -89,16 +88,13 @@ pub fn servo_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
             warm = warm.clamp(lo, hi);
         }
         *other += 1;
-        let ranges = [contact::tree_range(&m.model, m.model.dof_joint[a.dof]), (0, 0)];
-        let r = w.rows.push_ranged(kind, speed, warm, ranges);
-        w.rows.j_row_mut(r)[a.dof] = 1.0;
-        w.act_row[i] = r;
+        w.act_row[i] = w.problem.push_dof_row(kind, speed, warm, (a.dof, 1.0));
     }
 }
 
 /// Applied actuator torques after the constraint solve: torque commands and saturated servos
 /// their command, position servos `base − gain · v⁺` (the PD at the step's end state), velocity
-/// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.rows.lambda`; writes
+/// servos and prescribed joints their row's impulse / dt. Reads `w.act_*`, `s.v` (v⁺), `w.solution.lambda`; writes
 /// `out.act_tau`. Skipped without actuators and in an RK4 step (which has none).
 #[inline]
 pub fn actuator_report(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
@@ -108,7 +104,7 @@ pub fn actuator_report(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
     for (i, a) in m.actuators.iter().enumerate() {
         out.act_tau[i] = match w.act_row[i] {
             usize::MAX => w.act_base[i] - w.act_gain[i] * s.v[a.dof],
-            r => w.rows.lambda[r] / m.dt,
+            r => w.solution.lambda[r] / m.dt,
         };
     }
     Ok(())

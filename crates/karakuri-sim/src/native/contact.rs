@@ -3,8 +3,9 @@
 //! penalty contacts as impulses on the free velocity, material mixing, tangent frames and the
 //! warm-start keys that recognise a contact in the next step.
 
-use karakuri::constraints::rows::add_relative_point_row;
-use karakuri::model::JointType;
+use karakuri::constraints::rows::{
+    add_point_rows, add_relative_point_rows, is_free_body, set_free_body_point_rows, DenseRows,
+};
 use karakuri::spatial::{Motion, Se3, Vec3};
 use karakuri::Model;
 use nalgebra::{DVector, DVectorView};
@@ -19,7 +20,7 @@ use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
 use crate::scene::ContactMode;
-use crate::solver::{Problem, RowKind, NONE};
+use crate::solver::{BlockRows, Problem, RowKind};
 
 /// The key of a contact.
 pub fn warm_key(c: &RawContact) -> WarmKey {
@@ -78,18 +79,6 @@ pub fn tangents(n: &Vec3) -> (Vec3, Vec3) {
     (t1, t2)
 }
 
-/// The dof range of the kinematic tree that moves `joint` (empty for the universe).
-pub fn tree_range(model: &Model, joint: usize) -> (usize, usize) {
-    if joint == 0 {
-        return (0, 0);
-    }
-    let mut root = joint;
-    while model.parents[root] != 0 {
-        root = model.parents[root];
-    }
-    (model.idx_v[root], model.subtree_end_v[root])
-}
-
 /// `row · v`.
 pub fn row_dot(row: &[f64], v: &DVector<f64>) -> f64 {
     row.iter().zip(v.iter()).map(|(a, b)| a * b).sum()
@@ -108,14 +97,7 @@ impl ContactFrame {
     /// The row of B's velocity relative to A's at the point along `dir` into `row`.
     fn row(&self, model: &Model, s_world: &[Motion], dir: &Vec3, row: &mut [f64]) {
         row.fill(0.0);
-        add_relative_point_row(
-            model,
-            s_world,
-            (self.ja, &self.p),
-            (self.jb, &self.p),
-            dir,
-            row,
-        );
+        add_relative_point_rows(model, s_world, (self.ja, &self.p), (self.jb, &self.p), &[*dir], &mut DenseRows([row]));
     }
 }
 
@@ -245,129 +227,52 @@ fn penalty_impulses(
     f
 }
 
-/// Adds `sign ·` the velocity along each of `dirs` of the world point `p` of `joint`'s body,
-/// per unit dof velocity, to rows 0, 1, 2 of block `bi` (the dofs of `joint`'s chain, in the
-/// block's compact columns; nothing for the universe). The point's velocity column
-/// `S_lin + S_ang × p` of each dof is formed once for the three rows.
-pub fn add_point_piece(
-    model: &Model,
-    s_world: &[Motion],
-    problem: &mut Problem,
-    bi: usize,
-    joint: usize,
-    (p, dirs): (&Vec3, &[Vec3; 3]),
-    sign: f64,
+/// Writes a contact's `N` rows (B's velocity relative to A's at the world point `p` along
+/// each of `dirs`) into block `bi` of `pr` through the core's row writer, B's side first. With
+/// `placements` (given when the sides are on two trees), a free body's side takes the
+/// writer's fast path from its placement.
+fn write_sides<const N: usize>(
+    (model, s_world): (&Model, &[Motion]),
+    placements: Option<&[Se3]>,
+    (pr, bi): (&mut Problem, usize),
+    (ja, jb): (usize, usize),
+    (p, dirs): (&Vec3, &[Vec3; N]),
 ) {
-    let t = problem.trees.of_joint[joint];
-    if t == NONE {
-        return;
-    }
-    let start = problem.trees.start[t as usize];
-    let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
-    let width = problem.blocks[bi].width;
-    // the three rows apart, each sliced to this tree's columns: one bounds check per row,
-    // none per dof
-    let len = problem.trees.len[t as usize];
-    let (r0, rest) = problem.j_block_mut(bi).split_at_mut(width);
-    let (r1, r2) = rest.split_at_mut(width);
-    let (r0, r1, r2) = (
-        &mut r0[col0..col0 + len],
-        &mut r1[col0..col0 + len],
-        &mut r2[col0..col0 + len],
-    );
-    let [d0, d1, d2] = dirs;
-    if len == 6 && model.parents[joint] == 0 && model.nvs[joint] == 6 {
-        // a free body: its six columns are the tree's, fixed-size (unrolled, no aliasing
-        // checks), each entry as below
-        let k0 = model.idx_v[joint];
-        let cols: &[Motion; 6] = s_world[k0..k0 + 6].try_into().expect("six columns");
-        let rows: [&mut [f64; 6]; 3] = [r0, r1, r2].map(|r| <&mut [f64; 6]>::try_from(r).expect("six columns"));
-        free_body_piece(cols, p, dirs, sign, rows);
-        return;
-    }
-    let mut j = joint;
-    while j > 0 {
-        let k0 = model.idx_v[j];
-        for (k, sk) in s_world[k0..k0 + model.nvs[j]].iter().enumerate() {
-            let vk = sk.linear + sk.angular.cross(p);
-            let c = k0 + k - start;
-            r0[c] += sign * d0.dot(&vk);
-            r1[c] += sign * d1.dot(&vk);
-            r2[c] += sign * d2.dot(&vk);
+    for (joint, sign) in [(jb, 1.0), (ja, -1.0)] {
+        match placements {
+            Some(o_m_i) if is_free_body(model, joint) => {
+                let sink = pr.sink(bi, joint).expect("a free body has a tree");
+                set_free_body_point_rows(&o_m_i[joint], model.idx_v[joint], (p, dirs), sign, sink);
+            }
+            _ => add_point_rows(model, s_world, joint, (p, dirs), sign, &mut BlockRows { problem: pr, block: bi }),
         }
-        j = model.parents[j];
     }
 }
 
-/// [`add_point_piece`] for a free body's six columns `cols` into the three rows' slices over
-/// them: the same arithmetic entry by entry (bit for bit), on fixed-size arrays.
-#[inline]
-fn free_body_piece(cols: &[Motion; 6], p: &Vec3, [d0, d1, d2]: &[Vec3; 3], sign: f64, rows: [&mut [f64; 6]; 3]) {
-    let [r0, r1, r2] = rows;
-    for k in 0..6 {
-        let sk = &cols[k];
-        let vk = sk.linear + sk.angular.cross(p);
-        r0[k] += sign * d0.dot(&vk);
-        r1[k] += sign * d1.dot(&vk);
-        r2[k] += sign * d2.dot(&vk);
-    }
-}
-
-/// Whether `joint` is a free body: a free flyer on the universe with nothing below it (its
-/// tree is its six dofs, its velocity the twist in its own frame).
-fn is_free_body(model: &Model, joint: usize) -> bool {
-    joint != 0
-        && model.parents[joint] == 0
-        && model.joint_types[joint] == JointType::FreeFlyer
-        && model.subtree_end_v[joint] - model.idx_v[joint] == 6
-}
-
-/// [`add_point_piece`] for a free body placed at `x` (rotation `R`, origin `o`) whose tree
-/// `t` starts at dof `k0`: its velocity is the twist in its own frame, so the rows are `Rᵀ d`
-/// over the linear dofs and `Rᵀ ((p − o) × d) = (Rᵀ (p − o)) × (Rᵀ d)` over the angular ones
-/// (`d` each of `dirs` times `sign`): four 3 x 3 products and three cross products instead of
-/// six point velocities. Writes the six columns of the block's first `dirs.len()` rows (the
-/// block's other side is another tree's).
-fn set_free_body_piece(
-    problem: &mut Problem,
-    bi: usize,
-    (t, k0): (u32, usize),
-    x: &Se3,
-    (p, dirs): (&Vec3, &[Vec3]),
-    sign: f64,
-) {
-    let col0 = problem.column(bi, t, k0).expect("the block is over the body's tree");
-    let width = problem.blocks[bi].width;
-    // in the body's axes: Rᵀ (r × d) = (Rᵀ r) × (Rᵀ d)
-    let r = x.rotation.tr_mul(&(p - x.translation));
-    for (row, d) in problem.j_block_mut(bi).chunks_exact_mut(width).zip(dirs) {
-        let lin = x.rotation.tr_mul(d) * sign;
-        let ang = r.cross(&lin);
-        row[col0..col0 + 6].copy_from_slice(&[lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]);
-    }
-}
-
-/// [`add_point_piece`] for one row: `sign ·` the velocity along `d` of the world point `p` of
-/// `joint`'s body, per unit dof velocity, added to row 0 of block `bi` (the same arithmetic
-/// as that function's first row).
-fn add_point_row(model: &Model, s_world: &[Motion], problem: &mut Problem, bi: usize, joint: usize, (p, d): (&Vec3, &Vec3), sign: f64) {
-    let t = problem.trees.of_joint[joint];
-    if t == NONE {
-        return;
-    }
-    let start = problem.trees.start[t as usize];
-    let col0 = problem.column(bi, t, start).expect("the block is over the joint's tree");
-    let len = problem.trees.len[t as usize];
-    let r0 = &mut problem.j_block_mut(bi)[col0..col0 + len];
-    let mut j = joint;
-    while j > 0 {
-        let k0 = model.idx_v[j];
-        for (k, sk) in s_world[k0..k0 + model.nvs[j]].iter().enumerate() {
-            let vk = sk.linear + sk.angular.cross(p);
-            r0[k0 + k - start] += sign * d.dot(&vk);
-        }
-        j = model.parents[j];
-    }
+/// Appends a contact's block of `N` rows (`kinds`, targets 0) to `w.problem`, warm-started
+/// from the last step's impulses of the same contact (found through `cursor`), and writes its
+/// rows: B's velocity relative to A's at the contact point along each of `dirs`. Returns the
+/// block.
+fn push_contact_block<const N: usize>(
+    m: &SimModel,
+    s: &SimState,
+    w: &mut StepData,
+    (c, cursor): (&RawContact, &mut WarmCursor),
+    (ja, jb): (usize, usize),
+    (kinds, dirs): (&[RowKind; N], &[Vec3; N]),
+) -> usize {
+    let pr = &mut w.problem;
+    let warm = if m.engine.warm_start {
+        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
+    } else {
+        [0.0; 3]
+    };
+    let (ta, tb) = (pr.trees.of_joint[ja], pr.trees.of_joint[jb]);
+    let bi = pr.push_block(kinds, ta, tb, &[0.0; N], &warm[..N]);
+    // (the placements are fresh from the kinematics stage; two sides on one tree add up)
+    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
+    write_sides((&m.model, &w.s_world), placements, (pr, bi), (ja, jb), (&c.point, dirs));
+    bi
 }
 
 /// A constraint contact whose materials have no friction (static and dynamic coefficients
@@ -376,29 +281,12 @@ fn add_point_row(model: &Model, s_world: &[Motion], problem: &mut Problem, bi: u
 /// from the start (the same row, target and warm impulse; no tangent frame, no track
 /// velocity, which only the friction rows read). Returns the row.
 fn frictionless_block(m: &SimModel, s: &SimState, w: &mut StepData, (c, cursor): (&RawContact, &mut WarmCursor), e: f64) -> usize {
-    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
+    let (cp, dt) = (&m.contact, m.dt);
     let shapes = &m.collider.shapes;
     let (ja, jb) = (shapes[c.shape_a].joint, shapes[c.shape_b].joint);
-    let pr = &mut w.problem;
-    let warm = if m.engine.warm_start {
-        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-    } else {
-        [0.0; 3]
-    };
-    let (ta, tb) = (pr.trees.of_joint[ja], pr.trees.of_joint[jb]);
     let kinds = [RowKind::Normal { friction: 0, mu: 0.0 }];
-    let bi = pr.push_block(&kinds, ta, tb, &[0.0], &warm[..1]);
-    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
-    let n = c.normal;
-    for (joint, sign) in [(jb, 1.0), (ja, -1.0)] {
-        match placements {
-            Some(o_m_i) if is_free_body(model, joint) => {
-                let at = (pr.trees.of_joint[joint], model.idx_v[joint]);
-                set_free_body_piece(pr, bi, at, &o_m_i[joint], (&c.point, std::slice::from_ref(&n)), sign);
-            }
-            _ => add_point_row(model, &w.s_world, pr, bi, joint, (&c.point, &n), sign),
-        }
-    }
+    let bi = push_contact_block(m, s, w, (c, cursor), (ja, jb), (&kinds, &[c.normal]));
+    let pr = &mut w.problem;
     // (`row_dot` is `block_dots`' first row: the same sum)
     let vn = pr.row_dot(bi, 0, s.v.as_slice());
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
@@ -423,31 +311,14 @@ fn springhead_block(
     (mu_of_slip, tangent_targets): (impl Fn(&Vec3) -> f64, [f64; 2]),
     e: f64,
 ) -> (usize, usize) {
-    let (model, cp, dt) = (&m.model, &m.contact, m.dt);
-    let pr = &mut w.problem;
-    let warm = if m.engine.warm_start {
-        cursor.find(&s.warm_contacts, &warm_key(c)).unwrap_or([0.0; 3])
-    } else {
-        [0.0; 3]
-    };
-    let (ta, tb) = (pr.trees.of_joint[frame.ja], pr.trees.of_joint[frame.jb]);
+    let (cp, dt) = (&m.contact, m.dt);
     let kinds = [
         RowKind::Normal { friction: 2, mu: 0.0 },
         RowKind::Tangent,
         RowKind::Tangent,
     ];
-    let bi = pr.push_block(&kinds, ta, tb, &[0.0; 3], &warm);
-    // (the placements are fresh from the kinematics stage; two sides on one tree add up)
-    let placements = w.data.joint_placements().ok().filter(|_| ta != tb);
-    for (joint, sign) in [(frame.jb, 1.0), (frame.ja, -1.0)] {
-        match placements {
-            Some(o_m_i) if is_free_body(model, joint) => {
-                let at = (pr.trees.of_joint[joint], model.idx_v[joint]);
-                set_free_body_piece(pr, bi, at, &o_m_i[joint], (&frame.p, &frame.dirs), sign);
-            }
-            _ => add_point_piece(model, &w.s_world, pr, bi, joint, (&frame.p, &frame.dirs), sign),
-        }
-    }
+    let bi = push_contact_block(m, s, w, (c, cursor), (frame.ja, frame.jb), (&kinds, &frame.dirs));
+    let pr = &mut w.problem;
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let [vn, vt1, vt2] = pr.block_dots(bi, sv);

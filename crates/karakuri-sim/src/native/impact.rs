@@ -29,16 +29,17 @@
 //! restitution targets do; a step without an approaching elastic contact costs one point
 //! velocity per contact.
 
+use karakuri::constraints::rows::add_relative_point_rows;
 use karakuri::spatial::{Motion, Se3, Vec3};
 
 use super::build::SimModel;
-use super::contact::{add_point_piece, mean_material, tangents};
+use super::contact::{mean_material, tangents};
 use super::output::StepOutput;
 use super::state::SimState;
 use super::work::StepData;
 use crate::scene::ContactMode;
 use super::settings::solver_settings;
-use crate::solver::RowKind;
+use crate::solver::{BlockRows, RowKind};
 use crate::SimError;
 
 /// World velocity of the world point `p` carried by joint `j` (placed at `x`, moving with `v`
@@ -111,8 +112,8 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepO
         let all = &mut iw.all;
         let (ta, tb) = (all.trees.of_joint[sa.joint], all.trees.of_joint[sb.joint]);
         let bi = all.push_block(&[RowKind::Tangent; 3], ta, tb, &[0.0; 3], &[0.0; 3]);
-        add_point_piece(model, &w.s_world, all, bi, sb.joint, (&c.point, &dirs), 1.0);
-        add_point_piece(model, &w.s_world, all, bi, sa.joint, (&c.point, &dirs), -1.0);
+        let sides = ((sa.joint, &c.point), (sb.joint, &c.point));
+        add_relative_point_rows(model, &w.s_world, sides.0, sides.1, &dirs, &mut BlockRows { problem: all, block: bi });
         iw.contacts.push((ci, mat));
     }
     let cp = &m.contact;

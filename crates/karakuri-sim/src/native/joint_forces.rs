@@ -4,7 +4,6 @@
 use nalgebra::DVector;
 
 use super::build::SimModel;
-use super::contact;
 use super::output::StepOutput;
 pub use super::parts::{JointForceSet, JointFriction};
 use super::state::SimState;
@@ -72,14 +71,12 @@ pub fn forces_at(
 /// Coulomb friction rows: `v⁺_k = 0` with the impulse bounded by `± friction · dt`, so a
 /// joint whose other torques stay within its friction sticks exactly and one pushed beyond
 /// slides against `± friction`. Reads `m.frictions`, the warm impulses `s.warm_other[*other..]`;
-/// writes rows into `w.rows` and advances `*other` past them.
+/// writes one-row blocks into `w.problem` and advances `*other` past them.
 pub fn friction_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     for f in &m.frictions {
         let bound = f.friction * m.dt;
         let warm = s.warm_other.get(*other).copied().unwrap_or(0.0).clamp(-bound, bound);
         *other += 1;
-        let ranges = [contact::tree_range(&m.model, m.model.dof_joint[f.dof]), (0, 0)];
-        let r = w.rows.push_ranged(RowKind::Bounded { lo: -bound, hi: bound }, 0.0, warm, ranges);
-        w.rows.j_row_mut(r)[f.dof] = 1.0;
+        w.problem.push_dof_row(RowKind::Bounded { lo: -bound, hi: bound }, 0.0, warm, (f.dof, 1.0));
     }
 }

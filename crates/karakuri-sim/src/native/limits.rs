@@ -3,14 +3,13 @@
 //! correction rate.
 
 use super::build::SimModel;
-use super::contact::tree_range;
 use super::state::SimState;
 use super::work::StepData;
-use crate::solver::RowKind;
+use crate::solver::{RowKind, NONE};
 
 /// Reads `s.q`, `w.v_free`, `m.limits` and the warm impulses `s.warm_other[*other..]`; writes
-/// two rows per limit into `w.rows` (lower, upper; an inactive one has target `-∞` and a zero
-/// row) and advances `*other` past them.
+/// two one-row blocks per limit into `w.problem` (lower, upper; an inactive one has target `-∞`
+/// and touches no tree) and advances `*other` past them.
 pub fn limit_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usize) {
     let (cp, dt) = (&m.contact, m.dt);
     for lim in &m.limits {
@@ -20,8 +19,8 @@ pub fn limit_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
             let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
             *other += 1;
             if dist > reach {
-                let r = w.rows.push(RowKind::Unilateral, f64::NEG_INFINITY, 0.0);
-                w.rows.j_row_mut(r)[lim.dof] = 0.0;
+                // inactive: a row that touches no tree (no impulse)
+                w.problem.push_block(&[RowKind::Unilateral], NONE, NONE, &[f64::NEG_INFINITY], &[0.0]);
                 continue;
             }
             let b = if dist < 0.0 {
@@ -29,9 +28,7 @@ pub fn limit_rows(m: &SimModel, s: &SimState, w: &mut StepData, other: &mut usiz
             } else {
                 -dist / dt
             };
-            let ranges = [tree_range(&m.model, m.model.dof_joint[lim.dof]), (0, 0)];
-            let r = w.rows.push_ranged(RowKind::Unilateral, b, warm, ranges);
-            w.rows.j_row_mut(r)[lim.dof] = sign;
+            w.problem.push_dof_row(RowKind::Unilateral, b, warm, (lim.dof, sign));
         }
     }
 }

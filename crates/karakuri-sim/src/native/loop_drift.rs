@@ -32,18 +32,19 @@
 use super::build::SimModel;
 use super::state::SimState;
 use super::work::StepData;
+use crate::solver::{Problem, NONE};
 
-/// Subtracts each loop row's predicted drift `d_k / dt` from its target in `w.rows` (the loop
-/// rows start at `w.other_row_start`, one per entry of `w.loop_err`). Reads `w.loop_err`,
+/// Subtracts each loop row's predicted drift `d_k / dt` from its target in `w.problem` (the
+/// loop rows start at `w.other_row_start`, one per entry of `w.loop_err`). Reads `w.loop_err`,
 /// `s.loop_predicted` (empty before the first step or when the loop rows changed: no
-/// feed-forward); writes `w.rows.b` of the loop rows.
+/// feed-forward); writes `w.problem.b` of the loop rows.
 pub fn feed_forward(m: &SimModel, s: &SimState, w: &mut StepData) {
     if s.loop_predicted.len() != w.loop_err.len() {
         return;
     }
     let start = w.other_row_start;
     for (k, (&c, &predicted)) in w.loop_err.iter().zip(&s.loop_predicted).enumerate() {
-        w.rows.b[start + k] -= (c - predicted) / m.dt;
+        w.problem.b[start + k] -= (c - predicted) / m.dt;
     }
 }
 
@@ -53,14 +54,35 @@ pub fn largest_error(w: &StepData) -> f64 {
 }
 
 /// Records where the step takes each loop row's error to first order, `C_k(q_n) + dt J_k(q_n)
-/// v⁺`, for the next step's [`feed_forward`]. Reads `w.loop_err`, `w.loop_rows`, `s.v` (the
-/// step's final velocity, after any projection); writes `s.loop_predicted`.
+/// v⁺`, for the next step's [`feed_forward`]. Reads `w.loop_err`, the loop blocks of
+/// `w.problem` (from `w.loop_block`), `s.v` (the step's final velocity, after any projection);
+/// writes `s.loop_predicted`.
 pub fn predict(m: &SimModel, s: &mut SimState, w: &StepData) {
     s.loop_predicted.clear();
     let v = s.v.as_slice();
     for (k, &c) in w.loop_err.iter().enumerate() {
-        let j = w.loop_rows.j_row(k);
-        let jv: f64 = j.iter().zip(v).map(|(a, b)| a * b).sum();
+        let jv = dense_dot(&w.problem, w.loop_block + k, v);
         s.loop_predicted.push(c + m.dt * jv);
     }
+}
+
+/// `J · v` for one-row block `bi`, summed over all dofs in order as over a dense row (the
+/// dofs outside its trees add `0 · v_k`): the sum the loop rows' prediction has always had.
+fn dense_dot(p: &Problem, bi: usize, v: &[f64]) -> f64 {
+    let bl = &p.blocks[bi];
+    let vals = &p.j[bl.off..bl.off + bl.width];
+    let tree = |slot: usize| {
+        let t = bl.trees[slot];
+        let (c0, n) = if slot == 0 { (0, bl.n0) } else { (bl.n0, bl.width - bl.n0) };
+        (t != NONE).then(|| (p.trees.start[t as usize], n, c0))
+    };
+    let sides = [tree(0), tree(1)];
+    let coef = |k: usize| {
+        sides
+            .iter()
+            .flatten()
+            .find(|&&(s, n, _)| (s..s + n).contains(&k))
+            .map_or(0.0, |&(s, _, c0)| vals[c0 + k - s])
+    };
+    v.iter().enumerate().map(|(k, vk)| coef(k) * vk).sum()
 }

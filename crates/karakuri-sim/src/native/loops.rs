@@ -4,7 +4,7 @@
 
 use karakuri::algorithms;
 use karakuri::constraints::rows::{
-    add_relative_angular_row, add_relative_point_row, world_motion_columns,
+    add_relative_angular_rows, add_relative_point_rows, world_motion_columns,
 };
 use karakuri::spatial::{log3, Force, Motion, Se3, Vec3};
 use karakuri::Model;
@@ -16,14 +16,16 @@ use super::state::SimState;
 use super::work::StepData;
 use crate::scene::LoopKind;
 use super::settings::solver_settings;
-use crate::solver::{RowKind, Rows, Settings};
+use crate::solver::{BlockRows, Problem, RowKind, Settings};
 use crate::SimError;
 
-/// Rows of the loop constraints at placements `o_m_i` with world columns `s_world` into `rows`
-/// (bilateral, targets zero), their position errors `C` into `err`, and into `wrench` the
-/// world wrenches (about the world origin) one unit of each row's impulse applies to B and to
-/// A (what a force sensor subtracts), one entry per row. Every row measures B's motion
-/// relative to A's, and `dC/dt` is that row's velocity:
+/// Rows of the loop constraints at placements `o_m_i` with world columns `s_world`: into
+/// `rows` when given, one one-row block each (bilateral, target and warm impulse zero,
+/// written by the core's row writer over the trees of the loop's two bodies, a tree the row
+/// does not move dropped), their position errors `C` into `err`, and into `wrench` the world
+/// wrenches (about the world origin) one unit of each row's impulse applies to B and to A
+/// (what a force sensor subtracts), one entry per row. Every row measures B's motion relative
+/// to A's, and `dC/dt` is that row's velocity:
 ///
 /// | kind | rows |
 /// | --- | --- |
@@ -32,26 +34,31 @@ use crate::SimError;
 /// | piston | `p_b − p_a` along two directions normal to A's axis (B's anchor stays on A's axis line; the rows measure the velocity of B's anchor relative to the point of A under it), and the revolute's two axis rows |
 /// | weld | ball, and the rotation vector of `R_b (R_a R_0)ᵀ` along x, y, z (`R_0` the initial relative orientation) |
 pub fn loop_rows(
-    model: &Model,
-    o_m_i: &[Se3],
-    s_world: &[Motion],
+    (model, o_m_i, s_world): (&Model, &[Se3], &[Motion]),
     loops: &[LoopSpec],
-    rows: &mut Rows,
+    mut rows: Option<&mut Problem>,
     err: &mut Vec<f64>,
     wrench: &mut Vec<[Force; 2]>,
 ) {
-    rows.clear(model.nv);
     err.clear();
     wrench.clear();
     let xyz = [Vec3::x(), Vec3::y(), Vec3::z()];
+    // a one-row block over the loop's trees, written by `write`, its unmoved trees dropped
+    let mut push_row = |l: &LoopSpec, write: &dyn Fn(&mut BlockRows)| {
+        if let Some(p) = rows.as_deref_mut() {
+            let (ta, tb) = (p.trees.of_joint[l.ja], p.trees.of_joint[l.jb]);
+            let block = p.push_block(&[RowKind::Bilateral], ta, tb, &[0.0], &[0.0]);
+            write(&mut BlockRows { problem: p, block });
+            p.trim_last();
+        }
+    };
     for l in loops {
         let (xa, xb) = (o_m_i[l.ja], o_m_i[l.jb]);
         let (pa, pb) = (xa.transform_point(&l.pa), xb.transform_point(&l.pb));
         let e = pb - pa;
         // a point row of B's point `pb` relative to A's point `qa` along `dir`
         let mut point = |qa: &Vec3, dir: &Vec3, c: f64| {
-            let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
-            add_relative_point_row(model, s_world, (l.ja, qa), (l.jb, &pb), dir, rows.j_row_mut(r));
+            push_row(l, &|b| add_relative_point_rows(model, s_world, (l.ja, qa), (l.jb, &pb), &[*dir], b));
             err.push(c);
             let f = Force::new(*dir, pb.cross(dir));
             wrench.push([f, -Force::new(*dir, qa.cross(dir))]);
@@ -71,8 +78,7 @@ pub fn loop_rows(
             }
         }
         let mut angular = |dir: &Vec3, c: f64| {
-            let r = rows.push(RowKind::Bilateral, 0.0, 0.0);
-            add_relative_angular_row(model, s_world, l.ja, l.jb, dir, rows.j_row_mut(r));
+            push_row(l, &|b| add_relative_angular_rows(model, s_world, l.ja, l.jb, &[*dir], b));
             err.push(c);
             let t = Force::new(Vec3::zeros(), *dir);
             wrench.push([t, -t]);
@@ -97,8 +103,9 @@ pub fn loop_rows(
 }
 
 /// The loop stage of the constraint build. Reads the placements of `w.data`, `w.s_world`,
-/// the warm impulses `s.warm_other[*other..]`; writes `w.loop_rows`, `w.loop_err` and one
-/// bilateral row per loop row into `w.rows` with the Baumgarte target `-β C / dt`.
+/// the warm impulses `s.warm_other[*other..]`; writes `w.loop_err`, `w.loop_wrench`, and one
+/// bilateral one-row block per loop row into `w.problem` (from block `w.loop_block`, row
+/// `w.other_row_start`) with the Baumgarte target `-β C / dt`.
 pub fn loop_constraint_rows(
     m: &SimModel,
     s: &SimState,
@@ -106,20 +113,19 @@ pub fn loop_constraint_rows(
     other: &mut usize,
 ) -> Result<(), SimError> {
     let beta = m.engine.loop_correction_rate;
+    let first = w.problem.rows();
     loop_rows(
-        &m.model,
-        w.data.joint_placements()?,
-        &w.s_world,
+        (&m.model, w.data.joint_placements()?, &w.s_world),
         &m.loops,
-        &mut w.loop_rows,
+        Some(&mut w.problem),
         &mut w.loop_err,
         &mut w.loop_wrench,
     );
     for (k, &c) in w.loop_err.iter().enumerate() {
         let warm = s.warm_other.get(*other).copied().unwrap_or(0.0);
         *other += 1;
-        let r = w.rows.push(RowKind::Bilateral, -beta * c / m.dt, warm);
-        w.rows.j_row_mut(r).copy_from_slice(w.loop_rows.j_row(k));
+        w.problem.b[first + k] = -beta * c / m.dt;
+        w.problem.warm[first + k] = warm;
     }
     Ok(())
 }
@@ -135,7 +141,7 @@ pub fn loop_constraint_rows(
 /// the out-of-plane rows of a planar loop, no impulse; an island beyond its exact size falls
 /// back to Gauss–Seidel).
 ///
-/// Reads `s.q`, `w.loop_rows`, `w.qh`; writes `s.v`, `w.shake`, adds its impulses to
+/// Reads `s.q`, the step's loop blocks in `w.problem`, `w.qh`; writes `s.v`, `w.shake`, adds its impulses to
 /// `w.loop_impulse` (what the force sensors see of the loops), and uses `w.data` as
 /// scratch for the trial kinematics (the kinematics stage refreshes it after the step).
 pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), SimError> {
@@ -143,7 +149,8 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
     let sh = &mut w.shake;
     // the step's loop rows with their qH⁻¹ Jᵀ (J at q_n, as the impulses of the step)
     sh.problem.clear();
-    let first = sh.problem.push_rows(&w.loop_rows);
+    let loop_blocks = w.loop_block..w.loop_block + w.loop_err.len();
+    let first = sh.problem.push_copies(&w.problem, loop_blocks);
     sh.problem.prepare(&w.qh, &mut w.solver);
     let settings = Settings {
         exact: true,
@@ -157,15 +164,7 @@ pub fn shake(m: &SimModel, s: &mut SimState, w: &mut StepData) -> Result<(), Sim
         algorithms::forward_kinematics(model, &mut w.data, &sh.q);
         let o_m_i = w.data.joint_placements()?;
         world_motion_columns(model, o_m_i, &mut sh.s_world);
-        loop_rows(
-            model,
-            o_m_i,
-            &sh.s_world,
-            &m.loops,
-            &mut sh.trial_rows,
-            &mut sh.err,
-            &mut sh.wrench,
-        );
+        loop_rows((model, o_m_i, &sh.s_world), &m.loops, None, &mut sh.err, &mut sh.wrench);
         if sh.err.iter().all(|e| e.abs() < 1e-12) {
             break;
         }

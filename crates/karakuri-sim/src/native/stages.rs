@@ -124,11 +124,11 @@ pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
 }
 
 /// Constraint, in an Euler step: the tracks' surface velocities (`w.track_velocity`), contact blocks (and
-/// penalty impulses on `w.v_free`) into `w.problem`, loop, limit, servo and joint-friction
-/// rows into `w.rows` and from there into `w.problem`, then the solve island by island (see
+/// penalty impulses on `w.v_free`), then the loop, limit, servo and joint-friction rows as
+/// one-row blocks, all into `w.problem`, then the solve island by island (see
 /// [`crate::solver`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
 /// the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
-/// `w.problem`, `w.rows` (their impulses too), `w.contact_rows`, `w.dv`, `out.last_solve`, the
+/// `w.problem`, `w.solution`, `w.contact_rows`, `w.dv`, `out.last_solve`, the
 /// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`. A world without
 /// rows (`m.plan.rows` off) only sets `v⁺ = v_free`.
 #[inline]
@@ -145,14 +145,14 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     if w.raw.len() > w.reserved_contacts {
         w.reserve(m, s, out, w.raw.len());
     }
-    w.rows.clear(nv);
     w.problem.clear();
     w.contact_rows.clear();
     if m.plan.tracks {
         tracks::track_velocities(m, s, w)?;
     }
     contact::contact_rows(m, s, w);
-    w.other_row_start = w.rows.len();
+    // the rows after the contacts' (loops first), and their warm impulses, in one order
+    (w.other_row_start, w.loop_block) = (w.problem.rows(), w.problem.blocks.len());
     let mut other = 0;
     if !m.loops.is_empty() {
         loops::loop_constraint_rows(m, s, w, &mut other)?;
@@ -161,7 +161,6 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     limit_rows(m, s, w, &mut other);
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
-    let first_other = w.problem.push_rows(&w.rows);
     out.last_solve = if w.problem.rows() == 0 {
         w.solution.no_impulse(0, w.v_free.as_slice());
         SolveStats::default()
@@ -175,15 +174,13 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
         let settings = solver_settings(&m.engine);
         w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution)
     };
-    let n_other = w.rows.len();
-    w.rows.lambda[..n_other].copy_from_slice(&w.solution.lambda[first_other..first_other + n_other]);
     contact::remember_impulses(s, w);
     let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();
     w.loop_impulse.clear();
-    w.loop_impulse.extend_from_slice(&w.rows.lambda[loop_rows]);
+    w.loop_impulse.extend_from_slice(&w.solution.lambda[loop_rows]);
     s.warm_other.clear();
     s.warm_other
-        .extend_from_slice(&w.rows.lambda[w.other_row_start..]);
+        .extend_from_slice(&w.solution.lambda[w.other_row_start..w.problem.rows()]);
     for k in 0..nv {
         s.v[k] = w.solution.vel[k];
         w.dv[k] = w.solution.vel[k] - w.v_free[k];

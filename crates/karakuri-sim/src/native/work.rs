@@ -16,7 +16,7 @@ use super::state::{SimState, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::joint_forces::JointForce;
 use crate::scene::{ActuatorMode, Material};
-use crate::solver::{ensure, Problem, Rows, Solution, Trees, Workspace};
+use crate::solver::{ensure, Problem, Solution, Trees, Workspace};
 
 /// Which rows a contact owns (or, for a penalty contact, the force it got).
 #[derive(Clone, Copy, Debug)]
@@ -133,8 +133,6 @@ pub struct ShakeWork {
     pub v: DVector<f64>,
     /// Zeros `(nv)` (the free velocity of the correction problem).
     pub zero: Vec<f64>,
-    /// Loop rows at the trial configuration (only their errors are used).
-    pub trial_rows: Rows,
     /// Position errors at the trial configuration `(loop rows)`.
     pub err: Vec<f64>,
     /// World motion columns at the trial configuration `(nv)`.
@@ -216,10 +214,6 @@ pub struct StepData {
     pub raw: Vec<RawContact>,
     /// Which rows (or penalty force) each contact owns `(contacts)`.
     pub contact_rows: Vec<ContactRows>,
-    /// The step's constraint rows: contacts, then loops, then limits `(rows x nv)`.
-    pub rows: Rows,
-    /// Loop rows at the step's q (targets zero) `(loop rows x nv)`.
-    pub loop_rows: Rows,
     /// Loop position errors `(loop rows)`.
     pub loop_err: Vec<f64>,
     /// The world wrenches (about the origin) one unit of each loop row's impulse applies to
@@ -228,8 +222,11 @@ pub struct StepData {
     /// Each loop row's impulse over the step: the solve's plus SHAKE's corrections
     /// `(loop rows)`; the force sensors subtract `wrench · impulse / dt`.
     pub loop_impulse: Vec<f64>,
-    /// Index of the first loop row in `rows`.
+    /// The first row after the contacts' in `problem`: the loop rows', then the limits',
+    /// servos' and joint frictions'.
     pub other_row_start: usize,
+    /// The first loop block in `problem` (one block per loop row).
+    pub loop_block: usize,
     /// One row's scratch `(nv)`.
     pub row: Vec<f64>,
     /// The warm-start entries being written `(contacts)`, swapped into the state.
@@ -296,12 +293,11 @@ impl StepData {
             dv: vec![0.0; nv],
             raw: Vec::new(),
             contact_rows: Vec::new(),
-            rows: Rows::default(),
-            loop_rows: Rows::default(),
             loop_err: Vec::new(),
             loop_wrench: Vec::new(),
             loop_impulse: Vec::new(),
             other_row_start: 0,
+            loop_block: 0,
             row: vec![0.0; nv],
             warm_next: Vec::new(),
             collision: m.collider.work(),
@@ -309,7 +305,6 @@ impl StepData {
                 q: zq(),
                 v: zv(),
                 zero: vec![0.0; nv],
-                trial_rows: Rows::default(),
                 err: Vec::new(),
                 s_world: vec![Motion::zero(); nv],
                 wrench: Vec::new(),
@@ -365,7 +360,6 @@ impl StepData {
     /// warm-start memory, the contact lists. Called at load and when a step finds more
     /// contacts than every earlier step, so the steps in between allocate nothing.
     pub fn reserve(&mut self, m: &SimModel, s: &mut SimState, out: &mut StepOutput, contacts: usize) {
-        let nv = m.model.nv;
         let loop_rows: usize = m.loops.iter().map(|l| l.rows()).sum();
         let servos = m
             .actuators
@@ -373,10 +367,7 @@ impl StepData {
             .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
             .count();
         let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
-        // contacts go to the compact problem only; `rows` holds the loop, limit, servo and
-        // friction rows
-        self.rows.nv = nv;
-        self.rows.reserve(fixed);
+        // every row is a block of the compact problem
         self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
         self.solution.reserve(fixed + 3 * contacts);
         // the velocity problem is the largest of the step's problems
@@ -392,10 +383,6 @@ impl StepData {
         // SHAKE: one block per loop row
         self.shake.problem.reserve(loop_rows, loop_rows);
         self.shake.solution.reserve(loop_rows);
-        for r in [&mut self.loop_rows, &mut self.shake.trial_rows] {
-            r.nv = nv;
-            r.reserve(loop_rows);
-        }
         ensure(&mut self.loop_err, loop_rows);
         ensure(&mut self.shake.err, loop_rows);
         ensure(&mut self.loop_wrench, loop_rows);

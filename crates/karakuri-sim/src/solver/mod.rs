@@ -20,8 +20,8 @@
 //!
 //! | file | job | symbols |
 //! | --- | --- | --- |
-//! | `rows.rs` | what a row asks; the dense rows before they become blocks; settings, statistics | [`RowKind`], [`Rows`], [`Settings`], [`SolveStats`], [`ensure`] |
-//! | `problem.rs` | trees, blocks, building the problem, row products | [`Trees`], [`Block`], [`Problem`], [`NONE`] |
+//! | `rows.rs` | what a row asks; settings, statistics | [`RowKind`], [`Settings`], [`SolveStats`], [`ensure`] |
+//! | `problem.rs` | trees, blocks, building the problem (the row writer's compact layout), row products | [`Trees`], [`Block`], [`BlockRows`], [`Problem`], [`NONE`] |
 //! | `solution.rs` | impulses and velocity | [`Solution`] |
 //! | `workspace.rs` | the scratch of every solve, the view a solve has of the three parts | [`Workspace`], [`EXACT_MAX_ROWS`] |
 //! | `prepare.rs` | `qH⁻¹ Jᵀ`, `W_ii`, the free bodies' kept inverses | [`Problem::prepare`] |
@@ -46,7 +46,7 @@ mod solve;
 mod sweep;
 mod workspace;
 
-pub use problem::{Block, Problem, Trees, NONE};
-pub use rows::{ensure, RowKind, Rows, Settings, SolveStats};
+pub use problem::{Block, BlockRows, Problem, Trees, NONE};
+pub use rows::{ensure, RowKind, Settings, SolveStats};
 pub use solution::Solution;
 pub use workspace::{Workspace, EXACT_MAX_ROWS};

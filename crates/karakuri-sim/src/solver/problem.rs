@@ -8,10 +8,11 @@
 //!   `J` and `qH⁻¹ Jᵀ` are stored only over them (`rows x width`, `width` the two trees' dof
 //!   counts): a contact between two free bodies is 3 x 12 numbers, never 3 x nv.
 
+use karakuri::constraints::rows::{RowLayout, RowSink};
 use karakuri::Model;
 
 use super::kernels::dot;
-use super::rows::{ensure, RowKind, Rows};
+use super::rows::{ensure, RowKind};
 
 /// No tree (a block side on the static world, an unused slot).
 pub const NONE: u32 = u32::MAX;
@@ -85,9 +86,9 @@ pub struct Block {
 }
 
 /// The constraint problem of a step (see the module documentation): what is solved, never
-/// written by a solve. Built by the constraint stage (contacts through
-/// [`Problem::push_block`], the dense loop / limit / servo rows through
-/// [`Problem::push_rows`]), then [`Problem::prepare`] forms `qH⁻¹ Jᵀ` and the blocks' `W_ii`,
+/// written by a solve. Built by the constraint stage (every row through
+/// [`Problem::push_block`], written by the core's row writer through [`BlockRows`] or, for
+/// a single dof's row, [`Problem::push_dof_row`]), then [`Problem::prepare`] forms `qH⁻¹ Jᵀ` and the blocks' `W_ii`,
 /// and [`Problem::solve`] writes a `Solution` (through a `Workspace`).
 #[derive(Clone, Debug, Default)]
 pub struct Problem {
@@ -261,46 +262,111 @@ impl Problem {
         block_dots_any(bl, vals, v0, v1)
     }
 
-    /// Appends the rows of `rows` (dense over nv: loops, limits, servos) as one-row blocks,
-    /// each over the trees where its Jacobian is not zero (a row touching none gets no
-    /// impulse). Row `i` of `rows` becomes problem row `first + i`, `first` returned.
-    pub fn push_rows(&mut self, rows: &Rows) -> usize {
+    /// Block `bi`'s first `N` rows over the columns of `joint`'s tree, for the core's row
+    /// writer (None for the universe).
+    #[inline(always)]
+    pub fn sink<const N: usize>(&mut self, bi: usize, joint: usize) -> Option<RowSink<'_, N>> {
+        let t = self.trees.of_joint[joint];
+        if t == NONE {
+            return None;
+        }
+        let (first, len) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+        let bl = self.blocks[bi];
+        let col0 = if bl.trees[0] == t {
+            0
+        } else {
+            assert_eq!(bl.trees[1], t, "the block is over the joint's tree");
+            bl.n0
+        };
+        // the first N rows, each cut to the tree's columns (no division by the width)
+        let mut rest = &mut self.j[bl.off..bl.off + N * bl.width];
+        let rows = std::array::from_fn(|_| {
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(bl.width);
+            rest = tail;
+            &mut row[col0..col0 + len]
+        });
+        Some(RowSink { rows, first })
+    }
+
+    /// Appends a one-row block `coef · v_dof` over the dof's tree (a limit, servo or
+    /// joint-friction row); returns its row.
+    pub fn push_dof_row(&mut self, kind: RowKind, b: f64, warm: f64, (dof, coef): (usize, f64)) -> usize {
+        let t = self.trees.of_dof(dof);
+        let bi = self.push_block(&[kind], t, NONE, &[b], &[warm]);
+        let bl = self.blocks[bi];
+        self.j[bl.off + dof - self.trees.start[t as usize]] = coef;
+        bl.row
+    }
+
+    /// Drops the trees of the last block, a one-row block, on which its Jacobian is zero (a
+    /// loop row that does not move one of its bodies gets no impulse there: the block is the
+    /// one [`Problem::push_dense_row`] makes of the same row).
+    pub fn trim_last(&mut self) {
+        let bl = self.blocks.last_mut().expect("a block");
+        debug_assert_eq!(bl.n, 1);
+        let vals = &self.j[bl.off..bl.off + bl.width];
+        let moves = |t: u32, v: &[f64]| t != NONE && v.iter().any(|&x| x != 0.0);
+        let keep = [moves(bl.trees[0], &vals[..bl.n0]), moves(bl.trees[1], &vals[bl.n0..])];
+        let n1 = bl.width - bl.n0;
+        match keep {
+            [true, true] => return,
+            [true, false] => (bl.trees[1], bl.width) = (NONE, bl.n0),
+            [false, true] => {
+                self.j.copy_within(bl.off + bl.n0..bl.off + bl.width, bl.off);
+                (bl.trees, bl.n0, bl.width) = ([bl.trees[1], NONE], n1, n1);
+            }
+            [false, false] => (bl.trees, bl.n0, bl.width) = ([NONE, NONE], 0, 0),
+        }
+        self.j.truncate(bl.off + bl.width);
+    }
+
+    /// Appends the row `jr` (dense over nv) as a one-row block over the trees where it is not
+    /// zero (a row touching none gets no impulse); returns its row.
+    pub fn push_dense_row(&mut self, kind: RowKind, b: f64, warm: f64, jr: &[f64]) -> usize {
+        let (mut ta, mut tb) = (NONE, NONE);
+        for (t, (&s, &l)) in self.trees.start.iter().zip(&self.trees.len).enumerate() {
+            if jr[s..s + l].iter().any(|&x| x != 0.0) {
+                debug_assert!(tb == NONE, "a row over more than two trees");
+                (ta, tb) = if ta == NONE { (t as u32, NONE) } else { (ta, t as u32) };
+            }
+        }
+        let bi = self.push_block(&[kind], ta, tb, &[b], &[warm]);
+        let bl = self.blocks[bi];
+        for (slot, t) in bl.trees.into_iter().enumerate().filter(|&(_, t)| t != NONE) {
+            let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
+            let c = if slot == 0 { 0 } else { bl.n0 };
+            self.j[bl.off + c..bl.off + c + l].copy_from_slice(&jr[s..s + l]);
+        }
+        bl.row
+    }
+
+    /// Appends copies of `from`'s blocks `blocks` (a problem over the same trees); returns the
+    /// first new row.
+    pub fn push_copies(&mut self, from: &Problem, blocks: std::ops::Range<usize>) -> usize {
         let first = self.rows();
-        let nv = rows.nv;
-        for i in 0..rows.len() {
-            let jr = rows.j_row(i);
-            // the trees with a non-zero coefficient, within the row's ranges
-            let (mut ta, mut tb) = (NONE, NONE);
-            for &(lo, hi) in &rows.ranges[i] {
-                let mut k = lo;
-                while k < hi.min(nv) {
-                    let t = self.trees.of_dof(k);
-                    let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                    if jr[s..s + l].iter().any(|&x| x != 0.0) && t != ta && t != tb {
-                        if ta == NONE {
-                            ta = t;
-                        } else {
-                            debug_assert!(tb == NONE, "a row over more than two trees");
-                            tb = t;
-                        }
-                    }
-                    k = s + l;
-                }
-            }
-            let bi = self.push_block(&[rows.kind[i]], ta, tb, &[rows.b[i]], &[rows.lambda[i]]);
-            let bl = self.blocks[bi];
-            for (slot, t) in bl.trees.into_iter().enumerate() {
-                if t == NONE {
-                    continue;
-                }
-                let (s, l) = (self.trees.start[t as usize], self.trees.len[t as usize]);
-                let c = if slot == 0 { 0 } else { bl.n0 };
-                self.j[bl.off + c..bl.off + c + l].copy_from_slice(&jr[s..s + l]);
-            }
+        for bl in &from.blocks[blocks] {
+            let r = bl.row..bl.row + bl.n;
+            let bi = self.push_block(&from.kind[r.clone()], bl.trees[0], bl.trees[1], &from.b[r.clone()], &from.warm[r]);
+            self.j_block_mut(bi).copy_from_slice(&from.j[bl.off..bl.off + bl.n * bl.width]);
         }
         first
     }
+}
 
+/// The compact layout of the core's row writer: block `block` of `problem`, each side over
+/// its tree's columns.
+pub struct BlockRows<'a> {
+    /// The problem.
+    pub problem: &'a mut Problem,
+    /// The block.
+    pub block: usize,
+}
+
+impl<const N: usize> RowLayout<N> for BlockRows<'_> {
+    #[inline]
+    fn sink(&mut self, joint: usize) -> Option<RowSink<'_, N>> {
+        self.problem.sink(self.block, joint)
+    }
 }
 
 /// A block row (compact, `width`) dotted with a vector over all dofs.

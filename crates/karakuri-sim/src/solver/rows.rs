@@ -12,13 +12,12 @@
 //! | friction pair (t1, t2) after its normal | `u_t = b_t` (0, or a track surface's velocity) unless `|λ_t| = μ λ_n` (circular cone) |
 //! | bounded (velocity servo) | `u_i = b_i` unless λ is at a bound of `[lo, hi]` |
 //!
-//! This module holds what describes the rows ([`RowKind`]), the dense builder of the rows that
-//! are not contacts ([`Rows`]: loops, limits, velocity servos, joint friction, written over all
-//! `nv` dofs by their kinematics), the settings of a solve ([`Settings`]) and its statistics
-//! ([`SolveStats`]). There is one solver: `Problem` (`problem.rs`), which takes these rows
-//! through `Problem::push_rows` as compact blocks over the trees
-//! they touch, next to the contact blocks, and solves them island by island (the velocity
-//! problem, the split-impulse pass, the impact passes and SHAKE alike).
+//! This module holds what describes the rows ([`RowKind`]), the settings of a solve
+//! ([`Settings`]) and its statistics ([`SolveStats`]). There is one row store: `Problem`
+//! (`problem.rs`), whose compact blocks over the trees a row touches every row is written
+//! into (contacts, loops, limits, velocity servos, joint friction: the core's row writer,
+//! `karakuri::constraints::rows`), and one solver, which solves them island by island (the
+//! velocity problem, the split-impulse pass, the impact passes and SHAKE alike).
 
 /// What a row asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,84 +43,6 @@ pub enum RowKind {
         /// Upper impulse bound.
         hi: f64,
     },
-}
-
-/// Rows of one step, dense over the `nv` velocity variables: how loops, limits, servos and
-/// joint friction write their Jacobians before
-/// `Problem::push_rows` makes compact blocks of them.
-#[derive(Clone, Debug, Default)]
-pub struct Rows {
-    /// Number of velocity variables.
-    pub nv: usize,
-    /// `J`, row-major `(m x nv)`.
-    pub j: Vec<f64>,
-    /// Row targets `b` `(m)`.
-    pub b: Vec<f64>,
-    /// Row kinds `(m)`.
-    pub kind: Vec<RowKind>,
-    /// Impulses (warm start on entry, solution on exit) `(m)`.
-    pub lambda: Vec<f64>,
-    /// The (at most two) contiguous dof ranges outside which the row's `J` is zero: the
-    /// kinematic trees it touches `(m)`.
-    pub ranges: Vec<[(usize, usize); 2]>,
-}
-
-impl Rows {
-    /// Removes every row.
-    pub fn clear(&mut self, nv: usize) {
-        self.nv = nv;
-        self.j.clear();
-        self.b.clear();
-        self.kind.clear();
-        self.lambda.clear();
-        self.ranges.clear();
-    }
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.b.len()
-    }
-    /// No rows.
-    pub fn is_empty(&self) -> bool {
-        self.b.is_empty()
-    }
-    /// Appends a row with a zero Jacobian to fill; returns its index.
-    pub fn push(&mut self, kind: RowKind, b: f64, warm: f64) -> usize {
-        let nv = self.nv;
-        self.push_ranged(kind, b, warm, [(0, nv), (0, 0)])
-    }
-    /// [`Rows::push`] for a row touching only the dofs in `ranges` (sorted, disjoint).
-    pub fn push_ranged(
-        &mut self,
-        kind: RowKind,
-        b: f64,
-        warm: f64,
-        ranges: [(usize, usize); 2],
-    ) -> usize {
-        self.ranges.push(ranges);
-        self.j.extend(std::iter::repeat_n(0.0, self.nv));
-        self.b.push(b);
-        self.kind.push(kind);
-        self.lambda.push(warm);
-        self.b.len() - 1
-    }
-    /// Row `i` of `J`.
-    pub fn j_row(&self, i: usize) -> &[f64] {
-        &self.j[i * self.nv..(i + 1) * self.nv]
-    }
-    /// Row `i` of `J`, mutable.
-    pub fn j_row_mut(&mut self, i: usize) -> &mut [f64] {
-        let nv = self.nv;
-        &mut self.j[i * nv..(i + 1) * nv]
-    }
-    /// Makes room for `m` rows without allocating (no-op when there is room).
-    pub fn reserve(&mut self, m: usize) {
-        let nv = self.nv;
-        ensure(&mut self.j, m * nv);
-        ensure(&mut self.b, m);
-        ensure(&mut self.kind, m);
-        ensure(&mut self.lambda, m);
-        ensure(&mut self.ranges, m);
-    }
 }
 
 /// Solver settings of one solve (the engine makes them of its scene settings).

@@ -13,11 +13,15 @@
 //! | along a world wrench `φ` | `φ·S` | [`wrench_coefficient`] |
 //!
 //! [`crate::constraints::ConstraintSet`] uses the coefficients over the precomputed supports of
-//! its constraints; the simulator (`karakuri-sim`) writes whole rows with [`add_point_row`],
-//! [`add_angular_row`] and their relative forms, walking each body's joint chain to the root.
+//! its constraints. The simulator (`karakuri-sim`: contacts, loops, and the impact passes)
+//! writes its rows with the **row writer**: [`add_point_rows`], [`add_angular_rows`] and their
+//! relative forms walk each body's joint chain to the root and add `N` rows at once into a
+//! [`RowLayout`]: dense rows over all `nv` dofs ([`DenseRows`]) or the simulator's compact
+//! blocks over kinematic trees (each side a [`RowSink`] over one tree's columns). A free body
+//! goes fixed-size, and [`set_free_body_point_rows`] writes it from its placement alone.
 
 use crate::algorithms::dof_in_frame;
-use crate::model::Model;
+use crate::model::{JointType, Model};
 use crate::spatial::{Force, Motion, Se3, Vec3};
 
 /// The world motion column of every dof, `S_k = X_{world←joint} S_k^joint`, from the joint
@@ -51,70 +55,171 @@ pub fn wrench_coefficient(s: &Motion, phi: &Force) -> f64 {
     s.dot(phi)
 }
 
-/// Adds `sign ·` [`point_coefficient`] to `row` (length nv) for every dof that moves `joint`
-/// (its chain to the root; nothing for the universe).
-pub fn add_point_row(
+/// Where a row writer writes: `N` rows, each a slice whose entry 0 is the coefficient of dof
+/// `first`. The two layouts are two ways of slicing: a **dense** row over all `nv` dofs
+/// (`first` 0), or a **compact** block's rows sliced to the columns of one kinematic tree
+/// (`first` the tree's first dof).
+pub struct RowSink<'a, const N: usize> {
+    /// The rows, each over dofs `first..first + len`.
+    pub rows: [&'a mut [f64]; N],
+    /// The dof of each row's entry 0.
+    pub first: usize,
+}
+
+/// A layout of `N` rows: the [`RowSink`] over the dofs that move a joint (its tree's columns in
+/// a compact block, the whole rows when dense), or none (the universe, which moves nothing).
+pub trait RowLayout<const N: usize> {
+    /// The rows' entries for the dofs of `joint`'s chain.
+    fn sink(&mut self, joint: usize) -> Option<RowSink<'_, N>>;
+}
+
+/// The dense layout: `N` rows of length `nv`.
+pub struct DenseRows<'a, const N: usize>(pub [&'a mut [f64]; N]);
+
+impl<const N: usize> RowLayout<N> for DenseRows<'_, N> {
+    fn sink(&mut self, joint: usize) -> Option<RowSink<'_, N>> {
+        (joint != 0).then(|| RowSink {
+            rows: self.0.each_mut().map(|r| &mut **r),
+            first: 0,
+        })
+    }
+}
+
+/// Adds `sign · coef(S_k)[r]` to row `r` of `sink` for every dof `k` that moves `joint` (its
+/// chain to the root). The one walk of every row writer: a free flyer on the universe (the
+/// chain is its six dofs) goes on fixed-size arrays, the same arithmetic entry by entry.
+#[inline]
+fn add_chain<const N: usize>(
     model: &Model,
     s: &[Motion],
     joint: usize,
-    p: &Vec3,
-    dir: &Vec3,
     sign: f64,
-    row: &mut [f64],
+    sink: RowSink<'_, N>,
+    coef: impl Fn(&Motion) -> [f64; N],
 ) {
+    let RowSink { mut rows, first } = sink;
+    if model.parents[joint] == 0 && model.nvs[joint] == 6 {
+        let k0 = model.idx_v[joint];
+        let cols: &[Motion; 6] = s[k0..k0 + 6].try_into().expect("six columns");
+        let c0 = k0 - first;
+        let mut rows = rows.map(|r| <&mut [f64; 6]>::try_from(&mut r[c0..c0 + 6]).expect("six columns"));
+        for (k, sk) in cols.iter().enumerate() {
+            let c = coef(sk);
+            for (row, x) in rows.iter_mut().zip(c) {
+                row[k] += sign * x;
+            }
+        }
+        return;
+    }
     let mut j = joint;
     while j > 0 {
-        for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-            row[k] += sign * point_coefficient(&s[k], p, dir);
+        let k0 = model.idx_v[j];
+        for (k, sk) in s[k0..k0 + model.nvs[j]].iter().enumerate() {
+            let c = coef(sk);
+            for (row, x) in rows.iter_mut().zip(c) {
+                row[k0 + k - first] += sign * x;
+            }
         }
         j = model.parents[j];
     }
 }
 
-/// Adds `sign ·` [`angular_coefficient`] to `row` for every dof that moves `joint`.
-pub fn add_angular_row(
+/// Adds `sign ·` [`point_coefficient`] of the world point `p` of `joint`'s body along each of
+/// `dirs` to the `N` rows of `layout`, for every dof that moves `joint` (nothing for the
+/// universe). The point's velocity column `S_lin + S_ang × p` of a dof is formed once for the
+/// `N` rows.
+pub fn add_point_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
     joint: usize,
-    dir: &Vec3,
+    (p, dirs): (&Vec3, &[Vec3; N]),
     sign: f64,
-    row: &mut [f64],
+    layout: &mut impl RowLayout<N>,
 ) {
-    let mut j = joint;
-    while j > 0 {
-        for k in model.idx_v[j]..model.idx_v[j] + model.nvs[j] {
-            row[k] += sign * angular_coefficient(&s[k], dir);
-        }
-        j = model.parents[j];
+    if let Some(sink) = layout.sink(joint) {
+        add_chain(model, s, joint, sign, sink, |sk| {
+            let vk = sk.linear + sk.angular.cross(p);
+            dirs.map(|d| d.dot(&vk))
+        });
     }
 }
 
-/// Adds the row of the velocity along `dir` of point `p_b` (world) on `joint_b` relative to
-/// point `p_a` on `joint_a`: `dir·(v_b(p_b) - v_a(p_a))` (a contact: `p_a = p_b`; a ball loop:
-/// the two anchors).
-pub fn add_relative_point_row(
+/// Adds `sign ·` [`angular_coefficient`] along each of `dirs` to the rows of `layout` for
+/// every dof that moves `joint`.
+pub fn add_angular_rows<const N: usize>(
+    model: &Model,
+    s: &[Motion],
+    joint: usize,
+    dirs: &[Vec3; N],
+    sign: f64,
+    layout: &mut impl RowLayout<N>,
+) {
+    if let Some(sink) = layout.sink(joint) {
+        add_chain(model, s, joint, sign, sink, |sk| dirs.map(|d| angular_coefficient(sk, &d)));
+    }
+}
+
+/// Adds the rows of the velocity along each of `dirs` of point `p_b` (world) on `joint_b`
+/// relative to point `p_a` on `joint_a`: `d·(v_b(p_b) - v_a(p_a))`, B's side first (a
+/// contact: `p_a = p_b`; a ball loop: the two anchors).
+pub fn add_relative_point_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
     (joint_a, p_a): (usize, &Vec3),
     (joint_b, p_b): (usize, &Vec3),
-    dir: &Vec3,
-    row: &mut [f64],
+    dirs: &[Vec3; N],
+    layout: &mut impl RowLayout<N>,
 ) {
-    add_point_row(model, s, joint_b, p_b, dir, 1.0, row);
-    add_point_row(model, s, joint_a, p_a, dir, -1.0, row);
+    add_point_rows(model, s, joint_b, (p_b, dirs), 1.0, layout);
+    add_point_rows(model, s, joint_a, (p_a, dirs), -1.0, layout);
 }
 
-/// Adds the row of the angular velocity along `dir` of `joint_b` relative to `joint_a`.
-pub fn add_relative_angular_row(
+/// Adds the rows of the angular velocity along each of `dirs` of `joint_b` relative to
+/// `joint_a`, B's side first.
+pub fn add_relative_angular_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
     joint_a: usize,
     joint_b: usize,
-    dir: &Vec3,
-    row: &mut [f64],
+    dirs: &[Vec3; N],
+    layout: &mut impl RowLayout<N>,
 ) {
-    add_angular_row(model, s, joint_b, dir, 1.0, row);
-    add_angular_row(model, s, joint_a, dir, -1.0, row);
+    add_angular_rows(model, s, joint_b, dirs, 1.0, layout);
+    add_angular_rows(model, s, joint_a, dirs, -1.0, layout);
+}
+
+/// Whether `joint` is a free body: a free flyer on the universe with nothing below it (its
+/// tree is its six dofs, its velocity the twist in its own frame).
+#[inline]
+pub fn is_free_body(model: &Model, joint: usize) -> bool {
+    joint != 0
+        && model.parents[joint] == 0
+        && model.joint_types[joint] == JointType::FreeFlyer
+        && model.subtree_end_v[joint] - model.idx_v[joint] == 6
+}
+
+/// The free-body fast path of [`add_point_rows`]: **sets** the six entries (from dof `k0`) of
+/// a free body placed at `x` (rotation `R`, origin `o`; see [`is_free_body`]) in the rows of
+/// `sink`. Its velocity is the twist in its own frame, so the rows are `Rᵀ d` over the linear
+/// dofs and `Rᵀ ((p − o) × d) = (Rᵀ (p − o)) × (Rᵀ d)` over the angular ones (`d` each of
+/// `dirs` times `sign`): four 3 x 3 products and three cross products instead of six point
+/// velocities. For a block whose other side is another tree (nothing else writes these
+/// entries).
+pub fn set_free_body_point_rows<const N: usize>(
+    x: &Se3,
+    k0: usize,
+    (p, dirs): (&Vec3, &[Vec3; N]),
+    sign: f64,
+    sink: RowSink<'_, N>,
+) {
+    let c0 = k0 - sink.first;
+    // in the body's axes: Rᵀ (r × d) = (Rᵀ r) × (Rᵀ d)
+    let r = x.rotation.tr_mul(&(p - x.translation));
+    for (row, d) in sink.rows.into_iter().zip(dirs) {
+        let lin = x.rotation.tr_mul(d) * sign;
+        let ang = r.cross(&lin);
+        row[c0..c0 + 6].copy_from_slice(&[lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]);
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +276,7 @@ mod tests {
         let p = x.transform_point(&Vec3::new(0.0, 0.0, 0.4));
         let dir = Vec3::new(0.3, -0.5, 0.8).normalize();
         let mut row = vec![0.0; model.nv];
-        add_point_row(&model, &s, 2, &p, &dir, 1.0, &mut row);
+        add_point_rows(&model, &s, 2, (&p, &[dir]), 1.0, &mut DenseRows([&mut row]));
         let u: f64 = row.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
         assert!((u - dir.dot(&(vw.linear + vw.angular.cross(&p)))).abs() < 1e-14);
         let phi = Force::new(dir, p.cross(&dir));
@@ -180,7 +285,7 @@ mod tests {
             .sum();
         assert!((u - w).abs() < 1e-14);
         row.fill(0.0);
-        add_relative_angular_row(&model, &s, 1, 2, &dir, &mut row);
+        add_relative_angular_rows(&model, &s, 1, 2, &[dir], &mut DenseRows([&mut row]));
         let u: f64 = row.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
         let va = o_m_i[1].act_motion(&vel[1]);
         assert!((u - dir.dot(&(vw.angular - va.angular))).abs() < 1e-14);
