@@ -198,9 +198,10 @@ impl Recorder {
                 .collect(),
         };
         // the robot's URDF as the engine reads it: a file, or one built into the binary
-        let loaded = match karakuri_sim::scene::builtin_urdf(&r.urdf) {
-            Some(xml) => urdf::parse_str(xml, &r.urdf, &opts),
-            None => urdf::load_with(&path, &opts),
+        let loaded = match (&r.mjcf, karakuri_sim::scene::builtin_urdf(&r.urdf)) {
+            (Some(mjcf), _) => mjcf_robot(&base_dir, mjcf),
+            (None, Some(xml)) => urdf::parse_str(xml, &r.urdf, &opts).map_err(|e| e.to_string()),
+            (None, None) => urdf::load_with(&path, &opts).map_err(|e| e.to_string()),
         };
         let (model, geometry) = match loaded {
             Ok(x) => x,
@@ -522,4 +523,14 @@ mod tests {
             assert!((q - q0).abs() < 1e-6, "{joint}: {q} vs {q0}");
         }
     }
+}
+
+/// An MJCF robot's model and geoms as the page draws them (its file relative to the scene's
+/// directory, else as written); the loader's error as a URDF one, for the page's notes.
+fn mjcf_robot(base_dir: &std::path::Path, mjcf: &str) -> Result<(karakuri::Model, urdf::Geometry), String> {
+    let path = base_dir.join(mjcf);
+    let path = if path.exists() { path } else { PathBuf::from(mjcf) };
+    let world = karakuri::io::mjcf::load_world(&path).map_err(|e| e.to_string())?;
+    let geometry = crate::mjcf::geometry(&world);
+    Ok((world.model, geometry))
 }

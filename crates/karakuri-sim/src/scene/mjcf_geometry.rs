@@ -11,15 +11,20 @@
 //! | mesh | [`Geometry::ConvexMesh`] of its file's vertices, scaled (its convex hull) |
 //! | hfield without data (flat) | a box under z = 0 of the hfield's extents, `size[3]` deep |
 //! | hfield with data | refused: replace it by a mesh or a plane |
-//! | `contype = conaffinity = 0` | left out (MuJoCo never collides it) |
+//! | `contype = conaffinity = 0` | left out (MuJoCo never collides it), unless a `<pair>` names it |
 //!
-//! Not carried yet: `contype`/`conaffinity` filtering between colliding geoms, `<contact>`
-//! pairs and excludes, friction and `solref`/`solimp` (they are in the `MjcfWorld`).
+//! Which of a robot's geoms touch is MuJoCo's rule ([`MjcfContactRules`]): `contype` /
+//! `conaffinity` bits, bodies welded together or parent and child (unless `<flag
+//! filterparent="disable">`), `<exclude>`, and `<pair>`s (always tested, their own friction).
+//! Friction is the sliding coefficient (`friction[0]`) of the geom of higher `priority`, else
+//! the larger; `condim` 1 is frictionless. `solref`/`solimp`, `margin`/`gap`, torsional and
+//! rolling friction are not simulated (a warning counts the geoms that set them).
 
-use karakuri::io::mjcf::{GeomShape, MjcfWorld};
+use karakuri::io::mjcf::{GeomShape, Integrator, MjcfWorld};
 use karakuri::spatial::{Se3, Vec3};
 
 use super::geometry::{read_mesh, UrdfCollision, UrdfRobot};
+use super::mjcf_contacts::{kept_geoms, MjcfContactRules};
 use super::{scene_error, Geometry, MeshFile, Scene};
 use crate::SimError;
 
@@ -35,25 +40,46 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let path = if path.exists() { path } else { std::path::PathBuf::from(mjcf) };
     let world = karakuri::io::mjcf::load_world(&path).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
     let mut warnings: Vec<String> = world.warnings.clone();
-    let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    let collide = rs.collide && !world.option.contact_disabled;
+    let collisions = if collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    let kept = if collide { kept_geoms(&world) } else { vec![] };
+    let rules = MjcfContactRules::of(&world, &kept);
     not_carried(&world, &mut warnings);
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
-    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
+    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings, mjcf: Some(rules) }, world))
 }
 
-
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
-/// silently: contact filtering (geoms whose `contype` / `conaffinity` are not 1 / 1,
-/// `<contact>` pairs and excludes: the scene's contact rules apply instead), sensors, equality
-/// constraints and fixed tendons. Reads `world`; appends to `warnings`.
+/// silently: contact softness and the friction beyond sliding (geoms and pairs whose
+/// `solref`/`solimp` are not MuJoCo's defaults, a `margin` or `gap`, `condim` 4 or 6: hard
+/// contacts with sliding friction instead), sensors, equality constraints and fixed tendons.
+/// Reads `world`; appends to `warnings`.
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
-    let filtered = world.geoms.iter().filter(|g| g.contype != 1 || g.conaffinity != 1).count();
-    let (pairs, excludes) = (world.contact_pairs.len(), world.contact_excludes.len());
-    if filtered + pairs + excludes > 0 {
+    const SOLREF: [f64; 2] = [0.02, 1.0];
+    const SOLIMP: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
+    let soft = world.geoms.iter().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
+        + world.contact_pairs.iter().filter(|p| p.solref != SOLREF || p.solimp != SOLIMP).count();
+    let margins = world.geoms.iter().filter(|g| g.margin != 0.0 || g.gap != 0.0).count();
+    let condim = world.geoms.iter().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
+    if soft + margins + condim > 0 {
         warnings.push(format!(
-            "contact filtering not simulated yet ({filtered} geom(s) with contype/conaffinity other than 1/1, \
-             {pairs} <pair>, {excludes} <exclude>): the scene's contact rules apply (docs/MJCF.md)"
+            "contacts are hard with sliding friction: {soft} geom(s)/pair(s) with their own solref/solimp, \
+             {margins} with a margin or gap, {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
         ));
+    }
+    let o = &world.option;
+    let integrator = match o.integrator {
+        Integrator::Euler => None,
+        Integrator::Rk4 => Some("RK4: karakuri's RK4 (a lone .xml scene; steps with contacts or active limits are semi-implicit Euler)"),
+        Integrator::Implicit | Integrator::ImplicitFast => {
+            Some("implicit/implicitfast: stepped semi-implicit Euler, joint damping, springs and position servos implicit")
+        }
+    };
+    if let Some(i) = integrator {
+        warnings.push(format!("<option integrator> {i} (docs/MJCF.md)"));
+    }
+    if o.impratio != 1.0 {
+        warnings.push(format!("<option impratio=\"{}\"> not simulated: hard contacts have no friction-to-normal impedance ratio", o.impratio));
     }
     let (sensors, equalities, tendons) = (world.sensors.len(), world.equalities.len(), world.tendons.len());
     if sensors + equalities + tendons > 0 {
@@ -81,10 +107,8 @@ fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {
 pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<Vec<UrdfCollision>, String> {
     let mut out: Vec<UrdfCollision> = vec![];
     let mut meshes: Vec<(std::path::PathBuf, Vec3, usize)> = vec![];
-    for (i, g) in world.geoms.iter().enumerate() {
-        if g.contype == 0 && g.conaffinity == 0 {
-            continue;
-        }
+    for i in kept_geoms(world) {
+        let g = &world.geoms[i];
         let (joint, mut placement) = world.geom_placement(i);
         let s = g.size;
         let mut same_mesh_as = None;
