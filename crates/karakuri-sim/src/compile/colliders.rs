@@ -182,9 +182,10 @@ impl Mjcf<'_> {
 
 /// The body pairs `(a, b)`, `a < b`, of one robot whose collision shapes overlap at the
 /// initial placements `o_m_i` (penetration > 0), unless the robot keeps them
-/// (`keep_overlapping_self_collisions`); one warning per robot lists them with the depth, as
-/// MoveIt's "disabled collisions". Reads the shapes and pairs of `all` (every pair the scene
-/// allows).
+/// (`keep_overlapping_self_collisions`) or is an MJCF robot (MuJoCo's filters decide: a
+/// keyframe's feet slightly in the floor must stay on it); one warning per robot lists them
+/// with the depth, as MoveIt's "disabled collisions". Reads the shapes and pairs of `all`
+/// (every pair the scene allows).
 fn overlapping_links(
     scene: &Scene,
     bodies: &[SimBody],
@@ -202,7 +203,8 @@ fn overlapping_links(
     for c in raw.iter().filter(|c| c.depth > 0.0) {
         let (a, b) = (all.shapes[c.shape_a].body, all.shapes[c.shape_b].body);
         let (Some(ra), Some(rb)) = (robot_of(a), robot_of(b)) else { continue };
-        if ra != rb || scene.robots[ra].keep_overlapping_self_collisions {
+        let kept = scene.robots[ra].keep_overlapping_self_collisions || scene.robots[ra].mjcf.is_some();
+        if ra != rb || kept {
             continue;
         }
         let key = (a.min(b), a.max(b));
