@@ -171,3 +171,19 @@ fn a_keyframe_is_chosen_by_name() {
     assert!(err.contains("robots[0].keyframe") && err.contains("no keyframe 'third'") && err.contains("first, second"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What hard contacts and karakuri's integrators do not carry is said at load, counted: a
+/// geom's own `solref`, a `margin`, `condim` 6, `impratio` 10, the implicitfast integrator;
+/// a geom that never collides (bits 0/0) is not counted.
+#[test]
+fn soft_contact_parameters_and_options_not_simulated_are_warned() {
+    let xml = r#"<mujoco><option integrator="implicitfast" impratio="10"/><worldbody>
+      <geom type="plane" size="1 1 0.1" solref="0.01 1"/>
+      <body pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" margin="0.01" condim="6"/>
+        <geom type="sphere" size="0.1" solref="0.05 1" contype="0" conaffinity="0"/></body></worldbody></mujoco>"#;
+    let w = world("soft", xml);
+    let said = w.warnings().join("\n");
+    assert!(said.contains("1 geom(s)/pair(s) with their own solref/solimp, 1 with a margin or gap, 1 with condim 4 or 6"), "{said}");
+    assert!(said.contains("<option integrator> implicit/implicitfast: stepped semi-implicit Euler"), "{said}");
+    assert!(said.contains("<option impratio=\"10\"> not simulated"), "{said}");
+}

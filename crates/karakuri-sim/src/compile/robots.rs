@@ -6,10 +6,11 @@
 //!
 //! A robot source is anything that gives a karakuri [`Model`] of the robot with its collision
 //! geometry and remarks ([`UrdfRobot`]): a URDF or an MJCF file ([`load`]). An MJCF robot also
-//! brings its joints' springs (`stiffness` towards `springref`) and its start (the first
-//! keyframe, else qpos0: the free joints' poses and the one-dof joints' values) and its
-//! motors and position servos; its `armature` is already in the model's mass matrix and is
-//! not added again.
+//! brings its joints' springs (`stiffness` towards `springref`) and its start (the keyframe
+//! `robots[].keyframe` names, else the first, else qpos0: the free joints' poses and
+//! velocities, the one-dof joints' values and speeds) and its actuators (motor, position,
+//! velocity, general: [`mjcf_servo`]); its `armature` is already in the model's mass matrix
+//! and is not added again.
 
 use karakuri::io::mjcf::{from_mujoco_qpos, from_mujoco_qvel, Actuator as MjcfActuator, JointProps, MjcfWorld, Transmission};
 use karakuri::model::{JointId, JointType};

@@ -57,10 +57,13 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     const SOLREF: [f64; 2] = [0.02, 1.0];
     const SOLIMP: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
-    let soft = world.geoms.iter().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
+    // the geoms that collide (a geom of contype = conaffinity = 0 in a <pair> is counted there)
+    let geoms = || world.geoms.iter().filter(|g| g.contype != 0 || g.conaffinity != 0);
+    let soft = geoms().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
         + world.contact_pairs.iter().filter(|p| p.solref != SOLREF || p.solimp != SOLIMP).count();
-    let margins = world.geoms.iter().filter(|g| g.margin != 0.0 || g.gap != 0.0).count();
-    let condim = world.geoms.iter().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
+    let margins = geoms().filter(|g| g.margin != 0.0 || g.gap != 0.0).count()
+        + world.contact_pairs.iter().filter(|p| p.margin != 0.0 || p.gap != 0.0).count();
+    let condim = geoms().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
     if soft + margins + condim > 0 {
         warnings.push(format!(
             "contacts are hard with sliding friction: {soft} geom(s)/pair(s) with their own solref/solimp, \
