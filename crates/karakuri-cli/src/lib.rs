@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod inspect;
+pub mod mjcf;
 pub mod simulate;
 pub mod verify;
 pub mod viewer;

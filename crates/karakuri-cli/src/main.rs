@@ -17,9 +17,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print a model's tree: joints with their q/v indices, bodies and masses.
+    /// Print a model's tree (URDF or MJCF): joints with their q/v indices, bodies and masses.
     Inspect {
-        /// URDF file.
+        /// URDF file, or MJCF (`.xml`, `.mjcf`).
         model: PathBuf,
         /// Add a free-flyer root joint (floating base).
         #[arg(long)]
@@ -83,10 +83,14 @@ enum Command {
         /// `rapier` (a build with `--features rapier`).
         #[arg(long, value_parser = parse_engine)]
         engine: Option<EngineKind>,
+        /// Start every MJCF robot from this `<key>` (by name) instead of the file's first
+        /// keyframe (its qpos, qvel and ctrl).
+        #[arg(long, value_name = "NAME")]
+        keyframe: Option<String>,
     },
-    /// Write a page showing a URDF model with a slider per joint (opens from disk in a browser).
+    /// Write a page showing a URDF or MJCF model with a slider per joint (opens from disk in a browser).
     View {
-        /// URDF file.
+        /// URDF file, or MJCF (`.xml`, `.mjcf`).
         model: PathBuf,
         /// Add a free-flyer root joint (floating base).
         #[arg(long)]
@@ -147,8 +151,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine } => {
-            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine };
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine, keyframe } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine, keyframe };
             match worlds {
                 Some(worlds) => {
                     let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };

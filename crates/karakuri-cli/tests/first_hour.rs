@@ -212,6 +212,43 @@ fn simulate_an_mjcf_file() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
 }
 
+/// `--keyframe NAME` starts an MJCF model from that `<key>`; a name the file lacks is an
+/// error listing its keyframes (mujoco-mjx's humanoid has stand_on_left_leg, squat, ...).
+#[test]
+fn simulate_an_mjcf_file_from_a_named_keyframe() {
+    let model = repo("tests/data/mjcf/mujoco_mjx/humanoid.xml");
+    let model = model.to_str().unwrap();
+    let out = karakuri(&["simulate", model, "--keyframe", "squat", "--duration", "0.05"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let out = karakuri(&["simulate", model, "--keyframe", "nope", "--duration", "0.05"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success() && stderr.contains("robots[0].keyframe") && stderr.contains("squat"), "{stderr}");
+}
+
+/// `karakuri inspect` and `karakuri view` read an MJCF file as they read a URDF: the tree with
+/// MuJoCo's sizes (gymnasium's ant: nq 15, nv 14, a free root and 8 hinges), a page with its
+/// geoms; `--floating` is refused (an MJCF model says its free joints itself).
+#[test]
+fn inspect_and_view_an_mjcf_file() {
+    let ant = repo("tests/data/mjcf/gymnasium/ant.xml");
+    let ant = ant.to_str().unwrap();
+    let out = karakuri(&["inspect", ant], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("nq = 15, nv = 14, joints = 9") && stdout.contains("free_flyer"), "{stdout}");
+    let out = karakuri(&["inspect", ant, "--floating"], None);
+    assert!(!out.status.success() && text(&out).1.contains("--floating"), "{:?}", text(&out));
+    let dir = temp_dir("viewmjcf");
+    let page = dir.join("ant.html");
+    let out = karakuri(&["view", ant, "--html", page.to_str().unwrap()], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let bytes = std::fs::metadata(&page).unwrap().len();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(bytes > 10_000, "{bytes} bytes");
+}
+
 /// Item 8: `karakuri bench` on a model without joints times what applies and does not panic.
 #[test]
 fn bench_on_a_one_link_model_does_not_panic() {

@@ -55,3 +55,19 @@ def test_mass_matrix_and_bias_equal_mujoco():
     np.testing.assert_allclose(karakuri.crba(model, data, q), A.T @ full @ A, rtol=0, atol=1e-12 * np.abs(full).max())
     zero = np.zeros(m.nv)
     np.testing.assert_allclose(karakuri.rnea(model, data, q, zero, zero), A.T @ d.qfrc_bias, atol=1e-12 * np.abs(d.qfrc_bias).max())
+
+
+def test_world_from_an_mjcf_file_steps():
+    # a lone .xml is a scene of that one robot: the file's timestep, its first keyframe (here
+    # qpos0), MuJoCo's contact rules; gymnasium's hopper stands on its leg 2 s later
+    world = karakuri.World.from_file(DATA / "gymnasium" / "hopper.xml")
+    assert world.dt == pytest.approx(0.002) and world.time == 0.0
+    torso = world.body_index("hopper/torso")
+    z0 = world.positions[torso, 2]
+    assert z0 == pytest.approx(1.25)  # the torso body's z in the file (rootz at 0)
+    world.step(1000)
+    assert world.time == pytest.approx(2.0)
+    z = world.positions[torso, 2]
+    assert 1.0 < z < 1.3, z
+    assert world.contacts, "the foot rests on the floor"
+    assert any("hopper/foot" in c["bodies"] for c in world.contacts), world.contacts

@@ -56,6 +56,9 @@ pub struct SimulateArgs {
     pub resume: Option<PathBuf>,
     /// The engine (`--engine`), replacing the scene's `engine.type`; `None`: the scene's.
     pub engine: Option<EngineKind>,
+    /// The MJCF `<key>` every MJCF robot starts from (`--keyframe`), replacing the scene's
+    /// `robots[].keyframe`; `None`: the scene's (else each file's first keyframe).
+    pub keyframe: Option<String>,
 }
 
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
@@ -177,6 +180,13 @@ fn load_scene(args: &SimulateArgs) -> Result<(Scene, u64)> {
     }
     if let Some(engine) = args.engine {
         scene.engine.kind = engine;
+    }
+    if let Some(key) = &args.keyframe {
+        let mut mjcf = scene.robots.iter_mut().filter(|r| r.mjcf.is_some()).peekable();
+        if mjcf.peek().is_none() {
+            bail!("--keyframe {key}: the scene has no MJCF robot");
+        }
+        mjcf.for_each(|r| r.keyframe = Some(key.clone()));
     }
     let duration = args.duration.unwrap_or(scene.world.duration);
     let dt = scene.world.dt;

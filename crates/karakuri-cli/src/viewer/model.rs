@@ -1,4 +1,4 @@
-//! The model page of `karakuri view`: a URDF's links, a slider per 1-dof joint (the page does
+//! The model page of `karakuri view`: a URDF's (or an MJCF file's) links, a slider per 1-dof joint (the page does
 //! the forward kinematics), link frames and equivalent inertia boxes.
 
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ pub fn page_data(path: &Path, floating: bool, package_dirs: &[PathBuf]) -> anyho
         root: if floating { Root::FreeFlyer } else { Root::Fixed },
         package_dirs: package_dirs.to_vec(),
     };
-    let (model, geometry) = urdf::load_with(path, &opts)?;
+    let (model, geometry) = if crate::mjcf::is_mjcf(path) { crate::mjcf::load(path, floating)? } else { urdf::load_with(path, &opts)? };
     let mut meshes = MeshTable::default();
     let looks = RobotLooks {
         label: path.display().to_string(),

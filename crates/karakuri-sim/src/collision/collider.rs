@@ -8,10 +8,10 @@ use parry3d_f64::math::Pose as PPose;
 use parry3d_f64::query::ContactManifold;
 use parry3d_f64::shape::ShapeType;
 
-use crate::scene::ContactMode;
+use crate::scene::{ContactMode, Material};
 use crate::sort::sort_nearly_sorted;
 use super::box_box::{box_box, BoxManifold};
-use super::{ColShape, RawContact};
+use super::{mean_material, ColShape, RawContact};
 use super::shapes::{from_pvec, to_parry};
 use super::pairs::{ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
@@ -35,6 +35,9 @@ pub struct Collider {
     small: Option<SmallWorld>,
     /// Each box's half extents (None: not a box) `(nshapes)`: two boxes go to [`box_box`].
     half_extents: Vec<Option<Vec3>>,
+    /// The pairs `(i, j)`, `i < j`, whose material is not the mean of their shapes' (an MJCF
+    /// robot's: MuJoCo's friction rule, `<pair>`s), sorted; empty in most worlds.
+    materials: Vec<((usize, usize), Material)>,
 }
 
 /// At most this many candidate pairs, a world's pairs are tested one by one
@@ -96,11 +99,19 @@ impl Collider {
         shapes: Vec<ColShape>,
         pair_mode: impl Fn(&ColShape, &ColShape) -> Option<ContactMode>,
     ) -> Self {
+        Self::by_index(shapes, |s, i, j| pair_mode(&s[i], &s[j]))
+    }
+
+    /// `pair_mode(shapes, i, j)` gives the mode of shapes `i < j` (None: never collide).
+    pub fn by_index(
+        shapes: Vec<ColShape>,
+        pair_mode: impl Fn(&[ColShape], usize, usize) -> Option<ContactMode>,
+    ) -> Self {
         let n = shapes.len();
         let mut modes = vec![None; n * n];
         for i in 0..n {
             for j in i + 1..n {
-                modes[i * n + j] = pair_mode(&shapes[i], &shapes[j]);
+                modes[i * n + j] = pair_mode(&shapes, i, j);
             }
         }
         let types: Vec<ShapeType> = shapes.iter().map(|s| s.shape.shape_type()).collect();
@@ -118,6 +129,25 @@ impl Collider {
                 .map(|s| s.shape.as_cuboid().map(|c| from_pvec(c.half_extents)))
                 .collect(),
             shapes,
+            materials: vec![],
+        }
+    }
+
+    /// The same collider, pairs `((i, j), material)` (`i < j`) taking their own material
+    /// instead of the mean of their shapes'.
+    pub fn with_pair_materials(mut self, mut materials: Vec<((usize, usize), Material)>) -> Self {
+        materials.sort_by_key(|m| m.0);
+        self.materials = materials;
+        self
+    }
+
+    /// The material of a contact between shapes `i` and `j`: the pair's own, else the mean of
+    /// theirs ([`mean_material`]).
+    pub fn material(&self, i: usize, j: usize) -> Material {
+        let key = (i.min(j), i.max(j));
+        match self.materials.binary_search_by_key(&key, |m| m.0) {
+            Ok(k) => self.materials[k].1,
+            Err(_) => mean_material(&self.shapes[i].material, &self.shapes[j].material),
         }
     }
 

@@ -22,6 +22,15 @@ pub use box_box::{box_box, BoxManifold, BoxPoint};
 pub use collider::{Collider, CollisionWork, SMALL_WORLD_PAIRS};
 pub use shapes::{joint_frame_bounds, make_shape, to_parry};
 
+/// The material of a contact between two shapes: the mean of theirs (Springhead's rule).
+pub fn mean_material(a: &Material, b: &Material) -> Material {
+    Material {
+        static_friction: 0.5 * (a.static_friction + b.static_friction),
+        dynamic_friction: 0.5 * (a.dynamic_friction + b.dynamic_friction),
+        restitution: 0.5 * (a.restitution + b.restitution),
+    }
+}
+
 /// A collision shape attached to a joint of the world model.
 #[derive(Clone)]
 pub struct ColShape {

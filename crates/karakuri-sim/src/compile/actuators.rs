@@ -20,7 +20,7 @@ pub(super) fn actuators(
     one_dof: &[usize],
 ) -> Result<(Vec<Actuator>, Vec<Option<usize>>), SimError> {
     let mut settings: Vec<ActuatorSetting> =
-        b.actuators.iter().map(|a| ActuatorSetting { joint: a.joint, spec: a.spec.clone() }).collect();
+        b.actuators.iter().map(|a| ActuatorSetting { joint: a.joint, spec: a.spec.clone(), bias: a.bias }).collect();
     for ri in 0..b.scene.robots.len() {
         robot_actuators(b, model, ri, &mut settings)?;
     }
@@ -33,6 +33,7 @@ pub(super) fn actuators(
             mode: a.spec.mode,
             kp: a.spec.kp,
             kd: a.spec.kd,
+            bias: a.bias,
             target: a.spec.target,
             effort_limit: a.spec.effort_limit.unwrap_or(f64::INFINITY),
             velocity_limit: a.spec.velocity_limit.unwrap_or(f64::INFINITY),
@@ -83,7 +84,7 @@ fn robot_actuators(b: &Builder, model: &Model, ri: usize, out: &mut Vec<Actuator
                 spec.velocity_limit = spec.velocity_limit.or(positive(rm.velocity_limit[iv]));
             }
             out.retain(|x| x.joint != j);
-            out.push(ActuatorSetting { joint: j, spec });
+            out.push(ActuatorSetting { joint: j, spec, bias: 0.0 });
         }
     }
     Ok(())

@@ -143,7 +143,7 @@ fn hinge(b: &mut Builder, bi: usize, k: usize, parent: JointId, placement: Se3) 
         friction: *friction,
     });
     if let Some(a) = actuator {
-        b.actuators.push(ActuatorSetting { joint: j.0, spec: a.clone() });
+        b.actuators.push(ActuatorSetting { joint: j.0, spec: a.clone(), bias: 0.0 });
     }
     Ok(j)
 }

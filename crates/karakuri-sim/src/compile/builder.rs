@@ -75,6 +75,8 @@ pub(super) struct LimitSetting {
 pub(super) struct ActuatorSetting {
     pub(super) joint: usize,
     pub(super) spec: ActuatorSpec,
+    /// A constant torque added to a position servo's (an MJCF actuator's; 0 for the scene's).
+    pub(super) bias: f64,
 }
 
 /// A robot as grafted onto the world: its own model and geometry, and where its joints and

@@ -10,17 +10,11 @@ use parry3d_f64::shape::SharedShape;
 use super::builder::{scene_err, se3, Builder};
 use super::model::SimBody;
 use crate::collision::{joint_frame_bounds, make_shape, ColShape, Collider};
+use crate::scene::mjcf_contacts::MjcfContactRules;
 use crate::scene::{ContactMode, Material, Scene, ShapeSpec};
 use crate::SimError;
 
-/// The material of a contact between two shapes: the mean of theirs (Springhead's rule).
-pub fn mean_material(a: &Material, b: &Material) -> Material {
-    Material {
-        static_friction: 0.5 * (a.static_friction + b.static_friction),
-        dynamic_friction: 0.5 * (a.dynamic_friction + b.dynamic_friction),
-        restitution: 0.5 * (a.restitution + b.restitution),
-    }
-}
+pub use crate::collision::mean_material;
 
 /// Every collision shape, in scene order: scene bodies' (body by body), then each robot's
 /// URDF collisions and extra shapes.
@@ -65,7 +59,12 @@ fn urdf_shapes(b: &Builder, ri: usize, out: &mut Vec<ColShape>) -> Result<(), Si
     let (g, rs) = (&b.robots[ri], &b.scene.robots[ri]);
     let material = b.scene.material(rs.material.as_deref());
     let mut made: Vec<(SharedShape, Se3, bool)> = Vec::with_capacity(g.robot.collisions.len());
-    for c in &g.robot.collisions {
+    for (ci, c) in g.robot.collisions.iter().enumerate() {
+        // an MJCF geom's own sliding friction, unless the scene robot names a material
+        let material = match (&g.robot.mjcf, &rs.material) {
+            (Some(rules), None) => mjcf_material(rules.geoms[ci].friction),
+            _ => material,
+        };
         let (shape, extra, unbounded) = match c.same_mesh_as {
             Some(first) => made[first].clone(),
             None => make_shape(&c.geometry).map_err(|e| {
@@ -78,6 +77,27 @@ fn urdf_shapes(b: &Builder, ri: usize, out: &mut Vec<ColShape>) -> Result<(), Si
         out.push(ColShape { body, joint, placement: placement.compose(&extra), shape, material, unbounded });
     }
     Ok(())
+}
+
+/// The material of an MJCF geom (or pair) of sliding friction `mu`: MuJoCo has one friction
+/// coefficient and no restitution.
+fn mjcf_material(mu: f64) -> Material {
+    Material { static_friction: mu, dynamic_friction: mu, restitution: 0.0 }
+}
+
+/// Each shape's MJCF origin, in [`shapes`]' order: `(robot, collision)` for an MJCF robot's
+/// geom, None for the others (scene bodies, URDF robots, extra shapes).
+pub(super) fn mjcf_origins(b: &Builder) -> Vec<Option<(usize, usize)>> {
+    let mut out: Vec<Option<(usize, usize)>> = vec![];
+    for bs in &b.scene.bodies {
+        out.extend(bs.shapes.iter().filter(|s| s.collide).map(|_| None));
+    }
+    for (ri, g) in b.robots.iter().enumerate() {
+        let mjcf = g.robot.mjcf.is_some();
+        out.extend((0..g.robot.collisions.len()).map(|ci| mjcf.then_some((ri, ci))));
+        out.extend(b.scene.robots[ri].shapes.iter().filter(|(_, s)| s.collide).map(|_| None));
+    }
+    out
 }
 
 /// Robot `ri`'s extra `shapes` (each on a link by name) onto `out`; a shape's own material,
@@ -117,26 +137,55 @@ pub(super) fn bounds(bodies: &mut [SimBody], shapes: &[ColShape]) {
 /// The shapes with their pair table: every pair the scene allows, less the robots' links that
 /// overlap at the initial placements `o_m_i` (a warning per robot lists them).
 pub(super) fn collider(
-    scene: &Scene,
+    b: &Builder,
     bodies: &[SimBody],
     shapes: Vec<ColShape>,
     o_m_i: &[Se3],
     warnings: &mut Vec<String>,
 ) -> Collider {
-    let all = pair_table(scene, bodies, shapes.clone(), &[]);
+    let scene = b.scene;
+    let rules = b.robots.iter().map(|g| g.robot.mjcf.as_ref()).collect();
+    let own_friction = scene.robots.iter().map(|r| r.material.is_none()).collect();
+    let mjcf = Mjcf { origins: mjcf_origins(b), rules, own_friction };
+    let all = pair_table(scene, bodies, shapes.clone(), &mjcf, &[]);
     let overlapping = overlapping_links(scene, bodies, &all, o_m_i, warnings);
     if overlapping.is_empty() {
         all
     } else {
-        pair_table(scene, bodies, shapes, &overlapping)
+        pair_table(scene, bodies, shapes, &mjcf, &overlapping)
+    }
+}
+
+/// MJCF robots' contact rules by shape: each shape's origin ([`mjcf_origins`]) and each
+/// robot's rules (None: not an MJCF robot).
+struct Mjcf<'a> {
+    origins: Vec<Option<(usize, usize)>>,
+    rules: Vec<Option<&'a MjcfContactRules>>,
+    /// Each robot's geoms keep their MJCF friction (the scene robot names no material).
+    own_friction: Vec<bool>,
+}
+
+impl Mjcf<'_> {
+    /// MuJoCo's verdict on shapes `i` and `j` when both are an MJCF robot's geoms: None when
+    /// it is not MuJoCo's to say, `Some(None)` when they never touch, `Some(Some(mu))` when
+    /// they do with sliding friction `mu` (two robots: the `contype`/`conaffinity` bits only).
+    fn verdict(&self, i: usize, j: usize) -> Option<Option<f64>> {
+        let ((ra, ca), (rb, cb)) = (self.origins.get(i).copied()??, self.origins.get(j).copied()??);
+        let (a, b) = (self.rules[ra]?, self.rules[rb]?);
+        if ra == rb {
+            return Some(a.pair(ca, cb));
+        }
+        let (ga, gb) = (&a.geoms[ca], &b.geoms[cb]);
+        Some(ga.bits_meet(gb).then(|| ga.mixed_friction(gb)))
     }
 }
 
 /// The body pairs `(a, b)`, `a < b`, of one robot whose collision shapes overlap at the
 /// initial placements `o_m_i` (penetration > 0), unless the robot keeps them
-/// (`keep_overlapping_self_collisions`); one warning per robot lists them with the depth, as
-/// MoveIt's "disabled collisions". Reads the shapes and pairs of `all` (every pair the scene
-/// allows).
+/// (`keep_overlapping_self_collisions`) or is an MJCF robot (MuJoCo's filters decide: a
+/// keyframe's feet slightly in the floor must stay on it); one warning per robot lists them
+/// with the depth, as MoveIt's "disabled collisions". Reads the shapes and pairs of `all`
+/// (every pair the scene allows).
 fn overlapping_links(
     scene: &Scene,
     bodies: &[SimBody],
@@ -154,7 +203,8 @@ fn overlapping_links(
     for c in raw.iter().filter(|c| c.depth > 0.0) {
         let (a, b) = (all.shapes[c.shape_a].body, all.shapes[c.shape_b].body);
         let (Some(ra), Some(rb)) = (robot_of(a), robot_of(b)) else { continue };
-        if ra != rb || scene.robots[ra].keep_overlapping_self_collisions {
+        let kept = scene.robots[ra].keep_overlapping_self_collisions || scene.robots[ra].mjcf.is_some();
+        if ra != rb || kept {
             continue;
         }
         let key = (a.min(b), a.max(b));
@@ -184,7 +234,7 @@ fn overlapping_links(
 /// The collision pairs: shapes on one joint never touch; excluded pairs (the scene's, and
 /// `more`: body pairs `(a, b)`, `a < b`) and parent/child pairs (if asked) neither; the others
 /// take their pair's mode or the scene's default.
-fn pair_table(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>, more: &[(usize, usize)]) -> Collider {
+fn pair_table(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>, mjcf: &Mjcf, more: &[(usize, usize)]) -> Collider {
     let index = |n: &str| bodies.iter().position(|x| x.name == n);
     let sorted = |a: usize, b: usize| (a.min(b), a.max(b));
     let mut excluded: Vec<(usize, usize)> = scene
@@ -200,7 +250,9 @@ fn pair_table(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>, more: &[
         .collect();
     let exclude_pc = scene.contact.exclude_parent_child;
     let default_mode = scene.contact.mode;
-    Collider::new(shapes, |a, b| {
+    let materials = std::cell::RefCell::new(vec![]);
+    let collider = Collider::by_index(shapes, |s, i, j| {
+        let (a, b) = (&s[i], &s[j]);
         if a.joint == b.joint {
             return None;
         }
@@ -208,9 +260,21 @@ fn pair_table(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>, more: &[
         if excluded.contains(&key) {
             return None;
         }
-        if exclude_pc && (bodies[a.body].parent == Some(b.body) || bodies[b.body].parent == Some(a.body)) {
-            return None;
+        match mjcf.verdict(i, j) {
+            Some(None) => return None,
+            Some(Some(mu)) => {
+                let m = mjcf_material(mu);
+                let own = |k: usize| mjcf.origins[k].is_some_and(|(r, _)| mjcf.own_friction[r]);
+                if own(i) && own(j) && m != mean_material(&a.material, &b.material) {
+                    materials.borrow_mut().push(((i, j), m));
+                }
+            }
+            None if exclude_pc && (bodies[a.body].parent == Some(b.body) || bodies[b.body].parent == Some(a.body)) => {
+                return None
+            }
+            None => {}
         }
         Some(pair_modes.iter().find(|(k, _)| *k == key).map_or(default_mode, |(_, m)| *m))
-    })
+    });
+    collider.with_pair_materials(materials.into_inner())
 }

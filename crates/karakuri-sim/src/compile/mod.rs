@@ -71,7 +71,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
     let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
-    let collider = colliders::collider(scene, &bodies, shapes, &o_m_i, &mut warnings);
+    let collider = colliders::collider(&b, &bodies, shapes, &o_m_i, &mut warnings);
     let robots = std::mem::take(&mut b.robots)
         .into_iter()
         .zip(&scene.robots)

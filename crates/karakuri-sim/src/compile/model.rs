@@ -96,6 +96,9 @@ pub struct Actuator {
     pub kp: f64,
     /// Velocity gain.
     pub kd: f64,
+    /// A constant torque a position servo adds (an MJCF velocity or general actuator's
+    /// `gear (gain · ctrl + bias₀)` at its held ctrl; 0 for scene actuators).
+    pub bias: f64,
     /// Target as given in the scene (a command set through the world replaces it).
     pub target: Target,
     /// Largest |torque| (∞: unlimited).

@@ -6,14 +6,15 @@
 //!
 //! A robot source is anything that gives a karakuri [`Model`] of the robot with its collision
 //! geometry and remarks ([`UrdfRobot`]): a URDF or an MJCF file ([`load`]). An MJCF robot also
-//! brings its joints' springs (`stiffness` towards `springref`) and its start (the first
-//! keyframe, else qpos0: the free joints' poses and the one-dof joints' values) and its
-//! motors and position servos; its `armature` is already in the model's mass matrix and is
-//! not added again.
+//! brings its joints' springs (`stiffness` towards `springref`) and its start (the keyframe
+//! `robots[].keyframe` names, else the first, else qpos0: the free joints' poses and
+//! velocities, the one-dof joints' values and speeds) and its actuators (motor, position,
+//! velocity, general: [`mjcf_servo`]); its `armature` is already in the model's mass matrix
+//! and is not added again.
 
-use karakuri::io::mjcf::{from_mujoco_qpos, JointProps, MjcfWorld, Transmission};
+use karakuri::io::mjcf::{from_mujoco_qpos, from_mujoco_qvel, Actuator as MjcfActuator, JointProps, MjcfWorld, Transmission};
 use karakuri::model::{JointId, JointType};
-use karakuri::spatial::Se3;
+use karakuri::spatial::{quat_from_xyzw, Se3};
 use karakuri::Model;
 
 use super::builder::{model_err, scene_err, se3, ActuatorSetting, Builder, DofSetting, FreeStart, Grafted, JointValue, LimitSetting};
@@ -42,8 +43,9 @@ pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
         check_joint_names(b.scene, ri, &g.robot.model)?;
         let rs = &b.scene.robots[ri];
         if let Some(world) = &world {
-            mjcf_start(b, ri, world, &g)?;
-            mjcf_actuators(b, ri, world, &g);
+            let key = mjcf_key(b.scene, ri, world)?;
+            mjcf_start(b, ri, world, key, &g)?;
+            mjcf_actuators(b, ri, world, key, &g);
         } else if rs.root == RobotRoot::Floating && g.robot.model.njoints > 1 {
             let (linear, angular) = (rs.base_velocity.linear, rs.base_velocity.angular);
             b.free_start.push(FreeStart { joint: g.joint[1], pose: rs.pose, linear, angular });
@@ -126,23 +128,52 @@ fn link_settings(b: &mut Builder, ri: usize, rm: &Model, j: usize, id: usize, pr
     }
 }
 
-/// MJCF robot `ri`'s start, from its first keyframe (else qpos0): each free joint's pose (its
-/// velocity zero), each one-dof joint's value; a ball joint starts at the identity (a warning
-/// says so when the keyframe turns it).
-fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) -> Result<(), SimError> {
+/// The keyframe MJCF robot `ri` starts from: the one its `keyframe` names (an error lists the
+/// file's), else the first, else none (qpos0).
+fn mjcf_key(scene: &Scene, ri: usize, world: &MjcfWorld) -> Result<Option<usize>, SimError> {
+    let Some(name) = &scene.robots[ri].keyframe else {
+        return Ok((!world.keyframes.is_empty()).then_some(0));
+    };
+    match world.keyframes.iter().position(|k| &k.name == name) {
+        Some(k) => Ok(Some(k)),
+        None => {
+            let names: Vec<&str> = world.keyframes.iter().map(|k| k.name.as_str()).collect();
+            let reason = format!("the MJCF file has no keyframe '{name}' (its keyframes: {})", names.join(", "));
+            Err(scene_err(scene, format!("robots[{ri}].keyframe"), reason))
+        }
+    }
+}
+
+/// MJCF robot `ri`'s start, from keyframe `key` (else qpos0, at rest): each free joint's pose
+/// and velocity (MuJoCo's qvel: the origin's world velocity, the angular velocity in body
+/// axes), each one-dof joint's value and speed; a ball joint starts at the identity and at
+/// rest (a warning says so when the keyframe turns or spins it).
+fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, key: Option<usize>, g: &Grafted) -> Result<(), SimError> {
     let rm = &g.robot.model;
-    let qpos = world.keyframes.first().map_or(&world.qpos0, |k| &k.qpos);
-    let q = from_mujoco_qpos(rm, qpos).map_err(|e| scene_err(b.scene, format!("robots[{ri}].mjcf"), e.to_string()))?;
+    let (qpos, qvel) = key.map_or((&world.qpos0, None), |k| (&world.keyframes[k].qpos, Some(&world.keyframes[k].qvel)));
+    let err = |e: String| scene_err(b.scene, format!("robots[{ri}].mjcf"), e);
+    let q = from_mujoco_qpos(rm, qpos).map_err(|e| err(e.to_string()))?;
+    let zero = vec![0.0; rm.nv];
+    let v = from_mujoco_qvel(rm, qpos, qvel.unwrap_or(&zero)).map_err(|e| err(e.to_string()))?;
     for j in 1..rm.njoints {
-        let (iq, nq) = (rm.idx_q[j], rm.nqs[j]);
+        let (iq, nq, iv) = (rm.idx_q[j], rm.nqs[j], rm.idx_v[j]);
         match rm.joint_types[j] {
             JointType::FreeFlyer => {
                 let pose = Pose { position: [q[iq], q[iq + 1], q[iq + 2]], orientation: [q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]] };
-                b.free_start.push(FreeStart { joint: g.joint[j], pose, linear: [0.0; 3], angular: [0.0; 3] });
+                // karakuri's free-flyer velocity is in body axes; the start wants world axes
+                let r = quat_from_xyzw(&pose.orientation);
+                let (l, a) = (r * v.fixed_rows::<3>(iv), r * v.fixed_rows::<3>(iv + 3));
+                b.free_start.push(FreeStart { joint: g.joint[j], pose, linear: [l.x, l.y, l.z], angular: [a.x, a.y, a.z] });
             }
-            _ if nq == 1 => b.q0.push(JointValue { joint: g.joint[j], value: q[iq] }),
-            _ if q.as_slice()[iq..iq + nq] != [0.0, 0.0, 0.0, 1.0] => {
-                b.warnings.push(format!("robots[{ri}]: ball joint '{}' starts at the identity, not at its keyframe value", rm.joint_names[j]));
+            _ if nq == 1 => {
+                b.q0.push(JointValue { joint: g.joint[j], value: q[iq] });
+                b.v0.push(JointValue { joint: g.joint[j], value: v[iv] });
+            }
+            _ if q.as_slice()[iq..iq + nq] != [0.0, 0.0, 0.0, 1.0] || v.as_slice()[iv..iv + 3] != [0.0; 3] => {
+                b.warnings.push(format!(
+                    "robots[{ri}]: ball joint '{}' starts at the identity and at rest, not at its keyframe value",
+                    rm.joint_names[j]
+                ));
             }
             _ => {}
         }
@@ -150,30 +181,21 @@ fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) -> Res
     Ok(())
 }
 
-/// MJCF robot `ri`'s actuators on one-dof joints, each holding its first keyframe's `ctrl`
-/// (else 0), clamped to `ctrlrange`: a `motor` as a torque `gear · ctrl`, a `position` servo
-/// (MuJoCo's `kp (ctrl − gear q) − kv gear q̇`, times `gear` on the joint) as a position
-/// actuator with gains `kp gear²`, `kv gear²` and target `ctrl / gear`; `forcerange` times
-/// `gear` its effort limit. Any other actuator (and a second one on a joint) is left out, a
-/// warning counts them.
-fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) {
+/// MJCF robot `ri`'s actuators on one-dof joints, each holding keyframe `key`'s `ctrl` (else
+/// 0), clamped to `ctrlrange` ([`mjcf_servo`]); any other (another transmission or activation
+/// dynamics, a second one on a joint, a gain or bias that pushes away) is left out, a warning
+/// counts them.
+fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, key: Option<usize>, g: &Grafted) {
     let rm = &g.robot.model;
     let mut left_out = 0;
     for (ai, a) in world.actuators.iter().enumerate() {
-        let ctrl = world.keyframes.first().map_or(0.0, |k| k.ctrl[ai]);
+        let ctrl = key.map_or(0.0, |k| world.keyframes[k].ctrl[ai]);
         let ctrl = a.ctrlrange.map_or(ctrl, |(lo, hi)| ctrl.clamp(lo, hi));
         let joint = match a.transmission {
             Transmission::Joint(mj) => rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1),
             _ => None,
         };
-        let (gear, kp, kv) = (a.gear[0], a.gainprm[0], -a.biasprm[2]);
-        let fixed_gain = a.dynamics.is_none() && !a.gain_affine;
-        let mode = match a.kind.as_str() {
-            "motor" if fixed_gain && !a.bias_affine && kp == 1.0 => Some(ActuatorMode::Torque),
-            "position" if fixed_gain && a.bias_affine && a.biasprm[1] == -kp && gear != 0.0 => Some(ActuatorMode::Position),
-            _ => None,
-        };
-        let (Some(j), Some(mode)) = (joint, mode) else {
+        let (Some(j), Some((spec, bias))) = (joint, mjcf_servo(a, ctrl)) else {
             left_out += 1;
             continue;
         };
@@ -182,21 +204,48 @@ fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, g: &Grafted) {
             left_out += 1;
             continue;
         }
-        let effort_limit = a.forcerange.map(|(lo, hi)| lo.abs().max(hi.abs()) * gear.abs());
-        let (kp, kd, target) = match mode {
-            ActuatorMode::Position => (kp * gear * gear, kv * gear * gear, ctrl / gear),
-            _ => (0.0, 0.0, gear * ctrl),
-        };
-        let spec = ActuatorSpec { mode, kp, kd, target: Target::Value(target), effort_limit, velocity_limit: None };
-        b.actuators.push(ActuatorSetting { joint, spec });
+        b.actuators.push(ActuatorSetting { joint, spec, bias });
     }
     if left_out > 0 {
         let rs = &b.scene.robots[ri];
         let file = rs.mjcf.as_deref().unwrap_or_default();
         b.warnings.push(format!(
-            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (only motor and position actuators on a hinge or slide are)"
+            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (only those without activation dynamics, \
+             with fixed or affine gain and bias, on a hinge or slide, one per joint, are)"
         ));
     }
+}
+
+/// An MJCF actuator on a one-dof joint at held control `ctrl`, as a scene actuator and a
+/// constant torque. MuJoCo's force `gain · ctrl + bias` with the affine `gain = g₀ + g₁ L +
+/// g₂ L̇`, `bias = b₀ + b₁ L + b₂ L̇` at length `L = gear · q` gives the joint `gear · force`:
+/// `τ = k₀ − kp q − kd q̇` with `k₀ = gear (g₀ ctrl + b₀)`, `kp = −gear² (g₁ ctrl + b₁)`,
+/// `kd = −gear² (g₂ ctrl + b₂)`. No `kp` nor `kd`: a torque actuator of `k₀` (a motor); a
+/// `kp`: a position servo of target `k₀ / kp`; a `kd` alone (a velocity servo): a position
+/// servo of gain 0 and constant torque `k₀`. `forcerange · gear` is the effort limit (its
+/// larger bound). None: activation dynamics, or `kp` or `kd` negative.
+fn mjcf_servo(a: &MjcfActuator, ctrl: f64) -> Option<(ActuatorSpec, f64)> {
+    if a.dynamics.is_some() {
+        return None;
+    }
+    let gear = a.gear[0];
+    let (g, b) = (a.gainprm, if a.bias_affine { a.biasprm } else { [0.0; 3] });
+    let (g1, g2) = if a.gain_affine { (g[1], g[2]) } else { (0.0, 0.0) };
+    let k0 = gear * (g[0] * ctrl + b[0]);
+    let kp = -gear * gear * (g1 * ctrl + b[1]);
+    let kd = -gear * gear * (g2 * ctrl + b[2]);
+    if kp < 0.0 || kd < 0.0 || !(k0.is_finite() && kp.is_finite() && kd.is_finite()) {
+        return None;
+    }
+    let effort_limit = a.forcerange.map(|(lo, hi)| lo.abs().max(hi.abs()) * gear.abs());
+    let spec = |mode, kp, kd, target| ActuatorSpec { mode, kp, kd, target: Target::Value(target), effort_limit, velocity_limit: None };
+    Some(if kp == 0.0 && kd == 0.0 {
+        (spec(ActuatorMode::Torque, 0.0, 0.0, k0), 0.0)
+    } else if kp > 0.0 {
+        (spec(ActuatorMode::Position, kp, kd, k0 / kp), 0.0)
+    } else {
+        (spec(ActuatorMode::Position, 0.0, kd, 0.0), k0)
+    })
 }
 
 /// Every joint robot `ri`'s `q0` and `v0` name is one of the robot's.

@@ -12,7 +12,8 @@ use crate::SimError;
 
 /// Actuator commands, before the iteration matrix: each actuator's command at the step's end
 /// time `t + dt` from `s.targets`. A torque command is clamped to the effort limit. A
-/// position servo is the spring-damper `kp (target − q⁺) + kd (target_v − v⁺)` at the step's
+/// position servo is the spring-damper `kp (target − q⁺) + kd (target_v − v⁺)` (plus its constant
+/// `bias`) at the step's
 /// end state (`q⁺ = q + dt v⁺`), made implicit as the passive springs are: `dt (kd + dt kp)`
 /// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
 /// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
@@ -34,7 +35,7 @@ pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out:
             ActuatorMode::Position => {
                 let rate = rate.clamp(-a.velocity_limit, a.velocity_limit);
                 let gain = a.kd + m.dt * a.kp;
-                let base = a.kp * (x - s.q[a.iq]) + a.kd * rate;
+                let base = a.kp * (x - s.q[a.iq]) + a.kd * rate + a.bias;
                 let predicted = base - gain * s.v[a.dof];
                 if predicted.abs() > e {
                     (e.copysign(predicted), 0.0)

@@ -116,7 +116,7 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         let c = w.raw[ci];
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
         let n = c.normal;
-        let mat = mean_material(&sa.material, &sb.material);
+        let mat = m.collider.material(c.shape_a, c.shape_b);
         if c.mode == ContactMode::Lcp && mat.static_friction <= 0.0 && mat.dynamic_friction <= 0.0 {
             // no friction whatever the slip: the normal row alone (see `frictionless_block`)
             let row = frictionless_block(m, s, w, (&c, &mut warm), mat.restitution);

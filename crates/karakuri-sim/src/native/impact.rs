@@ -33,7 +33,7 @@ use karakuri::constraints::rows::add_relative_point_rows;
 use karakuri::spatial::{Motion, Se3, Vec3};
 
 use super::build::SimModel;
-use super::contact::{mean_material, tangents};
+use super::contact::tangents;
 use super::output::StepOutput;
 use super::state::SimState;
 use super::work::StepData;
@@ -86,7 +86,7 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepO
     let any = w.raw.iter().any(|c| {
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
         if matches!(c.mode, ContactMode::Penalty { .. })
-            || mean_material(&sa.material, &sb.material).restitution <= 0.0
+            || m.collider.material(c.shape_a, c.shape_b).restitution <= 0.0
         {
             return false;
         }
@@ -103,7 +103,7 @@ pub fn impacts(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepO
     iw.contacts.clear();
     for (ci, c) in w.raw.iter().enumerate() {
         let (sa, sb) = (&shapes[c.shape_a], &shapes[c.shape_b]);
-        let mat = mean_material(&sa.material, &sb.material);
+        let mat = m.collider.material(c.shape_a, c.shape_b);
         if matches!(c.mode, ContactMode::Penalty { .. }) || mat.restitution <= 0.0 {
             continue;
         }

@@ -11,7 +11,7 @@
 
 use karakuri::algorithms::LoneRoots;
 
-use crate::compile::{mean_material, CompiledWorld};
+use crate::compile::CompiledWorld;
 use crate::scene::{ActuatorMode, ContactMode};
 
 /// Which optional stages the step runs (each `false`: the world has nothing for it, and the
@@ -69,7 +69,7 @@ impl StagePlan {
             impacts: m.loops.is_empty()
                 && pairs().any(|(a, b)| {
                     touch(a, b) == Some(ContactMode::Lcp)
-                        && mean_material(&shapes[a].material, &shapes[b].material).restitution > 0.0
+                        && m.collider.material(a, b).restitution > 0.0
                 }),
             tracks: !m.tracks.is_empty(),
             sensors: !m.sensors.is_empty(),

@@ -75,6 +75,9 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
     if w.actuators.iter().any(|a| a.mode == ActuatorMode::Prescribed) {
         return Err(refuse(scene, "actuators", "prescribed actuators (not mapped yet)".into()));
     }
+    if w.actuators.iter().any(|a| a.bias != 0.0) {
+        return Err(refuse(scene, "robots", "an MJCF velocity or general actuator's constant force (not mapped yet)".into()));
+    }
     if !w.frictions.is_empty() {
         return Err(refuse(scene, "bodies / robots", "Coulomb joint friction (not mapped yet)".into()));
     }

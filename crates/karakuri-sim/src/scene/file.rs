@@ -55,6 +55,12 @@ impl Scene {
         });
         let mut scene = Scene::from_value(&value, &file)?;
         scene.source = Some(path.to_path_buf());
+        // MuJoCo's RK4 is karakuri's (which steps semi-implicit Euler where contacts or limits
+        // are active); Euler, implicit and implicitfast are stepped semi-implicit Euler (the
+        // robot's load warning says so for the last two)
+        if o.integrator == karakuri::io::mjcf::Integrator::Rk4 {
+            scene.engine.integrator = super::Integrator::Rk4;
+        }
         Ok(scene)
     }
 

@@ -77,6 +77,9 @@ pub struct UrdfRobot {
     /// Its URDF's `<visual>` and `<collision>` elements as read (mesh files located, not
     /// read): what a viewer draws (empty for other sources).
     pub looks: urdf::Geometry,
+    /// An MJCF robot's contact rules (`contype`/`conaffinity`, parents, `<exclude>`,
+    /// `<pair>`, friction), one per collision; None for a URDF robot.
+    pub mjcf: Option<super::mjcf_contacts::MjcfContactRules>,
 }
 
 /// One `<collision>` element of a URDF robot.
@@ -121,7 +124,7 @@ pub fn load_robot(scene: &Scene, ri: usize) -> Result<UrdfRobot, SimError> {
     let warnings = geom.warnings.iter().map(|w| format!("robots[{ri}] ('{}'): {w}", rs.urdf)).collect();
     let mut collisions = Vec::new();
     if !rs.collide || rs.collision == RobotCollision::None {
-        return Ok(UrdfRobot { model, collisions, warnings, looks: geom });
+        return Ok(UrdfRobot { model, collisions, warnings, looks: geom, mjcf: None });
     }
     let mut meshes: BTreeMap<(PathBuf, [u64; 3]), usize> = BTreeMap::new();
     for g in &geom.collisions {
@@ -172,5 +175,5 @@ pub fn load_robot(scene: &Scene, ri: usize) -> Result<UrdfRobot, SimError> {
             same_mesh_as: None,
         });
     }
-    Ok(UrdfRobot { model, collisions, warnings, looks: geom })
+    Ok(UrdfRobot { model, collisions, warnings, looks: geom, mjcf: None })
 }

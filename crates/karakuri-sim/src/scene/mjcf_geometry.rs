@@ -11,15 +11,21 @@
 //! | mesh | [`Geometry::ConvexMesh`] of its file's vertices, scaled (its convex hull) |
 //! | hfield without data (flat) | a box under z = 0 of the hfield's extents, `size[3]` deep |
 //! | hfield with data | refused: replace it by a mesh or a plane |
-//! | `contype = conaffinity = 0` | left out (MuJoCo never collides it) |
+//! | `contype = conaffinity = 0` | left out (MuJoCo never collides it), unless a `<pair>` names it |
 //!
-//! Not carried yet: `contype`/`conaffinity` filtering between colliding geoms, `<contact>`
-//! pairs and excludes, friction and `solref`/`solimp` (they are in the `MjcfWorld`).
+//! Which of a robot's geoms touch is MuJoCo's rule ([`MjcfContactRules`]): `contype` /
+//! `conaffinity` bits, bodies welded together or parent and child (unless `<flag
+//! filterparent="disable">`), `<exclude>`, and `<pair>`s (always tested, their own friction).
+//! Friction is the sliding coefficient (`friction[0]`) of the geom of higher `priority`, else
+//! the larger; `condim` 1 is frictionless. `solref`/`solimp`, `margin`/`gap`, torsional and
+//! rolling friction are not simulated (a warning counts the geoms that set them).
 
-use karakuri::io::mjcf::{GeomShape, MjcfWorld};
+use karakuri::io::mjcf::{GeomShape, Integrator, MjcfWorld};
+use karakuri::io::urdf::{self, GeometryObject, Shape};
 use karakuri::spatial::{Se3, Vec3};
 
 use super::geometry::{read_mesh, UrdfCollision, UrdfRobot};
+use super::mjcf_contacts::{kept_geoms, MjcfContactRules};
 use super::{scene_error, Geometry, MeshFile, Scene};
 use crate::SimError;
 
@@ -35,26 +41,50 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let path = if path.exists() { path } else { std::path::PathBuf::from(mjcf) };
     let world = karakuri::io::mjcf::load_world_with(&path, &crate::mesh::MeshFiles).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
     let mut warnings: Vec<String> = world.warnings.clone();
-    let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    let collide = rs.collide && !world.option.contact_disabled;
+    let collisions = if collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
+    let kept = if collide { kept_geoms(&world) } else { vec![] };
+    let rules = MjcfContactRules::of(&world, &kept);
     not_carried(&world, &mut warnings);
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
-    let looks = karakuri::io::urdf::Geometry::default();
-    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings, looks }, world))
+    let looks = mjcf_looks(&world);
+    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings, looks, mjcf: Some(rules) }, world))
 }
 
-
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
-/// silently: contact filtering (geoms whose `contype` / `conaffinity` are not 1 / 1,
-/// `<contact>` pairs and excludes: the scene's contact rules apply instead), sensors, equality
-/// constraints and fixed tendons. Reads `world`; appends to `warnings`.
+/// silently: contact softness and the friction beyond sliding (geoms and pairs whose
+/// `solref`/`solimp` are not MuJoCo's defaults, a `margin` or `gap`, `condim` 4 or 6: hard
+/// contacts with sliding friction instead), sensors, equality constraints and fixed tendons.
+/// Reads `world`; appends to `warnings`.
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
-    let filtered = world.geoms.iter().filter(|g| g.contype != 1 || g.conaffinity != 1).count();
-    let (pairs, excludes) = (world.contact_pairs.len(), world.contact_excludes.len());
-    if filtered + pairs + excludes > 0 {
+    const SOLREF: [f64; 2] = [0.02, 1.0];
+    const SOLIMP: [f64; 5] = [0.9, 0.95, 0.001, 0.5, 2.0];
+    // the geoms that collide (a geom of contype = conaffinity = 0 in a <pair> is counted there)
+    let geoms = || world.geoms.iter().filter(|g| g.contype != 0 || g.conaffinity != 0);
+    let soft = geoms().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
+        + world.contact_pairs.iter().filter(|p| p.solref != SOLREF || p.solimp != SOLIMP).count();
+    let margins = geoms().filter(|g| g.margin != 0.0 || g.gap != 0.0).count()
+        + world.contact_pairs.iter().filter(|p| p.margin != 0.0 || p.gap != 0.0).count();
+    let condim = geoms().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
+    if soft + margins + condim > 0 {
         warnings.push(format!(
-            "contact filtering not simulated yet ({filtered} geom(s) with contype/conaffinity other than 1/1, \
-             {pairs} <pair>, {excludes} <exclude>): the scene's contact rules apply (docs/MJCF.md)"
+            "contacts are hard with sliding friction: {soft} geom(s)/pair(s) with their own solref/solimp, \
+             {margins} with a margin or gap, {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
         ));
+    }
+    let o = &world.option;
+    let integrator = match o.integrator {
+        Integrator::Euler => None,
+        Integrator::Rk4 => Some("RK4: karakuri's RK4 (a lone .xml scene; steps with contacts or active limits are semi-implicit Euler)"),
+        Integrator::Implicit | Integrator::ImplicitFast => {
+            Some("implicit/implicitfast: stepped semi-implicit Euler, joint damping, springs and position servos implicit")
+        }
+    };
+    if let Some(i) = integrator {
+        warnings.push(format!("<option integrator> {i} (docs/MJCF.md)"));
+    }
+    if o.impratio != 1.0 {
+        warnings.push(format!("<option impratio=\"{}\"> not simulated: hard contacts have no friction-to-normal impedance ratio", o.impratio));
     }
     let (sensors, equalities, tendons) = (world.sensors.len(), world.equalities.len(), world.tendons.len());
     if sensors + equalities + tendons > 0 {
@@ -82,10 +112,8 @@ fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {
 pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<Vec<UrdfCollision>, String> {
     let mut out: Vec<UrdfCollision> = vec![];
     let mut meshes: Vec<(std::path::PathBuf, Vec3, usize)> = vec![];
-    for (i, g) in world.geoms.iter().enumerate() {
-        if g.contype == 0 && g.conaffinity == 0 {
-            continue;
-        }
+    for i in kept_geoms(world) {
+        let g = &world.geoms[i];
         let (joint, mut placement) = world.geom_placement(i);
         let s = g.size;
         let mut same_mesh_as = None;
@@ -150,4 +178,49 @@ mod tests {
         assert!(floor.placement.translation.z < 0.0);
         assert!(warnings.iter().any(|w| w.contains("ellipsoid")));
     }
+}
+
+/// Half extent drawn for an infinite MJCF plane (`size` 0).
+const PLANE_HALF: f64 = 5.0;
+
+/// What a viewer draws of an MJCF robot: its geoms as URDF geometry objects on the joints that move them (an
+/// ellipsoid is drawn as the sphere of its largest semi-axis, an infinite plane 10 m wide, a
+/// height field as the box of its extents).
+pub fn mjcf_looks(world: &MjcfWorld) -> urdf::Geometry {
+    let mut out = urdf::Geometry::default();
+    for (i, g) in world.geoms.iter().enumerate() {
+        let (joint, mut placement) = world.geom_placement(i);
+        let s = g.size;
+        let shape = match &g.shape {
+            GeomShape::Plane => {
+                let half = |x: f64| if x > 0.0 { x } else { PLANE_HALF };
+                placement = placement.compose(&Se3::from_translation(Vec3::new(0.0, 0.0, -0.005)));
+                Shape::Box { size: Vec3::new(2.0 * half(s[0]), 2.0 * half(s[1]), 0.01) }
+            }
+            GeomShape::Sphere => Shape::Sphere { radius: s[0] },
+            GeomShape::Capsule => Shape::Capsule { radius: s[0], length: 2.0 * s[1] },
+            GeomShape::Cylinder => Shape::Cylinder { radius: s[0], length: 2.0 * s[1] },
+            GeomShape::Box => Shape::Box { size: Vec3::new(2.0 * s[0], 2.0 * s[1], 2.0 * s[2]) },
+            GeomShape::Ellipsoid => Shape::Sphere { radius: s[0].max(s[1]).max(s[2]) },
+            GeomShape::Mesh { file, scale, .. } => Shape::Mesh {
+                filename: file.display().to_string(),
+                resolved: file.exists().then(|| file.clone()),
+                tried: vec![file.clone()],
+                scale: *scale,
+            },
+            GeomShape::HeightField { extents: e, .. } => {
+                placement = placement.compose(&Se3::from_translation(Vec3::new(0.0, 0.0, (e[2] - e[3]) / 2.0)));
+                Shape::Box { size: Vec3::new(2.0 * e[0], 2.0 * e[1], e[2] + e[3]) }
+            }
+        };
+        let link = world.body_names[g.body].clone();
+        let name = g.name.clone().unwrap_or_else(|| format!("{link}_geom{i}"));
+        let object = GeometryObject { name, link, parent_joint: joint, placement, shape, material_rgba: None };
+        if g.contype != 0 || g.conaffinity != 0 {
+            out.collisions.push(object.clone());
+        }
+        out.visuals.push(object);
+    }
+    out.warnings = world.warnings.clone();
+    out
 }

@@ -40,6 +40,9 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
         if r.urdf.is_empty() == r.mjcf.is_none() {
             return Err(v.err(&at, "give exactly one of `urdf` (a URDF file) and `mjcf` (an MJCF file)"));
         }
+        if r.keyframe.is_some() && r.mjcf.is_none() {
+            return Err(v.err(&format!("{at}.keyframe"), "a keyframe names an MJCF `<key>`: only an `mjcf` robot has one"));
+        }
         v.pose(&format!("{at}.pose"), &mut r.pose)?;
         v.material_ref(&format!("{at}.material"), r.material.as_deref(), &materials)?;
         v.nonneg(&format!("{at}.joint_stiffness"), r.joint_stiffness)?;

@@ -47,6 +47,10 @@ pub struct RobotSpec {
     /// keyframe or qpos0; `root`, `pose` of a floating base and `collision` are not used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mjcf: Option<String>,
+    /// An MJCF robot's start: the `<key>` of this name (its qpos, qvel and ctrl) instead of
+    /// the first keyframe (else qpos0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyframe: Option<String>,
     /// Floating or fixed base.
     #[serde(default)]
     pub root: RobotRoot,

@@ -25,6 +25,7 @@ pub(super) fn option(root: &Element) -> Result<SimOption, MjcfError> {
         elliptic_cone: false,
         impratio: 1.0,
         contact_disabled: false,
+        filterparent_disabled: false,
     };
     let mut gravity_off = false;
     for e in root.children.iter().filter(|e| e.tag == "option") {
@@ -57,6 +58,7 @@ pub(super) fn option(root: &Element) -> Result<SimOption, MjcfError> {
         for f in e.children.iter().filter(|f| f.tag == "flag") {
             gravity_off |= f.attr("gravity") == Some("disable");
             o.contact_disabled |= f.attr("contact") == Some("disable");
+            o.filterparent_disabled |= f.attr("filterparent") == Some("disable");
         }
     }
     if o.timestep <= 0.0 {

@@ -399,6 +399,8 @@ pub struct SimOption {
     pub impratio: f64,
     /// `<flag contact="disable">`.
     pub contact_disabled: bool,
+    /// `<flag filterparent="disable">`: a body and its parent may collide.
+    pub filterparent_disabled: bool,
 }
 
 /// A `<key>`, completed as MuJoCo does (qpos0, zeros).
