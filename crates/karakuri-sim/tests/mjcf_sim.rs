@@ -162,7 +162,8 @@ fn a_robot_names_exactly_one_of_urdf_and_mjcf() {
 }
 
 /// What the simulator does not carry yet is said, never dropped silently: contact filtering
-/// (here a geom with `contype="0"` and an `<exclude>`) and sensors.
+/// (here a geom with `contype="0"` and an `<exclude>`), a sensor and an equality without a
+/// counterpart (a frame sensor with a reference frame, an inactive weld).
 #[test]
 fn what_is_not_simulated_yet_is_warned() {
     let xml = r#"<mujoco model="warned">
@@ -175,10 +176,13 @@ fn what_is_not_simulated_yet_is_warned() {
     </body>
   </worldbody>
   <contact><exclude body1="world" body2="arm"/></contact>
-  <sensor><jointpos joint="hinge"/></sensor>
+  <equality><weld body1="arm" active="false"/></equality>
+  <sensor><jointpos joint="hinge"/><framepos objtype="site" objname="tip" reftype="body" refname="arm"/></sensor>
 </mujoco>"#;
     let w = pendulum(xml);
     let said = w.warnings().join("\n");
     assert!(said.contains("contact filtering not simulated yet (1 geom(s)") && said.contains("1 <exclude>"), "{said}");
-    assert!(said.contains("not simulated yet: 1 sensor(s), 0 equality constraint(s), 0 tendon(s)"), "{said}");
+    assert!(said.contains("1 MJCF sensors not simulated: sensor1"), "{said}");
+    assert!(said.contains("1 MJCF equality constraints not simulated: equality0"), "{said}");
+    assert!(!said.contains("tendon(s)"), "{said}");
 }

@@ -109,12 +109,17 @@ pub struct Sensor {
     pub name: String,
     /// What it measures.
     pub kind: SensorKind,
-    /// The model joint whose frame carries it (force: the joint it measures).
+    /// The model joint whose frame carries it (joint sensors: the joint they measure).
     pub joint: usize,
+    /// Actuator force: the actuator's index; 0 for the others.
+    pub index: usize,
+    /// A factor on the reading (actuator force: an MJCF actuator's `1 / gear`); 1 for the
+    /// others.
+    pub gain: f64,
     /// Sensor frame in that joint's frame.
     pub placement: Se3,
-    /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
-    /// empty for the others.
+    /// Force, force3 and torque sensors: which joints are on the child side (the joint's
+    /// subtree) `(njoints)`; empty for the others.
     pub subtree: Vec<bool>,
     /// Gaussian noise and bias of its readings (`None`: exact).
     pub noise: Option<Noise>,

@@ -37,7 +37,7 @@ pub use super::parts::SleepModel;
 pub use super::state::{SleepState, SleptContact};
 use super::state::SimState;
 use super::work::{SleepWork, StepData};
-use crate::scene::{Integrator, SensorKind};
+use crate::scene::Integrator;
 use crate::solver::{Trees, NONE};
 use crate::SimError;
 
@@ -69,7 +69,7 @@ impl SleepModel {
         for t in &m.tracks {
             forbid(t.joint);
         }
-        for sn in m.sensors.iter().filter(|sn| sn.kind == SensorKind::Force) {
+        for sn in m.sensors.iter().filter(|sn| sn.kind.is_wrench()) {
             forbid(sn.joint);
         }
         let to_tree = |j: usize| if j == 0 { NONE } else { tree(j) };

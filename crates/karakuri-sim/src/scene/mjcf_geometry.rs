@@ -44,8 +44,9 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
 
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
 /// silently: contact filtering (geoms whose `contype` / `conaffinity` are not 1 / 1,
-/// `<contact>` pairs and excludes: the scene's contact rules apply instead), sensors, equality
-/// constraints and fixed tendons. Reads `world`; appends to `warnings`.
+/// `<contact>` pairs and excludes: the scene's contact rules apply instead) and tendons (the
+/// sensors and equalities that have no counterpart are named by the compile step's
+/// `mjcf_constraints`). Reads `world`; appends to `warnings`.
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     let filtered = world.geoms.iter().filter(|g| g.contype != 1 || g.conaffinity != 1).count();
     let (pairs, excludes) = (world.contact_pairs.len(), world.contact_excludes.len());
@@ -55,11 +56,9 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
              {pairs} <pair>, {excludes} <exclude>): the scene's contact rules apply (docs/MJCF.md)"
         ));
     }
-    let (sensors, equalities, tendons) = (world.sensors.len(), world.equalities.len(), world.tendons.len());
-    if sensors + equalities + tendons > 0 {
-        warnings.push(format!(
-            "not simulated yet: {sensors} sensor(s), {equalities} equality constraint(s), {tendons} tendon(s) (docs/MJCF.md)"
-        ));
+    let tendons = world.tendons.len();
+    if tendons > 0 {
+        warnings.push(format!("not simulated yet: {tendons} tendon(s) (docs/MJCF.md)"));
     }
 }
 
