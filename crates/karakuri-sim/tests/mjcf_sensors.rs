@@ -156,7 +156,8 @@ fn touch_and_accelerometer_at_rest_read_the_weight() {
 
 /// A `connect` closes a three-link chain onto a world point (a parallelogram four-bar with the
 /// ground link, one dof): its pin holds while the linkage swings under gravity; a `weld`
-/// holds a free body where it starts; an inactive weld holds nothing.
+/// holds a free body where it starts, one with a `relpose` where that puts it (started 2 cm
+/// off); an inactive weld holds nothing.
 #[test]
 fn connect_and_weld_hold() {
     let xml = r#"<mujoco model="closed">
@@ -178,6 +179,10 @@ fn connect_and_weld_hold() {
       <freejoint/>
       <geom type="sphere" size="0.1" mass="1" contype="0" conaffinity="0"/>
     </body>
+    <body name="posed" pos="0 0.12 -0.2" euler="0 0 -90">
+      <freejoint/>
+      <geom type="sphere" size="0.1" mass="1" contype="0" conaffinity="0"/>
+    </body>
     <body name="loose" pos="3 0 1">
       <freejoint/>
       <geom type="sphere" size="0.1" mass="1" contype="0" conaffinity="0"/>
@@ -186,6 +191,7 @@ fn connect_and_weld_hold() {
   <equality>
     <connect body1="l3" body2="world" anchor="-0.5 0 0"/>
     <weld body1="held"/>
+    <weld body1="posed" relpose="0.1 0 0.2 0.7071067811865476 0 0 0.7071067811865476"/>
     <weld body1="loose" active="false"/>
   </equality>
 </mujoco>"#;
@@ -210,6 +216,12 @@ fn connect_and_weld_hold() {
     assert!(worst < 1e-6, "the pin drifted {worst} m, q = {qs:?}");
     let held = w.state("closed/held").unwrap().pose.translation;
     assert!((held - nalgebra::Vector3::new(2.0, 0.0, 1.0)).norm() < 1e-6, "held at {held:?}");
+    // relpose: the world's frame (body2) at (0.1, 0, 0.2), turned 90° about z, in posed's:
+    // posed at −R_z(−90°) (0.1, 0, 0.2) = (0, 0.1, −0.2), turned −90° about z
+    let posed = w.state("closed/posed").unwrap().pose;
+    assert!((posed.translation - nalgebra::Vector3::new(0.0, 0.1, -0.2)).norm() < 1e-6, "posed at {:?}", posed.translation);
+    let x_axis = posed.rotation * nalgebra::Vector3::x();
+    assert!((x_axis - nalgebra::Vector3::new(0.0, -1.0, 0.0)).norm() < 1e-6, "posed turned to {x_axis:?}");
     let loose = w.state("closed/loose").unwrap().pose.translation;
     let fallen = 0.5 * 9.81 * 1.0f64.powi(2);
     assert!((loose.z - (1.0 - fallen)).abs() < 2e-2, "the inactive weld held: {loose:?}");

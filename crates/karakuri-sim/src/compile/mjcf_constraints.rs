@@ -168,10 +168,13 @@ pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
                 }
                 (EqualityKind::Weld { body1, body2, relpose, .. }, true) => {
                     let ((ja, la, xa), (jb, lb, xb)) = (place(*body1), place(*body2));
-                    let pa = la.translation;
-                    let (pb, rel_rotation) = match relpose {
-                        Some(r) => (lb.compose(r).translation, la.rotation * r.rotation.transpose() * lb.rotation.transpose()),
-                        None => (xb.inverse().transform_point(&xa.transform_point(&pa)), xa.rotation.transpose() * xb.rotation),
+                    // MuJoCo's relpose: body2's frame in body1's
+                    let (pa, pb, rel_rotation) = match relpose {
+                        Some(r) => (la.compose(r).translation, lb.translation, la.rotation * r.rotation * lb.rotation.transpose()),
+                        None => {
+                            let pa = la.translation;
+                            (pa, xb.inverse().transform_point(&xa.transform_point(&pa)), xa.rotation.transpose() * xb.rotation)
+                        }
                     };
                     Some(LoopSpec { kind: LoopKind::Weld, ja, pa, jb, pb, axis_a: Default::default(), axis_b: Default::default(), rel_rotation })
                 }

@@ -305,13 +305,13 @@ pub enum EqualityKind {
         /// The point, in body1's frame.
         anchor: Vec3,
     },
-    /// `weld`: body1's frame stays at `relpose` in body2's (`None`: as at qpos0).
+    /// `weld`: body2's frame stays at `relpose` in body1's (`None`: as at qpos0).
     Weld {
         /// Body 1.
         body1: usize,
         /// Body 2 (0: the world).
         body2: usize,
-        /// Body1's frame in body2's, if written.
+        /// Body2's frame in body1's, if written (MuJoCo's `relpose`).
         relpose: Option<Se3>,
         /// `torquescale`.
         torquescale: f64,
