@@ -226,3 +226,88 @@ fn connect_and_weld_hold() {
     let fallen = 0.5 * 9.81 * 1.0f64.powi(2);
     assert!((loose.z - (1.0 - fallen)).abs() < 2e-2, "the inactive weld held: {loose:?}");
 }
+
+/// Two hinged pendulums side by side, coupled by `<joint joint1="a" joint2="b"
+/// polycoef="0 2 0 0 0">` (q_a = 2 q_b): they fall together and keep q_a = 2 q_b to rounding
+/// (the row is linear in q, so the velocity rows hold it exactly); a quadratic `polycoef` is
+/// not simulated and said so.
+#[test]
+fn a_joint_equality_couples_two_falling_pendulums() {
+    let xml = |poly: &str| {
+        format!(
+            r#"<mujoco model="coupled">
+  <option timestep="0.001"/>
+  <worldbody>
+    <body name="pa" pos="0 0 1">
+      <joint name="a" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" size="0.05" pos="0 0 -0.5" mass="1" contype="0" conaffinity="0"/>
+    </body>
+    <body name="pb" pos="1 0 1">
+      <joint name="b" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" size="0.05" pos="0 0 -0.3" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <equality><joint joint1="a" joint2="b" polycoef="{poly}"/></equality>
+  <keyframe><key qpos="0.8 0.4"/></keyframe>
+</mujoco>"#
+        )
+    };
+    let (mut w, _) = world_of("coupled", &xml("0 2 0 0 0"));
+    assert!(!w.warnings().iter().any(|m| m.contains("equalities or tendon ranges not simulated")), "{:?}", w.warnings());
+    let mut worst = 0.0f64;
+    let mut lowest = f64::INFINITY;
+    for _ in 0..1000 {
+        w.step().unwrap();
+        let (qa, qb) = (w.joint_position("coupled/a").unwrap(), w.joint_position("coupled/b").unwrap());
+        worst = worst.max((qa - 2.0 * qb).abs());
+        lowest = lowest.min(qb);
+    }
+    println!("q_a − 2 q_b: largest {worst:.1e} over 1 s (q_b down to {lowest:.3})");
+    assert!(lowest < 0.0, "they did not swing through the bottom: {lowest}");
+    assert!(worst < 1e-9, "q_a − 2 q_b reached {worst}");
+    let (w, _) = world_of("coupled_quadratic", &xml("0 2 0.5 0 0"));
+    let said = w.warnings().join("\n");
+    assert!(said.contains("1 MJCF joint/tendon equalities or tendon ranges not simulated: coupled_quadratic/equality0"), "{said}");
+}
+
+/// A double pendulum released from horizontal with a fixed tendon `L = q1 + q2` limited to
+/// [−0.5, 0.5] (the absolute angle of the second link): unlimited, its L passes 1 within the
+/// second; limited, L stays within the range but for the speculative rows' tolerance (one
+/// step's approach, at most |L̇| dt) and reaches the bound.
+#[test]
+fn a_fixed_tendon_range_holds() {
+    let xml = |limited: &str| {
+        format!(
+            r#"<mujoco model="tendon">
+  <option timestep="0.001"/>
+  <worldbody>
+    <body name="l1" pos="0 0 2">
+      <joint name="j1" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+      <body name="l2" pos="0.5 0 0">
+        <joint name="j2" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon><fixed name="absolute" limited="{limited}" range="-0.5 0.5"><joint joint="j1" coef="1"/><joint joint="j2" coef="1"/></fixed></tendon>
+</mujoco>"#
+        )
+    };
+    let extremes = |name: &str, limited: &str| {
+        let (mut w, _) = world_of(name, &xml(limited));
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for _ in 0..1000 {
+            w.step().unwrap();
+            let l = w.joint_position(&format!("{name}/j1")).unwrap() + w.joint_position(&format!("{name}/j2")).unwrap();
+            (lo, hi) = (lo.min(l), hi.max(l));
+        }
+        (lo, hi)
+    };
+    let (_, free_hi) = extremes("tendon_free", "false");
+    assert!(free_hi > 1.0, "unlimited, L only reached {free_hi}");
+    let (lo, hi) = extremes("tendon", "true");
+    println!("L = q1 + q2: unlimited up to {free_hi:.3}, limited to [−0.5, 0.5] within [{lo:.5}, {hi:.5}]");
+    assert!(lo > -0.5 - 1e-3 && hi < 0.5 + 1e-2, "L within [{lo}, {hi}]");
+    assert!(hi > 0.5 - 1e-3, "L never reached its bound: {hi}");
+}

@@ -1,7 +1,9 @@
-//! An MJCF robot's sensors and `<equality>` constraints on the world model: each MJCF sensor
-//! as one of the simulator's sensor kinds (named `robot/sensor`), each active `connect` and
-//! `weld` as a loop closure (ball, weld), anchored as MuJoCo anchors them: at qpos0. What has
-//! no counterpart is left out, and a warning per robot counts it.
+//! An MJCF robot's sensors, `<equality>` constraints and fixed tendons on the world model:
+//! each MJCF sensor as one of the simulator's sensor kinds (named `robot/sensor`), each active
+//! `connect` and `weld` as a loop closure (ball, weld), anchored as MuJoCo anchors them: at
+//! qpos0; each active `joint` and `tendon` equality with a linear `polycoef` and each fixed
+//! tendon's `range` as a linear joint row. What has no counterpart is left out, and a warning
+//! per robot names it.
 
 use karakuri::io::mjcf::{from_mujoco_qpos, EqualityKind, MjcfWorld, SensorKind as MjSensor, Transmission};
 use karakuri::model::JointType;
@@ -10,7 +12,7 @@ use karakuri::Model;
 
 use super::builder::{Builder, Grafted};
 use super::initial::placements;
-use super::model::{Actuator, LoopSpec, Sensor};
+use super::model::{Actuator, LinearRow, LoopSpec, Sensor};
 use super::sensors::{plain, subtree};
 use crate::scene::{LoopKind, SensorKind};
 use crate::SimError;
@@ -137,9 +139,9 @@ fn qpos0_placements(world: &MjcfWorld, g: &Grafted) -> Result<Vec<Se3>, String> 
     Ok(out)
 }
 
-/// The MJCF robots' active `connect` and `weld` equalities as loop closures; the others
-/// (inactive ones, `joint` and `tendon` couplings, a weld's `torquescale`) are counted in a
-/// warning.
+/// The MJCF robots' active `connect` and `weld` equalities as loop closures (a weld's
+/// `torquescale` is not used); inactive ones are named in a warning (`joint` and `tendon`
+/// equalities: [`mjcf_linear_rows`]).
 pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
     let mut loops = Vec::new();
     let mut notes = Vec::new();
@@ -178,6 +180,7 @@ pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
                     };
                     Some(LoopSpec { kind: LoopKind::Weld, ja, pa, jb, pb, axis_a: Default::default(), axis_b: Default::default(), rel_rotation })
                 }
+                (EqualityKind::Joint { .. } | EqualityKind::Tendon { .. }, _) => continue,
                 _ => None,
             };
             match spec {
@@ -187,7 +190,7 @@ pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
         }
         if !left_out.is_empty() {
             notes.push(format!(
-                "robots[{ri}]: {} MJCF equality constraints not simulated: {} (inactive ones, joint and tendon couplings, a connect or weld between bodies that move as one)",
+                "robots[{ri}]: {} MJCF equality constraints not simulated: {} (inactive ones, a connect or weld between bodies that move as one)",
                 left_out.len(),
                 left_out.join(", ")
             ));
@@ -195,4 +198,101 @@ pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
     }
     b.warnings.append(&mut notes);
     Ok(loops)
+}
+
+/// `Σ coef · q` of MJCF joints `(MuJoCo joint id, coef)` as world `(iq, dof, coef)` terms, with
+/// its value at qpos0; `None` when a joint is not a hinge or slide.
+fn terms(world: &MjcfWorld, g: &Grafted, model: &Model, joints: &[(usize, f64)]) -> Option<(Vec<(usize, usize, f64)>, f64)> {
+    let rm = &g.robot.model;
+    let mut out = Vec::with_capacity(joints.len());
+    let mut at_qpos0 = 0.0;
+    for &(mj, coef) in joints {
+        let rj = rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1)?;
+        let wj = g.joint[rj];
+        out.push((model.idx_q[wj], model.idx_v[wj], coef));
+        at_qpos0 += coef * world.qpos0[rm.idx_q[rj]];
+    }
+    Some((out, at_qpos0))
+}
+
+/// An active `joint` or `tendon` equality `y − y0 = c0 + c1 (x − x0)` (y, x the joints' or
+/// tendons' values, y0, x0 theirs at qpos0; no x: `y − y0 = c0`) as a row `C = 0`; `None` for
+/// a `polycoef` beyond the linear term or a joint that is not a hinge or slide.
+fn equality_row(world: &MjcfWorld, g: &Grafted, model: &Model, kind: &EqualityKind) -> Option<(Vec<(usize, usize, f64)>, f64)> {
+    let (y, x, c) = match kind {
+        EqualityKind::Joint { joint1, joint2, polycoef } => (vec![(*joint1, 1.0)], joint2.map(|j| vec![(j, 1.0)]), polycoef),
+        EqualityKind::Tendon { tendon1, tendon2, polycoef } => {
+            (world.tendons[*tendon1].joints.clone(), tendon2.map(|t| world.tendons[t].joints.clone()), polycoef)
+        }
+        _ => return None,
+    };
+    if c[2..].iter().any(|&k| k != 0.0) {
+        return None;
+    }
+    let (mut row, y0) = terms(world, g, model, &y)?;
+    let mut offset = -y0 - c[0];
+    if let Some(x) = x {
+        let (xs, x0) = terms(world, g, model, &x)?;
+        row.extend(xs.into_iter().map(|(iq, dof, k)| (iq, dof, -c[1] * k)));
+        offset += c[1] * x0;
+    }
+    Some((row, offset))
+}
+
+/// The MJCF robots' active `joint` and `tendon` equalities with a linear `polycoef` (rows
+/// `C = 0`) and their fixed tendons' `range`s (rows `lo ≤ L ≤ hi`); the others, and a row over
+/// more than two trees of the world, are named in a warning, as are tendons' springs, dampers
+/// and friction losses (not simulated).
+pub(super) fn mjcf_linear_rows(b: &mut Builder, model: &Model) -> Vec<LinearRow> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let trees = |r: &[(usize, usize, f64)]| {
+        let root = |mut j: usize| {
+            while model.parents[j] != 0 {
+                j = model.parents[j];
+            }
+            j
+        };
+        let mut t: Vec<_> = r.iter().map(|&(_, dof, _)| root(model.dof_joint[dof])).collect();
+        t.sort_unstable();
+        t.dedup();
+        t.len() <= 2
+    };
+    for (ri, (g, world)) in b.robots.iter().zip(&b.mjcf_worlds).enumerate() {
+        let Some(world) = world else { continue };
+        let robot = &b.scene.robots[ri].name;
+        let mut left_out = Vec::new();
+        for (k, e) in world.equalities.iter().enumerate() {
+            if !matches!(e.kind, EqualityKind::Joint { .. } | EqualityKind::Tendon { .. }) {
+                continue;
+            }
+            let name = format!("{robot}/{}", e.name.clone().unwrap_or_else(|| format!("equality{k}")));
+            match equality_row(world, g, model, &e.kind).filter(|(r, _)| e.active && trees(r)) {
+                Some((terms, offset)) => rows.push(LinearRow { name, terms, offset, range: None }),
+                None => left_out.push(name),
+            }
+        }
+        let mut passive = 0;
+        for t in &world.tendons {
+            passive += usize::from(t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0);
+            let Some(range) = t.range else { continue };
+            let name = format!("{robot}/{}", t.name);
+            match terms(world, g, model, &t.joints).filter(|(r, _)| trees(r)) {
+                Some((terms, _)) => rows.push(LinearRow { name, terms, offset: 0.0, range: Some(range) }),
+                None => left_out.push(name),
+            }
+        }
+        if !left_out.is_empty() {
+            notes.push(format!(
+                "robots[{ri}]: {} MJCF joint/tendon equalities or tendon ranges not simulated: {} (inactive ones, a polycoef beyond the linear term, a joint that is not a hinge or slide)",
+                left_out.len(),
+                left_out.join(", ")
+            ));
+        }
+        if passive > 0 {
+            notes.push(format!("robots[{ri}]: {passive} MJCF tendon(s) with stiffness, damping or frictionloss: not simulated yet (a tendon's range is)"));
+        }
+    }
+    b.warnings.append(&mut notes);
+    rows
 }

@@ -46,7 +46,7 @@ pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{
-    Actuator, CompiledWorld, DofParams, Friction, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
+    Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
 };
 
 use crate::engine::BodyInfo;
@@ -69,6 +69,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let shapes = colliders::shapes(&b)?;
     let mut loops = loops::loops(&b, &model, &o_m_i)?;
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
+    let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
@@ -92,6 +93,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         frictions,
         limits,
         loops,
+        linear_rows,
         actuators,
         sensors,
         sensor_infos,

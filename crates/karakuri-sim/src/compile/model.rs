@@ -43,6 +43,33 @@ pub struct Limit {
     pub hi: f64,
 }
 
+/// A linear combination of one-dof joint positions, `C(q) = Σ coef · q[iq] + offset`, held at
+/// 0 (an MJCF `joint` or `tendon` equality) or within a range (a fixed tendon's `range`): one
+/// bilateral row, or two unilateral ones (see `native::joint_rows`).
+#[derive(Clone, Debug)]
+pub struct LinearRow {
+    /// What it comes from (`robot/tendon`, `robot/equality`), for messages.
+    pub name: String,
+    /// `(iq, dof, coef)` of each joint in it.
+    pub terms: Vec<(usize, usize, f64)>,
+    /// The constant term.
+    pub offset: f64,
+    /// `None`: `C = 0`; `Some((lo, hi))`: `lo ≤ C ≤ hi`.
+    pub range: Option<(f64, f64)>,
+}
+
+impl LinearRow {
+    /// `C(q)`.
+    pub fn value(&self, q: &[f64]) -> f64 {
+        self.terms.iter().fold(self.offset, |c, &(iq, _, coef)| c + coef * q[iq])
+    }
+
+    /// Its number of rows: 1 (equality) or 2 (range).
+    pub fn rows(&self) -> usize {
+        if self.range.is_some() { 2 } else { 1 }
+    }
+}
+
 /// A loop closure (Choreonoid's extra joint): anchor `pa` on joint `ja` and anchor `pb` on
 /// joint `jb` (both in the joint frames), held together by the rows of its kind (see
 /// `native::loops::loop_rows`).
@@ -235,6 +262,8 @@ pub struct CompiledWorld {
     pub limits: Vec<Limit>,
     /// Loop closures (B's axis and relative orientation from the initial configuration).
     pub loops: Vec<LoopSpec>,
+    /// Linear joint rows: MJCF joint and tendon equalities, fixed tendons' ranges.
+    pub linear_rows: Vec<LinearRow>,
     /// Joint actuators, in scene order (bodies' joints, then robots').
     pub actuators: Vec<Actuator>,
     /// Sensors, in scene order.

@@ -44,8 +44,8 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
 
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
 /// silently: contact filtering (geoms whose `contype` / `conaffinity` are not 1 / 1,
-/// `<contact>` pairs and excludes: the scene's contact rules apply instead) and tendons (the
-/// sensors and equalities that have no counterpart are named by the compile step's
+/// `<contact>` pairs and excludes: the scene's contact rules apply instead; the sensors,
+/// equalities and tendon parts that have no counterpart are named by the compile step's
 /// `mjcf_constraints`). Reads `world`; appends to `warnings`.
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     let filtered = world.geoms.iter().filter(|g| g.contype != 1 || g.conaffinity != 1).count();
@@ -55,10 +55,6 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
             "contact filtering not simulated yet ({filtered} geom(s) with contype/conaffinity other than 1/1, \
              {pairs} <pair>, {excludes} <exclude>): the scene's contact rules apply (docs/MJCF.md)"
         ));
-    }
-    let tendons = world.tendons.len();
-    if tendons > 0 {
-        warnings.push(format!("not simulated yet: {tendons} tendon(s) (docs/MJCF.md)"));
     }
 }
 
