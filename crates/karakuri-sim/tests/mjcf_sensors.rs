@@ -3,7 +3,8 @@
 //! from the same keyframe; MuJoCo's `sensordata` (run through `python3 -c "import mujoco"`,
 //! the test is skipped with a note when that fails) against `World::sensor`. And analytic
 //! cases: a box resting on a floor touches with m·g, a connect closes a chain, a weld holds
-//! a body fixed.
+//! a body fixed, a joint equality couples two pendulums, a fixed tendon's range holds, and
+//! dm_control's ball-in-cup string holds its ball.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -310,4 +311,51 @@ fn a_fixed_tendon_range_holds() {
     println!("L = q1 + q2: unlimited up to {free_hi:.3}, limited to [−0.5, 0.5] within [{lo:.5}, {hi:.5}]");
     assert!(lo > -0.5 - 1e-3 && hi < 0.5 + 1e-2, "L within [{lo}, {hi}]");
     assert!(hi > 0.5 - 1e-3, "L never reached its bound: {hi}");
+}
+
+/// dm_control's ball-in-cup: a 0.3 m string (a spatial tendon between the ball's and the cup's
+/// sites, `range="0 0.3"`) catches the ball 8 mm below its start and holds it under the cup,
+/// which sinks on its springs under the ball's weight: the string never stretches past
+/// 0.3 m (but for the speculative rows' tolerance), and the ball and the cup end where MuJoCo
+/// puts them (5 mm: MuJoCo's limit is soft).
+#[test]
+fn ball_in_cup_string_holds() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf/dm_control/ball_in_cup.xml");
+    let mut w = World::new(Scene::from_file(&path).unwrap()).unwrap();
+    assert!(!w.warnings().iter().any(|m| m.contains("tendon")), "{:?}", w.warnings());
+    let site = |w: &World, body: &str, z: f64| {
+        let x = w.state(&format!("ball_in_cup/{body}")).unwrap().pose;
+        x.translation + x.rotation * nalgebra::Vector3::new(0.0, 0.0, z)
+    };
+    let mut longest = 0.0f64;
+    for _ in 0..1000 {
+        w.step().unwrap();
+        longest = longest.max((site(&w, "cup", -0.108) - site(&w, "ball", 0.0)).norm());
+    }
+    let (ball_z, cup_z) = (w.joint_position("ball_in_cup/ball_z").unwrap(), w.joint_position("ball_in_cup/cup_z").unwrap());
+    println!("string: longest {longest:.5} m (range 0.3); ball_z {ball_z:.5}, cup_z {cup_z:.5}");
+    assert!(longest < 0.3 + 1e-3, "the string stretched to {longest}");
+    assert!(longest > 0.3 - 1e-3, "the string never pulled: {longest}");
+    // the ball (from z 0.2) would fall to the floor (ball_z −0.175) without it
+    assert!(ball_z > -0.15, "ball_z {ball_z}");
+    let Some(reference) = mujoco_positions(&path, 1000) else { return };
+    println!("MuJoCo: ball_z {:.5}, cup_z {:.5}", reference[3], reference[1]);
+    assert!((ball_z - reference[3]).abs() < 5e-3 && (cup_z - reference[1]).abs() < 5e-3, "MuJoCo: {reference:?}");
+}
+
+/// MuJoCo's qpos after `steps` steps from qpos0, or `None` (with a note) without MuJoCo.
+fn mujoco_positions(xml: &Path, steps: usize) -> Option<Vec<f64>> {
+    let script = format!(
+        r#"import mujoco, json
+m = mujoco.MjModel.from_xml_path({xml:?}); d = mujoco.MjData(m)
+for _ in range({steps}): mujoco.mj_step(m, d)
+print(json.dumps(list(d.qpos)))"#,
+        xml = xml.display().to_string()
+    );
+    let out = Command::new("python3").args(["-c", &script]).output().ok()?;
+    if !out.status.success() {
+        eprintln!("skipped: MuJoCo not at hand (python3 -c \"import mujoco\"): {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(serde_json::from_slice(&out.stdout).unwrap())
 }

@@ -12,7 +12,7 @@ use karakuri::Model;
 
 use super::builder::{Builder, Grafted};
 use super::initial::placements;
-use super::model::{Actuator, LinearRow, LoopSpec, Sensor};
+use super::model::{Actuator, LinearRow, LoopSpec, Sensor, SpatialTendon};
 use super::sensors::{plain, subtree};
 use crate::scene::{LoopKind, SensorKind};
 use crate::SimError;
@@ -247,13 +247,7 @@ pub(super) fn mjcf_linear_rows(b: &mut Builder, model: &Model) -> Vec<LinearRow>
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let trees = |r: &[(usize, usize, f64)]| {
-        let root = |mut j: usize| {
-            while model.parents[j] != 0 {
-                j = model.parents[j];
-            }
-            j
-        };
-        let mut t: Vec<_> = r.iter().map(|&(_, dof, _)| root(model.dof_joint[dof])).collect();
+        let mut t: Vec<_> = r.iter().map(|&(_, dof, _)| tree_root(model, model.dof_joint[dof])).collect();
         t.sort_unstable();
         t.dedup();
         t.len() <= 2
@@ -295,4 +289,52 @@ pub(super) fn mjcf_linear_rows(b: &mut Builder, model: &Model) -> Vec<LinearRow>
     }
     b.warnings.append(&mut notes);
     rows
+}
+
+/// The MJCF robots' spatial tendons with a range, their sites as points on world joints (one
+/// over more than two trees of the world is left out); spatial tendons' springs, dampers and
+/// friction losses are named in a warning.
+pub(super) fn mjcf_spatial_tendons(b: &mut Builder, model: &Model) -> Vec<SpatialTendon> {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for (ri, (g, world)) in b.robots.iter().zip(&b.mjcf_worlds).enumerate() {
+        let Some(world) = world else { continue };
+        let robot = &b.scene.robots[ri].name;
+        let mut passive = 0;
+        for t in &world.spatial_tendons {
+            passive += usize::from(t.stiffness != 0.0 || t.damping != 0.0 || t.frictionloss != 0.0);
+            let Some(range) = t.range else { continue };
+            let points = t
+                .sites
+                .iter()
+                .map(|&s| {
+                    let (_, body, frame) = &world.sites[s];
+                    let (rj, x) = world.body_placement(*body);
+                    let (j, p) = g.on_world(rj.0, &x.compose(frame));
+                    (j, p.translation)
+                })
+                .collect::<Vec<_>>();
+            let mut roots: Vec<usize> = points.iter().filter(|p| p.0 != 0).map(|p| tree_root(model, p.0)).collect();
+            roots.sort_unstable();
+            roots.dedup();
+            if roots.len() > 2 {
+                notes.push(format!("robots[{ri}]: MJCF spatial tendon '{}' joins more than two trees: not simulated", t.name));
+                continue;
+            }
+            out.push(SpatialTendon { name: format!("{robot}/{}", t.name), points, range });
+        }
+        if passive > 0 {
+            notes.push(format!("robots[{ri}]: {passive} MJCF spatial tendon(s) with stiffness, damping or frictionloss: not simulated yet (a tendon's range is)"));
+        }
+    }
+    b.warnings.append(&mut notes);
+    out
+}
+
+/// The first joint below the world on joint `j`'s path (its tree's root).
+fn tree_root(model: &Model, mut j: usize) -> usize {
+    while model.parents[j] != 0 {
+        j = model.parents[j];
+    }
+    j
 }

@@ -46,7 +46,7 @@ pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{
-    Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
+    Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, SpatialTendon, Noise, Push, Sensor, SimBody, Springs, Track,
 };
 
 use crate::engine::BodyInfo;
@@ -70,6 +70,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let mut loops = loops::loops(&b, &model, &o_m_i)?;
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
     let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
+    let spatial_tendons = mjcf_constraints::mjcf_spatial_tendons(&mut b, &model);
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
@@ -94,6 +95,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         limits,
         loops,
         linear_rows,
+        spatial_tendons,
         actuators,
         sensors,
         sensor_infos,

@@ -70,6 +70,19 @@ impl LinearRow {
     }
 }
 
+/// A spatial tendon of straight segments between body-fixed points, its length
+/// `L = Σ |p_{i+1} − p_i|` held within `range` (two unilateral rows, see
+/// `native::joint_rows::tendon_rows`).
+#[derive(Clone, Debug)]
+pub struct SpatialTendon {
+    /// `robot/tendon`.
+    pub name: String,
+    /// Each point's joint and its position in that joint's frame, in order.
+    pub points: Vec<(usize, Vec3)>,
+    /// `(lo, hi)` of its length.
+    pub range: (f64, f64),
+}
+
 /// A loop closure (Choreonoid's extra joint): anchor `pa` on joint `ja` and anchor `pb` on
 /// joint `jb` (both in the joint frames), held together by the rows of its kind (see
 /// `native::loops::loop_rows`).
@@ -264,6 +277,8 @@ pub struct CompiledWorld {
     pub loops: Vec<LoopSpec>,
     /// Linear joint rows: MJCF joint and tendon equalities, fixed tendons' ranges.
     pub linear_rows: Vec<LinearRow>,
+    /// Spatial tendons with a range (MJCF).
+    pub spatial_tendons: Vec<SpatialTendon>,
     /// Joint actuators, in scene order (bodies' joints, then robots').
     pub actuators: Vec<Actuator>,
     /// Sensors, in scene order.

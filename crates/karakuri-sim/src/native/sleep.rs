@@ -69,6 +69,13 @@ impl SleepModel {
         for t in &m.tracks {
             forbid(t.joint);
         }
+        // linear rows and tendons may join trees no contact or loop links
+        for r in &m.linear_rows {
+            r.terms.iter().for_each(|&(_, dof, _)| forbid(model.dof_joint[dof]));
+        }
+        for t in &m.spatial_tendons {
+            t.points.iter().for_each(|&(j, _)| forbid(j));
+        }
         for sn in m.sensors.iter().filter(|sn| sn.kind.is_wrench()) {
             forbid(sn.joint);
         }

@@ -160,6 +160,7 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     }
     limit_rows(m, s, w, &mut other);
     super::joint_rows::linear_rows(m, s, w, &mut other);
+    super::joint_rows::tendon_rows(m, s, w, &mut other)?;
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
     let first_other = w.problem.push_rows(&w.rows);

@@ -372,7 +372,7 @@ impl StepData {
             .iter()
             .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
             .count();
-        let linear: usize = m.linear_rows.iter().map(|r| r.rows()).sum();
+        let linear: usize = m.linear_rows.iter().map(|r| r.rows()).sum::<usize>() + 2 * m.spatial_tendons.len();
         let fixed = loop_rows + 2 * m.limits.len() + linear + servos + m.frictions.len();
         // contacts go to the compact problem only; `rows` holds the loop, limit, servo and
         // friction rows

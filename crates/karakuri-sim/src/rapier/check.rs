@@ -82,6 +82,9 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
     if !w.frictions.is_empty() {
         return Err(refuse(scene, "bodies / robots", "Coulomb joint friction (not mapped yet)".into()));
     }
+    if let Some(t) = w.spatial_tendons.first() {
+        return Err(refuse(scene, "robots", format!("spatial tendons such as '{}' (not mapped yet)", t.name)));
+    }
     if let Some(r) = w.linear_rows.first() {
         return Err(refuse(scene, "robots", format!("linear joint rows such as '{}' (MJCF joint and tendon equalities, tendon ranges: not mapped yet)", r.name)));
     }

@@ -23,6 +23,8 @@ pub struct MjcfWorld {
     pub joints: Vec<JointProps>,
     /// Fixed tendons (linear combinations of joint positions).
     pub tendons: Vec<FixedTendon>,
+    /// Spatial tendons through sites (straight segments; wrapping refused).
+    pub spatial_tendons: Vec<SpatialTendon>,
     /// Actuators in MuJoCo's order.
     pub actuators: Vec<Actuator>,
     /// Sensors in MuJoCo's order (unsupported kinds left out with a warning).
@@ -182,6 +184,23 @@ pub struct FixedTendon {
     pub stiffness: f64,
     /// `springlength`.
     pub springlength: f64,
+    /// `damping`.
+    pub damping: f64,
+    /// `frictionloss`.
+    pub frictionloss: f64,
+}
+
+/// A spatial tendon of straight segments between sites: length = Σ |site_{i+1} − site_i|.
+#[derive(Clone, Debug)]
+pub struct SpatialTendon {
+    /// Its name (`tendon<i>` when unnamed, `i` its MuJoCo tendon id).
+    pub name: String,
+    /// The sites it passes through, in order (MuJoCo site ids; at least two).
+    pub sites: Vec<usize>,
+    /// `range` when limited.
+    pub range: Option<(f64, f64)>,
+    /// `stiffness`.
+    pub stiffness: f64,
     /// `damping`.
     pub damping: f64,
     /// `frictionloss`.
