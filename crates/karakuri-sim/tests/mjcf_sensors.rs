@@ -359,3 +359,71 @@ print(json.dumps(list(d.qpos)))"#,
     }
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
+
+/// The new kinds in a scene file: a hinged arm driven by a constant torque 0.5 (saturated at
+/// 0.4 by its effort limit) and a box resting on the ground; the joint sensors read the joint,
+/// the actuator force the applied torque, the frame sensors the world's body states, touch
+/// the box's weight; a joint sensor given a body, or an actuator force on an unknown joint,
+/// is an error naming the key.
+#[test]
+fn scene_files_use_the_new_kinds() {
+    let text = r#"
+name: kinds
+world: {dt: 0.001}
+bodies:
+  - name: arm
+    mass: 1
+    com: [0, 0, -0.5]
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    pose_in_parent: {position: [0, 0, 1]}
+    joints: [{type: revolute, name: hinge, axis: [1, 0, 0], actuator: {mode: torque, target: 0.5, effort_limit: 0.4}}]
+  - {name: ground, shapes: [{type: plane}]}
+  - name: box
+    mass: 2
+    inertia: [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]
+    joints: [{type: free, q0: {position: [3, 0, 0.11]}}]
+    shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]
+sensors:
+  - {name: q, type: joint_position, joint: hinge}
+  - {name: v, type: joint_velocity, joint: hinge}
+  - {name: tau, type: actuator_force, joint: hinge}
+  - {name: pos, type: frame_position, body: arm, pose: {position: [0, 0, -0.5]}}
+  - {name: quat, type: frame_quaternion, body: arm}
+  - {name: lin, type: frame_linear_velocity, body: arm, pose: {position: [0, 0, -0.5]}}
+  - {name: ang, type: frame_angular_velocity, body: arm}
+  - {name: vel, type: velocimeter, body: arm, pose: {position: [0, 0, -0.5]}}
+  - {name: touch, type: touch, body: box}
+  - {name: f, type: force3, joint: hinge}
+  - {name: t, type: torque, joint: hinge}
+"#;
+    let mut w = World::new(Scene::from_str(text, "kinds.yaml").unwrap()).unwrap();
+    w.run(0.5).unwrap();
+    let read = |w: &World, n: &str| w.sensor(n).unwrap().to_vec();
+    let (q, v) = (w.joint_position("hinge").unwrap(), w.joint_velocity("hinge").unwrap());
+    assert_eq!(read(&w, "q"), vec![q]);
+    assert_eq!(read(&w, "v"), vec![v]);
+    assert_eq!(read(&w, "tau"), vec![0.4]);
+    // the arm turns about x: the point 0.5 below the hinge
+    let s = w.state("arm").unwrap();
+    let tip = s.pose.translation + s.pose.rotation * nalgebra::Vector3::new(0.0, 0.0, -0.5);
+    let pos = read(&w, "pos");
+    assert!((nalgebra::Vector3::new(pos[0], pos[1], pos[2]) - tip).norm() < 1e-12, "{pos:?} vs {tip:?}");
+    let expected = nalgebra::Vector3::new(0.0, 0.5 * q.cos(), 0.5 * q.sin()) * v;
+    let lin = read(&w, "lin");
+    assert!((nalgebra::Vector3::new(lin[0], lin[1], lin[2]) - expected).norm() < 1e-12, "{lin:?} vs {expected:?}");
+    let vel = read(&w, "vel");
+    assert!((vel[1] - 0.5 * v).abs() < 1e-12 && vel[0].abs() < 1e-12 && vel[2].abs() < 1e-12, "{vel:?}");
+    assert!((read(&w, "ang")[0] - v).abs() < 1e-12);
+    let quat = read(&w, "quat");
+    assert!((quat[0] - (q / 2.0).sin().abs()).abs() < 1e-12 && (quat[3] - (q / 2.0).cos()).abs() < 1e-12, "{quat:?} at q {q}");
+    assert!((read(&w, "touch")[0] - 2.0 * 9.81).abs() < 2e-2, "{:?}", read(&w, "touch"));
+    assert_eq!(read(&w, "f").len(), 3);
+    assert_eq!(read(&w, "t").len(), 3);
+    for (bad, key) in [
+        ("  - {name: bad, type: joint_position, body: arm}\n", "sensors[11].body"),
+        ("  - {name: bad, type: actuator_force, joint: free_box}\n", "sensors[11].joint"),
+    ] {
+        let err = Scene::from_str(&format!("{text}{bad}"), "kinds.yaml").and_then(World::new).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+}
