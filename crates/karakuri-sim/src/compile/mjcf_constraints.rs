@@ -84,6 +84,10 @@ fn sensor(world: &MjcfWorld, g: &Grafted, model: &Model, actuators: &[Actuator],
         MjSensor::ActuatorFrc(a) => {
             let act = &world.actuators[*a];
             let Transmission::Joint(mj) = act.transmission else { return None };
+            // the simulator keeps the first actuator of a joint only
+            if world.actuators[..*a].iter().any(|b| matches!(b.transmission, Transmission::Joint(k) if k == mj)) {
+                return None;
+            }
             let j = g.joint[one_dof(mj)?];
             let index = actuators.iter().position(|x| x.dof == model.idx_v[j])?;
             (act.gear[0] != 0.0).then(|| (SensorKind::ActuatorForce, j, Se3::identity(), index, 1.0 / act.gear[0]))
