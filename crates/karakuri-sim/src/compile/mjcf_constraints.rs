@@ -204,9 +204,12 @@ pub(super) fn mjcf_loops(b: &mut Builder) -> Result<Vec<LoopSpec>, SimError> {
     Ok(loops)
 }
 
+/// A linear row's `(iq, dof, coef)` terms.
+type Terms = Vec<(usize, usize, f64)>;
+
 /// `Σ coef · q` of MJCF joints `(MuJoCo joint id, coef)` as world `(iq, dof, coef)` terms, with
 /// its value at qpos0; `None` when a joint is not a hinge or slide.
-fn terms(world: &MjcfWorld, g: &Grafted, model: &Model, joints: &[(usize, f64)]) -> Option<(Vec<(usize, usize, f64)>, f64)> {
+fn terms(world: &MjcfWorld, g: &Grafted, model: &Model, joints: &[(usize, f64)]) -> Option<(Terms, f64)> {
     let rm = &g.robot.model;
     let mut out = Vec::with_capacity(joints.len());
     let mut at_qpos0 = 0.0;
@@ -222,7 +225,7 @@ fn terms(world: &MjcfWorld, g: &Grafted, model: &Model, joints: &[(usize, f64)])
 /// An active `joint` or `tendon` equality `y − y0 = c0 + c1 (x − x0)` (y, x the joints' or
 /// tendons' values, y0, x0 theirs at qpos0; no x: `y − y0 = c0`) as a row `C = 0`; `None` for
 /// a `polycoef` beyond the linear term or a joint that is not a hinge or slide.
-fn equality_row(world: &MjcfWorld, g: &Grafted, model: &Model, kind: &EqualityKind) -> Option<(Vec<(usize, usize, f64)>, f64)> {
+fn equality_row(world: &MjcfWorld, g: &Grafted, model: &Model, kind: &EqualityKind) -> Option<(Terms, f64)> {
     let (y, x, c) = match kind {
         EqualityKind::Joint { joint1, joint2, polycoef } => (vec![(*joint1, 1.0)], joint2.map(|j| vec![(j, 1.0)]), polycoef),
         EqualityKind::Tendon { tendon1, tendon2, polycoef } => {
