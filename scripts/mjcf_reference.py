@@ -44,6 +44,10 @@ MODELS = [
     "mujoco_mjx/humanoid.xml", "mujoco_mjx/02_humanoids.xml", "features/features.xml",
 ]
 
+# models whose bodies weigh their mesh geoms: the mass matrix and bias only, read by
+# crates/karakuri-sim/tests/mjcf_mesh_inertia.rs (the core's tests have no mesh reader)
+MESH_MODELS = ["mujoco_warp/aloha_pot/scene.xml"]
+
 # models for the simulation arrays only (features_sim: every element load_world reads)
 SIM_MODELS = MODELS + ["features/features_sim.xml"]
 
@@ -242,14 +246,16 @@ def simulation(rel):
 def main():
     args = sys.argv[1:]
     sim_only = "--sim-only" in args
-    models = [a for a in args if a != "--sim-only"] or SIM_MODELS
+    models = [a for a in args if a != "--sim-only"] or SIM_MODELS + MESH_MODELS
     for rel in models:
-        if not sim_only and rel in MODELS:
+        if not sim_only and (rel in MODELS or rel in MESH_MODELS):
             out = os.path.join(ROOT, rel[:-4] + ".ref.json")
             ref = reference(rel)
             with open(out, "w") as f:
                 json.dump(ref, f)
             print(f"{rel}: nq {ref['nq']} nv {ref['nv']} -> {os.path.relpath(out)}")
+        if rel in MESH_MODELS:
+            continue
         out = os.path.join(ROOT, rel[:-4] + ".sim.json")
         with open(out, "w") as f:
             json.dump(simulation(rel), f)

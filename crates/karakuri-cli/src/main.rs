@@ -95,6 +95,11 @@ enum Command {
         /// The HTML file to write.
         #[arg(long)]
         html: PathBuf,
+        /// A directory `package://NAME/...` mesh paths are looked up in (as `DIR/NAME/...`, and
+        /// `package:///rest` as `DIR/rest`); repeat for several, searched in order before
+        /// ROS_PACKAGE_PATH and the URDF's own ancestors.
+        #[arg(long = "package-dir", value_name = "DIR")]
+        package_dir: Vec<PathBuf>,
     },
     /// Time every algorithm on a model (ns per call, thread CPU time, median over ~5 ms batches).
     Bench {
@@ -153,7 +158,7 @@ fn main() -> ExitCode {
                 None => simulate::run(&args, html.as_deref()),
             }
         }
-        Command::View { model, floating, html } => viewer::view(&model, floating, &html),
+        Command::View { model, floating, html, package_dir } => viewer::view(&model, floating, &package_dir, &html),
         Command::Bench { model, floating, time, only, contacts, json } => {
             bench::run(&model, floating, time, only.as_deref(), &contacts, json)
         }

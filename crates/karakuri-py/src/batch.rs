@@ -239,7 +239,7 @@ impl PyBatch {
             .actuated
             .iter()
             .map(|&k| {
-                let info = &self.layout.infos[k];
+                let info = &self.layout.joint_infos[k];
                 let a = info.actuator.expect("actuated joints have an actuator");
                 match a.mode {
                     ActuatorMode::Torque => (-a.effort_limit, a.effort_limit),
@@ -255,7 +255,7 @@ impl PyBatch {
     fn joint_limits<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>) {
         let (lo, hi): (Vec<f64>, Vec<f64>) = self
             .layout
-            .infos
+            .joint_infos
             .iter()
             .map(|i| i.limits.map_or((f64::NEG_INFINITY, f64::INFINITY), |[l, h]| (l, h)))
             .unzip();

@@ -5,20 +5,18 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::convert::read_vector;
-use karakuri_sim::{JointInfo, JointState, SimError, World};
+use karakuri_sim::{JointState, SimError, World};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// The names and sizes every array of a world is laid out by (fixed at load): the world's
-/// [`karakuri_sim::Layout`] (joints, actuated joints, sensor slots; its fields read through
-/// `Deref`) and each joint's limits.
+/// [`karakuri_sim::Layout`] (joints with their limits and actuators, actuated joints, sensor
+/// slots; its fields read through `Deref`).
 #[derive(Clone, Debug)]
 pub struct Layout {
     /// The world's layout: the order of joint, command and sensor arrays.
     pub base: karakuri_sim::Layout,
-    /// Limits and actuator of each joint.
-    pub infos: Vec<JointInfo>,
 }
 
 impl std::ops::Deref for Layout {
@@ -31,7 +29,7 @@ impl std::ops::Deref for Layout {
 impl Layout {
     /// The layout of `world`.
     pub fn of(world: &World) -> Layout {
-        Layout { base: world.layout().clone(), infos: world.joint_infos() }
+        Layout { base: world.layout().clone() }
     }
 
     /// Index of a joint by name, or `ValueError`.
@@ -229,7 +227,7 @@ impl PyControlIo {
     pub fn apply(&self, world: &mut World) -> Result<(), SimError> {
         for (k, t) in self.torques.iter().enumerate() {
             if let Some(t) = t {
-                world.set_joint_torque(&self.layout.joints[k], *t)?;
+                world.set_one_dof_torque(k, *t)?;
             }
         }
         for (a, t) in self.targets.iter().enumerate() {

@@ -26,7 +26,8 @@ fn value_error(e: mjcf::MjcfError) -> PyErr {
 /// Raises :class:`MjcfError`. Alias: ``buildModelFromMJCF``.
 #[pyfunction]
 pub fn load_mjcf(path: std::path::PathBuf) -> PyResult<PyModel> {
-    let model = mjcf::load(&path).map_err(|e| MjcfError::new_err(e.to_string()))?;
+    // mesh geoms weigh their meshes, read by the simulator's mesh reader
+    let (model, _) = mjcf::load_with(&path, &karakuri_sim::mesh::MeshFiles).map_err(|e| MjcfError::new_err(e.to_string()))?;
     Ok(PyModel { inner: Arc::new(model) })
 }
 

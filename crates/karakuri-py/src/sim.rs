@@ -186,10 +186,10 @@ joint_view_methods!(PyWorld {
     fn set_joint_torques(&mut self, torques: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut tau = vec![0.0; self.layout.joints.len()];
         read_vector("torques", "njoints", torques, &mut tau)?;
-        let PyWorld { world, layout, .. } = self;
+        let PyWorld { world, .. } = self;
         let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);
-        for (name, t) in layout.joints.iter().zip(tau) {
-            world.set_joint_torque(name, t).map_err(sim_error)?;
+        for (k, t) in tau.into_iter().enumerate() {
+            world.set_one_dof_torque(k, t).map_err(sim_error)?;
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ fn main() {
         let s = e.last_solve();
         its += s.iterations;
         maxit = maxit.max(s.iterations);
-        t.add(&e.stage_times());
+        t.add(&e.report().stage_times);
         if k % (n / 10).max(1) == 0 {
             println!(
                 "step {k} contacts {} its {} res {:.2e} direct {}",

@@ -6,7 +6,8 @@
 //! finite or is outside its joint's limits stops the run with [`crate::SimError::BadCommand`]
 //! naming the joint and the time.
 
-use crate::engine::{ActuatorInfo, JointState, SensorInfo};
+use crate::engine::{ActuatorInfo, JointState};
+use crate::layout::Layout;
 use crate::scene::ActuatorMode;
 use crate::SimError;
 
@@ -14,22 +15,21 @@ use crate::SimError;
 pub struct ControlIo<'a> {
     /// Simulated time (s).
     pub time: f64,
-    /// The one-dof joints' names (`robot/joint` for robots).
-    pub joints: &'a [String],
-    /// Their states after the last step (same order).
+    /// The world's arrays by name (`layout.joints`: the one-dof joints, `robot/joint` for
+    /// robots; `layout.sensors`; `layout.tracks`, their bodies' names): the orders of the
+    /// slices below.
+    pub layout: &'a Layout,
+    /// The joints' states after the last step (order of `layout.joints`).
     pub states: &'a [JointState],
-    /// The sensors.
-    pub sensors: &'a [SensorInfo],
-    /// Their readings after the last step (same order; see [`crate::Engine::readings`]).
+    /// The sensors' readings after the last step (order of `layout.sensors`; see
+    /// [`crate::Engine::readings`]).
     pub readings: &'a [[f64; 6]],
-    /// Commands to write, per one-dof joint (same order as `joints`): `Some(target)` sets the
+    /// Commands to write, per one-dof joint (order of `layout.joints`): `Some(target)` sets the
     /// joint's actuator target, `None` (every entry on entry) leaves it as it is.
     pub commands: &'a mut [Option<f64>],
-    /// The track surfaces by name (their bodies' names).
-    pub tracks: &'a [String],
-    /// Their current surface speed commands (m/s, same order).
+    /// The tracks' current surface speed commands (m/s, order of `layout.tracks`).
     pub track_speeds: &'a [f64],
-    /// Speed commands to write, per track (same order as `tracks`): `Some(speed)` sets it,
+    /// Speed commands to write, per track (order of `layout.tracks`): `Some(speed)` sets it,
     /// `None` (every entry on entry) leaves it.
     pub track_commands: &'a mut [Option<f64>],
 }
@@ -37,18 +37,17 @@ pub struct ControlIo<'a> {
 impl ControlIo<'_> {
     /// The index of a joint by name.
     pub fn joint(&self, name: &str) -> Option<usize> {
-        self.joints.iter().position(|j| j == name)
+        self.layout.joint(name)
     }
 
     /// The index of a track surface by name.
     pub fn track(&self, name: &str) -> Option<usize> {
-        self.tracks.iter().position(|t| t == name)
+        self.layout.track(name)
     }
 
     /// A sensor's reading by name.
     pub fn sensor(&self, name: &str) -> Option<&[f64; 6]> {
-        let i = self.sensors.iter().position(|s| s.name == name)?;
-        self.readings.get(i)
+        self.readings.get(self.layout.sensor(name)?)
     }
 }
 

@@ -3,7 +3,7 @@
 //! sized once) and registered on the `World` like a user's controller.
 
 use crate::control::{ControlIo, Controller};
-use crate::engine::{Engine, JointState};
+use crate::engine::Engine;
 use crate::layout::Layout;
 use crate::scene::table::TableFile;
 use crate::scene::{scene_error, ActuatorMode, ControllerSpec, Scene};
@@ -12,7 +12,7 @@ use crate::SimError;
 /// `hold_posture`: each joint's torque `kp (q0 − q) − kd dq`, clamped to its actuator's effort
 /// limit, `q0` its position when the controller was built (the scene's initial posture).
 pub struct HoldPosture {
-    /// The joints' indices in [`ControlIo::joints`].
+    /// The joints' indices in [`ControlIo::layout`]'s joints.
     joints: Vec<usize>,
     /// Their positions to hold.
     q0: Vec<f64>,
@@ -46,7 +46,7 @@ impl Controller for HoldPosture {
 /// `t + period` (the value to reach by the next call, as a scene target is evaluated at the
 /// step's end); linear interpolation, clamped outside the table's time range.
 pub struct Trajectory {
-    /// The joints' indices in [`ControlIo::joints`], one per column.
+    /// The joints' indices in [`ControlIo::layout`]'s joints, one per column.
     joints: Vec<usize>,
     table: TableFile,
     period: f64,
@@ -104,10 +104,10 @@ pub fn from_scene(scene: &Scene, engine: &dyn Engine, layout: &Layout) -> Result
                 };
                 let mut limits = Vec::with_capacity(selected.len());
                 for &k in &selected {
-                    match engine.one_dof_actuator(k) {
-                        Some((ActuatorMode::Torque, e)) => limits.push(e),
+                    match layout.joint_infos[k].actuator {
+                        Some(a) if a.mode == ActuatorMode::Torque => limits.push(a.effort_limit),
                         other => {
-                            let has = other.map_or("no actuator".to_string(), |(m, _)| format!("a {m:?} actuator"));
+                            let has = other.map_or("no actuator".to_string(), |a| format!("a {:?} actuator", a.mode));
                             let reason = format!(
                                 "joint '{}' has {has}; hold_posture commands torques (give it `actuator: {{mode: torque}}` or a robot's `actuators` entry with mode torque)",
                                 names[k]
@@ -116,16 +116,14 @@ pub fn from_scene(scene: &Scene, engine: &dyn Engine, layout: &Layout) -> Result
                         }
                     }
                 }
-                let mut states = vec![JointState::default(); names.len()];
-                engine.write_joint_states(&mut states);
-                let q0 = selected.iter().map(|&k| states[k].q).collect();
+                let q0 = selected.iter().map(|&k| engine.joint_state(k).q).collect();
                 let ctl = HoldPosture { joints: selected, q0, limits, kp: *kp, kd: *kd };
                 out.push((Box::new(ctl), period.unwrap_or(engine.dt())));
             }
             ControllerSpec::Trajectory { table, joints, period } => {
                 let ks: Vec<usize> = joints.iter().map(|n| index(&format!("{at}.joints"), n)).collect::<Result<_, _>>()?;
                 for &k in &ks {
-                    if engine.one_dof_actuator(k).is_none() {
+                    if layout.joint_infos[k].actuator.is_none() {
                         let reason = format!("joint '{}' has no actuator for the trajectory to command", names[k]);
                         return Err(scene_error(&file, &format!("{at}.joints"), reason));
                     }

@@ -5,7 +5,13 @@
 //! in by implementing the same trait and handing it to `World::with_engine`; the
 //! world takes engines that are [`Send`], so worlds can be stepped on other threads
 //! (`Batch`).
+//!
+//! The trait is narrow and index-based: an engine says once what it simulates
+//! ([`Engine::describe`]: bodies, one-dof joints, sensors, tracks, robots) and what it can do
+//! beyond stepping ([`Engine::capabilities`]); the world resolves every name to an index once,
+//! through its [`crate::Layout`], and calls the engine with indices (decision 0052).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use karakuri::spatial::{Se3, Vec3};
@@ -51,6 +57,21 @@ pub struct SensorInfo {
     pub name: String,
     /// What it measures (accelerometers and gyros read 3 values, force sensors 6).
     pub kind: crate::scene::SensorKind,
+}
+
+/// What the world knows of a scene robot, for what draws it: its own model (as its source gave
+/// it) and its URDF geometry (visual and collision elements, mesh files located, not read),
+/// with the world body of each of its joints' links.
+#[derive(Clone, Debug)]
+pub struct RobotInfo {
+    /// The robot's name (`robots[].name`).
+    pub name: String,
+    /// The robot's own model.
+    pub model: karakuri::Model,
+    /// Its URDF's `<visual>` and `<collision>` elements (empty for an MJCF robot).
+    pub geometry: karakuri::io::urdf::Geometry,
+    /// World body (index into the world's bodies) of each robot joint's link `(robot njoints)`.
+    pub body: Vec<usize>,
 }
 
 /// The state of a one-dof joint after the last step.
@@ -203,20 +224,87 @@ stage_times!(
     watch,
 );
 
-/// A physics engine stepping a world.
+/// What an engine can do beyond stepping, read once by the world, which refuses the rest
+/// with [`SimError::Unsupported`] naming the engine and the feature (the engine's methods for
+/// them are then never called).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Checkpoints: [`Engine::save_state`] and [`Engine::restore_state`].
+    pub checkpoints: bool,
+    /// Pushes registered while running: [`Engine::apply_wrench`].
+    pub wrenches: bool,
+    /// Joint forces registered while running: [`Engine::add_joint_forces`].
+    pub joint_forces: bool,
+    /// Timing of the step's stages on demand: [`Engine::time_stages`].
+    pub stage_timing: bool,
+    /// Sleeping bodies: [`Report::sleeping`] counts them.
+    pub sleep: bool,
+    /// Track surfaces driven at a commanded speed: [`Engine::set_track_speed`].
+    pub tracks: bool,
+    /// Position servo commands: [`Engine::position_target`].
+    pub position_targets: bool,
+    /// Contact forces with their friction part ([`ContactInfo::force`]); without it, the
+    /// normal part only.
+    pub contact_friction: bool,
+}
+
+/// What an engine simulates, by name and index, read once by the world (which resolves every
+/// name through the [`crate::Layout`] it builds from it: the engine's methods take indices).
+#[derive(Clone, Debug, Default)]
+pub struct Description {
+    /// The bodies, in the order of [`Engine::write_states`].
+    pub bodies: Vec<BodyInfo>,
+    /// The one-dof joints' names (`robot/joint` for robots): the index `k` of the joint methods.
+    pub joints: Vec<String>,
+    /// Each one-dof joint's limits and actuator (same order).
+    pub joint_infos: Vec<JointInfo>,
+    /// The joints with more than one degree of freedom (name, dofs): named in errors only.
+    pub other_joints: Vec<(String, usize)>,
+    /// The sensors, in the order of [`Engine::readings`].
+    pub sensors: Vec<SensorInfo>,
+    /// The track surfaces (bodies with `track`) by name, in the order of
+    /// [`Engine::track_speeds`].
+    pub tracks: Vec<String>,
+    /// The scene's robots as compiled (their own models and URDF geometry with mesh paths):
+    /// what a viewer draws, without loading a file again.
+    pub robots: Arc<[RobotInfo]>,
+    /// Non-fatal remarks of building the engine (e.g. a URDF's repaired inertias), for the user.
+    pub warnings: Vec<String>,
+}
+
+/// What an engine reports of its run so far, beside the state (no allocation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// Numerical trouble met so far (engines that do not watch report none).
+    pub diagnostics: Diagnostics,
+    /// The last step's constraint solve: sweeps (the most over its islands) and final
+    /// residual (engines without such a solve report zeros).
+    pub last_solve: crate::solver::SolveStats,
+    /// Stage times of the last step (zeros while [`Engine::time_stages`] is off).
+    pub stage_times: StageTimes,
+    /// How many bodies sleep after the last step (`engine.sleep`); `None` unless
+    /// [`Capabilities::sleep`].
+    pub sleeping: Option<usize>,
+}
+
+/// A physics engine stepping a world: index-based (joint `k` is the `k`-th of
+/// [`Description::joints`], body `b` the `b`-th of [`Description::bodies`], track `k` the
+/// `k`-th of [`Description::tracks`]; the world checks indices before it calls), with what
+/// it can do beyond stepping in [`Capabilities`]. The methods of a capability an engine does
+/// not have keep their defaults (an [`SimError::Unsupported`] error).
 pub trait Engine {
     /// Short name (`native`).
     fn name(&self) -> &str;
-    /// The bodies it simulates, in the order of [`Engine::write_states`].
-    fn bodies(&self) -> &[BodyInfo];
-    /// Non-fatal remarks of building the engine (e.g. a URDF's repaired inertias), for the user.
-    fn warnings(&self) -> &[String] {
-        &[]
-    }
+    /// What it can do beyond stepping.
+    fn capabilities(&self) -> Capabilities;
+    /// What it simulates (allocates: read once, by the world).
+    fn describe(&self) -> Description;
     /// Advances by one time step.
     fn step(&mut self) -> Result<(), SimError>;
-    /// Writes the current state of every body (in [`Engine::bodies`]' order).
+    /// Writes the current state of every body (in [`Description::bodies`]' order).
     fn write_states(&self, out: &mut [BodyState]);
+    /// The state of one-dof joint `k`.
+    fn joint_state(&self, k: usize) -> JointState;
     /// Simulated time (s).
     fn time(&self) -> f64;
     /// Steps taken.
@@ -225,146 +313,81 @@ pub trait Engine {
     fn dt(&self) -> f64;
     /// Contacts of the last step.
     fn contacts(&self) -> &[ContactInfo];
-    /// Stage times of the last step (zeros while [`Engine::time_stages`] is off).
-    fn stage_times(&self) -> StageTimes;
-    /// Numerical trouble met so far (engines that do not watch report none).
-    fn diagnostics(&self) -> Diagnostics {
-        Diagnostics::default()
-    }
-    /// The last step's constraint solve: sweeps (the most over its islands) and final
-    /// residual (engines without such a solve report zeros).
-    fn last_solve(&self) -> crate::solver::SolveStats {
-        crate::solver::SolveStats::default()
-    }
-    /// Total mechanical energy (kinetic + gravitational), J.
-    fn energy(&self) -> f64;
-    /// The sensors, in the order of [`Engine::readings`].
-    fn sensors(&self) -> &[SensorInfo] {
-        &[]
-    }
     /// Each sensor's reading after the last step (sensor axes): `[x, y, z, 0, 0, 0]` for
     /// accelerometers and gyros, `[fx, fy, fz, tx, ty, tz]` for force sensors.
-    fn readings(&self) -> &[[f64; 6]] {
-        &[]
-    }
-    /// The names of the one-dof joints, in the order of [`Engine::write_joint_states`].
-    fn one_dof_joints(&self) -> &[String] {
-        &[]
-    }
-    /// Writes the state of every one-dof joint.
-    fn write_joint_states(&self, _out: &mut [JointState]) {}
-    /// Sets the target of a joint's actuator (torque, position or speed by its mode), used from
-    /// the next step on; a non-finite target is [`SimError::BadCommand`].
-    fn set_joint_target(&mut self, joint: &str, _target: f64) -> Result<(), SimError> {
-        Err(SimError::NoActuator {
-            joint: joint.to_string(),
-        })
-    }
-    /// [`Engine::set_joint_target`] for the `k`-th joint of [`Engine::one_dof_joints`].
-    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
-        let name = self.one_dof_joints()[k].clone();
-        self.set_joint_target(&name, target)
-    }
-    /// The mode and effort limit (∞: none) of the `k`-th one-dof joint's actuator (`None`: it
-    /// has none, or the engine does not say).
-    fn one_dof_actuator(&self, _k: usize) -> Option<(crate::scene::ActuatorMode, f64)> {
+    fn readings(&self) -> &[[f64; 6]];
+    /// Diagnostics, solve statistics, stage times and sleeping bodies (see [`Report`]).
+    fn report(&self) -> Report;
+    /// Total mechanical energy (kinetic + gravitational), J.
+    fn energy(&self) -> f64;
+    /// The torque (force) set on one-dof joint `k` by [`Engine::set_joint_torque`].
+    fn joint_torque(&self, k: usize) -> f64;
+    /// Sets the torque (force) of one-dof joint `k` (actuation), applied from the next step on.
+    fn set_joint_torque(&mut self, k: usize, torque: f64);
+    /// Sets the target of joint `k`'s actuator (torque, position or speed by its mode), used
+    /// from the next step on; a target outside its bounds is [`SimError::BadCommand`], a joint
+    /// without actuator [`SimError::NoActuator`].
+    fn set_target(&mut self, k: usize, target: f64) -> Result<(), SimError>;
+    /// The position joint `k`'s servo is commanded to now (`Some` for a position actuator;
+    /// `None` for the others, and from engines without [`Capabilities::position_targets`]).
+    fn position_target(&self, k: usize) -> Option<f64> {
+        let _ = k;
         None
-    }
-    /// Registers extra joint forces on the named one-dof joints (see
-    /// [`crate::joint_forces`]), applied from the next step on.
-    fn add_joint_forces(&mut self, _joints: &[&str], _forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "custom joint forces (add_joint_forces)".into(),
-        })
-    }
-    /// Position of a one-dof joint by name (rad or m).
-    fn joint_position(&self, joint: &str) -> Result<f64, SimError>;
-    /// Velocity of a one-dof joint by name (rad/s or m/s).
-    fn joint_velocity(&self, joint: &str) -> Result<f64, SimError>;
-    /// The torque (force) set on a one-dof joint by name.
-    fn joint_torque(&self, joint: &str) -> Result<f64, SimError>;
-    /// Sets the torque (force) of a one-dof joint by name (actuation), applied from the next
-    /// step on.
-    fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError>;
-    /// Applies a wrench to body `body` (index into [`Engine::bodies`]) for `duration` seconds
-    /// (whole steps, at least one) from the next step on: `force` at the body frame's origin
-    /// and `torque`, both in world axes.
-    fn apply_wrench(&mut self, _body: usize, _force: Vec3, _torque: Vec3, _duration: f64) -> Result<(), SimError> {
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "external wrenches (apply_wrench)".into(),
-        })
-    }
-    /// Writes, for every one-dof joint (in [`Engine::one_dof_joints`]' order), the position its
-    /// servo is commanded to at the current time (`Some` for joints with a position
-    /// actuator, `None` for the others): with [`Engine::write_joint_states`], the tracking
-    /// error.
-    fn write_position_targets(&self, out: &mut [Option<f64>]) {
-        out.fill(None);
-    }
-    /// Everything the engine's next steps depend on (its state, and what the last step
-    /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
-    /// serialisable value with every number exact; `World::snapshot` wraps it.
-    fn save_state(&self) -> Result<serde_json::Value, SimError> {
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "checkpoints (save_state)".into(),
-        })
-    }
-    /// Sets the engine to a state [`Engine::save_state`] of the same world gave; checks it
-    /// whole before changing anything (on an error the engine is as it was).
-    fn restore_state(&mut self, _state: &serde_json::Value) -> Result<(), SimError> {
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "checkpoints (restore_state)".into(),
-        })
-    }
-    /// The track surfaces (bodies with `track`) by name, in the order of
-    /// [`Engine::track_speeds`].
-    fn tracks(&self) -> &[String] {
-        &[]
     }
     /// Each track's surface speed command (m/s).
     fn track_speeds(&self) -> &[f64] {
         &[]
     }
-    /// Sets the surface speed (m/s) of the `k`-th track of [`Engine::tracks`], used from the
-    /// next step on; a speed that is not finite is [`SimError::BadTrackSpeed`].
+    /// Sets the surface speed (m/s) of track `k`, used from the next step on; a speed that
+    /// is not finite is [`SimError::BadTrackSpeed`] ([`Capabilities::tracks`]).
     fn set_track_speed(&mut self, k: usize, speed: f64) -> Result<(), SimError> {
         let _ = (k, speed);
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "track surfaces (set_track_speed)".into(),
-        })
+        Err(unsupported(self.name(), "track surfaces (set_track_speed)"))
     }
-    /// Each one-dof joint's position limits and actuator, in the order of
-    /// [`Engine::one_dof_joints`] (what a caller sizes its command and observation bounds
-    /// from; engines that do not know report none). Allocates: call it once, not per step.
-    fn joint_infos(&self) -> Vec<JointInfo> {
-        vec![JointInfo::default(); self.one_dof_joints().len()]
+    /// Applies a wrench to body `body` for `duration` seconds (whole steps, at least one) from
+    /// the next step on: `force` at the body frame's origin and `torque`, both in world axes
+    /// ([`Capabilities::wrenches`]).
+    fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let _ = (body, force, torque, duration);
+        Err(unsupported(self.name(), "external wrenches (apply_wrench)"))
     }
-    /// How many bodies sleep after the last step (`engine.sleep`: at rest, not collided,
-    /// solved or integrated until something acts on them).
-    fn sleeping_bodies(&self) -> Result<usize, SimError> {
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "sleeping bodies (sleeping_bodies)".into(),
-        })
+    /// Registers extra joint forces on one-dof joints `joints` (see [`crate::joint_forces`]),
+    /// applied from the next step on ([`Capabilities::joint_forces`]).
+    fn add_joint_forces(&mut self, joints: &[usize], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        let _ = (joints, forces);
+        Err(unsupported(self.name(), "custom joint forces (add_joint_forces)"))
     }
-    /// Turns the wall-clock timing of the step's stages ([`Engine::stage_times`]) on or off.
-    /// Off by default: reading the clock between the stages costs more than some of them on
-    /// small worlds, and [`Engine::stage_times`] then reports zeros.
+    /// Everything the engine's next steps depend on (its state, and what the last step
+    /// reported: sensor readings, applied actuator torques, contacts, diagnostics), as a
+    /// serialisable value with every number exact; `World::snapshot` wraps it
+    /// ([`Capabilities::checkpoints`]).
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        Err(unsupported(self.name(), "checkpoints (save_state)"))
+    }
+    /// Sets the engine to a state [`Engine::save_state`] of the same world gave; checks it
+    /// whole before changing anything (on an error the engine is as it was).
+    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
+        let _ = state;
+        Err(unsupported(self.name(), "checkpoints (restore_state)"))
+    }
+    /// Turns the wall-clock timing of the step's stages ([`Report::stage_times`]) on or off
+    /// ([`Capabilities::stage_timing`]). Off by default: reading the clock between the stages
+    /// costs more than some of them on small worlds.
     fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
         let _ = on;
-        Err(SimError::Unsupported {
-            engine: self.name().to_string(),
-            what: "stage timing (time_stages)".into(),
-        })
+        Err(unsupported(self.name(), "stage timing (time_stages)"))
     }
 }
 
-/// What the world knows of a one-dof joint's bounds and drive ([`Engine::joint_infos`]).
+/// The error for a feature `engine` does not have.
+pub(crate) fn unsupported(engine: &str, what: &str) -> SimError {
+    SimError::Unsupported {
+        engine: engine.to_string(),
+        what: what.to_string(),
+    }
+}
+
+/// What the world knows of a one-dof joint's bounds and drive ([`Description::joint_infos`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JointInfo {
     /// Position limits `[lower, upper]` (rad or m), if the joint has any.

@@ -1,9 +1,11 @@
-//! [`Layout`]: the names and widths of a world's joint and sensor arrays, resolved once from
-//! the engine's infos, so every table built from them (the CLI's CSV headers, Python's
-//! observation names) agrees.
+//! [`Layout`]: the names and widths of a world's joint, sensor and track arrays, read once from
+//! the engine's [`Description`], so every name is resolved to an index in one place (the
+//! world's methods, controllers) and every table built from them (the CLI's CSV headers,
+//! Python's observation names) agrees.
 
-use crate::engine::Engine;
+use crate::engine::{Description, JointInfo};
 use crate::scene::SensorKind;
+use crate::SimError;
 
 /// A sensor's place in the flat sensor vector (every reading's components, in sensor order).
 #[derive(Clone, Debug, PartialEq)]
@@ -19,24 +21,31 @@ pub struct SensorSlot {
 }
 
 /// The world's arrays by name: the one-dof joints (the order of `write_joint_states`, q and v
-/// index `k` each), the actuated ones, and the sensors with their flat offsets and widths.
+/// index `k` each) with their limits and actuators, the actuated ones, the sensors with their
+/// flat offsets and widths, and the track surfaces.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Layout {
     /// Names of the one-dof joints.
     pub joints: Vec<String>,
+    /// Each one-dof joint's limits and actuator (same order).
+    pub joint_infos: Vec<JointInfo>,
     /// Indices (into `joints`) of the joints with an actuator, in joint order.
     pub actuated: Vec<usize>,
+    /// The joints with more than one degree of freedom (name, dofs): for errors.
+    pub other_joints: Vec<(String, usize)>,
     /// The sensors, in the order of the readings.
     pub sensors: Vec<SensorSlot>,
+    /// The track surfaces by name, in the order of their speeds.
+    pub tracks: Vec<String>,
 }
 
 impl Layout {
-    /// Reads `engine`'s joint, actuator and sensor infos.
-    pub fn of(engine: &dyn Engine) -> Layout {
-        let infos = engine.joint_infos();
+    /// Reads an engine's description (its joint, actuator, sensor and track infos).
+    pub fn of(d: &Description) -> Layout {
+        let infos = &d.joint_infos;
         let mut offset = 0;
-        let sensors = engine
-            .sensors()
+        let sensors = d
+            .sensors
             .iter()
             .map(|s| {
                 let width = s.kind.width();
@@ -45,15 +54,35 @@ impl Layout {
             })
             .collect();
         Layout {
-            joints: engine.one_dof_joints().to_vec(),
+            joints: d.joints.clone(),
+            joint_infos: infos.clone(),
             actuated: (0..infos.len()).filter(|&k| infos[k].actuator.is_some()).collect(),
+            other_joints: d.other_joints.clone(),
             sensors,
+            tracks: d.tracks.clone(),
         }
     }
 
     /// Index of a one-dof joint by name.
     pub fn joint(&self, name: &str) -> Option<usize> {
         self.joints.iter().position(|j| j == name)
+    }
+
+    /// Index of a one-dof joint by name, or the error naming it: [`SimError::NotOneDof`] for a
+    /// joint with another number of degrees of freedom, else [`SimError::UnknownJoint`].
+    pub fn one_dof(&self, name: &str) -> Result<usize, SimError> {
+        if let Some(k) = self.joint(name) {
+            return Ok(k);
+        }
+        Err(match self.other_joints.iter().find(|(n, _)| n == name) {
+            Some((_, dofs)) => SimError::NotOneDof { joint: name.to_string(), dofs: *dofs },
+            None => SimError::UnknownJoint { joint: name.to_string() },
+        })
+    }
+
+    /// Index of a track surface by name.
+    pub fn track(&self, name: &str) -> Option<usize> {
+        self.tracks.iter().position(|t| t == name)
     }
 
     /// Index of a sensor by name.

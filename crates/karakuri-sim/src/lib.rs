@@ -61,9 +61,11 @@
 //! * **Integration.** Semi-implicit Euler on the configuration manifold; free flyers step their
 //!   origin along the world velocity (so free flight is exact up to rounding) and rotate by
 //!   `exp(dt ω)`. RK4 is available for contact-free smooth systems (`engine.integrator: rk4`).
-//! * **Engines behind one trait** ([`Engine`]): an engine is built from the scene once, steps,
-//!   and writes body states back; [`World`] drives any engine and is the one place that
-//!   changes it (joint torques by name), so its body states never lag the engine. With the
+//! * **Engines behind one narrow, index-based trait** ([`Engine`]): an engine is built from
+//!   the scene once, describes what it simulates ([`Description`]) and what it can do
+//!   ([`Capabilities`]), steps, and writes body states back; [`World`] drives any engine, is
+//!   the one place that changes it and the one place names are resolved (its [`Layout`]: the
+//!   engine takes indices), so its body states never lag the engine. With the
 //!   `rapier` feature, `rapier::RapierEngine` (rapier3d-f64) is the second engine
 //!   (`engine.type: rapier`).
 //! * **Many worlds per process.** A [`World`] is `Send`; [`Batch`] steps N independent worlds
@@ -96,7 +98,7 @@ pub mod world;
 pub use batch::{Batch, BatchError};
 pub use control::{ControlIo, Controller};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
-pub use engine::{ActuatorInfo, JointInfo};
+pub use engine::{ActuatorInfo, Capabilities, Description, JointInfo, Report, RobotInfo};
 pub use error::SimError;
 pub use layout::{Layout, SensorSlot};
 pub use joint_forces::{JointForce, JointForces, SpringDamper};

@@ -1,15 +1,22 @@
-//! Mesh files for collision shapes: STL (binary and ASCII, through `stl_io`) and Wavefront OBJ
-//! (through `tobj`, positions and faces only: materials, normals and texture coordinates are
-//! ignored, polygons are triangulated, every object of the file is merged into one mesh).
+//! Mesh files: STL (binary and ASCII), Wavefront OBJ and COLLADA (`.dae`), all read through
+//! the `mesh-loader` crate (0055). Positions and triangles only: materials, normals and texture
+//! coordinates are ignored, polygons are triangulated, every mesh of the file is merged into one.
+//!
+//! COLLADA as ROS reads it (rviz since 1.13.22, MoveIt's geometric_shapes): `<unit meter>` scales
+//! the vertices and node transforms of the visual scene place them; `<up_axis>` is ignored (a
+//! robot's meshes are drawn in the link frame as written, whatever axis the exporter called up).
+//! Vertices that are equal bit for bit are merged (COLLADA and OBJ readers repeat a vertex per
+//! face corner), keeping the first one's place, so the output is the same on every run.
 //!
 //! Errors are plain reasons (the caller adds the scene file and the path inside it).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Vertices and triangles read from a mesh file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshData {
-    /// Vertices, in the file's units times the scale.
+    /// Vertices, in metres (COLLADA's unit applied) times the scale.
     pub vertices: Vec<[f64; 3]>,
     /// Triangles (indices into `vertices`), as oriented in the file.
     pub triangles: Vec<[u32; 3]>,
@@ -25,33 +32,11 @@ pub fn resolve(base_dir: &Path, file: &str) -> PathBuf {
     }
 }
 
-/// Reads an `.stl` or `.obj` file (by extension, case-insensitive) and scales its vertices.
+/// Reads an `.stl`, `.obj` or `.dae` file (by extension, case-insensitive) and scales its
+/// vertices.
 pub fn load(path: &Path, scale: [f64; 3]) -> Result<MeshData, String> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read mesh file '{}': {e}", path.display()))?;
-    let mut mesh = match ext.as_str() {
-        "stl" => read_stl(bytes),
-        "obj" => read_obj(&bytes),
-        o => Err(format!(
-            "unsupported mesh format '{}' (supported: .stl, .obj)",
-            if o.is_empty() {
-                "no extension".to_string()
-            } else {
-                format!(".{o}")
-            }
-        )),
-    }
-    .map_err(|e| format!("'{}': {e}", path.display()))?;
-    if mesh.vertices.is_empty() {
-        return Err(format!("'{}': the mesh has no vertices", path.display()));
-    }
-    if let Some(bad) = mesh.vertices.iter().find(|v| v.iter().any(|x| !x.is_finite())) {
-        return Err(format!("'{}': non-finite vertex {bad:?}", path.display()));
-    }
+    let mut mesh = parse(&bytes, path).map_err(|e| format!("'{}': {e}", path.display()))?;
     for v in &mut mesh.vertices {
         for k in 0..3 {
             v[k] *= scale[k];
@@ -60,59 +45,112 @@ pub fn load(path: &Path, scale: [f64; 3]) -> Result<MeshData, String> {
     Ok(mesh)
 }
 
-fn read_stl(mut bytes: Vec<u8>) -> Result<MeshData, String> {
-    // A binary STL's 80-byte header is free text, and many exporters start it with "solid",
-    // which stl_io takes for ASCII. A file whose size is exactly 84 + 50 n (n read at byte
-    // 80) is binary: blank the header's first bytes so that stl_io reads it as such.
-    if bytes.len() >= 84 {
-        let n = u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]) as usize;
-        if bytes.len() == 84 + 50 * n && bytes.starts_with(b"solid") {
-            bytes[..5].copy_from_slice(b"     ");
+/// Parses the bytes of a mesh file whose format `path`'s extension names; the file is not read
+/// (an OBJ's `mtllib` is not opened either). Every vertex is finite and every index in range.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<MeshData, String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let loader = mesh_loader::Loader::default();
+    let scene = match ext.as_str() {
+        "stl" => loader
+            .load_stl_from_slice(bytes, path)
+            .map_err(|e| format!("not a readable STL file ({e})")),
+        "obj" => loader
+            .load_obj_from_slice_with_reader(bytes, path, |_| Err(std::io::ErrorKind::Unsupported.into()))
+            .map_err(|e| format!("not a readable OBJ file ({e})")),
+        "dae" => {
+            check_collada_references(bytes)?;
+            // mesh-loader 0.1.13 panics on some broken COLLADA files (found by
+            // tests/mesh_fuzz.rs); such a panic is this file's error, not the program's end
+            std::panic::catch_unwind(|| loader.load_collada_from_slice(bytes, path))
+                .map_err(|_| "not a readable COLLADA file (the reader failed on it)".to_string())?
+                .map_err(|e| format!("not a readable COLLADA file ({e})"))
+        }
+        o => Err(format!(
+            "unsupported mesh format '{}' (supported: .stl, .obj, .dae)",
+            if o.is_empty() {
+                "no extension".to_string()
+            } else {
+                format!(".{o}")
+            }
+        )),
+    }?;
+    let mut out = MeshData::default();
+    let mut index: HashMap<[u64; 3], u32> = HashMap::new();
+    for m in &scene.meshes {
+        let mut ids = Vec::with_capacity(m.vertices.len());
+        for v in &m.vertices {
+            let v = v.map(f64::from);
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(format!("non-finite vertex coordinate {bad}"));
+            }
+            let key = v.map(f64::to_bits);
+            let next = out.vertices.len() as u32;
+            let id = *index.entry(key).or_insert_with(|| {
+                out.vertices.push(v);
+                next
+            });
+            ids.push(id);
+        }
+        for f in &m.faces {
+            let t = f.map(|i| ids.get(i as usize).copied());
+            let [Some(a), Some(b), Some(c)] = t else {
+                return Err(format!("a face {f:?} names a vertex past the {} of its mesh", ids.len()));
+            };
+            out.triangles.push([a, b, c]);
         }
     }
-    let mut cursor = std::io::Cursor::new(bytes);
-    let m = stl_io::read_stl(&mut cursor).map_err(|e| format!("not a readable STL file ({e})"))?;
-    Ok(MeshData {
-        vertices: m
-            .vertices
-            .iter()
-            .map(|v| [f64::from(v.0[0]), f64::from(v.0[1]), f64::from(v.0[2])])
-            .collect(),
-        triangles: m
-            .faces
-            .iter()
-            .map(|f| [f.vertices[0] as u32, f.vertices[1] as u32, f.vertices[2] as u32])
-            .collect(),
-    })
-}
-
-fn read_obj(bytes: &[u8]) -> Result<MeshData, String> {
-    let opts = tobj::LoadOptions {
-        triangulate: true,
-        ignore_points: true,
-        ignore_lines: true,
-        ..Default::default()
-    };
-    let mut reader = std::io::BufReader::new(bytes);
-    // materials are not needed: every `mtllib` resolves to nothing
-    let (models, _) = tobj::load_obj_buf(&mut reader, &opts, |_| Ok(Default::default()))
-        .map_err(|e| format!("not a readable OBJ file ({e})"))?;
-    let mut out = MeshData::default();
-    for m in &models {
-        let base = out.vertices.len() as u32;
-        let p = &m.mesh.positions;
-        out.vertices.extend(
-            p.chunks_exact(3)
-                .map(|c| [c[0], c[1], c[2]]),
-        );
-        out.triangles.extend(
-            m.mesh
-                .indices
-                .chunks_exact(3)
-                .map(|t| [base + t[0], base + t[1], base + t[2]]),
-        );
+    if out.vertices.is_empty() {
+        return Err("the mesh has no vertices".to_string());
     }
     Ok(out)
+}
+
+/// Every `#id` a COLLADA document's `source`, `url`, `target` or `material` attribute names must
+/// be an element's `id`: mesh-loader 0.1.13 panics on a dangling one instead of refusing it.
+fn check_collada_references(bytes: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(bytes);
+    let values = |attr: &str| -> Vec<String> {
+        let key = format!("{attr}=\"");
+        text.match_indices(&key)
+            .filter(|(i, _)| *i == 0 || text.as_bytes()[i - 1].is_ascii_whitespace())
+            .filter_map(|(i, _)| text[i + key.len()..].split('"').next().map(str::to_string))
+            .collect()
+    };
+    let ids: std::collections::HashSet<String> = values("id").into_iter().collect();
+    for attr in ["source", "url", "target"] {
+        for v in values(attr) {
+            if let Some(id) = v.strip_prefix('#') {
+                if !ids.contains(id) {
+                    return Err(format!("not a readable COLLADA file ({attr}=\"{v}\" names no element)"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The mesh reader the MJCF loader uses for mesh geoms' inertia
+/// (`karakuri::io::mjcf::load_with(path, &MeshFiles)`): files through [`load`], convex hulls
+/// through parry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MeshFiles;
+
+impl karakuri::io::mjcf::MeshSource for MeshFiles {
+    fn read(&self, path: &Path) -> Result<karakuri::io::mjcf::MeshTriangles, String> {
+        let m = load(path, [1.0; 3])?;
+        Ok(karakuri::io::mjcf::MeshTriangles { vertices: m.vertices, triangles: m.triangles })
+    }
+
+    fn convex_hull(&self, points: &[[f64; 3]]) -> Result<karakuri::io::mjcf::MeshTriangles, String> {
+        check_hull_points(points)?;
+        let pts: Vec<parry3d_f64::math::Vector> = points.iter().map(|p| parry3d_f64::math::Vector::new(p[0], p[1], p[2])).collect();
+        let (v, t) = parry3d_f64::transformation::try_convex_hull(&pts).map_err(|e| format!("no convex hull ({e:?})"))?;
+        Ok(karakuri::io::mjcf::MeshTriangles { vertices: v.iter().map(|p| [p.x, p.y, p.z]).collect(), triangles: t })
+    }
 }
 
 /// Checks that points span a volume (a convex hull needs at least 4 non-coplanar points).
@@ -152,4 +190,127 @@ pub fn check_hull_points(vertices: &[[f64; 3]]) -> Result<(), String> {
         return why("are all in one plane");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(rel: &str) -> PathBuf {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(rel)
+    }
+
+    /// The numbers of every `<float_array id="...-positions-array">` of a COLLADA text, read
+    /// naively (enough for a file whose nodes are identity matrices and whose unit is 1 m).
+    fn positions_in_text(text: &str) -> Vec<[f64; 3]> {
+        let mut out = Vec::new();
+        for part in text.split("<float_array").skip(1) {
+            let (head, body) = part.split_once('>').unwrap();
+            if !head.contains("positions-array") {
+                continue;
+            }
+            let numbers: Vec<f64> = body
+                .split('<')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(|x| x.parse::<f32>().unwrap().into())
+                .collect();
+            out.extend(numbers.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
+        }
+        out
+    }
+
+    fn bounds(v: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in v {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        (lo, hi)
+    }
+
+    #[test]
+    fn panda_finger_collada_has_the_files_vertices_and_triangles() {
+        let path = repo("tests/data/meshes/panda/finger.dae");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let m = load(&path, [1.0; 3]).unwrap();
+        // every position the file lists, once
+        let mut expected = positions_in_text(&text);
+        assert_eq!(expected.len(), 318, "the file's two accessors list 133 + 185 positions");
+        expected.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        expected.dedup();
+        let mut got = m.vertices.clone();
+        got.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(got, expected);
+        // the triangle counts its two <triangles> elements state
+        let stated: usize = text
+            .split("<triangles ")
+            .skip(1)
+            .map(|p| p.split("count=\"").nth(1).unwrap().split('"').next().unwrap().parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(m.triangles.len(), stated);
+        assert!(m.triangles.iter().flatten().all(|&i| (i as usize) < m.vertices.len()));
+        // the same finger's collision STL (a coarser mesh of the same part) spans the same box
+        let hull = load(&repo("tests/data/meshes/panda/finger_collision.stl"), [1.0; 3]).unwrap();
+        let ((lo, hi), (clo, chi)) = (bounds(&m.vertices), bounds(&hull.vertices));
+        for k in 0..3 {
+            assert!((lo[k] - clo[k]).abs() < 2e-3 && (hi[k] - chi[k]).abs() < 2e-3, "{lo:?} {hi:?} vs {clo:?} {chi:?}");
+        }
+    }
+
+    /// A one-triangle COLLADA document with the given `<asset>` body and node matrix.
+    fn dae(asset: &str, matrix: &str) -> String {
+        format!(
+            r##"<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+ <asset>{asset}</asset>
+ <library_geometries><geometry id="g"><mesh>
+  <source id="p"><float_array id="pa" count="9">0 0 0 1 0 0 0 2 0</float_array>
+   <technique_common><accessor source="#pa" count="3" stride="3">
+    <param name="X" type="float"/><param name="Y" type="float"/><param name="Z" type="float"/>
+   </accessor></technique_common></source>
+  <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+  <triangles count="1"><input semantic="VERTEX" source="#v" offset="0"/><p>0 1 2</p></triangles>
+ </mesh></geometry></library_geometries>
+ <library_visual_scenes><visual_scene id="s"><node id="n">
+  <matrix>{matrix}</matrix><instance_geometry url="#g"/>
+ </node></visual_scene></library_visual_scenes>
+ <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>"##
+        )
+    }
+
+    #[test]
+    fn collada_units_and_nodes_apply_and_the_up_axis_does_not() {
+        let id = "1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1";
+        let at = Path::new("t.dae");
+        // millimetres: every coordinate times 0.001
+        let mm = parse(dae(r#"<unit meter="0.001" name="millimeter"/><up_axis>Z_UP</up_axis>"#, id).as_bytes(), at).unwrap();
+        for (g, e) in mm.vertices.iter().zip([[0.0, 0.0, 0.0], [1e-3, 0.0, 0.0], [0.0, 2e-3, 0.0]]) {
+            for k in 0..3 {
+                assert!((g[k] - e[k]).abs() < 1e-9, "{:?}", mm.vertices);
+            }
+        }
+        // Y_UP is not turned into Z_UP (ROS's rviz and MoveIt ignore <up_axis>)
+        let y_up = parse(dae("<up_axis>Y_UP</up_axis>", id).as_bytes(), at).unwrap();
+        assert_eq!(y_up.vertices, vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]);
+        assert_eq!(y_up.triangles, vec![[0, 1, 2]]);
+        // a node's matrix (row-major: a quarter turn about z, then 3 m along x) places the vertices
+        let turned = parse(dae("", "0 -1 0 3 1 0 0 0 0 0 1 0 0 0 0 1").as_bytes(), at).unwrap();
+        assert_eq!(turned.vertices, vec![[3.0, 0.0, 0.0], [3.0, 1.0, 0.0], [1.0, 0.0, 0.0]]);
+    }
+
+    #[test]
+    fn unreadable_and_unknown_files_are_named_errors() {
+        let e = parse(b"<COLLADA><broken", Path::new("x.dae")).unwrap_err();
+        assert!(e.contains("not a readable COLLADA file"), "{e}");
+        let e = parse(b"", Path::new("x.ply")).unwrap_err();
+        assert!(e.contains("unsupported mesh format '.ply'") && e.contains(".dae"), "{e}");
+        let e = parse(b"v 0 0 0\nf 1 2 3\n", Path::new("x.obj")).unwrap_err();
+        assert!(e.contains("OBJ") || e.contains("past"), "{e}");
+    }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Engine;
+use crate::engine::BodyInfo;
 use crate::scene::Scene;
 use crate::SimError;
 
@@ -81,20 +81,20 @@ impl Snapshot {
 
 /// The fingerprint of a world: FNV-1a (64 bits) of the scene as serialised (every parameter the
 /// simulation uses, `world.duration` aside: a resumed run may run longer) and of what the
-/// engine built from it (body names and masses, one-dof joint names: a URDF edited between
-/// the runs changes it). 16 hex digits.
-pub fn fingerprint(scene: &Scene, engine: &dyn Engine) -> String {
+/// engine (its name) built from it (body names and masses, one-dof joint names: a URDF edited
+/// between the runs changes it). 16 hex digits.
+pub fn fingerprint(scene: &Scene, engine: &str, bodies: &[BodyInfo], joints: &[String]) -> String {
     let mut scene = scene.clone();
     scene.world.duration = 0.0;
     let text = serde_json::to_string(&scene).expect("a scene's numbers are finite (checked at load)");
     let mut h = Fnv::default();
     h.write(text.as_bytes());
-    h.write(engine.name().as_bytes());
-    for b in engine.bodies() {
+    h.write(engine.as_bytes());
+    for b in bodies {
         h.write(b.name.as_bytes());
         h.write(&b.mass.to_bits().to_le_bytes());
     }
-    for j in engine.one_dof_joints() {
+    for j in joints {
         h.write(j.as_bytes());
     }
     format!("{:016x}", h.0)

@@ -1,11 +1,12 @@
 //! The [`World`] facade: a scene, an engine and the bodies' states.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use karakuri::spatial::Vec3;
 
 use crate::control::{ControlIo, Controller, Registered};
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::engine::{unsupported, BodyInfo, BodyState, Capabilities, ContactInfo, Engine, JointState, RobotInfo, StageTimes};
 use crate::layout::Layout;
 use crate::native::NativeEngine;
 use crate::scene::{EngineKind, Scene};
@@ -28,9 +29,15 @@ pub use crate::scene::validate::{step_count, MAX_STEPS};
 pub struct World {
     scene: Scene,
     engine: Box<dyn Engine + Send>,
-    /// The joint and sensor arrays by name, resolved once from the engine.
+    /// The joint, sensor and track arrays by name, resolved once from the engine.
     layout: Layout,
+    /// What the engine can do beyond stepping.
+    caps: Capabilities,
     bodies: Vec<BodyInfo>,
+    /// The scene's robots as compiled (their own models and geometry).
+    robots: Arc<[RobotInfo]>,
+    /// The engine's remarks on building the world.
+    warnings: Vec<String>,
     states: Vec<BodyState>,
     times: StageTimes,
     controllers: Vec<Registered>,
@@ -69,16 +76,19 @@ impl World {
     /// Builds the world of a scene with an engine already built from it, with the scene's
     /// built-in controllers (`controllers`) registered.
     pub fn with_engine(scene: Scene, engine: Box<dyn Engine + Send>) -> Result<World, SimError> {
-        let bodies = engine.bodies().to_vec();
-        let mut states = vec![BodyState::default(); bodies.len()];
+        let d = engine.describe();
+        let mut states = vec![BodyState::default(); d.bodies.len()];
         engine.write_states(&mut states);
-        let layout = Layout::of(&*engine);
+        let layout = Layout::of(&d);
         let builtin = crate::controllers::from_scene(&scene, &*engine, &layout)?;
         let mut world = World {
             scene,
+            caps: engine.capabilities(),
             engine,
             layout,
-            bodies,
+            bodies: d.bodies,
+            robots: d.robots,
+            warnings: d.warnings,
             states,
             times: StageTimes::default(),
             controllers: Vec::new(),
@@ -99,13 +109,13 @@ impl World {
         if !(every >= 1.0 && (every * dt - period).abs() <= 1e-9 * period.abs().max(dt)) {
             return Err(SimError::BadControlPeriod { period, dt });
         }
-        let n = self.engine.one_dof_joints().len();
+        let n = self.layout.joints.len();
         self.controllers.push(Registered {
             controller,
             every: every as u64,
             states: vec![JointState::default(); n],
             commands: vec![None; n],
-            track_commands: vec![None; self.engine.tracks().len()],
+            track_commands: vec![None; self.layout.tracks.len()],
         });
         Ok(())
     }
@@ -117,17 +127,17 @@ impl World {
             if !steps.is_multiple_of(r.every) {
                 continue;
             }
-            self.engine.write_joint_states(&mut r.states);
+            for (k, s) in r.states.iter_mut().enumerate() {
+                *s = self.engine.joint_state(k);
+            }
             r.commands.fill(None);
             r.track_commands.fill(None);
             let mut io = ControlIo {
                 time: self.engine.time(),
-                joints: self.engine.one_dof_joints(),
+                layout: &self.layout,
                 states: &r.states,
-                sensors: self.engine.sensors(),
                 readings: self.engine.readings(),
                 commands: &mut r.commands,
-                tracks: self.engine.tracks(),
                 track_speeds: self.engine.track_speeds(),
                 track_commands: &mut r.track_commands,
             };
@@ -135,7 +145,7 @@ impl World {
             for k in 0..r.commands.len() {
                 if let Some(x) = r.commands[k] {
                     // the engine checks the command (finite, within limits) and names the joint
-                    self.engine.set_one_dof_target(k, x)?;
+                    self.engine.set_target(k, x)?;
                 }
             }
             for k in 0..r.track_commands.len() {
@@ -155,7 +165,7 @@ impl World {
         self.engine.step()?;
         self.engine.write_states(&mut self.states);
         if self.timing {
-            self.times.add(&self.engine.stage_times());
+            self.times.add(&self.engine.report().stage_times);
         }
         Ok(())
     }
@@ -164,6 +174,7 @@ impl World {
     /// default, since reading the clock between stages is a good part of a small world's
     /// step). Fails, naming it, for an engine that cannot time its stages.
     pub fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
+        self.require(self.caps.stage_timing, "stage timing (time_stages)")?;
         self.engine.time_stages(on)?;
         self.timing = on;
         Ok(())
@@ -182,6 +193,7 @@ impl World {
     /// controller's, with the world's fingerprint. Fails, naming it, when a controller cannot
     /// be checkpointed ([`Controller::save_state`]) or the engine does not support it.
     pub fn snapshot(&self) -> Result<Snapshot, SimError> {
+        self.require(self.caps.checkpoints, "checkpoints (save_state)")?;
         let state = self.engine.save_state()?;
         let controllers = self
             .controllers
@@ -227,6 +239,7 @@ impl World {
                 self.controllers.len()
             )));
         }
+        self.require(self.caps.checkpoints, "checkpoints (restore_state)")?;
         // what to go back to if a part refuses its state
         let before: Vec<serde_json::Value> = self
             .controllers
@@ -257,12 +270,34 @@ impl World {
     /// The world's fingerprint ([`snapshot::fingerprint`]): a snapshot restores only into a
     /// world with the same one.
     pub fn fingerprint(&self) -> String {
-        snapshot::fingerprint(&self.scene, &*self.engine)
+        snapshot::fingerprint(&self.scene, self.engine.name(), &self.bodies, &self.layout.joints)
+    }
+
+    /// An [`SimError::Unsupported`] error naming the engine and `what`, unless `can`.
+    fn require(&self, can: bool, what: &str) -> Result<(), SimError> {
+        if can {
+            Ok(())
+        } else {
+            Err(unsupported(self.engine.name(), what))
+        }
     }
 
     /// Non-fatal remarks of the engine's load (e.g. a URDF's repaired inertias).
     pub fn warnings(&self) -> &[String] {
-        self.engine.warnings()
+        &self.warnings
+    }
+
+    /// What the engine can do beyond stepping (checkpoints, pushes, ...): the world's methods
+    /// for what it cannot fail with [`SimError::Unsupported`].
+    pub fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    /// The scene's robots as compiled, in scene order: each one's own model and URDF geometry
+    /// (visual and collision elements, mesh files located) and the world body of each of its
+    /// links (what a viewer draws, without loading the files again).
+    pub fn robots(&self) -> &[RobotInfo] {
+        &self.robots
     }
 
     /// The scene.
@@ -283,28 +318,31 @@ impl World {
 
     /// Position of a one-dof joint by name (rad or m).
     pub fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
-        self.engine.joint_position(joint)
+        Ok(self.engine.joint_state(self.layout.one_dof(joint)?).q)
     }
 
     /// Velocity of a one-dof joint by name (rad/s or m/s).
     pub fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
-        self.engine.joint_velocity(joint)
+        Ok(self.engine.joint_state(self.layout.one_dof(joint)?).dq)
     }
 
     /// The torque (force) set on a one-dof joint by name.
     pub fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
-        self.engine.joint_torque(joint)
+        Ok(self.engine.joint_torque(self.layout.one_dof(joint)?))
     }
 
     /// Sets the torque (force) of a one-dof joint by name, applied from the next step on.
     pub fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
-        self.engine.set_joint_torque(joint, torque)
+        let k = self.layout.one_dof(joint)?;
+        self.engine.set_joint_torque(k, torque);
+        Ok(())
     }
 
     /// Sets the target of a joint's actuator by name (torque, position or speed, by its mode),
     /// used from the next step on.
     pub fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
-        self.engine.set_joint_target(joint, target)
+        let k = self.layout.one_dof(joint)?;
+        self.engine.set_target(k, target)
     }
 
     /// Pushes body `body` (by name, `robot/link` for a robot's link) for `duration` seconds
@@ -314,6 +352,7 @@ impl World {
     /// ([`World::state`]'s `pose.translation`). Pushes add up; the scene's `perturbations`
     /// are the same thing from a file.
     pub fn apply_wrench(&mut self, body: &str, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        self.require(self.caps.wrenches, "external wrenches (apply_wrench)")?;
         let b = self.body_index(body).ok_or_else(|| SimError::Input(format!("no body named '{body}'")))?;
         self.engine.apply_wrench(b, force, torque, duration)
     }
@@ -323,18 +362,20 @@ impl World {
     /// the next step on, after the scene's springs and dampers and earlier registrations.
     /// A robot's joints: [`World::robot_joints`].
     pub fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
-        self.engine.add_joint_forces(joints, forces)
+        self.require(self.caps.joint_forces, "custom joint forces (add_joint_forces)")?;
+        let ks = joints.iter().map(|n| self.layout.one_dof(n)).collect::<Result<Vec<_>, _>>()?;
+        self.engine.add_joint_forces(&ks, forces)
     }
 
     /// The one-dof joints of a robot (`robot/joint` names, in model order).
     pub fn robot_joints(&self, robot: &str) -> Vec<String> {
         let prefix = format!("{robot}/");
-        self.engine.one_dof_joints().iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
+        self.layout.joints.iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
     }
 
     /// The track surfaces (bodies with `track`) by name.
     pub fn tracks(&self) -> &[String] {
-        self.engine.tracks()
+        &self.layout.tracks
     }
 
     /// A track surface's speed command (m/s) by name.
@@ -350,17 +391,13 @@ impl World {
     }
 
     fn track_index(&self, track: &str) -> Result<usize, SimError> {
-        self.engine.tracks().iter().position(|t| t == track).ok_or_else(|| SimError::UnknownTrack {
+        self.layout.track(track).ok_or_else(|| SimError::UnknownTrack {
             track: track.to_string(),
         })
     }
 
-    /// The sensors, in the order of [`World::readings`].
-    pub fn sensors(&self) -> &[SensorInfo] {
-        self.engine.sensors()
-    }
-
-    /// Every sensor's reading after the last step (see [`Engine::readings`]).
+    /// Every sensor's reading after the last step, in the order of the layout's sensors
+    /// ([`Layout::sensors`]; see [`Engine::readings`]).
     pub fn readings(&self) -> &[[f64; 6]] {
         self.engine.readings()
     }
@@ -386,18 +423,23 @@ impl World {
 
     /// The names of the one-dof joints, in the order of [`World::write_joint_states`].
     pub fn one_dof_joints(&self) -> &[String] {
-        self.engine.one_dof_joints()
+        &self.layout.joints
     }
 
-    /// Writes position, velocity and driving torque of every one-dof joint.
+    /// Writes position, velocity and driving torque of every one-dof joint (as many as `out`
+    /// holds).
     pub fn write_joint_states(&self, out: &mut [JointState]) {
-        self.engine.write_joint_states(out)
+        for (k, o) in out.iter_mut().enumerate().take(self.layout.joints.len()) {
+            *o = self.engine.joint_state(k);
+        }
     }
 
     /// Writes each one-dof joint's commanded position now (`None`: no position servo), in the
-    /// order of [`World::one_dof_joints`] (see [`Engine::write_position_targets`]).
+    /// order of [`World::one_dof_joints`] (see [`Engine::position_target`]).
     pub fn write_position_targets(&self, out: &mut [Option<f64>]) {
-        self.engine.write_position_targets(out)
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = if k < self.layout.joints.len() { self.engine.position_target(k) } else { None };
+        }
     }
 
     /// The bodies, in the order of [`World::states`].
@@ -457,18 +499,19 @@ impl World {
     /// Numerical trouble met so far (unconverged solves, bodies moving more than their size
     /// in a step); [`crate::engine::Diagnostics::warnings`] words it.
     pub fn diagnostics(&self) -> crate::engine::Diagnostics {
-        self.engine.diagnostics()
+        self.engine.report().diagnostics
     }
 
     /// The last step's constraint solve (sweeps, final residual).
     pub fn last_solve(&self) -> crate::solver::SolveStats {
-        self.engine.last_solve()
+        self.engine.report().last_solve
     }
 
     /// How many bodies sleep after the last step (`engine.sleep`; an error when the engine
     /// does not report it).
     pub fn sleeping_bodies(&self) -> Result<usize, SimError> {
-        self.engine.sleeping_bodies()
+        self.require(self.caps.sleep, "sleeping bodies (sleeping_bodies)")?;
+        self.engine.report().sleeping.ok_or_else(|| unsupported(self.engine.name(), "sleeping bodies (sleeping_bodies)"))
     }
 
     /// Stage times accumulated over every step taken while [`World::time_stages`] was on
@@ -477,22 +520,33 @@ impl World {
         self.times
     }
 
-    /// Each one-dof joint's limits and actuator, in the order of [`World::one_dof_joints`]
-    /// (allocates: call it once).
-    pub fn joint_infos(&self) -> Vec<crate::engine::JointInfo> {
-        self.engine.joint_infos()
+    /// Each one-dof joint's limits and actuator, in the order of [`World::one_dof_joints`].
+    pub fn joint_infos(&self) -> &[crate::engine::JointInfo] {
+        &self.layout.joint_infos
     }
 
     /// [`World::set_joint_target`] for the `k`-th joint of [`World::one_dof_joints`] (no name
     /// lookup: for callers that command every actuator each step).
     pub fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
-        if k >= self.engine.one_dof_joints().len() {
+        if k >= self.layout.joints.len() {
             return Err(SimError::Input(format!(
                 "joint index {k} is out of range: the world has {} one-dof joints",
-                self.engine.one_dof_joints().len()
+                self.layout.joints.len()
             )));
         }
-        self.engine.set_one_dof_target(k, target)
+        self.engine.set_target(k, target)
+    }
+
+    /// [`World::set_joint_torque`] for the `k`-th joint of [`World::one_dof_joints`].
+    pub fn set_one_dof_torque(&mut self, k: usize, torque: f64) -> Result<(), SimError> {
+        if k >= self.layout.joints.len() {
+            return Err(SimError::Input(format!(
+                "joint index {k} is out of range: the world has {} one-dof joints",
+                self.layout.joints.len()
+            )));
+        }
+        self.engine.set_joint_torque(k, torque);
+        Ok(())
     }
 }
 

@@ -433,8 +433,8 @@ fn a_controller_is_called_every_period_from_the_start() {
     impl karakuri_sim::Controller for Log {
         fn update(&mut self, io: &mut karakuri_sim::ControlIo<'_>) {
             self.0.lock().unwrap().push(io.time);
-            assert_eq!(io.joints, ["hinge"]);
-            assert!(io.sensors.is_empty());
+            assert_eq!(io.layout.joints, ["hinge"]);
+            assert!(io.layout.sensors.is_empty());
         }
     }
     let log = Arc::new(Mutex::new(Vec::new()));

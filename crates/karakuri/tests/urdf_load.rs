@@ -337,6 +337,51 @@ fn package_urls_are_resolved_in_package_dirs() {
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
+/// `package:///rest` (TALOS in example-robot-data): no package name, so the rest is looked up
+/// in each package directory, as Pinocchio's retrieveResourcePath does (`D + "/" + "/rest"`),
+/// then in the URDF's directory and its ancestors.
+#[test]
+fn three_slash_package_urls_are_relative_to_package_dirs_and_ancestors() {
+    let tmp = std::env::temp_dir().join(format!("karakuri_urdf_pkg3_{}", std::process::id()));
+    let share = tmp.join("share");
+    let rel = "example-robot-data/robots/talos_data/meshes/torso/torso_2.STL";
+    let mesh = share.join(rel);
+    let urdf_dir = share.join("example-robot-data/robots/talos_data/robots");
+    std::fs::create_dir_all(mesh.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(&urdf_dir).unwrap();
+    std::fs::write(&mesh, b"solid t\nendsolid t\n").unwrap();
+    let xml = format!(
+        r#"<robot name="talos"><link name="torso">
+          <visual><geometry><mesh filename="package:///{rel}"/></geometry></visual></link></robot>"#
+    );
+    let urdf_path = urdf_dir.join("talos.urdf");
+    std::fs::write(&urdf_path, &xml).unwrap();
+    let mesh_of = |g: &urdf::Geometry| match &g.visuals[0].shape {
+        Shape::Mesh { resolved, tried, .. } => (resolved.clone(), tried.clone()),
+        _ => panic!("not a mesh"),
+    };
+    // a package directory: D/rest first
+    let opts = LoadOptions {
+        root: Root::Fixed,
+        package_dirs: vec![tmp.join("elsewhere"), share.clone()],
+    };
+    let (_, g) = urdf::load_with(&urdf_path, &opts).unwrap();
+    let (resolved, tried) = mesh_of(&g);
+    assert_eq!(tried[0], tmp.join("elsewhere").join(rel));
+    assert_eq!(tried[1], mesh);
+    assert_eq!(resolved.as_deref(), Some(mesh.as_path()));
+    // no package directory: the URDF's ancestor `share` holds the rest
+    let (_, g) = urdf::load_with(&urdf_path, &LoadOptions::default()).unwrap();
+    assert_eq!(mesh_of(&g).0.as_deref(), Some(mesh.as_path()));
+    assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+    // not found: the warning says what package:/// means and how to fix it
+    let (_, g) = urdf::parse_str(&xml, "talos.urdf", &LoadOptions::default()).unwrap();
+    assert!(mesh_of(&g).0.is_none());
+    let w = g.warnings.iter().find(|w| w.contains("not found")).expect("a warning");
+    assert!(w.contains("names no package") && w.contains("--package-dir"), "{w}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
 #[test]
 fn relative_and_file_urls_are_resolved() {
     let tmp = std::env::temp_dir().join(format!("karakuri_urdf_rel_{}", std::process::id()));

@@ -2,8 +2,8 @@
 //! reads (`{type, pose: [x, y, z, qx, qy, qz, qw], color: [r, g, b, a], layer, ...}`).
 //!
 //! * Scene bodies: their shapes (primitives, convex hulls, triangle meshes) as simulated.
-//! * URDF links: the `<visual>` elements whose files are found and readable (STL, OBJ; other
-//!   formats such as COLLADA are not read); for a link with a visual that is not, its
+//! * URDF links: the `<visual>` elements whose files are found and readable (STL, OBJ, COLLADA
+//!   through `karakuri_sim::mesh`); for a link with a visual that is not, its
 //!   `<collision>` shapes that are, then the scene's extra shapes on it, and when none of these
 //!   is there, a stick figure ("bones": a capsule from the link's joint to each child joint
 //!   and merged link). Every mesh not drawn is named in the page's notes with the paths tried.
@@ -64,7 +64,7 @@ impl MeshTable {
         self.meshes.len() - 1
     }
 
-    /// The mesh of a file (STL or OBJ) at a scale, read once; `None` (and a note) if unreadable.
+    /// The mesh of a file (STL, OBJ or COLLADA) at a scale, read once; `None` (and a note) if unreadable.
     fn file(&mut self, path: &Path, scale: [f64; 3], what: &str) -> Option<usize> {
         let key = (path.to_path_buf(), scale.map(f64::to_bits));
         if let Some(k) = self.by_file.get(&key) {

@@ -8,13 +8,13 @@
 //! * [`Recorder`] takes a run's frames at display rate through the `World` API (body states,
 //!   contacts, energy) and the scene's shape descriptions;
 //! * [`looks`] turns scene shapes and URDF visuals into what the page draws;
-//! * `model` reads a URDF for the model page;
+//! * [`model`] reads a URDF for the model page;
 //! * `assets/viewer/viewer.js` is the page's program (both kinds), `errors.js` records script
 //!   errors into the page (`#karakuri-errors`), and `#karakuri-status` carries what the browser
 //!   tests read (time, slider, plot cursor, pixels drawn, bodies on screen).
 
 pub mod looks;
-mod model;
+pub mod model;
 pub mod page;
 mod record;
 
@@ -30,9 +30,14 @@ pub fn write_page(path: &Path, data: &serde_json::Value) -> anyhow::Result<usize
     Ok(html.len())
 }
 
-/// `karakuri view MODEL --html FILE`.
-pub fn view(model: &Path, floating: bool, html: &Path) -> anyhow::Result<std::process::ExitCode> {
-    let data = model::page_data(model, floating)?;
+/// `karakuri view MODEL --html FILE [--package-dir DIR ...]`.
+pub fn view(
+    model: &Path,
+    floating: bool,
+    package_dirs: &[std::path::PathBuf],
+    html: &Path,
+) -> anyhow::Result<std::process::ExitCode> {
+    let data = model::page_data(model, floating, package_dirs)?;
     let bytes = write_page(html, &data)?;
     print_written(html, bytes, &data);
     Ok(std::process::ExitCode::SUCCESS)

@@ -1,7 +1,7 @@
 //! The model page of `karakuri view`: a URDF's links, a slider per 1-dof joint (the page does
 //! the forward kinematics), link frames and equivalent inertia boxes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use karakuri::io::urdf::{self, LoadOptions, Root};
 use karakuri::model::{FrameKind, JointType, Model};
@@ -11,11 +11,12 @@ use serde_json::{json, Value};
 use super::looks::{pose7, MeshTable, RobotLooks};
 use karakuri_sim::scene::RobotCollision;
 
-/// The page data of a URDF model (see `assets/viewer/viewer.js`).
-pub fn page_data(path: &Path, floating: bool) -> anyhow::Result<Value> {
+/// The page data of a URDF model (see `assets/viewer/viewer.js`); `package_dirs` are searched
+/// first for `package://` meshes.
+pub fn page_data(path: &Path, floating: bool, package_dirs: &[PathBuf]) -> anyhow::Result<Value> {
     let opts = LoadOptions {
         root: if floating { Root::FreeFlyer } else { Root::Fixed },
-        package_dirs: Vec::new(),
+        package_dirs: package_dirs.to_vec(),
     };
     let (model, geometry) = urdf::load_with(path, &opts)?;
     let mut meshes = MeshTable::default();

@@ -11,13 +11,10 @@
 //! * Plots at the frames: mechanical energy, number of contacts, and the position of every
 //!   1-dof joint (URDF joints, single-hinge scene bodies), recovered from the body states.
 
-use std::path::PathBuf;
-
-use karakuri::io::urdf::{self, LoadOptions, Root};
 use karakuri::model::JointType;
 use karakuri::spatial::{log3, Se3, Vec3};
-use karakuri_sim::scene::{JointSpec, RobotRoot, Scene};
-use karakuri_sim::World;
+use karakuri_sim::scene::{JointSpec, RobotSpec};
+use karakuri_sim::{RobotInfo, World};
 use serde_json::{json, Value};
 
 use super::looks::{palette, pose7, scene_shape, MeshTable, RobotLooks, STATIC_GREY};
@@ -163,8 +160,8 @@ impl Recorder {
                 });
             }
         }
-        for r in &scene.robots {
-            self.robot(world, scene, r, &mut shapes);
+        for (r, compiled) in scene.robots.iter().zip(world.robots()) {
+            self.robot(r, compiled, &mut shapes);
         }
         let states = world.states();
         for (i, b) in world.bodies().iter().enumerate() {
@@ -180,39 +177,14 @@ impl Recorder {
         }
     }
 
-    /// Shapes and joint probes of a scene robot (its URDF read again, as the engine did).
-    fn robot(&mut self, world: &World, scene: &Scene, r: &karakuri_sim::scene::RobotSpec, shapes: &mut [Vec<Value>]) {
-        let base_dir = scene.base_dir();
-        let path = base_dir.join(&r.urdf);
-        let path = if path.exists() { path } else { PathBuf::from(&r.urdf) };
-        let opts = LoadOptions {
-            root: match r.root {
-                RobotRoot::Floating => Root::FreeFlyer,
-                RobotRoot::Fixed => Root::Fixed,
-            },
-            package_dirs: r
-                .package_dirs
-                .iter()
-                .map(|d| karakuri_sim::mesh::resolve(&base_dir, d))
-                .chain([base_dir.clone()])
-                .collect(),
-        };
-        // the robot's URDF as the engine reads it: a file, or one built into the binary
-        let loaded = match karakuri_sim::scene::builtin_urdf(&r.urdf) {
-            Some(xml) => urdf::parse_str(xml, &r.urdf, &opts),
-            None => urdf::load_with(&path, &opts),
-        };
-        let (model, geometry) = match loaded {
-            Ok(x) => x,
-            Err(e) => {
-                self.meshes.notes.push(format!("robot '{}': {e}", r.name));
-                return;
-            }
-        };
+    /// Shapes and joint probes of a scene robot, from the world's compiled robot (its own model
+    /// and URDF geometry as the engine loaded them: no file is read again).
+    fn robot(&mut self, r: &RobotSpec, compiled: &RobotInfo, shapes: &mut [Vec<Value>]) {
+        let model = &compiled.model;
         let looks = RobotLooks {
             label: format!("robot '{}'", r.name),
-            model: &model,
-            geometry: &geometry,
+            model,
+            geometry: &compiled.geometry,
             extra: &r.shapes,
             collision: if r.collide {
                 r.collision
@@ -221,7 +193,7 @@ impl Recorder {
             },
         };
         let per_joint = looks.shapes(&mut self.meshes);
-        let body_of = |j: usize| world.body_index(&format!("{}/{}", r.name, model.body_names[j]));
+        let body_of = |j: usize| compiled.body.get(j).copied();
         for (j, s) in per_joint.into_iter().enumerate() {
             if let Some(i) = body_of(j) {
                 shapes[i].extend(s);
@@ -389,6 +361,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use karakuri_sim::Scene;
 
     fn f32s_of(v: &Value) -> Vec<f32> {
         super::super::page::tests::unpack(v.as_str().unwrap())

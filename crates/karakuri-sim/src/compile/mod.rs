@@ -46,10 +46,10 @@ pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{
-    Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, SpatialTendon, Noise, Push, Sensor, SimBody, Springs, Track,
+    joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track,
 };
 
-use crate::engine::BodyInfo;
+use crate::engine::{BodyInfo, RobotInfo};
 use crate::scene::Scene;
 use crate::SimError;
 
@@ -78,6 +78,11 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
     let collider = colliders::collider(scene, &bodies, shapes, &o_m_i, &mut warnings);
+    let robots = std::mem::take(&mut b.robots)
+        .into_iter()
+        .zip(&scene.robots)
+        .map(|(g, rs)| RobotInfo { name: rs.name.clone(), model: g.robot.model, geometry: g.robot.looks, body: g.body })
+        .collect();
     let infos = bodies
         .iter()
         .map(|b| BodyInfo { name: b.name.clone(), is_static: b.joint == 0, mass: b.mass })
@@ -108,5 +113,6 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         q0,
         v0,
         warnings,
+        robots,
     })
 }

@@ -2,13 +2,15 @@
 //! indices of the world model's q and v: both engines read these types, none of them knows an
 //! engine.
 
+use std::sync::Arc;
+
 use karakuri::spatial::{Mat3, Se3, Vec3};
 use karakuri::Model;
 use nalgebra::DVector;
 use serde::{Deserialize, Serialize};
 
 use crate::collision::Collider;
-use crate::engine::{BodyInfo, SensorInfo};
+use crate::engine::{ActuatorInfo, BodyInfo, JointInfo, RobotInfo, SensorInfo};
 use crate::joint_forces::SpringDamper;
 use crate::scene::{ActuatorMode, ContactParams, EngineParams, LoopKind, SensorKind, Target};
 
@@ -304,4 +306,48 @@ pub struct CompiledWorld {
     /// Non-fatal remarks (a URDF's repaired inertias, overlapping links, ...), each naming its
     /// robot.
     pub warnings: Vec<String>,
+    /// The scene's robots, in scene order (shared: engines hand them to the world).
+    pub robots: Arc<[RobotInfo]>,
+}
+
+impl CompiledWorld {
+    /// Each one-dof joint's position limits and actuator, in [`CompiledWorld::one_dof`]'s order.
+    pub fn joint_infos(&self) -> Vec<JointInfo> {
+        joint_infos(&self.model, &self.one_dof, &self.one_dof_actuator, &self.actuators, &self.limits)
+    }
+
+    /// The joints with more than one degree of freedom, by name, with their dofs.
+    pub fn other_joints(&self) -> Vec<(String, usize)> {
+        other_joints(&self.model)
+    }
+}
+
+/// Each one-dof joint's position limits and actuator (`one_dof`: world joint ids; `actuator`:
+/// each one's actuator index, if any).
+pub fn joint_infos(
+    model: &Model,
+    one_dof: &[usize],
+    actuator: &[Option<usize>],
+    actuators: &[Actuator],
+    limits: &[Limit],
+) -> Vec<JointInfo> {
+    one_dof
+        .iter()
+        .zip(actuator)
+        .map(|(&j, act)| {
+            let iv = model.idx_v[j];
+            JointInfo {
+                limits: limits.iter().find(|l| l.dof == iv).map(|l| [l.lo, l.hi]),
+                actuator: act.map(|a| {
+                    let a = &actuators[a];
+                    ActuatorInfo { mode: a.mode, effort_limit: a.effort_limit, velocity_limit: a.velocity_limit }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The joints of `model` with more than one degree of freedom (name, dofs).
+pub fn other_joints(model: &Model) -> Vec<(String, usize)> {
+    (1..model.njoints).filter(|&j| model.nvs[j] != 1).map(|j| (model.joint_names[j].clone(), model.nvs[j])).collect()
 }

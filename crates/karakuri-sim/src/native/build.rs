@@ -3,6 +3,8 @@
 //! only the native engine derives from it: the joint-force set of the scene's springs and
 //! dampers, the friction rows, the track lookup, the sleep trees and the stage plan.
 
+use std::sync::Arc;
+
 use karakuri::Model;
 use nalgebra::DVector;
 
@@ -11,7 +13,7 @@ use super::plan::StagePlan;
 use super::sleep::SleepModel;
 use crate::collision::Collider;
 use crate::compile::{compile, CompiledWorld, Springs};
-use crate::engine::{BodyInfo, SensorInfo};
+use crate::engine::{BodyInfo, RobotInfo, SensorInfo};
 use crate::scene::{ContactParams, EngineParams, Scene};
 use crate::SimError;
 
@@ -81,6 +83,8 @@ pub struct SimModel {
     pub sleep: SleepModel,
     /// Which optional stages the step runs, from what the world holds ([`StagePlan::of`]).
     pub plan: StagePlan,
+    /// The scene's robots as compiled (for the world's description; the step never reads them).
+    pub robots: Arc<[RobotInfo]>,
 }
 
 impl SimModel {
@@ -127,6 +131,7 @@ impl SimModel {
             body_track,
             sleep: Default::default(),
             plan,
+            robots: w.robots,
         };
         sim.sleep = SleepModel::new(&sim);
         sim

@@ -56,8 +56,7 @@ pub use output::StepOutput;
 pub use state::SimState;
 pub use work::StepData;
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
-use crate::engine::{ActuatorInfo, JointInfo};
+use crate::engine::{BodyState, Capabilities, ContactInfo, Description, Engine, JointState, Report, StageTimes};
 use crate::scene::{ActuatorMode, Scene, Target};
 use crate::solver::SolveStats;
 use crate::SimError;
@@ -166,21 +165,6 @@ impl NativeEngine {
         self.state.targets[a] = Target::Value(target);
         Ok(())
     }
-
-    /// The (q, v) indices of a one-dof joint by name.
-    fn one_dof(&self, joint: &str) -> Result<(usize, usize), SimError> {
-        let m = &self.model.model;
-        let j = m.joint_id(joint).ok_or_else(|| SimError::UnknownJoint {
-            joint: joint.to_string(),
-        })?;
-        if m.nvs[j.0] != 1 {
-            return Err(SimError::NotOneDof {
-                joint: joint.to_string(),
-                dofs: m.nvs[j.0],
-            });
-        }
-        Ok((m.idx_q[j.0], m.idx_v[j.0]))
-    }
 }
 
 impl Engine for NativeEngine {
@@ -188,12 +172,31 @@ impl Engine for NativeEngine {
         "native"
     }
 
-    fn warnings(&self) -> &[String] {
-        &self.model.warnings
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            checkpoints: true,
+            wrenches: true,
+            joint_forces: true,
+            stage_timing: true,
+            sleep: true,
+            tracks: true,
+            position_targets: true,
+            contact_friction: true,
+        }
     }
 
-    fn bodies(&self) -> &[BodyInfo] {
-        &self.model.infos
+    fn describe(&self) -> Description {
+        let m = &self.model;
+        Description {
+            bodies: m.infos.clone(),
+            joints: m.one_dof_names.clone(),
+            joint_infos: crate::compile::joint_infos(&m.model, &m.one_dof, &m.one_dof_actuator, &m.actuators, &m.limits),
+            other_joints: crate::compile::other_joints(&m.model),
+            sensors: m.sensor_infos.clone(),
+            tracks: m.track_names.clone(),
+            robots: Arc::clone(&m.robots),
+            warnings: m.warnings.clone(),
+        }
     }
 
     fn step(&mut self) -> Result<(), SimError> {
@@ -231,6 +234,17 @@ impl Engine for NativeEngine {
         }
     }
 
+    fn joint_state(&self, k: usize) -> JointState {
+        let (model, s) = (&self.model.model, &self.state);
+        let j = self.model.one_dof[k];
+        let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
+        JointState {
+            q: s.q[iq],
+            dq: s.v[iv],
+            tau: s.tau_user[iv] + self.model.one_dof_actuator[k].map_or(0.0, |a| self.out.act_tau[a]),
+        }
+    }
+
     fn time(&self) -> f64 {
         self.state.time
     }
@@ -247,23 +261,19 @@ impl Engine for NativeEngine {
         &self.out.contacts
     }
 
-    fn stage_times(&self) -> StageTimes {
-        self.out.times
+    fn readings(&self) -> &[[f64; 6]] {
+        &self.out.readings
     }
 
-    fn diagnostics(&self) -> Diagnostics {
-        self.state.diagnostics
-    }
-
-    fn last_solve(&self) -> crate::solver::SolveStats {
-        self.out.last_solve
-    }
-
-    fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
-        self.timing = on;
-        // an untimed step leaves the times alone: zeros from now on
-        self.out.times = StageTimes::default();
-        Ok(())
+    fn report(&self) -> Report {
+        let (of_joint, sl) = (&self.model.sleep.trees.of_joint, &self.state.sleep);
+        let sleeping = self.model.bodies.iter().filter(|b| b.joint != 0 && sl.asleep(of_joint[b.joint])).count();
+        Report {
+            diagnostics: self.state.diagnostics,
+            last_solve: self.out.last_solve,
+            stage_times: self.out.times,
+            sleeping: Some(sleeping),
+        }
     }
 
     /// Kinetic plus gravitational energy. Not part of the step: it evaluates on a copy of
@@ -275,48 +285,16 @@ impl Engine for NativeEngine {
             + algorithms::potential_energy(m, &mut d, &s.q)
     }
 
-    fn sensors(&self) -> &[SensorInfo] {
-        &self.model.sensor_infos
+    fn joint_torque(&self, k: usize) -> f64 {
+        self.state.tau_user[self.model.model.idx_v[self.model.one_dof[k]]]
     }
 
-    fn readings(&self) -> &[[f64; 6]] {
-        &self.out.readings
+    fn set_joint_torque(&mut self, k: usize, torque: f64) {
+        let iv = self.model.model.idx_v[self.model.one_dof[k]];
+        self.state.tau_user[iv] = torque;
     }
 
-    fn one_dof_joints(&self) -> &[String] {
-        &self.model.one_dof_names
-    }
-
-    fn write_joint_states(&self, out: &mut [JointState]) {
-        let (model, s) = (&self.model.model, &self.state);
-        for ((o, &j), act) in out
-            .iter_mut()
-            .zip(&self.model.one_dof)
-            .zip(&self.model.one_dof_actuator)
-        {
-            let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
-            *o = JointState {
-                q: s.q[iq],
-                dq: s.v[iv],
-                tau: s.tau_user[iv] + act.map_or(0.0, |a| self.out.act_tau[a]),
-            };
-        }
-    }
-
-    fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
-        let (_, iv) = self.one_dof(joint)?;
-        let a = self
-            .model
-            .actuators
-            .iter()
-            .position(|a| a.dof == iv)
-            .ok_or_else(|| SimError::NoActuator {
-                joint: joint.to_string(),
-            })?;
-        self.command(a, target)
-    }
-
-    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+    fn set_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
         match self.model.one_dof_actuator[k] {
             Some(a) => self.command(a, target),
             None => Err(SimError::NoActuator {
@@ -325,87 +303,10 @@ impl Engine for NativeEngine {
         }
     }
 
-    fn one_dof_actuator(&self, k: usize) -> Option<(ActuatorMode, f64)> {
-        let a = &self.model.actuators[self.model.one_dof_actuator[k]?];
-        Some((a.mode, a.effort_limit))
-    }
-
-    fn add_joint_forces(&mut self, joints: &[&str], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
-        let mut iq = Vec::with_capacity(joints.len());
-        let mut dof = Vec::with_capacity(joints.len());
-        for name in joints {
-            let (q, v) = self.one_dof(name)?;
-            iq.push(q);
-            dof.push(v);
-        }
-        // beside the model, which stays as built: the workspace's registrations
-        self.work.force_work.fit(joints.len());
-        let set = joint_forces::JointForceSet { iq, dof, forces };
-        self.work.registered.add(set, &self.model.sleep.trees);
-        self.state.sleep.wake_all();
-        Ok(())
-    }
-
-    fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
-        let (iq, _) = self.one_dof(joint)?;
-        Ok(self.state.q[iq])
-    }
-
-    fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
-        let (_, iv) = self.one_dof(joint)?;
-        Ok(self.state.v[iv])
-    }
-
-    fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
-        let (_, iv) = self.one_dof(joint)?;
-        Ok(self.state.tau_user[iv])
-    }
-
-    fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
-        let (_, iv) = self.one_dof(joint)?;
-        self.state.tau_user[iv] = torque;
-        Ok(())
-    }
-
-    fn write_position_targets(&self, out: &mut [Option<f64>]) {
-        for (o, act) in out.iter_mut().zip(&self.model.one_dof_actuator) {
-            *o = act
-                .filter(|&a| self.model.actuators[a].mode == ActuatorMode::Position)
-                .map(|a| self.state.targets[a].at(self.state.time).0);
-        }
-    }
-
-    fn save_state(&self) -> Result<serde_json::Value, SimError> {
-        self.save()
-    }
-
-    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
-        self.restore(state)
-    }
-
-    fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
-        let name = || self.model.bodies.get(body).map_or(format!("#{body}"), |b| b.name.clone());
-        if body >= self.model.bodies.len() {
-            return Err(SimError::Input(format!("no body {}", name())));
-        }
-        if !(force.iter().chain(torque.iter()).all(|x| x.is_finite()) && duration > 0.0 && duration.is_finite()) {
-            return Err(SimError::Input(format!(
-                "a wrench on '{}' needs a finite force and torque and a positive duration (got {force:?}, {torque:?}, {duration} s)",
-                name()
-            )));
-        }
-        let s = &mut self.state;
-        let window = (s.steps, s.steps + external::window_steps(duration, self.model.dt));
-        let push = external::push_on(&self.model.bodies, body, force, torque, Vec3::zeros(), window)
-            .ok_or_else(|| SimError::Input(format!("body '{}' is static: nothing to push", name())))?;
-        // pushes that ended are dropped here, outside the step
-        s.pushes.retain(|p| p.to_step > s.steps);
-        s.pushes.push(push);
-        Ok(())
-    }
-
-    fn tracks(&self) -> &[String] {
-        &self.model.track_names
+    fn position_target(&self, k: usize) -> Option<f64> {
+        self.model.one_dof_actuator[k]
+            .filter(|&a| self.model.actuators[a].mode == ActuatorMode::Position)
+            .map(|a| self.state.targets[a].at(self.state.time).0)
     }
 
     fn track_speeds(&self) -> &[f64] {
@@ -429,30 +330,51 @@ impl Engine for NativeEngine {
         Ok(())
     }
 
-    fn joint_infos(&self) -> Vec<JointInfo> {
-        let m = &self.model;
-        m.one_dof
-            .iter()
-            .zip(&m.one_dof_actuator)
-            .map(|(&j, act)| {
-                let iv = m.model.idx_v[j];
-                JointInfo {
-                    limits: m.limits.iter().find(|l| l.dof == iv).map(|l| [l.lo, l.hi]),
-                    actuator: act.map(|a| {
-                        let a = &m.actuators[a];
-                        ActuatorInfo {
-                            mode: a.mode,
-                            effort_limit: a.effort_limit,
-                            velocity_limit: a.velocity_limit,
-                        }
-                    }),
-                }
-            })
-            .collect()
+    fn apply_wrench(&mut self, body: usize, force: Vec3, torque: Vec3, duration: f64) -> Result<(), SimError> {
+        let name = || self.model.bodies.get(body).map_or(format!("#{body}"), |b| b.name.clone());
+        if body >= self.model.bodies.len() {
+            return Err(SimError::Input(format!("no body {}", name())));
+        }
+        if !(force.iter().chain(torque.iter()).all(|x| x.is_finite()) && duration > 0.0 && duration.is_finite()) {
+            return Err(SimError::Input(format!(
+                "a wrench on '{}' needs a finite force and torque and a positive duration (got {force:?}, {torque:?}, {duration} s)",
+                name()
+            )));
+        }
+        let s = &mut self.state;
+        let window = (s.steps, s.steps + external::window_steps(duration, self.model.dt));
+        let push = external::push_on(&self.model.bodies, body, force, torque, Vec3::zeros(), window)
+            .ok_or_else(|| SimError::Input(format!("body '{}' is static: nothing to push", name())))?;
+        // pushes that ended are dropped here, outside the step
+        s.pushes.retain(|p| p.to_step > s.steps);
+        s.pushes.push(push);
+        Ok(())
     }
 
-    fn sleeping_bodies(&self) -> Result<usize, SimError> {
-        let (of_joint, sl) = (&self.model.sleep.trees.of_joint, &self.state.sleep);
-        Ok(self.model.bodies.iter().filter(|b| b.joint != 0 && sl.asleep(of_joint[b.joint])).count())
+    fn add_joint_forces(&mut self, joints: &[usize], forces: Box<dyn crate::JointForces>) -> Result<(), SimError> {
+        let m = &self.model.model;
+        let iq = joints.iter().map(|&k| m.idx_q[self.model.one_dof[k]]).collect();
+        let dof = joints.iter().map(|&k| m.idx_v[self.model.one_dof[k]]).collect();
+        // beside the model, which stays as built: the workspace's registrations
+        self.work.force_work.fit(joints.len());
+        let set = joint_forces::JointForceSet { iq, dof, forces };
+        self.work.registered.add(set, &self.model.sleep.trees);
+        self.state.sleep.wake_all();
+        Ok(())
+    }
+
+    fn save_state(&self) -> Result<serde_json::Value, SimError> {
+        self.save()
+    }
+
+    fn restore_state(&mut self, state: &serde_json::Value) -> Result<(), SimError> {
+        self.restore(state)
+    }
+
+    fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
+        self.timing = on;
+        // an untimed step leaves the times alone: zeros from now on
+        self.out.times = StageTimes::default();
+        Ok(())
     }
 }

@@ -37,7 +37,7 @@ use rapier3d_f64::prelude::*;
 
 use build::{se3_from, vec_from, vec_to, Dof};
 
-use crate::engine::{BodyInfo, BodyState, ContactInfo, Engine, JointState, SensorInfo, StageTimes};
+use crate::engine::{BodyState, Capabilities, ContactInfo, Description, Engine, JointState, Report, StageTimes};
 use crate::compile::{compile, CompiledWorld};
 use crate::joint_forces::JointForces;
 use crate::scene::{ActuatorMode, Scene, SensorKind, Target};
@@ -415,23 +415,6 @@ impl RapierEngine {
         self.targets[a] = Target::Value(target);
         Ok(())
     }
-
-    /// Index into the one-dof joints of a joint by name.
-    fn one_dof(&self, joint: &str) -> Result<usize, SimError> {
-        if let Some(k) = self.model.one_dof_names.iter().position(|n| n == joint) {
-            return Ok(k);
-        }
-        let m = &self.model.model;
-        match m.joint_id(joint) {
-            Some(j) => Err(SimError::NotOneDof {
-                joint: joint.to_string(),
-                dofs: m.nvs[j.0],
-            }),
-            None => Err(SimError::UnknownJoint {
-                joint: joint.to_string(),
-            }),
-        }
-    }
 }
 
 impl Engine for RapierEngine {
@@ -439,12 +422,24 @@ impl Engine for RapierEngine {
         "rapier"
     }
 
-    fn bodies(&self) -> &[BodyInfo] {
-        &self.model.infos
+    /// Stage timing only (accepted either way: rapier's step takes its four laps always, they
+    /// are small beside its pipeline); contact forces are their normal part (module docs).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { stage_timing: true, ..Capabilities::default() }
     }
 
-    fn warnings(&self) -> &[String] {
-        &self.warnings
+    fn describe(&self) -> Description {
+        let m = &self.model;
+        Description {
+            bodies: m.infos.clone(),
+            joints: m.one_dof_names.clone(),
+            joint_infos: m.joint_infos(),
+            other_joints: m.other_joints(),
+            sensors: m.sensor_infos.clone(),
+            tracks: Vec::new(),
+            robots: std::sync::Arc::clone(&m.robots),
+            warnings: self.warnings.clone(),
+        }
     }
 
     fn step(&mut self) -> Result<(), SimError> {
@@ -535,12 +530,14 @@ impl Engine for RapierEngine {
         &self.contacts
     }
 
-    fn stage_times(&self) -> StageTimes {
-        self.times
+    fn readings(&self) -> &[[f64; 6]] {
+        &self.readings
     }
 
-    /// Accepted either way: rapier's step takes its four laps always (they are small beside
-    /// its pipeline).
+    fn report(&self) -> Report {
+        Report { stage_times: self.times, ..Report::default() }
+    }
+
     fn time_stages(&mut self, _on: bool) -> Result<(), SimError> {
         Ok(())
     }
@@ -563,62 +560,30 @@ impl Engine for RapierEngine {
         e
     }
 
-    fn sensors(&self) -> &[SensorInfo] {
-        &self.model.sensor_infos
-    }
-
-    fn readings(&self) -> &[[f64; 6]] {
-        &self.readings
-    }
-
-    fn one_dof_joints(&self) -> &[String] {
-        &self.model.one_dof_names
-    }
-
-    fn write_joint_states(&self, out: &mut [JointState]) {
-        for (k, (o, d)) in out.iter_mut().zip(&self.dofs).enumerate() {
-            let (q, dq) = self.dof_state(d);
-            let act = self.model.one_dof_actuator[k].map_or(0.0, |a| self.act_tau[a]);
-            *o = JointState {
-                q,
-                dq,
-                tau: self.tau_user[k] + act,
-            };
+    fn joint_state(&self, k: usize) -> JointState {
+        let (q, dq) = self.dof_state(&self.dofs[k]);
+        let act = self.model.one_dof_actuator[k].map_or(0.0, |a| self.act_tau[a]);
+        JointState {
+            q,
+            dq,
+            tau: self.tau_user[k] + act,
         }
     }
 
-    fn set_joint_target(&mut self, joint: &str, target: f64) -> Result<(), SimError> {
-        let k = self.one_dof(joint)?;
-        self.set_one_dof_target(k, target)
+    fn joint_torque(&self, k: usize) -> f64 {
+        self.tau_user[k]
     }
 
-    fn set_one_dof_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
+    fn set_joint_torque(&mut self, k: usize, torque: f64) {
+        self.tau_user[k] = torque;
+    }
+
+    fn set_target(&mut self, k: usize, target: f64) -> Result<(), SimError> {
         match self.model.one_dof_actuator[k] {
             Some(a) => self.command(a, target),
             None => Err(SimError::NoActuator {
                 joint: self.model.one_dof_names[k].clone(),
             }),
         }
-    }
-
-    fn joint_position(&self, joint: &str) -> Result<f64, SimError> {
-        let k = self.one_dof(joint)?;
-        Ok(self.dof_state(&self.dofs[k]).0)
-    }
-
-    fn joint_velocity(&self, joint: &str) -> Result<f64, SimError> {
-        let k = self.one_dof(joint)?;
-        Ok(self.dof_state(&self.dofs[k]).1)
-    }
-
-    fn joint_torque(&self, joint: &str) -> Result<f64, SimError> {
-        let k = self.one_dof(joint)?;
-        Ok(self.tau_user[k])
-    }
-
-    fn set_joint_torque(&mut self, joint: &str, torque: f64) -> Result<(), SimError> {
-        let k = self.one_dof(joint)?;
-        self.tau_user[k] = torque;
-        Ok(())
     }
 }

@@ -44,7 +44,7 @@ impl Scene {
     pub fn from_mjcf(path: impl AsRef<std::path::Path>) -> Result<Scene, SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let world = karakuri::io::mjcf::load_world(path).map_err(|e| scene_error(&file, "", format!("cannot load it as an MJCF model ({e}); scene files are .json, .yaml or .yml")))?;
+        let world = karakuri::io::mjcf::load_world_with(path, &crate::mesh::MeshFiles).map_err(|e| scene_error(&file, "", format!("cannot load it as an MJCF model ({e}); scene files are .json, .yaml or .yml")))?;
         let name = path.file_stem().map_or("robot".into(), |s| s.to_string_lossy().into_owned());
         let (o, g) = (&world.option, world.option.gravity);
         let mjcf = path.file_name().map_or(file.clone(), |s| s.to_string_lossy().into_owned());

@@ -74,6 +74,9 @@ pub struct UrdfRobot {
     pub collisions: Vec<UrdfCollision>,
     /// The loader's remarks, each prefixed with the robot (`robots[i] ('file'): ...`).
     pub warnings: Vec<String>,
+    /// Its URDF's `<visual>` and `<collision>` elements as read (mesh files located, not
+    /// read): what a viewer draws (empty for other sources).
+    pub looks: urdf::Geometry,
 }
 
 /// One `<collision>` element of a URDF robot.
@@ -118,7 +121,7 @@ pub fn load_robot(scene: &Scene, ri: usize) -> Result<UrdfRobot, SimError> {
     let warnings = geom.warnings.iter().map(|w| format!("robots[{ri}] ('{}'): {w}", rs.urdf)).collect();
     let mut collisions = Vec::new();
     if !rs.collide || rs.collision == RobotCollision::None {
-        return Ok(UrdfRobot { model, collisions, warnings });
+        return Ok(UrdfRobot { model, collisions, warnings, looks: geom });
     }
     let mut meshes: BTreeMap<(PathBuf, [u64; 3]), usize> = BTreeMap::new();
     for g in &geom.collisions {
@@ -169,5 +172,5 @@ pub fn load_robot(scene: &Scene, ri: usize) -> Result<UrdfRobot, SimError> {
             same_mesh_as: None,
         });
     }
-    Ok(UrdfRobot { model, collisions, warnings })
+    Ok(UrdfRobot { model, collisions, warnings, looks: geom })
 }

@@ -33,12 +33,13 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
     let err = |reason: String| scene_error(&file, &format!("robots[{ri}].mjcf"), reason);
     let path = scene.base_dir().join(mjcf);
     let path = if path.exists() { path } else { std::path::PathBuf::from(mjcf) };
-    let world = karakuri::io::mjcf::load_world(&path).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
+    let world = karakuri::io::mjcf::load_world_with(&path, &crate::mesh::MeshFiles).map_err(|e| err(format!("cannot load '{mjcf}': {e}")))?;
     let mut warnings: Vec<String> = world.warnings.clone();
     let collisions = if rs.collide { mjcf_collisions(&world, &mut warnings).map_err(err)? } else { vec![] };
     not_carried(&world, &mut warnings);
     let warnings = warnings.into_iter().map(|w| format!("robots[{ri}] ('{mjcf}'): {w}")).collect();
-    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings }, world))
+    let looks = karakuri::io::urdf::Geometry::default();
+    Ok((UrdfRobot { model: world.model.clone(), collisions, warnings, looks }, world))
 }
 
 

@@ -4,6 +4,7 @@
 
 use super::defaults::{Compiler, Defaults, InertiaFromGeom, Resolved, JOINT_ATTRS, SITE_ATTRS};
 use super::inertia::{bounded, from_geoms, geom_mass, inertial, GeomMass};
+use super::mesh_inertia::MeshAssets;
 use super::geoms::{geom, SOLIMP, SOLREF};
 use super::orient::{frame, fromto};
 use super::types::{Geom, JointProps};
@@ -70,7 +71,7 @@ const BODY_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle", 
 const FRAME_ATTRS: &[&str] = &["name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler"];
 
 /// The bodies of `<worldbody>` elements (the world first).
-pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compiler) -> Result<Vec<BodySpec>, MjcfError> {
+pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compiler, meshes: &MeshAssets) -> Result<Vec<BodySpec>, MjcfError> {
     let first = worldbodies.first().copied();
     let at = first.cloned().unwrap_or_else(|| Element { tag: "worldbody".into(), attrs: vec![], children: vec![], file: "".into(), line: 0 });
     let mut out = vec![BodySpec { name: Some("world".into()), parent: 0, local: Se3::identity(), joints: vec![], inertia: Inertia::zero(), sites: vec![], geoms: vec![], at }];
@@ -89,12 +90,16 @@ pub(super) fn resolve(worldbodies: &[&Element], defaults: &Defaults, c: &Compile
     out[0].sites = contents.sites;
     out[0].geoms = contents.shapes;
     for (e, x, class) in contents.children {
-        body(e, x, class, 0, defaults, c, &mut out)?;
+        body(e, x, class, 0, (defaults, c, meshes), &mut out)?;
     }
     Ok(out)
 }
 
-fn body(e: &Element, parent_frame: Se3, class: &str, parent: usize, defaults: &Defaults, c: &Compiler, out: &mut Vec<BodySpec>) -> Result<(), MjcfError> {
+/// What every body reads: the default classes, the compiler settings, the mesh assets.
+type Context<'a, 's> = (&'a Defaults, &'a Compiler, &'a MeshAssets<'s>);
+
+fn body(e: &Element, parent_frame: Se3, class: &str, parent: usize, ctx: Context, out: &mut Vec<BodySpec>) -> Result<(), MjcfError> {
+    let (defaults, c, meshes) = ctx;
     e.check_attrs(BODY_ATTRS)?;
     let local = parent_frame.compose(&frame(e, |k| e.attr(k), c)?);
     let class = e.attr("childclass").unwrap_or(class);
@@ -108,7 +113,7 @@ fn body(e: &Element, parent_frame: Se3, class: &str, parent: usize, defaults: &D
         InertiaFromGeom::Auto => contents.inertial.is_none(),
         InertiaFromGeom::False => false,
     };
-    let inertia = if from_geoms_now { from_geoms(&contents.geoms, c) } else { contents.inertial.unwrap_or_else(Inertia::zero) };
+    let inertia = if from_geoms_now { from_geoms(&contents.geoms, c, meshes)? } else { contents.inertial.unwrap_or_else(Inertia::zero) };
     let index = out.len();
     out.push(BodySpec {
         name: e.attr("name").map(str::to_string),
@@ -121,7 +126,7 @@ fn body(e: &Element, parent_frame: Se3, class: &str, parent: usize, defaults: &D
         at: Element { children: vec![], ..e.clone() },
     });
     for (child, x, class) in contents.children {
-        body(child, x, class, index, defaults, c, out)?;
+        body(child, x, class, index, ctx, out)?;
     }
     Ok(())
 }

@@ -3,9 +3,11 @@
 //! a geom's mass is `mass`, else `density` (1000) times its volume; a body's inertia is its
 //! `<inertial>`, else (or with `inertiafromgeom="true"`) the sum of its geoms whose group lies
 //! in `inertiagrouprange`; `boundmass` and `boundinertia` bound the mass and the principal
-//! moments from below.
+//! moments from below. Mesh geoms are weighed by [`super::mesh_inertia`] when their body needs
+//! them (their files are read then, through the loader's mesh reader).
 
 use super::defaults::{Compiler, Resolved};
+use super::mesh_inertia::{MeshAssets, MeshGeom};
 use super::orient::{frame, fromto};
 use super::xml::{numbers, numbers_vec, Element};
 use super::MjcfError;
@@ -14,12 +16,14 @@ use crate::spatial::{Inertia, Mat3, Se3, Vec3};
 /// Masses at or below this are ignored (MuJoCo's `mjEPS`).
 const EPS: f64 = 1e-14;
 
-/// A geom's mass, its frame in its body's frame and its principal moments in that frame.
+/// A geom's mass, its frame in its body's frame and its principal moments in that frame; a
+/// mesh geom's are found from its mesh when its body needs them (`mesh`).
 pub(super) struct GeomMass {
     pub mass: f64,
     pub frame: Se3,
     pub moments: Vec3,
     pub group: i64,
+    pub mesh: Option<MeshGeom>,
 }
 
 /// The mass properties of a geom whose frame in the body is `parent` (the enclosing
@@ -60,7 +64,8 @@ pub(super) fn geom_mass(g: &Resolved, parent: &Se3, c: &Compiler) -> Result<Opti
         "ellipsoid" => 4.0 * pi * s[0] * s[1] * s[2] / 3.0,
         "box" => 8.0 * s[0] * s[1] * s[2],
         "plane" => 0.0,
-        "mesh" | "sdf" | "hfield" => f64::NAN,
+        "mesh" => return mesh_geom(g, parent.compose(&local), group),
+        "sdf" | "hfield" => f64::NAN,
         _ => return Err(e.error(format!("unknown geom type '{kind}'"))),
     };
     if s.iter().any(|x| *x < 0.0) {
@@ -104,7 +109,26 @@ pub(super) fn geom_mass(g: &Resolved, parent: &Se3, c: &Compiler) -> Result<Opti
         return Ok(None);
     }
     let moments = moments(kind, mass, s);
-    Ok(Some(GeomMass { mass, frame: parent.compose(&local), moments, group }))
+    Ok(Some(GeomMass { mass, frame: parent.compose(&local), moments, group, mesh: None }))
+}
+
+/// A mesh geom's mass or density, its mass properties left for [`from_geoms`].
+fn mesh_geom(g: &Resolved, frame: Se3, group: i64) -> Result<Option<GeomMass>, MjcfError> {
+    let e = g.e;
+    let mesh = g.get("mesh").ok_or_else(|| e.error("a mesh geom needs a 'mesh'"))?.to_string();
+    let mass = match g.get("mass") {
+        Some(t) => Some(numbers::<1>(e, "mass", t)?[0]),
+        None => None,
+    };
+    let density = g.num("density", 1000.0)?;
+    if mass.is_some_and(|m| m < 0.0) || (mass.is_none() && density < 0.0) {
+        return Err(e.error("negative mass or density"));
+    }
+    if mass == Some(0.0) || (mass.is_none() && density == 0.0) {
+        return Ok(None);
+    }
+    let at = Element { children: vec![], ..e.clone() };
+    Ok(Some(GeomMass { mass: f64::NAN, frame, moments: Vec3::zeros(), group, mesh: Some(MeshGeom { mesh, mass, density, at }) }))
 }
 
 /// Principal moments of a solid shape of mass `m`, sizes `s` (MuJoCo's half sizes).
@@ -138,15 +162,24 @@ fn moments(kind: &str, m: f64, s: [f64; 3]) -> Vec3 {
     }
 }
 
-/// The inertia of the selected geoms, in the body frame.
-pub(super) fn from_geoms(geoms: &[GeomMass], c: &Compiler) -> Inertia {
+/// The inertia of the selected geoms, in the body frame (mesh geoms' from their meshes).
+pub(super) fn from_geoms(geoms: &[GeomMass], c: &Compiler, meshes: &MeshAssets) -> Result<Inertia, MjcfError> {
     let mut total = Inertia::zero();
-    for g in geoms.iter().filter(|g| g.group >= c.group_range.0 && g.group <= c.group_range.1 && g.mass > EPS) {
-        let r = g.frame.rotation;
-        let one = Inertia::new(g.mass, g.frame.translation, r * Mat3::from_diagonal(&g.moments) * r.transpose());
+    for g in geoms.iter().filter(|g| g.group >= c.group_range.0 && g.group <= c.group_range.1) {
+        let one = match &g.mesh {
+            Some(m) => match meshes.inertia(m, &g.frame)? {
+                Some(i) => i,
+                None => continue,
+            },
+            None if g.mass > EPS => {
+                let r = g.frame.rotation;
+                Inertia::new(g.mass, g.frame.translation, r * Mat3::from_diagonal(&g.moments) * r.transpose())
+            }
+            None => continue,
+        };
         total = if total.mass == 0.0 { one } else { total.combined(&one) };
     }
-    total
+    Ok(total)
 }
 
 /// An `<inertial>` element: the inertia it gives, in the body frame.

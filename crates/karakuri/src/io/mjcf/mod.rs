@@ -20,8 +20,12 @@
 //!   sites become `Operational` frames.
 //! * Simulation-only sections (actuator, sensor, contact, equality, tendon, keyframe, option
 //!   but its gravity, visual, asset but mesh files' presence, …) are read past; unknown
-//!   elements or attributes in the tree, and unsupported features (composite, flex, plugins,
-//!   inertia of mesh geoms) are refused with file, line and element.
+//!   elements or attributes in the tree, and unsupported features (composite, flex, plugins)
+//!   are refused with file, line and element.
+//! * Mesh geoms weigh what MuJoCo's compiler finds ([`mesh_inertia`]) when their body has no
+//!   `<inertial>`; their files are read through a [`MeshSource`] given to [`load_with`] /
+//!   [`load_world_with`] (karakuri-sim's `mesh::MeshFiles`); [`load`] has none and names such
+//!   a geom in its error.
 //!
 //! ```
 //! use karakuri::io::mjcf;
@@ -41,6 +45,7 @@ mod defaults;
 mod error;
 mod geoms;
 mod inertia;
+pub mod mesh_inertia;
 mod names;
 mod options;
 mod orient;
@@ -53,6 +58,7 @@ mod xml;
 use std::path::Path;
 
 pub use error::MjcfError;
+pub use mesh_inertia::{MeshSource, MeshTriangles};
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
 pub use types::{SpatialTendon, 
     Actuator, ActuatorDynamics, ContactPair, Equality, EqualityKind, FixedTendon, Geom, GeomShape, Integrator, JointProps, Keyframe,
@@ -70,7 +76,17 @@ pub fn load(path: impl AsRef<Path>) -> Result<Model, MjcfError> {
 /// Reads and loads an MJCF file; also returns warnings (dofs whose forward dynamics is
 /// undefined: they move no mass and have no armature).
 pub fn load_with_warnings(path: impl AsRef<Path>) -> Result<(Model, Vec<String>), MjcfError> {
-    let path = path.as_ref();
+    let (text, name) = read(path.as_ref())?;
+    parse_str(&text, &name)
+}
+
+/// [`load_with_warnings`] reading mesh files through `meshes` (mesh geoms' inertia).
+pub fn load_with(path: impl AsRef<Path>, meshes: &dyn MeshSource) -> Result<(Model, Vec<String>), MjcfError> {
+    let (text, name) = read(path.as_ref())?;
+    parse_str_with(&text, &name, Some(meshes))
+}
+
+fn read(path: &Path) -> Result<(String, String), MjcfError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| MjcfError {
         file: name.clone(),
@@ -78,35 +94,44 @@ pub fn load_with_warnings(path: impl AsRef<Path>) -> Result<(Model, Vec<String>)
         element: String::new(),
         reason: format!("cannot read the MJCF file: {e}"),
     })?;
-    parse_str(&text, &name)
+    Ok((text, name))
 }
 
 /// Loads MJCF text. `source_name` names it in errors; if it is a path, its directory is the
 /// base of `<include>` and mesh paths.
 pub fn parse_str(text: &str, source_name: &str) -> Result<(Model, Vec<String>), MjcfError> {
+    parse_str_with(text, source_name, None)
+}
+
+/// [`parse_str`] with a mesh reader (`None`: a mesh geom's inertia is an error).
+pub fn parse_str_with(text: &str, source_name: &str, meshes: Option<&dyn MeshSource>) -> Result<(Model, Vec<String>), MjcfError> {
     let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
     let root = xml::read_tree(text, source_name, base_dir)?;
-    let parsed = parse::parse_tree(&root, base_dir)?;
+    let parsed = parse::parse_tree(&root, base_dir, meshes)?;
     Ok((parsed.model, parsed.warnings))
 }
 
 /// Reads and loads an MJCF file with its simulation sections ([`MjcfWorld`]).
 pub fn load_world(path: impl AsRef<Path>) -> Result<MjcfWorld, MjcfError> {
-    let path = path.as_ref();
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| MjcfError {
-        file: name.clone(),
-        line: None,
-        element: String::new(),
-        reason: format!("cannot read the MJCF file: {e}"),
-    })?;
+    let (text, name) = read(path.as_ref())?;
     parse_world_str(&text, &name)
+}
+
+/// [`load_world`] reading mesh files through `meshes` (mesh geoms' inertia).
+pub fn load_world_with(path: impl AsRef<Path>, meshes: &dyn MeshSource) -> Result<MjcfWorld, MjcfError> {
+    let (text, name) = read(path.as_ref())?;
+    parse_world_str_with(&text, &name, Some(meshes))
 }
 
 /// [`load_world`] of MJCF text (`source_name` as in [`parse_str`]).
 pub fn parse_world_str(text: &str, source_name: &str) -> Result<MjcfWorld, MjcfError> {
+    parse_world_str_with(text, source_name, None)
+}
+
+/// [`parse_world_str`] with a mesh reader.
+pub fn parse_world_str_with(text: &str, source_name: &str, meshes: Option<&dyn MeshSource>) -> Result<MjcfWorld, MjcfError> {
     let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
     let root = xml::read_tree(text, source_name, base_dir)?;
-    let parsed = parse::parse_tree(&root, base_dir)?;
+    let parsed = parse::parse_tree(&root, base_dir, meshes)?;
     world::assemble(&root, parsed, base_dir)
 }

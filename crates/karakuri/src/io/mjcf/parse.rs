@@ -8,6 +8,7 @@ use super::bodies::{self, BodySpec};
 use super::build;
 use super::defaults::{Compiler, Defaults};
 use super::error::MjcfError;
+use super::mesh_inertia::{MeshAssets, MeshSource};
 use super::xml::{numbers, Element};
 use crate::model::Model;
 use crate::spatial::Vec3;
@@ -22,12 +23,13 @@ pub(super) struct Parsed {
 }
 
 /// Reads `root` (includes expanded) into the model and the resolved bodies.
-pub(super) fn parse_tree(root: &Element, base_dir: Option<&Path>) -> Result<Parsed, MjcfError> {
+pub(super) fn parse_tree(root: &Element, base_dir: Option<&Path>, source: Option<&dyn MeshSource>) -> Result<Parsed, MjcfError> {
     root.check_attrs(&["model"])?;
     let mut compiler = Compiler::default();
     let mut defaults = Defaults::default();
     let mut gravity = Vec3::new(0.0, 0.0, -9.81);
     let mut worldbodies = vec![];
+    let mut assets = vec![];
     for e in root.children.iter().filter(|e| e.tag == "compiler") {
         compiler.apply(e)?;
     }
@@ -36,7 +38,10 @@ pub(super) fn parse_tree(root: &Element, base_dir: Option<&Path>) -> Result<Pars
             "compiler" => {}
             "option" => gravity = option_gravity(e, gravity)?,
             "default" => defaults.read(e)?,
-            "asset" => check_meshes(e, &compiler, base_dir)?,
+            "asset" => {
+                check_meshes(e, &compiler, base_dir)?;
+                assets.push(e);
+            }
             "worldbody" => worldbodies.push(e),
             "size" | "visual" | "statistic" | "custom" | "contact" | "equality" | "tendon" | "actuator" | "sensor"
             | "keyframe" => {}
@@ -46,7 +51,8 @@ pub(super) fn parse_tree(root: &Element, base_dir: Option<&Path>) -> Result<Pars
             other => return Err(e.error(format!("unknown element <{other}> in <mujoco>"))),
         }
     }
-    let mut bodies = bodies::resolve(&worldbodies, &defaults, &compiler)?;
+    let meshes = MeshAssets::read(&assets, &defaults, &compiler, base_dir, source)?;
+    let mut bodies = bodies::resolve(&worldbodies, &defaults, &compiler, &meshes)?;
     if let Some(total) = compiler.settotalmass {
         // mj_setTotalmass: every body's mass and inertia scaled alike
         let now: f64 = bodies.iter().skip(1).map(|b| b.inertia.mass).sum();

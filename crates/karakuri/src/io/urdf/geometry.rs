@@ -6,6 +6,12 @@
 //! 2. in the URDF file's directory and its ancestors, nearest first: an ancestor `A` named
 //!    `NAME` gives `A/rest`, a directory `A/NAME` gives `A/NAME/rest` (a URDF inside its own
 //!    package, `NAME/urdf/robot.urdf`, or beside it, as ROS and example-robot-data lay them out).
+//!
+//! `package:///rest` (three slashes: an empty package name, as in example-robot-data's TALOS) is
+//! read as Pinocchio reads it: Pinocchio joins each package directory with everything after
+//! `package://`, so the rest is a path relative to a package directory, `D/rest` (ROS's
+//! resource_retriever refuses the empty name). Then, as above, each ancestor `A` of the URDF's
+//! directory gives `A/rest`, nearest first.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,7 +72,17 @@ impl MeshResolver {
 
     /// The candidate paths of a mesh file name, in the order they are tried.
     pub(super) fn candidates(&mut self, filename: &str) -> Vec<PathBuf> {
-        if let Some(rest) = filename.strip_prefix("package://") {
+        if let Some(rel) = filename.strip_prefix("package:///") {
+            let rel = rel.trim_start_matches('/');
+            let mut out: Vec<PathBuf> = self.package_dirs.iter().map(|d| d.join(rel)).collect();
+            for a in &self.ancestors {
+                let candidate = a.join(rel);
+                if !out.contains(&candidate) {
+                    out.push(candidate);
+                }
+            }
+            out
+        } else if let Some(rest) = filename.strip_prefix("package://") {
             let (pkg, rel) = rest.split_once('/').unwrap_or((rest, ""));
             let mut out = Vec::new();
             for d in &self.package_dirs {
@@ -131,6 +147,11 @@ impl MeshResolver {
             }
         };
         let hint = match pkg {
+            Some("") => "; 'package:///' names no package: the path after it is looked up in each package \
+                         directory and in the URDF's directory and its ancestors; to fix: give the directory \
+                         it is relative to as a package directory (package_dirs, `--package-dir`) or in \
+                         ROS_PACKAGE_PATH"
+                .to_string(),
             Some(pkg) => {
                 let none_above = self.ancestor_packages.get(pkg).is_none_or(Vec::is_empty);
                 let searched = match self.ancestors.first() {
