@@ -51,8 +51,9 @@ enum Command {
         /// Per-step CSV: step,t,contacts,wall_ns,sweeps,residual (the constraint solve's).
         #[arg(long)]
         steps: Option<PathBuf>,
-        /// Sensor CSV: time, then NAME.x,NAME.y,NAME.z (accelerometers, gyros) or
-        /// NAME.fx..NAME.fz,NAME.tx..NAME.tz (force sensors), one row per step.
+        /// Sensor CSV: time, then NAME.COMPONENT per reading component: x,y,z (accelerometers,
+        /// gyros, velocities, positions), fx..tz (force sensors), x,y,z,w (quaternions), q, v,
+        /// tau, fn (joint, actuator, touch sensors), one row per step.
         #[arg(long)]
         sensors: Option<PathBuf>,
         /// Joint CSV: time, then JOINT.q,JOINT.dq,JOINT.tau for every 1-dof joint, one row per step.

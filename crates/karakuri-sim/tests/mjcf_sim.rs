@@ -161,8 +161,9 @@ fn a_robot_names_exactly_one_of_urdf_and_mjcf() {
     assert!(saved.contains("\"mjcf\"") && !saved.contains("\"urdf\":"), "{saved}");
 }
 
-/// What the simulator does not carry yet is said, never dropped silently: here a sensor
-/// (the geom with `contype="0"` and the `<exclude>` are carried).
+/// What the simulator does not carry yet is said, never dropped silently: a sensor and an
+/// equality without a counterpart (a frame sensor with a reference frame, an inactive weld);
+/// the geom with `contype="0"` and the `<exclude>` are carried.
 #[test]
 fn what_is_not_simulated_yet_is_warned() {
     let xml = r#"<mujoco model="warned">
@@ -175,11 +176,14 @@ fn what_is_not_simulated_yet_is_warned() {
     </body>
   </worldbody>
   <contact><exclude body1="world" body2="arm"/></contact>
-  <sensor><jointpos joint="hinge"/></sensor>
+  <equality><weld body1="arm" active="false"/></equality>
+  <sensor><jointpos joint="hinge"/><framepos objtype="site" objname="tip" reftype="body" refname="arm"/></sensor>
 </mujoco>"#;
     let w = pendulum(xml);
     let said = w.warnings().join("\n");
     // contact filtering is simulated now (tests/mjcf_contacts.rs): nothing said of it
     assert!(!said.contains("contact filtering"), "{said}");
-    assert!(said.contains("not simulated yet: 1 sensor(s), 0 equality constraint(s), 0 tendon(s)"), "{said}");
+    assert!(said.contains("1 MJCF sensors not simulated: sensor1"), "{said}");
+    assert!(said.contains("1 MJCF equality constraints not simulated: equality0"), "{said}");
+    assert!(!said.contains("tendon(s)"), "{said}");
 }

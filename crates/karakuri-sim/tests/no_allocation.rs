@@ -74,7 +74,8 @@ fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usi
 
 /// The only test in this binary, so no other thread allocates while it counts. Every
 /// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
-/// direct solver, a mixed pile) and a penalty, a joint-limit and an actuator and sensor scene.
+/// direct solver, a mixed pile), an MJCF robot's sensors, equalities and tendon range, and a
+/// penalty, a joint-limit and an actuator and sensor scene.
 #[test]
 fn a_running_step_allocates_nothing() {
     let scenes = [
@@ -98,6 +99,13 @@ fn a_running_step_allocates_nothing() {
         eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
         total += stray;
     }
+    // an MJCF robot with every sensor kind, a connect, a weld, a joint equality, a tendon range
+    let mjcf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes/mjcf_constraints.xml");
+    let mut world = World::new(Scene::from_file(mjcf).unwrap()).unwrap();
+    assert!(!world.warnings().iter().any(|m| m.contains("MJCF ")), "{:?}", world.warnings());
+    let (stray, highs) = allocations_outside_new_highs(&mut world, 1000);
+    eprintln!("mjcf_constraints.xml: {stray} allocations outside the {highs} steps with a new contact high");
+    total += stray;
     for text in [PENALTY, LIMITS, ACTUATORS, JOINTS_AND_TRACKS] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         world.set_joint_torque("hinge", 0.5).unwrap();

@@ -16,7 +16,7 @@ use serde_json::Value;
 const TOL: f64 = 1e-12;
 
 /// Models `load_world` refuses, with a piece of the expected message.
-const REFUSED: &[(&str, &str)] = &[("dm_control/ball_in_cup", "spatial (wrapping) tendons are not supported")];
+const REFUSED: &[(&str, &str)] = &[];
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf")
@@ -234,7 +234,7 @@ fn check_rest(w: &MjcfWorld, r: &Value, src: &str) {
     let mut excl: Vec<f64> = w.contact_excludes.iter().map(|(a, b)| ((a << 16) + b) as f64).collect();
     excl.sort_by(f64::total_cmp);
     assert_eq!(excl, nums(&r["exclude_signature"]), "{src}: excludes");
-    assert_eq!(w.tendons.len() as f64, r["ntendon"].as_f64().unwrap(), "{src}: tendons");
+    assert_eq!((w.tendons.len() + w.spatial_tendons.len()) as f64, r["ntendon"].as_f64().unwrap(), "{src}: tendons");
     let o = &w.option;
     close(&[o.timestep, o.impratio], &[r["opt_timestep"].as_f64().unwrap(), r["opt_impratio"].as_f64().unwrap()], &format!("{src}: timestep, impratio"));
     close(o.gravity.as_slice(), &nums(&r["opt_gravity"]), &format!("{src}: gravity"));
@@ -300,6 +300,7 @@ fn unsupported_features_are_refused_with_a_way_out() {
     let cases = [
         (format!("<mujoco>{body}\n<actuator><muscle joint=\"j\"/></actuator></mujoco>"), 2, "muscle", "use <general> or <motor>"),
         (format!("<mujoco>{body}\n<tendon><spatial><site site=\"s\"/></spatial></tendon></mujoco>"), 2, "spatial", "<fixed> tendon"),
+        (format!("<mujoco>{body}\n<tendon><spatial><site site=\"s\"/>\n<geom geom=\"g\"/></spatial></tendon></mujoco>"), 3, "geom", "straight segments"),
         (format!("<mujoco>{body}\n<actuator><cylinder joint=\"j\"/></actuator></mujoco>"), 2, "cylinder", "use <motor>"),
         ("<mujoco><worldbody>\n<geom type=\"sdf\"/></worldbody></mujoco>".to_string(), 2, "geom", "by a mesh"),
         (format!("<mujoco>{body}\n<sensor><jointpos joint=\"nope\"/></sensor></mujoco>"), 2, "jointpos", "no joint named 'nope'"),

@@ -109,6 +109,8 @@ pub(super) struct Builder<'s> {
     pub(super) bodies: Vec<SimBody>,
     /// The scene's robots, grafted, in scene order.
     pub(super) robots: Vec<Grafted>,
+    /// Each robot's whole MJCF world (`None`: a URDF robot), in scene order.
+    pub(super) mjcf_worlds: Vec<Option<karakuri::io::mjcf::MjcfWorld>>,
     /// Initial values of one-dof joints given by scene bodies.
     pub(super) q0: Vec<JointValue>,
     /// Initial speeds of one-dof joints given by scene bodies.
@@ -137,6 +139,7 @@ impl<'s> Builder<'s> {
             model,
             bodies: Vec::new(),
             robots: Vec::new(),
+            mjcf_worlds: Vec::new(),
             q0: Vec::new(),
             v0: Vec::new(),
             free_start: Vec::new(),

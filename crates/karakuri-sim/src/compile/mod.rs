@@ -19,7 +19,8 @@
 //! initial        q0, v0                                                 (initial.rs)
 //! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
 //! loops          loop closures                                          (loops.rs)
-//! sensors        sensors                                                (sensors.rs)
+//!                an MJCF robot's connect and weld equalities       (mjcf_constraints.rs)
+//! sensors        sensors; an MJCF robot's                  (sensors.rs, mjcf_constraints.rs)
 //! perturbations  the scene's pushes, windows in steps                   (perturbations.rs)
 //! ```
 //!
@@ -35,6 +36,7 @@ mod dofs;
 mod initial;
 mod limits;
 mod loops;
+mod mjcf_constraints;
 mod model;
 mod perturbations;
 mod robots;
@@ -44,7 +46,7 @@ pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{
-    joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Springs, Track,
+    joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track,
 };
 
 use crate::engine::{BodyInfo, RobotInfo};
@@ -65,10 +67,14 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let (q0, v0) = initial::initial_state(&b, &model, &actuators);
     let o_m_i = initial::placements(&model, &q0)?;
     let shapes = colliders::shapes(&b)?;
-    let loops = loops::loops(&b, &model, &o_m_i)?;
+    let mut loops = loops::loops(&b, &model, &o_m_i)?;
+    loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
+    let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
+    let spatial_tendons = mjcf_constraints::mjcf_spatial_tendons(&mut b, &model);
+    let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
-    let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
+    let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies, &actuators, mjcf_sensors)?;
     let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
     let collider = colliders::collider(&b, &bodies, shapes, &o_m_i, &mut warnings);
@@ -93,6 +99,8 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         frictions,
         limits,
         loops,
+        linear_rows,
+        spatial_tendons,
         actuators,
         sensors,
         sensor_infos,

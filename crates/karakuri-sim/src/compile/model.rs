@@ -45,6 +45,46 @@ pub struct Limit {
     pub hi: f64,
 }
 
+/// A linear combination of one-dof joint positions, `C(q) = Σ coef · q[iq] + offset`, held at
+/// 0 (an MJCF `joint` or `tendon` equality) or within a range (a fixed tendon's `range`): one
+/// bilateral row, or two unilateral ones (see `native::joint_rows`).
+#[derive(Clone, Debug)]
+pub struct LinearRow {
+    /// What it comes from (`robot/tendon`, `robot/equality`), for messages.
+    pub name: String,
+    /// `(iq, dof, coef)` of each joint in it.
+    pub terms: Vec<(usize, usize, f64)>,
+    /// The constant term.
+    pub offset: f64,
+    /// `None`: `C = 0`; `Some((lo, hi))`: `lo ≤ C ≤ hi`.
+    pub range: Option<(f64, f64)>,
+}
+
+impl LinearRow {
+    /// `C(q)`.
+    pub fn value(&self, q: &[f64]) -> f64 {
+        self.terms.iter().fold(self.offset, |c, &(iq, _, coef)| c + coef * q[iq])
+    }
+
+    /// Its number of rows: 1 (equality) or 2 (range).
+    pub fn rows(&self) -> usize {
+        if self.range.is_some() { 2 } else { 1 }
+    }
+}
+
+/// A spatial tendon of straight segments between body-fixed points, its length
+/// `L = Σ |p_{i+1} − p_i|` held within `range` (two unilateral rows, see
+/// `native::joint_rows::tendon_rows`).
+#[derive(Clone, Debug)]
+pub struct SpatialTendon {
+    /// `robot/tendon`.
+    pub name: String,
+    /// Each point's joint and its position in that joint's frame, in order.
+    pub points: Vec<(usize, Vec3)>,
+    /// `(lo, hi)` of its length.
+    pub range: (f64, f64),
+}
+
 /// A loop closure (Choreonoid's extra joint): anchor `pa` on joint `ja` and anchor `pb` on
 /// joint `jb` (both in the joint frames), held together by the rows of its kind (see
 /// `native::loops::loop_rows`).
@@ -114,12 +154,17 @@ pub struct Sensor {
     pub name: String,
     /// What it measures.
     pub kind: SensorKind,
-    /// The model joint whose frame carries it (force: the joint it measures).
+    /// The model joint whose frame carries it (joint sensors: the joint they measure).
     pub joint: usize,
+    /// Actuator force: the actuator's index; 0 for the others.
+    pub index: usize,
+    /// A factor on the reading (actuator force: an MJCF actuator's `1 / gear`); 1 for the
+    /// others.
+    pub gain: f64,
     /// Sensor frame in that joint's frame.
     pub placement: Se3,
-    /// Force sensors: which joints are on the child side (the joint's subtree) `(njoints)`;
-    /// empty for the others.
+    /// Force, force3 and torque sensors: which joints are on the child side (the joint's
+    /// subtree) `(njoints)`; empty for the others.
     pub subtree: Vec<bool>,
     /// Gaussian noise and bias of its readings (`None`: exact).
     pub noise: Option<Noise>,
@@ -235,6 +280,10 @@ pub struct CompiledWorld {
     pub limits: Vec<Limit>,
     /// Loop closures (B's axis and relative orientation from the initial configuration).
     pub loops: Vec<LoopSpec>,
+    /// Linear joint rows: MJCF joint and tendon equalities, fixed tendons' ranges.
+    pub linear_rows: Vec<LinearRow>,
+    /// Spatial tendons with a range (MJCF).
+    pub spatial_tendons: Vec<SpatialTendon>,
     /// Joint actuators, in scene order (bodies' joints, then robots').
     pub actuators: Vec<Actuator>,
     /// Sensors, in scene order.

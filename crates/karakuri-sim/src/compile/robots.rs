@@ -51,6 +51,7 @@ pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
             b.free_start.push(FreeStart { joint: g.joint[1], pose: rs.pose, linear, angular });
         }
         b.robots.push(g);
+        b.mjcf_worlds.push(world);
     }
     Ok(())
 }

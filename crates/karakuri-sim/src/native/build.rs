@@ -17,7 +17,7 @@ use crate::engine::{BodyInfo, RobotInfo, SensorInfo};
 use crate::scene::{ContactParams, EngineParams, Scene};
 use crate::SimError;
 
-pub use crate::compile::{Actuator, DofParams, Limit, LoopSpec, Noise, Push, Sensor, SimBody, Track};
+pub use crate::compile::{Actuator, DofParams, Limit, LinearRow, LoopSpec, SpatialTendon, Noise, Push, Sensor, SimBody, Track};
 
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
 /// [`SimModel::from_scene`], read by every stage, never written by a step. Its fields are the
@@ -42,6 +42,10 @@ pub struct SimModel {
     pub limits: Vec<Limit>,
     /// Loop closures.
     pub loops: Vec<LoopSpec>,
+    /// Linear joint rows (MJCF joint and tendon equalities, fixed tendons' ranges).
+    pub linear_rows: Vec<LinearRow>,
+    /// Spatial tendons with a range (MJCF).
+    pub spatial_tendons: Vec<SpatialTendon>,
     /// Joint actuators, in scene order (bodies' joints, then robots').
     pub actuators: Vec<Actuator>,
     /// Sensors, in scene order.
@@ -109,6 +113,8 @@ impl SimModel {
             dofs: w.dofs,
             limits: w.limits,
             loops: w.loops,
+            linear_rows: w.linear_rows,
+            spatial_tendons: w.spatial_tendons,
             actuators: w.actuators,
             sensors: w.sensors,
             sensor_infos: w.sensor_infos,

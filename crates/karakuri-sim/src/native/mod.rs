@@ -23,6 +23,7 @@ pub mod external;
 pub mod impact;
 pub mod integrate;
 pub mod joint_forces;
+pub mod joint_rows;
 pub mod limits;
 pub mod loop_drift;
 pub mod loops;

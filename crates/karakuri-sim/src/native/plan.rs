@@ -74,7 +74,7 @@ impl StagePlan {
             tracks: !m.tracks.is_empty(),
             sensors: !m.sensors.is_empty(),
             noise: m.sensors.iter().any(|s| s.noise.is_some()),
-            rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || servo_rows || !m.frictions.is_empty(),
+            rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || !m.linear_rows.is_empty() || !m.spatial_tendons.is_empty() || servo_rows || !m.frictions.is_empty(),
             lone_roots: LoneRoots::of(&m.model),
         }
     }

@@ -1,7 +1,7 @@
 //! The sensors' stages: the contact forces the step reported, and the sensor readings
 //! differenced over the step (accelerometers, gyros, force sensors).
 
-use karakuri::spatial::{Force, Motion, Se3, Vec3};
+use karakuri::spatial::{quat_to_xyzw, Force, Motion, Se3, Vec3};
 
 use super::build::SimModel;
 use super::output::StepOutput;
@@ -82,93 +82,132 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
                     angular: Vec3::zeros(),
                 }
             }
-            SensorKind::RateGyro => Force::zero(),
-            SensorKind::Force => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+            k if k.is_wrench() => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+            _ => Force::zero(),
         };
     }
     Ok(())
 }
 
 /// Sensor readings, after the kinematics and contact-force stages, from the step's velocity
-/// change (so contact and constraint impulses are in them):
+/// change (so contact and constraint impulses are in them) and the step's end state:
 /// * accelerometer: `Rᵀ ((v⁺_p − v_p) / dt − g)`, `v_p` the world velocity of the sensor's
 ///   body-fixed point at the step's start and end, `R` the sensor's world rotation;
-/// * rate gyro: the body's angular velocity in sensor axes;
-/// * force: Newton–Euler on the child side: the wrench through the joint is the child side's
-///   momentum change over the step minus gravity on it, the contact forces on it
-///   (`out.contacts`) and the forces of the loop closures joining it to the rest of the world
-///   (each loop row's `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a
-///   loop with both bodies on the child side is internal), moved to the sensor origin and
-///   expressed in sensor axes.
+/// * rate gyro: the body's angular velocity in sensor axes; velocimeter: the point's velocity
+///   in sensor axes;
+/// * force (force3, torque: its halves): see [`wrench_reading`];
+/// * joint position and velocity: `q`, `v` of the joint; actuator force: the actuator's
+///   applied torque (`out.act_tau`) times the sensor's gain; touch: `Σ |f · n|` over the
+///   step's contacts on the sensor's joint;
+/// * frame sensors: the sensor frame's world position, quaternion (`x, y, z, w`, `w ≥ 0`),
+///   its origin's velocity and the body's angular velocity, world axes.
 ///
-/// Reads `w.data`, `w.sensor_start`, `out.contacts`, `w.loop_wrench`, `w.loop_impulse`,
-/// `m.sensors`, `m.loops`; writes `out.readings`. A world without sensors skips it.
+/// Reads `s.q`, `s.v`, `w.data`, `w.sensor_start`, `out.contacts`, `out.act_tau`,
+/// `w.loop_wrench`, `w.loop_impulse`, `m.sensors`, `m.loops`; writes `out.readings`. A world
+/// without sensors skips it.
 #[inline]
-pub fn sensor_readings(m: &SimModel, _s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
+pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.sensors {
         return Ok(());
     }
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
     for (i, sn) in m.sensors.iter().enumerate() {
-        let x = o_m_i[sn.joint].compose(&sn.placement);
+        let j = sn.joint;
+        let x = o_m_i[j].compose(&sn.placement);
         let rt = x.rotation.transpose();
+        let three = |v: Vec3| [v.x, v.y, v.z, 0.0, 0.0, 0.0];
+        let one = |v: f64| [v, 0.0, 0.0, 0.0, 0.0, 0.0];
         out.readings[i] = match sn.kind {
             SensorKind::Accelerometer => {
-                let j = sn.joint;
                 let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
-                let a = rt * ((v1 - w.sensor_start[i].linear) / m.dt - g);
-                [a.x, a.y, a.z, 0.0, 0.0, 0.0]
+                three(rt * ((v1 - w.sensor_start[i].linear) / m.dt - g))
             }
-            SensorKind::RateGyro => {
-                let om = sn.placement.rotation.transpose() * vel[sn.joint].angular;
-                [om.x, om.y, om.z, 0.0, 0.0, 0.0]
+            SensorKind::RateGyro => three(sn.placement.rotation.transpose() * vel[j].angular),
+            SensorKind::Velocimeter => three(rt * point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
+            SensorKind::Force | SensorKind::Force3 | SensorKind::Torque => {
+                let (f, n) = wrench_reading(m, w, out, (o_m_i, vel), i, &x);
+                match sn.kind {
+                    SensorKind::Force => [f.x, f.y, f.z, n.x, n.y, n.z],
+                    SensorKind::Force3 => three(f),
+                    _ => three(n),
+                }
             }
-            SensorKind::Force => {
-                let h1 = subtree_momentum(m, o_m_i, vel, &sn.subtree);
-                let mut f = (h1.linear - w.sensor_start[i].linear) / m.dt;
-                let mut n = (h1.angular - w.sensor_start[i].angular) / m.dt;
-                for (k, _) in sn.subtree.iter().enumerate().filter(|(_, &inside)| inside) {
-                    let body = &m.model.inertias[k];
-                    let weight = body.mass * g;
-                    let c = o_m_i[k].transform_point(&body.com);
-                    f -= weight;
-                    n -= c.cross(&weight);
-                }
-                for c in &out.contacts {
-                    let on_b = sn.subtree[m.bodies[c.body_b].joint];
-                    let on_a = sn.subtree[m.bodies[c.body_a].joint];
-                    let fc = match (on_a, on_b) {
-                        (false, true) => c.force,
-                        (true, false) => -c.force,
-                        _ => continue,
-                    };
-                    f -= fc;
-                    n -= c.point.cross(&fc);
-                }
-                let mut r = 0;
-                for l in &m.loops {
-                    let (on_a, on_b) = (sn.subtree[l.ja], sn.subtree[l.jb]);
-                    let rows = r..r + l.rows();
-                    r = rows.end;
-                    if on_a == on_b {
-                        continue;
-                    }
-                    for k in rows {
-                        let [on_body_b, on_body_a] = w.loop_wrench[k];
-                        let unit = if on_b { on_body_b } else { on_body_a };
-                        let lambda = w.loop_impulse[k] / m.dt;
-                        f -= unit.linear * lambda;
-                        n -= unit.angular * lambda;
-                    }
-                }
-                // moment about the sensor origin, then sensor axes
-                let n = n - x.translation.cross(&f);
-                let (f, n) = (rt * f, rt * n);
-                [f.x, f.y, f.z, n.x, n.y, n.z]
+            SensorKind::JointPosition => one(s.q[m.model.idx_q[j]]),
+            SensorKind::JointVelocity => one(s.v[m.model.idx_v[j]]),
+            SensorKind::ActuatorForce => one(out.act_tau[sn.index] * sn.gain),
+            SensorKind::Touch => one(touch(m, out, j)),
+            SensorKind::FramePosition => three(x.translation),
+            SensorKind::FrameQuaternion => {
+                let q = quat_to_xyzw(&x.rotation);
+                [q[0], q[1], q[2], q[3], 0.0, 0.0]
             }
+            SensorKind::FrameLinearVelocity => three(point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
+            SensorKind::FrameAngularVelocity => three(o_m_i[j].rotation * vel[j].angular),
         };
     }
     Ok(())
 }
 
+/// The sum of the normal forces `|f · n|` of the step's contacts on a body moved by joint
+/// `joint` (none on the world).
+fn touch(m: &SimModel, out: &StepOutput, joint: usize) -> f64 {
+    if joint == 0 {
+        return 0.0;
+    }
+    let on = |b: usize| m.bodies[b].joint == joint;
+    out.contacts.iter().filter(|c| on(c.body_a) || on(c.body_b)).map(|c| c.force.dot(&c.normal).abs()).sum()
+}
+
+/// A wrench sensor's reading (force, torque; sensor axes, about the sensor origin at `x`):
+/// Newton–Euler on the child side: the wrench through the joint is the child side's momentum
+/// change over the step minus gravity on it, the contact forces on it (`out.contacts`) and the
+/// forces of the loop closures joining it to the rest of the world (each loop row's
+/// `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a loop with both bodies
+/// on the child side is internal).
+fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, kin: (&[Se3], &[Motion]), i: usize, x: &Se3) -> (Vec3, Vec3) {
+    let sn = &m.sensors[i];
+    let (o_m_i, vel) = kin;
+    let g = m.model.gravity_vector();
+    let h1 = subtree_momentum(m, o_m_i, vel, &sn.subtree);
+    let mut f = (h1.linear - w.sensor_start[i].linear) / m.dt;
+    let mut n = (h1.angular - w.sensor_start[i].angular) / m.dt;
+    for (k, _) in sn.subtree.iter().enumerate().filter(|(_, &inside)| inside) {
+        let body = &m.model.inertias[k];
+        let weight = body.mass * g;
+        let c = o_m_i[k].transform_point(&body.com);
+        f -= weight;
+        n -= c.cross(&weight);
+    }
+    for c in &out.contacts {
+        let on_b = sn.subtree[m.bodies[c.body_b].joint];
+        let on_a = sn.subtree[m.bodies[c.body_a].joint];
+        let fc = match (on_a, on_b) {
+            (false, true) => c.force,
+            (true, false) => -c.force,
+            _ => continue,
+        };
+        f -= fc;
+        n -= c.point.cross(&fc);
+    }
+    let mut r = 0;
+    for l in &m.loops {
+        let (on_a, on_b) = (sn.subtree[l.ja], sn.subtree[l.jb]);
+        let rows = r..r + l.rows();
+        r = rows.end;
+        if on_a == on_b {
+            continue;
+        }
+        for k in rows {
+            let [on_body_b, on_body_a] = w.loop_wrench[k];
+            let unit = if on_b { on_body_b } else { on_body_a };
+            let lambda = w.loop_impulse[k] / m.dt;
+            f -= unit.linear * lambda;
+            n -= unit.angular * lambda;
+        }
+    }
+    // moment about the sensor origin, then sensor axes
+    let n = n - x.translation.cross(&f);
+    let rt = x.rotation.transpose();
+    (rt * f, rt * n)
+}

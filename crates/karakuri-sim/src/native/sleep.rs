@@ -37,7 +37,7 @@ pub use super::parts::SleepModel;
 pub use super::state::{SleepState, SleptContact};
 use super::state::SimState;
 use super::work::{SleepWork, StepData};
-use crate::scene::{Integrator, SensorKind};
+use crate::scene::Integrator;
 use crate::solver::{Trees, NONE};
 use crate::SimError;
 
@@ -69,7 +69,14 @@ impl SleepModel {
         for t in &m.tracks {
             forbid(t.joint);
         }
-        for sn in m.sensors.iter().filter(|sn| sn.kind == SensorKind::Force) {
+        // linear rows and tendons may join trees no contact or loop links
+        for r in &m.linear_rows {
+            r.terms.iter().for_each(|&(_, dof, _)| forbid(model.dof_joint[dof]));
+        }
+        for t in &m.spatial_tendons {
+            t.points.iter().for_each(|&(j, _)| forbid(j));
+        }
+        for sn in m.sensors.iter().filter(|sn| sn.kind.is_wrench()) {
             forbid(sn.joint);
         }
         let to_tree = |j: usize| if j == 0 { NONE } else { tree(j) };

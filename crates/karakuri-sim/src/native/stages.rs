@@ -159,6 +159,8 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
         loop_drift::feed_forward(m, s, w);
     }
     limit_rows(m, s, w, &mut other);
+    super::joint_rows::linear_rows(m, s, w, &mut other);
+    super::joint_rows::tendon_rows(m, s, w, &mut other)?;
     servo_rows(m, s, w, &mut other);
     super::joint_forces::friction_rows(m, s, w, &mut other);
     out.last_solve = if w.problem.rows() == 0 {

@@ -366,7 +366,8 @@ impl StepData {
             .iter()
             .filter(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed))
             .count();
-        let fixed = loop_rows + 2 * m.limits.len() + servos + m.frictions.len();
+        let linear: usize = m.linear_rows.iter().map(|r| r.rows()).sum::<usize>() + 2 * m.spatial_tendons.len();
+        let fixed = loop_rows + 2 * m.limits.len() + linear + servos + m.frictions.len();
         // every row is a block of the compact problem
         self.problem.reserve(fixed + contacts, fixed + 3 * contacts);
         self.solution.reserve(fixed + 3 * contacts);

@@ -58,9 +58,13 @@ fn settings(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
 /// The world's elements: force sensors, and what is not mapped onto rapier yet (sensor noise,
 /// tracks, perturbations, prescribed actuators, joint friction, piston and weld loops).
 fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
-    if let Some(i) = w.sensors.iter().position(|s| s.kind == SensorKind::Force) {
+    if let Some(i) = w.sensors.iter().position(|s| s.kind.is_wrench()) {
         let reason = "force sensors: its multibodies do not report joint wrenches";
         return Err(refuse(scene, &format!("sensors[{i}]"), reason.into()));
+    }
+    if let Some(i) = w.sensors.iter().position(|s| !matches!(s.kind, SensorKind::Accelerometer | SensorKind::RateGyro)) {
+        let reason = format!("{:?} sensors (not mapped yet: accelerometers and rate gyros are)", w.sensors[i].kind);
+        return Err(refuse(scene, &format!("sensors[{i}]"), reason));
     }
     if let Some(i) = w.sensors.iter().position(|s| s.noise.is_some()) {
         return Err(refuse(scene, &format!("sensors[{i}].noise"), "sensor noise (not mapped yet)".into()));
@@ -80,6 +84,12 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
     }
     if !w.frictions.is_empty() {
         return Err(refuse(scene, "bodies / robots", "Coulomb joint friction (not mapped yet)".into()));
+    }
+    if let Some(t) = w.spatial_tendons.first() {
+        return Err(refuse(scene, "robots", format!("spatial tendons such as '{}' (not mapped yet)", t.name)));
+    }
+    if let Some(r) = w.linear_rows.first() {
+        return Err(refuse(scene, "robots", format!("linear joint rows such as '{}' (MJCF joint and tendon equalities, tendon ranges: not mapped yet)", r.name)));
     }
     for (i, l) in w.loops.iter().enumerate() {
         if matches!(l.kind, LoopKind::Piston | LoopKind::Weld) {

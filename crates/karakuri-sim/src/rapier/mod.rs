@@ -402,7 +402,7 @@ impl RapierEngine {
                     rt * ((v1 - self.sensor_start[i]) / self.model.dt - g)
                 }
                 SensorKind::RateGyro => rt * self.body(s.joint).map_or(Vec3::zeros(), |rb| vec_from(rb.angvel())),
-                SensorKind::Force => unreachable!("refused at load"),
+                _ => unreachable!("refused at load"),
             };
             self.readings[i] = [r.x, r.y, r.z, 0.0, 0.0, 0.0];
         }

@@ -54,7 +54,9 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
 /// silently: contact softness and the friction beyond sliding (geoms and pairs whose
 /// `solref`/`solimp` are not MuJoCo's defaults, a `margin` or `gap`, `condim` 4 or 6: hard
-/// contacts with sliding friction instead), sensors, equality constraints and fixed tendons.
+/// contacts with sliding friction instead), the options karakuri does not honour (the
+/// sensors, equalities and tendon parts without a counterpart are named by the compile step's
+/// `mjcf_constraints`).
 /// Reads `world`; appends to `warnings`.
 fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     const SOLREF: [f64; 2] = [0.02, 1.0];
@@ -85,12 +87,6 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     }
     if o.impratio != 1.0 {
         warnings.push(format!("<option impratio=\"{}\"> not simulated: hard contacts have no friction-to-normal impedance ratio", o.impratio));
-    }
-    let (sensors, equalities, tendons) = (world.sensors.len(), world.equalities.len(), world.tendons.len());
-    if sensors + equalities + tendons > 0 {
-        warnings.push(format!(
-            "not simulated yet: {sensors} sensor(s), {equalities} equality constraint(s), {tendons} tendon(s) (docs/MJCF.md)"
-        ));
     }
 }
 

@@ -5,7 +5,7 @@
 //! Reads and writes: the [`Scene`] (normalises quaternions and axes, fills default joint and loop
 //! names); nothing else.
 
-use super::{scene_error, ControllerSpec, PerComponent, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, SensorKind, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
+use super::{scene_error, ControllerSpec, PerComponent, MAX_EXTENT, MAX_GRAVITY, ActuatorSpec, BodySpec, ContactMode, Geometry, JointSpec, LoopKind, Material, Pose, Scene, ShapeSpec, Target, MIN_DT};
 use crate::SimError;
 
 type Check = Result<(), SimError>;
@@ -379,19 +379,22 @@ impl Validator<'_> {
         if scene.sensors[..i].iter().any(|o| o.name == s.name) {
             return Err(self.err(&format!("{at}.name"), format!("duplicate sensor name '{}'", s.name)));
         }
-        let (needs, other) = match s.kind {
-            SensorKind::Force => ("joint", s.body.is_some()),
-            _ => ("body", s.joint.is_some()),
+        let (needs, other) = match s.kind.on_joint() {
+            true => ("joint", s.body.is_some()),
+            false => ("body", s.joint.is_some()),
         };
         if other {
             let wrong = if needs == "joint" { "body" } else { "joint" };
             return Err(self.err(&format!("{at}.{wrong}"), format!("a {:?} sensor takes `{needs}`, not `{wrong}`", s.kind)));
         }
         match (s.kind, &s.body, &s.joint) {
-            (SensorKind::Force, _, None) | (_, None, None) => {
+            (k, _, None) if k.on_joint() => {
                 return Err(self.err(&format!("{at}.{needs}"), "missing"));
             }
-            (SensorKind::Accelerometer | SensorKind::RateGyro, Some(b), _) => {
+            (_, None, None) => {
+                return Err(self.err(&format!("{at}.{needs}"), "missing"));
+            }
+            (k, Some(b), _) if !k.on_joint() => {
                 let known = scene.bodies.iter().any(|x| &x.name == b)
                     || scene.robots.iter().any(|r| b.starts_with(&format!("{}/", r.name)));
                 if !known {

@@ -16,26 +16,84 @@ pub enum SensorKind {
     /// The wrench the parent side exerts on the child side through a joint, at the sensor
     /// origin, in sensor axes.
     Force,
+    /// The force part of [`SensorKind::Force`] alone (MJCF's `force`).
+    #[serde(rename = "force3")]
+    Force3,
+    /// The torque part of [`SensorKind::Force`] alone, about the sensor origin (MJCF's `torque`).
+    Torque,
+    /// Linear velocity of the sensor point in sensor axes (MJCF's `velocimeter`).
+    Velocimeter,
+    /// A one-dof joint's position (MJCF's `jointpos`).
+    JointPosition,
+    /// A one-dof joint's velocity (MJCF's `jointvel`).
+    JointVelocity,
+    /// The torque (force) the joint's actuator applied over the last step (MJCF's
+    /// `actuatorfrc`: divided by the gear).
+    ActuatorForce,
+    /// The sum of the normal forces of the contacts on its body (MJCF's `touch`).
+    Touch,
+    /// World position of the sensor frame (MJCF's `framepos`).
+    FramePosition,
+    /// World orientation of the sensor frame as a unit quaternion `x, y, z, w`, `w ≥ 0`
+    /// (MJCF's `framequat`, in karakuri's order).
+    FrameQuaternion,
+    /// World velocity of the sensor frame's origin, world axes (MJCF's `framelinvel`).
+    FrameLinearVelocity,
+    /// World angular velocity of the sensor's body, world axes (MJCF's `frameangvel`).
+    FrameAngularVelocity,
 }
 
 impl SensorKind {
-    /// The names of a reading's components, in order: `x, y, z` (accelerometer, rate gyro) or
-    /// `fx, fy, fz, tx, ty, tz` (force). The one place a reading's layout is defined.
+    /// The names of a reading's components, in order: `x, y, z` (accelerometer, rate gyro, ...),
+    /// `fx, fy, fz, tx, ty, tz` (force), `x, y, z, w` (frame quaternion), one value for joint,
+    /// actuator and touch sensors. The one place a reading's layout is defined.
     pub fn component_names(self) -> &'static [&'static str] {
         match self {
             SensorKind::Force => &["fx", "fy", "fz", "tx", "ty", "tz"],
-            SensorKind::Accelerometer | SensorKind::RateGyro => &["x", "y", "z"],
+            SensorKind::Force3 => &["fx", "fy", "fz"],
+            SensorKind::Torque => &["tx", "ty", "tz"],
+            SensorKind::FrameQuaternion => &["x", "y", "z", "w"],
+            SensorKind::JointPosition => &["q"],
+            SensorKind::JointVelocity => &["v"],
+            SensorKind::ActuatorForce => &["tau"],
+            SensorKind::Touch => &["fn"],
+            SensorKind::Accelerometer
+            | SensorKind::RateGyro
+            | SensorKind::Velocimeter
+            | SensorKind::FramePosition
+            | SensorKind::FrameLinearVelocity
+            | SensorKind::FrameAngularVelocity => &["x", "y", "z"],
         }
     }
 
-    /// How many values a reading has: 3 (accelerometer, rate gyro) or 6 (force).
+    /// How many values a reading has (1 to 6).
     pub fn width(self) -> usize {
         self.component_names().len()
     }
+
+    /// Whether it reads a joint (`joint`: force, force3, torque, joint position and velocity,
+    /// actuator force) rather than a body (`body`: the others).
+    pub fn on_joint(self) -> bool {
+        matches!(
+            self,
+            SensorKind::Force
+                | SensorKind::Force3
+                | SensorKind::Torque
+                | SensorKind::JointPosition
+                | SensorKind::JointVelocity
+                | SensorKind::ActuatorForce
+        )
+    }
+
+    /// Whether it measures the wrench through a joint (force, force3, torque).
+    pub fn is_wrench(self) -> bool {
+        matches!(self, SensorKind::Force | SensorKind::Force3 | SensorKind::Torque)
+    }
 }
 
-/// `sensors[]`: a sensor on a body (accelerometer, rate gyro: `body`) or a joint (force:
-/// `joint`); robot parts as `robot/name`.
+/// `sensors[]`: a sensor on a body (accelerometer, rate gyro, velocimeter, touch, frame
+/// sensors: `body`) or a joint (force, force3, torque, joint position and velocity, actuator
+/// force: `joint`); robot parts as `robot/name`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SensorSpec {
@@ -44,14 +102,15 @@ pub struct SensorSpec {
     /// What it measures.
     #[serde(rename = "type")]
     pub kind: SensorKind,
-    /// The body it is mounted on (accelerometer, rate gyro).
+    /// The body it is mounted on (the kinds that are not on a joint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
-    /// The joint it measures (force).
+    /// The joint it measures (force, force3, torque, joint position and velocity, actuator
+    /// force).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joint: Option<String>,
-    /// Pose in the body's frame (accelerometer, rate gyro) or in the joint's frame (force:
-    /// origin at the joint, axes of the child side).
+    /// Pose in the body's frame (body sensors) or in the joint's frame (force, force3, torque:
+    /// origin at the joint, axes of the child side; unused by the other joint sensors).
     #[serde(default)]
     pub pose: Pose,
     /// Gaussian noise and bias added to its readings (`None`: exact readings).
@@ -59,8 +118,9 @@ pub struct SensorSpec {
     pub noise: Option<SensorNoise>,
 }
 
-/// A number for every component of a reading, or one per component (3 for accelerometers and
-/// gyros, 6 for force sensors: `fx, fy, fz, tx, ty, tz`).
+/// A number for every component of a reading, or one per component (as many as the kind's
+/// [`SensorKind::width`]: 3 for accelerometers and gyros, 6 for force sensors: `fx, fy, fz,
+/// tx, ty, tz`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PerComponent {

@@ -6,22 +6,47 @@
 
 use super::bodies::limited_range;
 use super::defaults::{Compiler, Defaults, Resolved};
-use super::types::{Actuator, ActuatorDynamics, FixedTendon, Transmission};
+use super::types::{Actuator, ActuatorDynamics, FixedTendon, SpatialTendon, Transmission};
 use super::names::Names;
 use super::xml::{numbers, Element};
 use super::MjcfError;
 
-/// The fixed tendons of a `<tendon>` section; spatial (wrapping) tendons are refused.
-pub(super) fn tendons(e: &Element, names: &Names, defaults: &Defaults, c: &Compiler) -> Result<Vec<FixedTendon>, MjcfError> {
-    let mut out = vec![];
+/// The fixed and spatial tendons of a `<tendon>` section (`first`: how many were read before,
+/// for unnamed ones' names); a spatial tendon passes through sites only (wrapping around geoms
+/// and pulleys are refused).
+pub(super) fn tendons(
+    e: &Element,
+    names: &Names,
+    defaults: &Defaults,
+    c: &Compiler,
+    first: usize,
+) -> Result<(Vec<FixedTendon>, Vec<SpatialTendon>), MjcfError> {
+    let (mut fixed, mut spatial) = (vec![], vec![]);
     for t in &e.children {
-        if t.tag == "spatial" {
-            return Err(t.error("spatial (wrapping) tendons are not supported: replace the tendon by joint actuators, or a <fixed> tendon if it couples joints linearly"));
-        }
-        if t.tag != "fixed" {
+        if t.tag != "fixed" && t.tag != "spatial" {
             return Err(t.error(format!("unknown element <{}> in <tendon>", t.tag)));
         }
         let r = Resolved::new(t, t.attr("class").unwrap_or("main"), defaults)?;
+        let name = t.attr("name").map(str::to_string).unwrap_or_else(|| format!("tendon{}", first + fixed.len() + spatial.len()));
+        let range = limited_range(t, r.get("limited"), r.get("range"), "range", c)?;
+        if t.tag == "spatial" {
+            let mut sites = vec![];
+            for s in &t.children {
+                if s.tag != "site" {
+                    return Err(s.error(format!(
+                        "<{}> in a spatial tendon is not supported (wrapping around geoms, pulleys): only straight segments between <site>s; or use a <fixed> tendon if it couples joints linearly",
+                        s.tag
+                    )));
+                }
+                sites.push(Names::find(s, "site", &names.sites, "site")?);
+            }
+            if sites.len() < 2 {
+                return Err(t.error("a spatial tendon needs at least two <site>s (or use a <fixed> tendon)"));
+            }
+            let (stiffness, damping, frictionloss) = (r.num("stiffness", 0.0)?, r.num("damping", 0.0)?, r.num("frictionloss", 0.0)?);
+            spatial.push(SpatialTendon { name, sites, range, stiffness, damping, frictionloss });
+            continue;
+        }
         let mut joints = vec![];
         for j in &t.children {
             if j.tag != "joint" {
@@ -30,17 +55,17 @@ pub(super) fn tendons(e: &Element, names: &Names, defaults: &Defaults, c: &Compi
             let coef = numbers::<1>(j, "coef", j.attr("coef").unwrap_or("1"))?[0];
             joints.push((Names::find(j, "joint", &names.joints, "joint")?, coef));
         }
-        out.push(FixedTendon {
-            name: t.attr("name").map(str::to_string).unwrap_or_else(|| format!("tendon{}", out.len())),
+        fixed.push(FixedTendon {
+            name,
             joints,
-            range: limited_range(t, r.get("limited"), r.get("range"), "range", c)?,
+            range,
             stiffness: r.num("stiffness", 0.0)?,
             springlength: r.filled("springlength", [-1.0, -1.0])?[0],
             damping: r.num("damping", 0.0)?,
             frictionloss: r.num("frictionloss", 0.0)?,
         });
     }
-    Ok(out)
+    Ok((fixed, spatial))
 }
 
 /// The actuators of an `<actuator>` section (`first`: how many were read before).

@@ -60,7 +60,7 @@ use std::path::Path;
 pub use error::MjcfError;
 pub use mesh_inertia::{MeshSource, MeshTriangles};
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
-pub use types::{
+pub use types::{SpatialTendon, 
     Actuator, ActuatorDynamics, ContactPair, Equality, EqualityKind, FixedTendon, Geom, GeomShape, Integrator, JointProps, Keyframe,
     MjcfWorld, Sensor, SensorKind, SimOption, Transmission,
 };

@@ -23,6 +23,8 @@ pub struct MjcfWorld {
     pub joints: Vec<JointProps>,
     /// Fixed tendons (linear combinations of joint positions).
     pub tendons: Vec<FixedTendon>,
+    /// Spatial tendons through sites (straight segments; wrapping refused).
+    pub spatial_tendons: Vec<SpatialTendon>,
     /// Actuators in MuJoCo's order.
     pub actuators: Vec<Actuator>,
     /// Sensors in MuJoCo's order (unsupported kinds left out with a warning).
@@ -188,6 +190,23 @@ pub struct FixedTendon {
     pub frictionloss: f64,
 }
 
+/// A spatial tendon of straight segments between sites: length = Σ |site_{i+1} − site_i|.
+#[derive(Clone, Debug)]
+pub struct SpatialTendon {
+    /// Its name (`tendon<i>` when unnamed, `i` its MuJoCo tendon id).
+    pub name: String,
+    /// The sites it passes through, in order (MuJoCo site ids; at least two).
+    pub sites: Vec<usize>,
+    /// `range` when limited.
+    pub range: Option<(f64, f64)>,
+    /// `stiffness`.
+    pub stiffness: f64,
+    /// `damping`.
+    pub damping: f64,
+    /// `frictionloss`.
+    pub frictionloss: f64,
+}
+
 /// What an actuator pulls on.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transmission {
@@ -305,13 +324,13 @@ pub enum EqualityKind {
         /// The point, in body1's frame.
         anchor: Vec3,
     },
-    /// `weld`: body1's frame stays at `relpose` in body2's (`None`: as at qpos0).
+    /// `weld`: body2's frame stays at `relpose` in body1's (`None`: as at qpos0).
     Weld {
         /// Body 1.
         body1: usize,
         /// Body 2 (0: the world).
         body2: usize,
-        /// Body1's frame in body2's, if written.
+        /// Body2's frame in body1's, if written (MuJoCo's `relpose`).
         relpose: Option<Se3>,
         /// `torquescale`.
         torquescale: f64,

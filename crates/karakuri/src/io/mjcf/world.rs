@@ -55,6 +55,7 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
         sites,
         joints,
         tendons: vec![],
+        spatial_tendons: vec![],
         actuators: vec![],
         sensors: vec![],
         equalities: vec![],
@@ -65,7 +66,9 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
     };
     let sections = |tag: &'static str| root.children.iter().filter(move |e| e.tag == tag);
     for e in sections("tendon") {
-        world.tendons.extend(actuators::tendons(e, &names, &defaults, &compiler)?);
+        let (fixed, spatial) = actuators::tendons(e, &names, &defaults, &compiler, world.tendons.len() + world.spatial_tendons.len())?;
+        world.tendons.extend(fixed);
+        world.spatial_tendons.extend(spatial);
     }
     names.tendons = world.tendons.iter().map(|t| t.name.clone()).collect();
     for e in sections("actuator") {
