@@ -11,23 +11,33 @@ use std::time::Instant;
 use karakuri_sim::{Scene, World};
 
 /// Models refused today, and a word of the reason.
-const REFUSED: &[(&str, &str)] = &[("dm_control/ball_in_cup.xml", "spatial")];
+const REFUSED: &[(&str, &str)] = &[];
+
+/// Models whose constraints contradict each other under hard constraints, and must stop with a
+/// named divergence rather than run: karakuri's own `features_sim.xml` welds its forearm to a
+/// pose under the floor and closes a loop the weld fights (MuJoCo's soft constraints settle on
+/// a compromise; hard rows cannot, docs/MJCF.md).
+const STOPS: &[(&str, &str)] = &[("features/features_sim.xml", "diverged in step")];
+
+/// Every `.xml` under `dir`, in its subfolders too (aloha_pot sits in a folder of its own;
+/// dm_control's `common/` holds the fragments its models include, not models).
+fn xml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap().path();
+        if f.is_dir() && f.file_name().is_some_and(|n| n == "common") {
+            continue;
+        } else if f.is_dir() {
+            xml_files(&f, out);
+        } else if f.extension().is_some_and(|e| e == "xml") {
+            out.push(f);
+        }
+    }
+}
 
 fn models() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf");
     let mut out = vec![];
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|e| e == "xml") {
-                out.push(f);
-            }
-        }
-    }
+    xml_files(&root, &mut out);
     out.sort();
     out
 }
@@ -38,7 +48,8 @@ fn every_mjcf_model_simulates_two_seconds() {
     assert!(all.len() >= 35, "{} models", all.len());
     let mut ran = 0;
     for path in &all {
-        let name = path.strip_prefix(path.parent().unwrap().parent().unwrap()).unwrap().display().to_string();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf");
+        let name = path.strip_prefix(&root).unwrap().display().to_string();
         let scene = match Scene::from_file(path).and_then(World::new) {
             Ok(w) => w,
             Err(e) => {
@@ -54,10 +65,22 @@ fn every_mjcf_model_simulates_two_seconds() {
         let t0 = Instant::now();
         let mut contacts = 0usize;
         let mut steps = 0usize;
+        let stop = STOPS.iter().find(|(m, _)| *m == name).map(|s| s.1);
+        let mut stopped = false;
         while w.time() < 2.0 - 1e-9 {
-            w.step().unwrap_or_else(|e| panic!("{name}: step at t = {}: {e}", w.time()));
+            if let Err(e) = w.step() {
+                let e = e.to_string();
+                assert!(stop.is_some_and(|s| e.contains(s)), "{name}: step at t = {}: {e}", w.time());
+                println!("| {name} | stopped: {e} |");
+                stopped = true;
+                break;
+            }
             contacts = contacts.max(w.contacts().len());
             steps += 1;
+        }
+        assert!(stop.is_none() || stopped, "{name} ran 2 s: take it off STOPS");
+        if stopped {
+            continue;
         }
         for (b, s) in w.bodies().iter().zip(w.states()) {
             let x = s.pose.translation;
@@ -67,5 +90,5 @@ fn every_mjcf_model_simulates_two_seconds() {
         println!("| {name} | {steps} steps | {us:.1} µs/step (test profile) | {contacts} contacts at most |");
         ran += 1;
     }
-    assert!(ran >= all.len() - REFUSED.len(), "{ran} of {} ran", all.len());
+    assert!(ran >= all.len() - REFUSED.len() - STOPS.len(), "{ran} of {} ran", all.len());
 }

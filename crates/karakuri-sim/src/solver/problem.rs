@@ -29,7 +29,10 @@ pub struct Trees {
 }
 
 impl Trees {
-    /// The trees of `model` (each child of the universe with its subtree).
+    /// The trees of `model`: each child of the universe with its subtree, as a range of dofs.
+    /// A model numbered depth-first has one range per root; where joints are not (a static
+    /// body's children become roots after the bodies before them), roots whose ranges overlap
+    /// share one tree, so that every tree is one contiguous range of whole subtrees.
     pub fn new(model: &Model) -> Trees {
         let mut t = Trees {
             of_joint: vec![NONE; model.njoints],
@@ -38,9 +41,16 @@ impl Trees {
         for j in 1..model.njoints {
             let p = model.parents[j];
             if p == 0 {
-                t.of_joint[j] = t.start.len() as u32;
-                t.start.push(model.idx_v[j]);
-                t.len.push(model.subtree_end_v[j] - model.idx_v[j]);
+                let (start, end) = (model.idx_v[j], model.subtree_end_v[j]);
+                match (t.start.last(), t.len.last_mut()) {
+                    // overlaps the last tree's range: the same tree, widened
+                    (Some(&s0), Some(l0)) if start < s0 + *l0 => *l0 = (*l0).max(end - s0),
+                    _ => {
+                        t.start.push(start);
+                        t.len.push(end - start);
+                    }
+                }
+                t.of_joint[j] = t.start.len() as u32 - 1;
             } else {
                 t.of_joint[j] = t.of_joint[p];
             }

@@ -124,7 +124,9 @@ pub(super) fn keyframes(e: &Element, (qpos0, quats): (&[f64], &[usize]), nv: usi
         for &a in quats {
             let n = qpos[a..a + 4].iter().map(|x| x * x).sum::<f64>().sqrt();
             if n < 1e-14 {
-                return Err(k.error(format!("qpos[{a}..{}]: quaternion too small", a + 4)));
+                // MuJoCo's normalisation makes a zero quaternion the identity (aloha_pot's keyframe)
+                qpos[a..a + 4].copy_from_slice(&[1.0, 0.0, 0.0, 0.0]);
+                continue;
             }
             qpos[a..a + 4].iter_mut().for_each(|x| *x /= n);
         }

@@ -42,7 +42,7 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
         }
         names.bodies.push(bname);
     }
-    let assets = Assets::read(root, &compiler, base_dir)?;
+    let assets = Assets::read(root, &compiler, &defaults, base_dir)?;
     for g in &mut geoms {
         assets.resolve(&mut g.shape, &g.at)?;
     }
@@ -106,14 +106,14 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
     Ok(world)
 }
 
-/// `<asset>`: mesh files and scales, height fields' sizes.
+/// `<asset>`: mesh files and scales (class defaults applied), height fields' sizes.
 struct Assets {
     meshes: HashMap<String, (PathBuf, Vec3)>,
     hfields: HashMap<String, ([f64; 4], bool)>,
 }
 
 impl Assets {
-    fn read(root: &Element, c: &super::defaults::Compiler, base_dir: Option<&Path>) -> Result<Self, MjcfError> {
+    fn read(root: &Element, c: &super::defaults::Compiler, defaults: &super::defaults::Defaults, base_dir: Option<&Path>) -> Result<Self, MjcfError> {
         let mut out = Assets { meshes: HashMap::new(), hfields: HashMap::new() };
         for m in root.children.iter().filter(|e| e.tag == "asset").flat_map(|a| a.children.iter()) {
             match m.tag.as_str() {
@@ -130,7 +130,9 @@ impl Assets {
                     let name = m.attr("name").map(str::to_string).unwrap_or_else(|| {
                         file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
                     });
-                    let scale = match m.attr("scale") {
+                    // a mesh's scale may come from its class (`<default><mesh scale>`), as MuJoCo
+                    let r = super::defaults::Resolved::new(m, "main", defaults)?;
+                    let scale = match r.get("scale") {
                         Some(t) => Vec3::from(numbers::<3>(m, "scale", t)?),
                         None => Vec3::repeat(1.0),
                     };
