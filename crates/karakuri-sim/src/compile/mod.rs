@@ -29,6 +29,7 @@
 
 mod actuators;
 mod bodies;
+mod body_robot;
 mod builder;
 mod colliders;
 mod dofs;
@@ -68,7 +69,10 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let loops = loops::loops(&b, &model, &o_m_i)?;
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
-    let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
+    let (mut sensors, mut sensor_infos) = sensors::sensors(scene, &model, &bodies)?;
+    body_robot::finish_sensors(&mut b.body_sensors, &model);
+    sensor_infos.extend(b.body_sensors.iter().map(|s| crate::engine::SensorInfo { name: s.name.clone(), kind: s.kind }));
+    sensors.append(&mut b.body_sensors);
     let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
     let collider = colliders::collider(scene, &bodies, shapes, &o_m_i, &mut warnings);

@@ -37,8 +37,8 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for (ri, r) in scene.robots.iter_mut().enumerate() {
         let at = format!("robots[{ri}]");
-        if r.urdf.is_empty() == r.mjcf.is_none() {
-            return Err(v.err(&at, "give exactly one of `urdf` (a URDF file) and `mjcf` (an MJCF file)"));
+        if usize::from(!r.urdf.is_empty()) + usize::from(r.mjcf.is_some()) + usize::from(r.body.is_some()) != 1 {
+            return Err(v.err(&at, "give exactly one of `urdf` (a URDF file), `mjcf` (an MJCF file) and `body` (a Choreonoid .body file)"));
         }
         v.pose(&format!("{at}.pose"), &mut r.pose)?;
         v.material_ref(&format!("{at}.material"), r.material.as_deref(), &materials)?;
