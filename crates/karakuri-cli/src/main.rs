@@ -19,7 +19,7 @@ struct Cli {
 enum Command {
     /// Print a model's tree: joints with their q/v indices, bodies and masses.
     Inspect {
-        /// URDF file.
+        /// URDF or Choreonoid .body file.
         model: PathBuf,
         /// Add a free-flyer root joint (floating base).
         #[arg(long)]

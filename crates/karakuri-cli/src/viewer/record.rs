@@ -180,9 +180,19 @@ impl Recorder {
         }
     }
 
-    /// Shapes and joint probes of a scene robot (its URDF read again, as the engine did).
+        /// Shapes and joint probes of a scene robot (its URDF read again, as the engine did).
     fn robot(&mut self, world: &World, scene: &Scene, r: &karakuri_sim::scene::RobotSpec, shapes: &mut [Vec<Value>]) {
         let base_dir = scene.base_dir();
+        if let Some(rel) = &r.body {
+            match karakuri::io::body::load_body(base_dir.join(rel)) {
+                Ok(body) => {
+                    let geometry = body_looks(&body);
+                    self.draw_robot(world, r, &body.model, &geometry, shapes);
+                }
+                Err(e) => self.meshes.notes.push(format!("robot '{}': {e}", r.name)),
+            }
+            return;
+        }
         let path = base_dir.join(&r.urdf);
         let path = if path.exists() { path } else { PathBuf::from(&r.urdf) };
         let opts = LoadOptions {
@@ -209,10 +219,15 @@ impl Recorder {
                 return;
             }
         };
+        self.draw_robot(world, r, &model, &geometry, shapes);
+    }
+
+    /// A robot's shapes on its bodies and its joints' probes.
+    fn draw_robot(&mut self, world: &World, r: &karakuri_sim::scene::RobotSpec, model: &karakuri::Model, geometry: &urdf::Geometry, shapes: &mut [Vec<Value>]) {
         let looks = RobotLooks {
             label: format!("robot '{}'", r.name),
-            model: &model,
-            geometry: &geometry,
+            model,
+            geometry,
             extra: &r.shapes,
             collision: if r.collide {
                 r.collision
@@ -384,6 +399,38 @@ impl Recorder {
             "plots": plots,
         })
     }
+}
+
+/// A `.body` robot's shapes as URDF visuals and collisions, for [`RobotLooks`]: boxes,
+/// spheres, cylinders and capsules (turned from Choreonoid's y axis onto z) and mesh files;
+/// cones, extrusions and VRML resources are not drawn (the page draws its collisions instead).
+fn body_looks(body: &karakuri::io::body::BodyModel) -> urdf::Geometry {
+    use karakuri::io::body::BodyGeometry as G;
+    let y_to_z = karakuri::spatial::Se3::new(karakuri::spatial::rotation_about(&karakuri::spatial::Vec3::x(), -std::f64::consts::FRAC_PI_2), karakuri::spatial::Vec3::zeros());
+    let mut out = urdf::Geometry { visuals: vec![], collisions: vec![], warnings: vec![] };
+    for (k, s) in body.shapes.iter().enumerate() {
+        let (shape, turn) = match &s.geometry {
+            G::Box { size } => (urdf::Shape::Box { size: (*size).into() }, false),
+            G::Sphere { radius } => (urdf::Shape::Sphere { radius: *radius }, false),
+            G::Cylinder { radius, height } => (urdf::Shape::Cylinder { radius: *radius, length: *height }, true),
+            G::Capsule { radius, height } => (urdf::Shape::Capsule { radius: *radius, length: *height }, true),
+            G::Mesh { path, scale } => {
+                let filename = path.display().to_string();
+                (urdf::Shape::Mesh { filename, resolved: Some(path.clone()), tried: vec![path.clone()], scale: (*scale).into() }, false)
+            }
+            _ => continue,
+        };
+        let placement = if turn { s.placement.compose(&y_to_z) } else { s.placement };
+        let link = body.links[s.link].name.clone();
+        let g = urdf::GeometryObject { name: format!("{link}_{k}"), link, parent_joint: karakuri::model::JointId(s.joint), placement, shape, material_rgba: None };
+        if s.visual {
+            out.visuals.push(g.clone());
+        }
+        if s.collision {
+            out.collisions.push(g);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

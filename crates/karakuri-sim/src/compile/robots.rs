@@ -23,10 +23,13 @@ use crate::scene::geometry::UrdfRobot;
 use crate::scene::{ActuatorMode, ActuatorSpec, Pose, RobotRoot, Scene, Target};
 use crate::SimError;
 
+/// A loaded robot: its model and shapes, and an MJCF file's world or a `.body` file's model.
+type Loaded = ((UrdfRobot, Option<MjcfWorld>), Option<BodyModel>);
+
 /// Loads robot `ri` of the scene from its source: a URDF file, or one built into the binary
 /// (the loader checks and repairs it and reads its collision meshes), or an MJCF file (then
 /// also its whole [`MjcfWorld`]), or a Choreonoid `.body` file (then its [`BodyModel`]).
-pub(super) fn load(scene: &Scene, ri: usize) -> Result<((UrdfRobot, Option<MjcfWorld>), Option<BodyModel>), SimError> {
+pub(super) fn load(scene: &Scene, ri: usize) -> Result<Loaded, SimError> {
     if scene.robots[ri].body.is_some() {
         let (robot, body) = crate::scene::body_geometry::load_body_robot(scene, ri)?;
         return Ok(((robot, None), Some(body)));
