@@ -7,7 +7,13 @@ use std::process::ExitCode;
 
 pub fn run(path: &Path, floating: bool) -> Result<ExitCode> {
     let root = if floating { Root::FreeFlyer } else { Root::Fixed };
-    let model = if crate::mjcf::is_mjcf(path) { crate::mjcf::load(path, floating)?.0 } else { crate::load_urdf(path, root)? };
+    let model = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("body")) {
+        crate::load_body(path)?
+    } else if crate::mjcf::is_mjcf(path) {
+        crate::mjcf::load(path, floating)?.0
+    } else {
+        crate::load_urdf(path, root)?
+    };
     println!("model {}: nq = {}, nv = {}, joints = {} (+ universe), frames = {}, total mass = {:.6} kg",
         model.name, model.nq, model.nv, model.njoints - 1, model.frames.len(), model.total_mass());
     println!("{:<40} {:<22} {:>5} {:>5} {:>10}  body", "joint", "type", "q", "v", "mass");

@@ -26,6 +26,16 @@ pub fn load_urdf(path: &Path, root: Root) -> Result<Model, urdf::UrdfError> {
     Ok(model)
 }
 
+/// Loads a Choreonoid `.body` file for a subcommand (its root joint is the file's: `--floating`
+/// does not apply) and prints its warnings on stderr as `warning: ...`.
+pub fn load_body(path: &Path) -> Result<Model, karakuri::io::body::BodyError> {
+    let body = karakuri::io::body::load_body(path)?;
+    for w in &body.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(body.model)
+}
+
 /// The repository's README, so that its Rust example compiles as a doctest (`cargo test --doc`).
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

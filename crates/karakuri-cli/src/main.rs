@@ -19,7 +19,7 @@ struct Cli {
 enum Command {
     /// Print a model's tree (URDF or MJCF): joints with their q/v indices, bodies and masses.
     Inspect {
-        /// URDF file, or MJCF (`.xml`, `.mjcf`).
+        /// URDF file, MJCF (`.xml`, `.mjcf`) or Choreonoid `.body`.
         model: PathBuf,
         /// Add a free-flyer root joint (floating base).
         #[arg(long)]

@@ -1,5 +1,6 @@
 //! MJCF: `load_mjcf` (Pinocchio's `buildModelFromMJCF`) and MuJoCo's qpos/qvel to karakuri's
-//! q/v and back (`karakuri::io::mjcf`; docs/MJCF.md has the conventions).
+//! q/v and back (`karakuri::io::mjcf`; docs/MJCF.md has the conventions). Choreonoid's `.body`
+//! files: `load_body` (`karakuri::io::body`; docs/BODY.md).
 
 use std::sync::Arc;
 
@@ -17,6 +18,21 @@ pyo3::create_exception!(
     pyo3::exceptions::PyValueError,
     "An MJCF file that cannot be loaded; the message says file:line: <element>: reason."
 );
+
+pyo3::create_exception!(
+    karakuri,
+    BodyError,
+    pyo3::exceptions::PyValueError,
+    "A Choreonoid .body file that cannot be loaded; the message says file:line: key: reason."
+);
+
+/// Loads a Choreonoid ``.body`` file (links depth first, fixed links merged into their parent).
+/// Raises :class:`BodyError`.
+#[pyfunction]
+pub fn load_body(path: std::path::PathBuf) -> PyResult<PyModel> {
+    let model = karakuri::io::body::load(&path).map_err(|e| BodyError::new_err(e.to_string()))?;
+    Ok(PyModel { inner: Arc::new(model) })
+}
 
 fn value_error(e: mjcf::MjcfError) -> PyErr {
     PyValueError::new_err(e.reason)
@@ -89,5 +105,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_mujoco_qpos, m)?)?;
     m.add_function(wrap_pyfunction!(to_mujoco_qvel, m)?)?;
     m.add("buildModelFromMJCF", m.getattr("load_mjcf")?)?;
+    m.add("BodyError", m.py().get_type::<BodyError>())?;
+    m.add_function(wrap_pyfunction!(load_body, m)?)?;
     Ok(())
 }

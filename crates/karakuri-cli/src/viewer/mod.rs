@@ -1,5 +1,6 @@
 //! Pages to look at: `karakuri simulate SCENE --html FILE` (a replay of the run with plots) and
-//! `karakuri view MODEL.urdf --html FILE` (a URDF with a slider per joint).
+//! `karakuri view MODEL.urdf --html FILE` (a URDF with a slider per joint; a Choreonoid `.body`
+//! as its start frame).
 //!
 //! Each page is one self-contained HTML file that opens from disk with no server and no
 //! network: three.js draws the bodies, uPlot the plots, both embedded from the copies in
@@ -37,10 +38,23 @@ pub fn view(
     package_dirs: &[std::path::PathBuf],
     html: &Path,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let data = model::page_data(model, floating, package_dirs)?;
+    let data = if model.extension().is_some_and(|e| e.eq_ignore_ascii_case("body")) {
+        body_page(model)?
+    } else {
+        model::page_data(model, floating, package_dirs)?
+    };
     let bytes = write_page(html, &data)?;
     print_written(html, bytes, &data);
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// A Choreonoid `.body` file's page: its scene alone (on a floor, at its standard pose) as one
+/// frame, its collision shapes drawn (VRML visuals are not read; no sliders).
+fn body_page(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let world = karakuri_sim::World::from_file(path)?;
+    let mut rec = Recorder::new();
+    rec.observe(&world, true);
+    Ok(rec.into_page_data(&format!("{}: the start (standard pose)", path.display())))
 }
 
 /// Tells where the page is, how big, and what it could not draw.

@@ -29,6 +29,9 @@ class UrdfError(ValueError):
 class MjcfError(ValueError):
     """An MJCF file that cannot be loaded; the message says ``file:line: <element>: reason``."""
 
+class BodyError(ValueError):
+    """A Choreonoid ``.body`` file that cannot be loaded; the message says ``file:line: key: reason``."""
+
 class ConstraintError(ValueError):
     """Constraints that cannot all hold (conflicting rows) or that are malformed."""
 
@@ -449,6 +452,9 @@ def load_urdf(path: Union[str, "os.PathLike[str]"], floating: bool = False) -> M
 
 def load_mjcf(path: Union[str, "os.PathLike[str]"]) -> Model:
     """Loads a MuJoCo MJCF file (joints and dofs in MuJoCo's order). Raises :class:`MjcfError`."""
+
+def load_body(path: Union[str, "os.PathLike[str]"]) -> Model:
+    """Loads a Choreonoid ``.body`` file (links depth first, fixed links merged). Raises :class:`BodyError`."""
 
 def from_mujoco_qpos(model: Model, qpos: ArrayLike) -> Vector:
     """karakuri's ``q`` from MuJoCo's ``qpos`` (quaternions ``[w x y z]`` to ``[x y z w]``)."""

@@ -127,6 +127,10 @@ pub(super) struct Builder<'s> {
     pub(super) tracks: Vec<Track>,
     /// Non-fatal remarks.
     pub(super) warnings: Vec<String>,
+    /// `.body` robots' sensors (their force sensors' subtrees filled once the model is built).
+    pub(super) body_sensors: Vec<super::model::Sensor>,
+    /// `.body` robots' extra joints, after the scene's loop constraints.
+    pub(super) body_loops: Vec<crate::scene::LoopConstraint>,
 }
 
 impl<'s> Builder<'s> {
@@ -148,6 +152,8 @@ impl<'s> Builder<'s> {
             actuators: Vec::new(),
             tracks: Vec::new(),
             warnings: Vec::new(),
+            body_sensors: Vec::new(),
+            body_loops: Vec::new(),
         }
     }
 

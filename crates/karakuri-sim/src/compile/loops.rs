@@ -47,8 +47,8 @@ pub(super) fn loops(b: &Builder, model: &Model, o_m_i: &[Se3]) -> Result<Vec<Loo
         };
         Err(scene_err(scene, format!("loop_constraints[{li}].{key}"), reason))
     };
-    let mut loops = Vec::with_capacity(scene.loop_constraints.len());
-    for (li, l) in scene.loop_constraints.iter().enumerate() {
+    let mut loops = Vec::with_capacity(scene.loop_constraints.len() + b.body_loops.len());
+    for (li, l) in scene.loop_constraints.iter().chain(&b.body_loops).enumerate() {
         let (ja, xa) = find(li, "body_a", &l.body_a)?;
         let (jb, xb) = find(li, "body_b", &l.body_b)?;
         if ja == jb {

@@ -30,6 +30,7 @@
 
 mod actuators;
 mod bodies;
+mod body_robot;
 mod builder;
 mod colliders;
 mod dofs;
@@ -74,7 +75,10 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
-    let (sensors, sensor_infos) = sensors::sensors(scene, &model, &bodies, &actuators, mjcf_sensors)?;
+    let (mut sensors, mut sensor_infos) = sensors::sensors(scene, &model, &bodies, &actuators, mjcf_sensors)?;
+    body_robot::finish_sensors(&mut b.body_sensors, &model);
+    sensor_infos.extend(b.body_sensors.iter().map(|s| crate::engine::SensorInfo { name: s.name.clone(), kind: s.kind }));
+    sensors.append(&mut b.body_sensors);
     let perturbations = perturbations::perturbations(scene, &bodies, scene.world.dt)?;
     let mut warnings = std::mem::take(&mut b.warnings);
     let collider = colliders::collider(&b, &bodies, shapes, &o_m_i, &mut warnings);

@@ -12,6 +12,7 @@
 //! velocity, general: [`mjcf_servo`]); its `armature` is already in the model's mass matrix
 //! and is not added again.
 
+use karakuri::io::body::BodyModel;
 use karakuri::io::mjcf::{from_mujoco_qpos, from_mujoco_qvel, Actuator as MjcfActuator, JointProps, MjcfWorld, Transmission};
 use karakuri::model::{JointId, JointType};
 use karakuri::spatial::{quat_from_xyzw, Se3};
@@ -23,10 +24,21 @@ use crate::scene::geometry::UrdfRobot;
 use crate::scene::{ActuatorMode, ActuatorSpec, Pose, RobotRoot, Scene, Target};
 use crate::SimError;
 
+/// A loaded robot: its model and shapes, and an MJCF file's world or a `.body` file's model.
+type Loaded = ((UrdfRobot, Option<MjcfWorld>), Option<BodyModel>);
+
 /// Loads robot `ri` of the scene from its source: a URDF file, or one built into the binary
 /// (the loader checks and repairs it and reads its collision meshes), or an MJCF file (then
-/// also its whole [`MjcfWorld`]).
-pub(super) fn load(scene: &Scene, ri: usize) -> Result<(UrdfRobot, Option<MjcfWorld>), SimError> {
+/// also its whole [`MjcfWorld`]), or a Choreonoid `.body` file (then its [`BodyModel`]).
+pub(super) fn load(scene: &Scene, ri: usize) -> Result<Loaded, SimError> {
+    if scene.robots[ri].body.is_some() {
+        let (robot, body) = crate::scene::body_geometry::load_body_robot(scene, ri)?;
+        return Ok(((robot, None), Some(body)));
+    }
+    Ok((load_mjcf_or_urdf(scene, ri)?, None))
+}
+
+fn load_mjcf_or_urdf(scene: &Scene, ri: usize) -> Result<(UrdfRobot, Option<MjcfWorld>), SimError> {
     if scene.robots[ri].mjcf.is_some() {
         let (robot, world) = crate::scene::mjcf_geometry::load_mjcf_robot(scene, ri)?;
         return Ok((robot, Some(world)));
@@ -37,12 +49,14 @@ pub(super) fn load(scene: &Scene, ri: usize) -> Result<(UrdfRobot, Option<MjcfWo
 /// Loads and grafts every scene robot, in scene order.
 pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
     for ri in 0..b.scene.robots.len() {
-        let (mut robot, world) = load(b.scene, ri)?;
+        let ((mut robot, world), body) = load(b.scene, ri)?;
         b.warnings.append(&mut robot.warnings);
         let g = graft(b, ri, robot, world.as_ref())?;
         check_joint_names(b.scene, ri, &g.robot.model)?;
         let rs = &b.scene.robots[ri];
-        if let Some(world) = &world {
+        if let Some(body) = &body {
+            super::body_robot::body_start(b, ri, body, &g);
+        } else if let Some(world) = &world {
             let key = mjcf_key(b.scene, ri, world)?;
             mjcf_start(b, ri, world, key, &g)?;
             mjcf_actuators(b, ri, world, key, &g);

@@ -14,13 +14,17 @@ use crate::SimError;
 
 impl Scene {
     /// Reads a scene from a `.json`, `.yaml` or `.yml` file, or makes one of an MJCF `.xml` /
-    /// `.mjcf` file alone ([`Scene::from_mjcf`]); any other extension is an error naming it.
+    /// `.mjcf` file alone ([`Scene::from_mjcf`]) or of a Choreonoid `.body` file alone (on a
+    /// floor); any other extension is an error naming it.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Scene, SimError> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         if matches!(ext.as_str(), "xml" | "mjcf") {
             return Scene::from_mjcf(path);
+        }
+        if ext == "body" {
+            return super::body_geometry::scene_of_body(path);
         }
         if !matches!(ext.as_str(), "json" | "yaml" | "yml") {
             let hint = match ext.as_str() {
@@ -190,6 +194,7 @@ impl Scene {
                 fix(&mut r.urdf);
             }
             r.mjcf.iter_mut().for_each(fix);
+            r.body.iter_mut().for_each(fix);
             r.package_dirs.iter_mut().for_each(fix);
             r.shapes.iter_mut().for_each(|(_, sh)| fix_shape(sh));
         }

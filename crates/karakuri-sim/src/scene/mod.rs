@@ -16,6 +16,7 @@
 
 mod file;
 pub mod geometry;
+pub mod body_geometry;
 pub mod mjcf_contacts;
 pub mod mjcf_geometry;
 pub mod table;

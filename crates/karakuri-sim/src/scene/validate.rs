@@ -37,8 +37,8 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     }
     for (ri, r) in scene.robots.iter_mut().enumerate() {
         let at = format!("robots[{ri}]");
-        if r.urdf.is_empty() == r.mjcf.is_none() {
-            return Err(v.err(&at, "give exactly one of `urdf` (a URDF file) and `mjcf` (an MJCF file)"));
+        if usize::from(!r.urdf.is_empty()) + usize::from(r.mjcf.is_some()) + usize::from(r.body.is_some()) != 1 {
+            return Err(v.err(&at, "give exactly one of `urdf` (a URDF file), `mjcf` (an MJCF file) and `body` (a Choreonoid .body file)"));
         }
         if r.keyframe.is_some() && r.mjcf.is_none() {
             return Err(v.err(&format!("{at}.keyframe"), "a keyframe names an MJCF `<key>`: only an `mjcf` robot has one"));

@@ -1,4 +1,5 @@
 //! Model loaders.
 
+pub mod body;
 pub mod mjcf;
 pub mod urdf;

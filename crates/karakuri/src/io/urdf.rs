@@ -53,6 +53,7 @@ use std::path::Path;
 use crate::model::Model;
 
 pub use types::{Geometry, GeometryObject, LoadOptions, Root, Shape, UrdfError};
+pub(crate) use build::{inertia_defect, nearest_physical};
 
 /// Reads and loads a URDF file; geometry is discarded (see [`load_with`]).
 pub fn load(path: impl AsRef<Path>, root: Root) -> Result<Model, UrdfError> {

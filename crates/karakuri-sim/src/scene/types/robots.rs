@@ -32,7 +32,8 @@ pub enum RobotCollision {
     None,
 }
 
-/// A robot loaded from a URDF or an MJCF file (exactly one of `urdf` and `mjcf`).
+/// A robot loaded from a URDF, an MJCF or a Choreonoid `.body` file (exactly one of `urdf`,
+/// `mjcf` and `body`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RobotSpec {
@@ -51,6 +52,12 @@ pub struct RobotSpec {
     /// the first keyframe (else qpos0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyframe: Option<String>,
+    /// Choreonoid `.body` path as written (relative to the scene file): its links, shapes,
+    /// sensors and extra joints; a free root starts at `pose` composed with the file's root
+    /// placement, the joints at `standardPose`, held there by position servos unless the robot
+    /// lists `actuators` (docs/BODY.md); `root` and `collision` are not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
     /// Floating or fixed base.
     #[serde(default)]
     pub root: RobotRoot,

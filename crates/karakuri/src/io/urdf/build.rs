@@ -654,7 +654,7 @@ fn geometry_object(
 /// `None`: a negative principal moment, or moments violating the triangle inequality
 /// (`λ_i ≤ λ_j + λ_k`, which implies `λ ≥ 0`: the second moments of mass, `½ tr I − λ_i`, are
 /// then ≥ 0). The tolerance is relative, with an absolute floor for numerically zero inertias.
-fn inertia_defect(i: &Inertia) -> Option<String> {
+pub(crate) fn inertia_defect(i: &Inertia) -> Option<String> {
     let a = &i.inertia_com;
     let e = a.symmetric_eigenvalues();
     let tol = 1e-12 * a.amax() + 1e-15;
@@ -677,7 +677,7 @@ fn inertia_defect(i: &Inertia) -> Option<String> {
 /// eigenvalues set to 0 (the projection onto physical bodies in Σ's Frobenius norm: a body is
 /// physical iff Σ ⪰ 0, which holds iff the principal moments are ≥ 0 and satisfy the triangle
 /// inequality). `I = tr(Σ) 1 − Σ` maps back.
-pub(super) fn nearest_physical(i: &Inertia) -> Inertia {
+pub(crate) fn nearest_physical(i: &Inertia) -> Inertia {
     use crate::spatial::Mat3;
     let a = i.inertia_com;
     let sigma = Mat3::identity() * (0.5 * a.trace()) - a;
