@@ -173,7 +173,9 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     } else {
         w.problem.prepare(&w.qh, &mut w.solver);
         let settings = solver_settings(&m.engine);
-        w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution)
+        let mut st = w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution);
+        w.problem.contact_measures(&w.solution, &mut st);
+        st
     };
     let n_other = w.rows.len();
     w.rows.lambda[..n_other].copy_from_slice(&w.solution.lambda[first_other..first_other + n_other]);

@@ -32,6 +32,7 @@
 //! | `exact.rs` | dense `W` of an island, active-set solve, subspace step | |
 //! | `active.rs` | active-set solve with friction of a small articulated island | |
 //! | `cone.rs` | projection on the friction cone and bounds, a contact's block update | |
+//! | `measures.rs` | ContactBench's contact measures of a solution (Signorini, Coulomb, dissipation) | [`Problem::contact_measures`] |
 //! | `kernels.rs` | dots, `W_ii` entries, one tree's LᵀDL solves, 3 x 3 inverse | |
 
 mod accel;
@@ -40,6 +41,7 @@ mod cone;
 mod exact;
 mod islands;
 mod kernels;
+mod measures;
 mod prepare;
 mod problem;
 mod rows;
