@@ -291,7 +291,9 @@ fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool 
                 best = i;
             }
         }
-        if !(a[best * n + c].abs() > tiny) {
+        let pivot = a[best * n + c].abs();
+        // a NaN pivot fails too
+        if pivot.is_nan() || pivot <= tiny {
             return false;
         }
         perm.push(best);
