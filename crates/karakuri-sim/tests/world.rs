@@ -370,3 +370,33 @@ sensors:
         assert_eq!(world.sensor(&s.name).unwrap().len(), s.width);
     }
 }
+
+/// The contact measures of a solve (ContactBench's Signorini, Coulomb and maximal
+/// dissipation violations, `solver/measures.rs`) are ≈ 0 on boxes resting in a converged
+/// stack, and not on the same stack solved by one sweep from no warm start (a truncated
+/// solve: the boxes' weight has not reached the floor's contacts).
+#[test]
+fn contact_measures_vanish_at_rest_and_not_for_a_truncated_solve() {
+    let worst = |max_iterations: usize, warm_start: bool| {
+        let mut scene = Scene::from_file(scene_path("05a_stack5.json")).unwrap();
+        scene.engine.sleep.enabled = false;
+        scene.engine.max_iterations = max_iterations;
+        scene.engine.warm_start = warm_start;
+        let mut w = World::new(scene).unwrap();
+        let mut m = [0.0_f64; 3];
+        for _ in 0..500 {
+            w.step().unwrap();
+            let s = w.last_solve();
+            for (x, y) in m.iter_mut().zip([s.signorini, s.coulomb, s.dissipation]) {
+                *x = x.max(y);
+            }
+        }
+        m
+    };
+    // one box's weight impulse per step is 1 kg · 9.81 · 1 ms ≈ 1e-2 N·s; converged rows move
+    // at most the tolerance (1e-6 m/s): products below 1e-2 · 5 boxes · 1e-6
+    let rest = worst(50, true);
+    assert!(rest[0] < 1e-7 && rest[1] <= 1e-12 && rest[2] < 1e-7, "at rest: {rest:?}");
+    let truncated = worst(1, false);
+    assert!(truncated[0] > 1e-5 && truncated[2] > 1e-5, "one sweep: {truncated:?}");
+}

@@ -37,8 +37,9 @@ pub struct SimulateArgs {
     /// Trajectory CSV: `step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz`, one row per moving
     /// body per step, the initial state as step 0.
     pub out: Option<PathBuf>,
-    /// Step CSV: `step,t,contacts,wall_ns,sweeps,residual` (the constraint solve's sweeps and
-    /// final residual, m/s).
+    /// Step CSV: `step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,
+    /// dissipation` (the constraint solve's sweeps and final residual, m/s; 1 when the
+    /// residual met `engine.tolerance`; ContactBench's contact measures, `solver/measures.rs`).
     pub steps: Option<PathBuf>,
     /// Sensor CSV: `time`, then `NAME.x,NAME.y,NAME.z` per accelerometer or gyro and
     /// `NAME.fx,NAME.fy,NAME.fz,NAME.tx,NAME.ty,NAME.tz` per force sensor (sensor axes), one

@@ -118,7 +118,7 @@ impl RunOutputs {
     ) -> Result<RunOutputs> {
         Ok(RunOutputs {
             traj: out.map(|p| CsvOut::create(p, "step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz")).transpose()?,
-            steps: steps.map(|p| CsvOut::create(p, "step,t,contacts,wall_ns,sweeps,residual")).transpose()?,
+            steps: steps.map(|p| CsvOut::create(p, "step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation")).transpose()?,
             sensors: sensors.map(|p| CsvOut::create(p, &sensor_header(world))).transpose()?,
             joints: joints.map(|p| CsvOut::create(p, &joint_header(world))).transpose()?,
             joint_states: vec![JointState::default(); world.one_dof_joints().len()],
@@ -133,7 +133,7 @@ impl RunOutputs {
             write_rows(t, world, &self.moving, k0)?;
         }
         if let Some(s) = self.steps.as_mut() {
-            s.line(format_args!("{k0},{},{},0,0,0", world.time(), world.contacts().len()))?;
+            s.line(format_args!("{k0},{},{},0,0,0,1,0,0,0", world.time(), world.contacts().len()))?;
         }
         Ok(())
     }
@@ -147,7 +147,16 @@ impl RunOutputs {
         }
         if let Some(s) = self.steps.as_mut() {
             let solve = world.last_solve();
-            s.line(format_args!("{k},{},{nc},{ns},{},{:e}", world.time(), solve.iterations, solve.residual))?;
+            let converged = u8::from(solve.residual <= world.scene().engine.tolerance);
+            s.line(format_args!(
+                "{k},{},{nc},{ns},{},{:e},{converged},{:e},{:e},{:e}",
+                world.time(),
+                solve.iterations,
+                solve.residual,
+                solve.signorini,
+                solve.coulomb,
+                solve.dissipation
+            ))?;
         }
         if let Some(s) = self.sensors.as_mut() {
             sensor_row(row, world);

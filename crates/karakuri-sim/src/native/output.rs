@@ -92,6 +92,6 @@ mod solve_stats {
     /// Reads a triple into statistics.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SolveStats, D::Error> {
         let (iterations, residual, direct) = <(usize, f64, bool)>::deserialize(d)?;
-        Ok(SolveStats { iterations, residual, direct })
+        Ok(SolveStats { iterations, residual, direct, ..SolveStats::default() })
     }
 }

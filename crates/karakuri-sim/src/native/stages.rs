@@ -174,7 +174,9 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     } else {
         w.problem.prepare(&w.qh, &mut w.solver);
         let settings = solver_settings(&m.engine);
-        w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution)
+        let mut st = w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution);
+        w.problem.contact_measures(&w.solution, &mut st);
+        st
     };
     contact::remember_impulses(s, w);
     let loop_rows = w.other_row_start..w.other_row_start + w.loop_err.len();

@@ -81,7 +81,7 @@ impl Solve<'_> {
     }
 
     /// Writes `dense.lambda` into the island's impulses and updates `vel` by the change.
-    fn set_island(&mut self, s: usize, e: usize) {
+    pub(super) fn set_island(&mut self, s: usize, e: usize) {
         let mut p = 0;
         for x in s..e {
             let bi = self.work.islands.order[x] as usize;
@@ -102,7 +102,7 @@ impl Dense {
     /// Forms the island's dense `W` and `c = J v_free` over its rows (`rows`), the island
     /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read).
     #[inline]
-    fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
+    pub(super) fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
         self.rows.clear();
         for &b in island {
             let bl = p.blocks[b as usize];
@@ -250,7 +250,7 @@ impl Dense {
 
     /// The friction of `lambda` back inside the cones of the new normal impulses.
     #[inline]
-    fn project(&mut self, kind: &[RowKind]) {
+    pub(super) fn project(&mut self, kind: &[RowKind]) {
         let k = self.rows.len();
         let mut p = 0;
         while p < k {

@@ -30,14 +30,18 @@
 //! | `sweep.rs` | block Gauss–Seidel, the packed free-body contacts | |
 //! | `accel.rs` | conjugate-gradient acceleration and parking of large islands | |
 //! | `exact.rs` | dense `W` of an island, active-set solve, subspace step | |
+//! | `active.rs` | active-set solve with friction of a small articulated island | |
 //! | `cone.rs` | projection on the friction cone and bounds, a contact's block update | |
+//! | `measures.rs` | ContactBench's contact measures of a solution (Signorini, Coulomb, dissipation) | [`Problem::contact_measures`] |
 //! | `kernels.rs` | dots, `W_ii` entries, one tree's LᵀDL solves, 3 x 3 inverse | |
 
 mod accel;
+mod active;
 mod cone;
 mod exact;
 mod islands;
 mod kernels;
+mod measures;
 mod prepare;
 mod problem;
 mod rows;

@@ -67,6 +67,12 @@ pub struct SolveStats {
     pub residual: f64,
     /// Whether the direct solver was used.
     pub direct: bool,
+    /// Largest `|λ_n u_n|` over the contacts (`measures.rs`; 0 until measured).
+    pub signorini: f64,
+    /// Largest friction impulse outside its cone, `|λ_t| − μ λ_n` (`measures.rs`).
+    pub coulomb: f64,
+    /// Largest maximal-dissipation violation `|λ_t · u_t + μ λ_n |u_t||` (`measures.rs`).
+    pub dissipation: f64,
 }
 
 /// Grows `v`'s capacity to at least `cap`.

@@ -15,6 +15,12 @@ const SWEEPS_PER_SUBSPACE_STEP: usize = 6;
 /// (the first check compares with the first sweep): then it gets a subspace step.
 const STALL: f64 = 0.25;
 
+/// Active-set solves with friction (`active.rs`) a small island gets in one solve: after
+/// its first sweep, then every [`SWEEPS_PER_SUBSPACE_STEP`] sweeps while it has not
+/// converged, each kept only when the sweep after it moves less than the one before (a
+/// rejected or unsettled one ends the tries of this solve).
+const SET_TRIES: usize = 3;
+
 impl Problem {
     /// Solves the problem (prepared by [`Problem::prepare`]) island by island from its warm
     /// start; on exit `sol.lambda` holds the impulses and `sol.vel` the velocity
@@ -111,6 +117,10 @@ impl Solve<'_> {
             let k = p.kind[p.blocks[b as usize].row];
             !matches!(k, RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. })
         });
+        // a tree other than a free body (a robot, a chain): the active set's islands
+        let articulated = blocks.iter().any(|&b| {
+            p.blocks[b as usize].trees.iter().any(|&t| t != NONE && p.trees.len[t as usize] != 6)
+        });
         if settings.exact && frictionless && nrows <= settings.direct_max_rows.min(EXACT_MAX_ROWS) {
             if let Some(it) = self.direct(s, e, v_free, false) {
                 stats.iterations = stats.iterations.max(it);
@@ -120,7 +130,7 @@ impl Solve<'_> {
         }
         let small = settings.exact && nrows <= EXACT_MAX_ROWS;
         let (it, residual) = if small {
-            self.solve_small(s, e, v_free, settings)
+            self.solve_small(s, e, v_free, settings, articulated)
         } else {
             self.solve_cg(s, e, settings)
         };
@@ -129,14 +139,19 @@ impl Solve<'_> {
     }
 
     /// Gauss–Seidel over a small island (at most [`EXACT_MAX_ROWS`] rows), alternating
-    /// forward and backward sweeps, with a subspace step ([`Solve::subspace_step`]) every
-    /// [`SWEEPS_PER_SUBSPACE_STEP`] sweeps where the sweeps stall, kept only when the sweep
-    /// after it moves less than the one before. Returns the sweeps and the last residual.
-    fn solve_small(&mut self, s: usize, e: usize, v_free: &[f64], settings: &Settings) -> (usize, f64) {
+    /// forward and backward sweeps; an `articulated` island (one with a tree other than a
+    /// free body) that the first sweep does not finish gets up to [`SET_TRIES`] active-set
+    /// solves with friction ([`Solve::contact_set`]), then a subspace step
+    /// ([`Solve::subspace_step`]) every [`SWEEPS_PER_SUBSPACE_STEP`] sweeps where the sweeps
+    /// stall; each kept only when the sweep after it moves less than the one before. Returns
+    /// the sweeps and the last residual.
+    fn solve_small(&mut self, s: usize, e: usize, v_free: &[f64], settings: &Settings, articulated: bool) -> (usize, f64) {
         let mut residual = 0.0;
         // residual at the last check (INFINITY: no more subspace steps in this solve)
         let mut checked = 0.0;
         let mut it = 0;
+        let mut tries = 0;
+        let set_tries = if articulated { SET_TRIES } else { 0 };
         while it < settings.max_iterations {
             residual = self.sweep(s, e, it % 2 == 1);
             it += 1;
@@ -145,6 +160,25 @@ impl Solve<'_> {
             }
             if it == 1 {
                 checked = residual;
+            }
+            if tries < set_tries && (it == 1 || it % SWEEPS_PER_SUBSPACE_STEP == 0) && it < settings.max_iterations {
+                tries += 1;
+                self.save_island(s, e);
+                let cs = self.contact_set(s, e, v_free, settings.tolerance, tries > 1);
+                if cs.is_some() {
+                    let after = self.sweep(s, e, it % 2 == 1);
+                    it += 1;
+                    if after < residual {
+                        residual = after;
+                        if residual <= settings.tolerance {
+                            break;
+                        }
+                        continue;
+                    }
+                    self.restore_island(s, e);
+                }
+                // it did not help this island: no more tries in this step
+                tries = set_tries;
             }
             if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
                 // only where the sweeps stall (a rate worse than STALL per period)

@@ -60,13 +60,14 @@ impl Workspace {
         ensure(&mut isl.start, nt + 1);
         let d = &mut w.dense;
         let k = EXACT_MAX_ROWS;
-        for v in [&mut d.rows, &mut d.idx] {
+        for v in [&mut d.rows, &mut d.idx, &mut d.perm] {
             ensure(v, k);
         }
         for v in [&mut d.w, &mut d.a] {
             ensure(v, k * k);
         }
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved] {
+        ensure(&mut d.state, k);
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.u, &mut d.rhs] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free] {
@@ -222,6 +223,23 @@ pub(super) struct Cg {
     pub dropped: Vec<u32>,
 }
 
+/// What a row is in the current set of the active-set solve with friction (`active.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) enum State {
+    /// No impulse: a separated contact (normal and friction), an inactive one-sided row.
+    #[default]
+    Zero,
+    /// Solved for `u = b`: a bilateral row, an active one-sided row or normal, a sticking
+    /// contact's friction, a bounded row inside its bounds.
+    Free,
+    /// A bounded row held at its lower bound.
+    Lo,
+    /// A bounded row held at its upper bound.
+    Hi,
+    /// A sliding contact's friction row: `λ_t = μ λ_n d` (`d` in `Dense::dir`).
+    Slide,
+}
+
 /// Island scratch for exact solves (`exact.rs`: dense over one island's rows, at most
 /// [`EXACT_MAX_ROWS`]).
 #[derive(Clone, Debug, Default)]
@@ -250,6 +268,16 @@ pub(super) struct Dense {
     pub free: Vec<bool>,
     /// The island's impulses before a subspace step `(k)`.
     pub saved: Vec<f64>,
+    /// What each row is in the friction active set (`active.rs`) `(k)`.
+    pub state: Vec<State>,
+    /// A sliding contact's friction direction, on its tangent rows (`active.rs`) `(k)`.
+    pub dir: Vec<f64>,
+    /// Row velocities `c + W λ − b` of the last set solved (`active.rs`) `(k)`.
+    pub u: Vec<f64>,
+    /// The set's right-hand side before its solve (`active.rs`) `(≤ k)`.
+    pub rhs: Vec<f64>,
+    /// The LU factorisation's row swaps (`active.rs`) `(≤ k)`.
+    pub perm: Vec<usize>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
