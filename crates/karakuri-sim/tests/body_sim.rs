@@ -83,7 +83,7 @@ fn a_scene_with_a_body_robot() {
     let x = w.state("r/WAIST").unwrap().pose.translation;
     assert_eq!((x.x, x.z), (1.0, 0.7135));
     assert_eq!(w.joint_position("r/LLEG_KNEE").unwrap(), 0.5);
-    assert!(w.sensors().iter().any(|s| s.name == "r/WaistGyro"));
+    assert!(w.layout().sensors.iter().any(|s| s.name == "r/WaistGyro"));
     let bad = yaml.replace("body: ../data/body/SR1/SR1.body", "body: ../data/body/SR1/SR1.body\n    urdf: x.urdf");
     let e = Scene::from_str(&bad, repo("tests/scenes/b.yaml").to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("exactly one of"), "{e}");
