@@ -29,16 +29,19 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
 }
 
-#[test]
-fn aloha_pot_mesh_inertia_equals_mujoco() {
-    let refpath = data_dir().join("mujoco_warp/aloha_pot/scene.ref.json");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&refpath).unwrap()).unwrap();
-    let path = data_dir().join(r["source"].as_str().unwrap());
+/// Loads the model of reference `refpath` (under `dir`) with the simulator's mesh reader and
+/// checks its sizes and moving mass against MuJoCo's, then returns the worst relative errors of
+/// M and of the bias (at zero and at the case's velocity) over the reference's cases, and the
+/// model's path.
+fn against_reference(dir: &Path, refpath: &Path) -> (f64, f64, PathBuf) {
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(refpath).unwrap()).unwrap();
+    let source = r["source"].as_str().unwrap();
+    let path = dir.join(source);
     let (model, _) = mjcf::load_with(&path, &MeshFiles).unwrap_or_else(|e| panic!("{e}"));
     let (nq, nv) = (r["nq"].as_u64().unwrap() as usize, r["nv"].as_u64().unwrap() as usize);
-    assert_eq!((model.nq, model.nv), (nq, nv));
+    assert_eq!((model.nq, model.nv), (nq, nv), "{source}");
     let moving = r["moving_mass"].as_f64().unwrap();
-    assert!((model.total_mass() - moving).abs() <= 1e-9 * moving, "mass {} vs MuJoCo's {moving}", model.total_mass());
+    assert!((model.total_mass() - moving).abs() <= 1e-9 * moving, "{source}: mass {} vs MuJoCo's {moving}", model.total_mass());
     let mut data = Data::new(&model);
     let (mut worst_m, mut worst_b) = (0.0f64, 0.0f64);
     for c in r["cases"].as_array().unwrap() {
@@ -52,6 +55,13 @@ fn aloha_pot_mesh_inertia_equals_mujoco() {
         let b0 = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
         worst_b = worst_b.max(rel(b0.as_slice(), vector(&c["bias_zero_velocity"]).as_slice()));
     }
+    (worst_m, worst_b, path)
+}
+
+#[test]
+fn aloha_pot_mesh_inertia_equals_mujoco() {
+    let refpath = data_dir().join("mujoco_warp/aloha_pot/scene.ref.json");
+    let (worst_m, worst_b, path) = against_reference(&data_dir(), &refpath);
     println!("aloha_pot: worst relative error of M {worst_m:.1e}, of the bias {worst_b:.1e}");
     assert!(worst_m < TOL && worst_b < TOL, "M {worst_m:.2e}, bias {worst_b:.2e}");
 
@@ -87,27 +97,9 @@ fn models_outside_the_repository_equal_mujoco() {
     let refs = references(&dir);
     assert!(!refs.is_empty(), "no .ref.json under {}", dir.display());
     for refpath in refs {
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(&refpath).unwrap()).unwrap();
-        let source = r["source"].as_str().unwrap();
-        let (model, _) = mjcf::load_with(dir.join(source), &MeshFiles).unwrap_or_else(|e| panic!("{e}"));
-        let (nq, nv) = (r["nq"].as_u64().unwrap() as usize, r["nv"].as_u64().unwrap() as usize);
-        assert_eq!((model.nq, model.nv), (nq, nv), "{source}");
-        let moving = r["moving_mass"].as_f64().unwrap();
-        assert!((model.total_mass() - moving).abs() <= 1e-9 * moving, "{source}: mass {} vs MuJoCo's {moving}", model.total_mass());
-        let mut data = Data::new(&model);
-        let (mut worst_m, mut worst_b) = (0.0f64, 0.0f64);
-        for c in r["cases"].as_array().unwrap() {
-            let (q, v) = (vector(&c["q"]), vector(&c["v"]));
-            let m_ref = DMatrix::from_row_slice(nv, nv, vector(&c["mass_matrix"]).as_slice());
-            let m = mass_matrix(&model, &mut data, &q).clone();
-            worst_m = worst_m.max(rel(m.as_slice(), m_ref.transpose().as_slice()));
-            let zero = DVector::zeros(nv);
-            let b = inverse_dynamics(&model, &mut data, &q, &v, &zero).clone();
-            worst_b = worst_b.max(rel(b.as_slice(), vector(&c["bias"]).as_slice()));
-            let b0 = inverse_dynamics(&model, &mut data, &q, &zero, &zero).clone();
-            worst_b = worst_b.max(rel(b0.as_slice(), vector(&c["bias_zero_velocity"]).as_slice()));
-        }
-        println!("| {source} | {nq} / {nv} | {worst_m:.1e} | {worst_b:.1e} |");
+        let (worst_m, worst_b, path) = against_reference(&dir, &refpath);
+        let source = path.strip_prefix(&dir).unwrap().display();
+        println!("| {source} | {worst_m:.1e} | {worst_b:.1e} |");
         assert!(worst_m < TOL && worst_b < TOL, "{source}: M {worst_m:.2e}, bias {worst_b:.2e}");
     }
 }
