@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::control::Layout;
 use crate::errors::sim_error;
+use crate::model::homogeneous;
 use karakuri_sim::scene::ActuatorMode;
 use karakuri_sim::{Batch, BatchError, JointState, Scene, World};
 use numpy::ndarray::Array2;
@@ -37,9 +38,11 @@ struct Inner {
 /// the scene itself); without a seed all worlds start identical.
 ///
 /// Actions are actuator targets, an ``(n, len(actuator_names))`` array; observations are an
-/// ``(n, obs_dim)`` array laid out as ``q`` (one per joint), ``dq`` (one per joint), then each
-/// sensor's 3 or 6 values, named by :attr:`observation_names` (sensor values are those of the
-/// last step: zeros in a world not stepped yet).
+/// ``(n, obs_dim)`` array laid out as ``q`` (one per joint), ``dq`` (one per joint), each
+/// sensor's values, then 13 per floating base (named by its robot) and free body: world
+/// position, quaternion ``x y z w`` (``w ≥ 0``), world linear and angular velocity; all named by
+/// :attr:`observation_names` (sensor values are those of the last step: zeros in a world not
+/// stepped yet).
 #[pyclass(name = "Batch", module = "karakuri")]
 pub struct PyBatch {
     inner: Mutex<Inner>,
@@ -72,6 +75,17 @@ impl PyBatch {
         }
         let a = Array2::from_shape_vec((batch.len(), d), obs.clone()).expect("n * obs_dim observations");
         PyArray2::from_owned_array(py, a)
+    }
+}
+
+impl PyBatch {
+    /// Three numbers per body per world, shape `(n, nbodies, 3)`.
+    fn per_body<'py>(&self, py: Python<'py>, f: impl Fn(&karakuri_sim::BodyState) -> Vec<f64>) -> Bound<'py, numpy::PyArray3<f64>> {
+        let inner = self.inner();
+        let worlds = inner.batch.worlds();
+        let nb = worlds[0].states().len();
+        let flat: Vec<f64> = worlds.iter().flat_map(|w| w.states().iter().flat_map(&f)).collect();
+        numpy::PyArray3::from_owned_array(py, numpy::ndarray::Array3::from_shape_vec((worlds.len(), nb, 3), flat).expect("3 per body"))
     }
 }
 
@@ -269,14 +283,28 @@ impl PyBatch {
     /// World position of every body frame origin in every world, shape ``(n, nbodies, 3)``.
     #[getter]
     fn positions<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray3<f64>> {
+        self.per_body(py, |s| s.pose.translation.as_slice().to_vec())
+    }
+    /// World placement of every body frame in every world as 4x4 homogeneous matrices, shape
+    /// ``(n, nbodies, 4, 4)`` (as :attr:`World.poses`).
+    #[getter]
+    fn poses<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray4<f64>> {
         let inner = self.inner();
         let worlds = inner.batch.worlds();
         let nb = worlds[0].states().len();
-        let flat: Vec<f64> = worlds
-            .iter()
-            .flat_map(|w| w.states().iter().flat_map(|s| <[f64; 3]>::from(s.pose.translation)))
-            .collect();
-        numpy::PyArray3::from_owned_array(py, numpy::ndarray::Array3::from_shape_vec((worlds.len(), nb, 3), flat).expect("3 per body"))
+        let flat: Vec<f64> = worlds.iter().flat_map(|w| w.states().iter().flat_map(|s| homogeneous(&s.pose))).collect();
+        let a = numpy::ndarray::Array4::from_shape_vec((worlds.len(), nb, 4, 4), flat).expect("16 per body");
+        numpy::PyArray4::from_owned_array(py, a)
+    }
+    /// World velocity of every body frame origin in every world, shape ``(n, nbodies, 3)``.
+    #[getter]
+    fn linear_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray3<f64>> {
+        self.per_body(py, |s| s.linear.as_slice().to_vec())
+    }
+    /// World angular velocity of every body in every world, shape ``(n, nbodies, 3)``.
+    #[getter]
+    fn angular_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray3<f64>> {
+        self.per_body(py, |s| s.angular.as_slice().to_vec())
     }
 
     fn __repr__(&self) -> String {

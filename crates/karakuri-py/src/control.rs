@@ -10,6 +10,11 @@ use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+/// The components of a floating base's or free body's observation: world position of its
+/// frame origin, orientation quaternion (`x y z w`, `w ≥ 0`), world linear velocity of the
+/// origin, world angular velocity.
+pub const FREE_BODY_STATE: [&str; 13] = ["x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz"];
+
 /// The names and sizes every array of a world is laid out by (fixed at load): the world's
 /// [`karakuri_sim::Layout`] (joints with their limits and actuators, actuated joints, sensor
 /// slots; its fields read through `Deref`).
@@ -48,16 +53,21 @@ impl Layout {
             .ok_or_else(|| PyValueError::new_err(SimError::NoActuator { joint: name.to_string() }.to_string()))
     }
 
-    /// Length of the observation vector: `q`, `dq`, then the sensors' values.
+    /// Length of the observation vector: `q`, `dq`, the sensors' values, then 13 per floating
+    /// base or free body.
     pub fn obs_dim(&self) -> usize {
-        2 * self.joints.len() + self.sensor_values()
+        2 * self.joints.len() + self.sensor_values() + FREE_BODY_STATE.len() * self.free_bodies.len()
     }
 
-    /// Names of the observation entries: `q:<joint>`, `dq:<joint>`, `<sensor>:<axis>`.
+    /// Names of the observation entries: `q:<joint>`, `dq:<joint>`, `<sensor>:<axis>`, then
+    /// `base:<name>:<component>` for each floating base (named by its robot) and free body.
     pub fn obs_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.joints.iter().map(|j| format!("q:{j}")).collect();
         names.extend(self.joints.iter().map(|j| format!("dq:{j}")));
         names.extend(self.sensor_components().map(|(s, a)| format!("{s}:{a}")));
+        for b in &self.free_bodies {
+            names.extend(FREE_BODY_STATE.iter().map(|c| format!("base:{}:{c}", b.name)));
+        }
         names
     }
 
@@ -74,6 +84,14 @@ impl Layout {
         for (r, s) in world.readings().iter().zip(&self.sensors) {
             out[i..i + s.width].copy_from_slice(&r[..s.width]);
             i += s.width;
+        }
+        let states = world.states();
+        for (b, o) in self.free_bodies.iter().zip(out[i..].chunks_exact_mut(FREE_BODY_STATE.len())) {
+            let s = &states[b.body];
+            o[0..3].copy_from_slice(s.pose.translation.as_slice());
+            o[3..7].copy_from_slice(&karakuri::spatial::quat_to_xyzw(&s.pose.rotation));
+            o[7..10].copy_from_slice(s.linear.as_slice());
+            o[10..13].copy_from_slice(s.angular.as_slice());
         }
     }
 }

@@ -229,8 +229,9 @@ joint_view_methods!(PyWorld {
         self.world().warnings().to_vec()
     }
 
-    /// The observation vector of :class:`Batch` for this world: ``q``, ``dq``, then every
-    /// sensor's 3 or 6 values (names in :attr:`observation_names`).
+    /// The observation vector of :class:`Batch` for this world: ``q``, ``dq``, every sensor's
+    /// values, then 13 per floating base and free body (position, quaternion ``x y z w``,
+    /// linear and angular velocity, world axes; names in :attr:`observation_names`).
     fn observation<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         let mut out = vec![0.0; self.layout.obs_dim()];
         let mut joints = vec![JointState::default(); self.layout.joints.len()];
@@ -238,7 +239,9 @@ joint_view_methods!(PyWorld {
         PyArray1::from_vec(py, out)
     }
     /// Names of the entries of :meth:`observation`: ``q:<joint>``, ``dq:<joint>``,
-    /// ``<sensor>:<axis>`` (axes x, y, z, and fx … tz for force sensors).
+    /// ``<sensor>:<axis>`` (axes x, y, z, and fx … tz for force sensors), then
+    /// ``base:<name>:<x y z qx qy qz qw vx vy vz wx wy wz>`` (a floating base is named by its
+    /// robot, a free body by itself).
     #[getter]
     fn observation_names(&self) -> Vec<String> {
         self.layout.obs_names()

@@ -25,6 +25,9 @@ pub struct BodyInfo {
     pub name: String,
     /// Never moves.
     pub is_static: bool,
+    /// Joined to the world by a free joint (a free scene body, a robot's floating base): its
+    /// pose and velocity are its own state.
+    pub free: bool,
     /// Mass (kg).
     pub mass: f64,
 }

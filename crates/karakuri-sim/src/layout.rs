@@ -20,6 +20,16 @@ pub struct SensorSlot {
     pub width: usize,
 }
 
+/// A body whose whole pose is state (a robot's floating base, a free scene body): its place in
+/// the world's bodies ([`crate::World::states`]), for observations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FreeBodySlot {
+    /// The robot's name for a floating base, else the body's name.
+    pub name: String,
+    /// Index into the world's bodies.
+    pub body: usize,
+}
+
 /// The world's arrays by name: the one-dof joints (the order of `write_joint_states`, q and v
 /// index `k` each) with their limits and actuators, the actuated ones, the sensors with their
 /// flat offsets and widths, and the track surfaces.
@@ -37,6 +47,9 @@ pub struct Layout {
     pub sensors: Vec<SensorSlot>,
     /// The track surfaces by name, in the order of their speeds.
     pub tracks: Vec<String>,
+    /// The bodies joined to the world by a free joint (free scene bodies, robots' floating
+    /// bases), in body order: those whose pose and velocity observations carry.
+    pub free_bodies: Vec<FreeBodySlot>,
 }
 
 impl Layout {
@@ -60,6 +73,7 @@ impl Layout {
             other_joints: d.other_joints.clone(),
             sensors,
             tracks: d.tracks.clone(),
+            free_bodies: free_bodies(d),
         }
     }
 
@@ -105,4 +119,12 @@ impl Layout {
     pub fn sensor_components(&self) -> impl Iterator<Item = (&str, &'static str)> + '_ {
         self.sensors.iter().flat_map(|s| s.kind.component_names().iter().map(move |c| (s.name.as_str(), *c)))
     }
+}
+
+/// The bodies joined to the world by a free joint, in body order, a robot's floating base
+/// named by its robot.
+fn free_bodies(d: &Description) -> Vec<FreeBodySlot> {
+    let robot_of = |b: usize| d.robots.iter().find(|r| r.body.get(1) == Some(&b)).map(|r| r.name.clone());
+    let free = d.bodies.iter().enumerate().filter(|(_, info)| info.free);
+    free.map(|(b, info)| FreeBodySlot { name: robot_of(b).unwrap_or_else(|| info.name.clone()), body: b }).collect()
 }

@@ -100,7 +100,7 @@ pub use control::{ControlIo, Controller};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
 pub use engine::{ActuatorInfo, Capabilities, Description, JointInfo, Report, RobotInfo};
 pub use error::SimError;
-pub use layout::{Layout, SensorSlot};
+pub use layout::{FreeBodySlot, Layout, SensorSlot};
 pub use joint_forces::{JointForce, JointForces, SpringDamper};
 pub use karakuri::Model;
 pub use native::{NativeEngine, SimModel, SimState, StepData, StepOutput};

@@ -257,6 +257,15 @@ class Batch:
     @property
     def positions(self) -> npt.NDArray[np.float64]:
         """Body frame origins of every world ``(n, nbodies, 3)``."""
+    @property
+    def poses(self) -> npt.NDArray[np.float64]:
+        """Body frames of every world as 4x4 homogeneous matrices ``(n, nbodies, 4, 4)``."""
+    @property
+    def linear_velocities(self) -> npt.NDArray[np.float64]:
+        """World velocity of every body frame origin ``(n, nbodies, 3)``."""
+    @property
+    def angular_velocities(self) -> npt.NDArray[np.float64]:
+        """World angular velocity of every body ``(n, nbodies, 3)``."""
 
 class ReferenceFrame(enum.Enum):
     """The frame a Jacobian is expressed in (Pinocchio's ``pin.ReferenceFrame``); rows are

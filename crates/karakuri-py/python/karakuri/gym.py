@@ -11,11 +11,13 @@
 >>> obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
 The N worlds step in Rust threads with the GIL released. Observations are the batch's rows
-(``q``, ``dq``, then the sensors' values; names in ``env.observation_names``); actions are the
+(``q``, ``dq``, the sensors' values, then each floating base's and free body's position,
+quaternion ``x y z w``, linear and angular velocity; names in ``env.observation_names``, the
+base entries ``base:<name>:<component>``); actions are the
 actuators' targets (columns ``env.actuator_names``). The action space is a ``Box`` bounded by
 each actuator's limits (effort limit for torque actuators, the joint's limits for position
 actuators, velocity limit for velocity actuators); the observation space bounds ``q`` by the
-joints' limits and leaves the rest unbounded. Rewards and terminations are the user's
+joints' limits and quaternion components by [-1, 1] and leaves the rest unbounded. Rewards and terminations are the user's
 callables over the batch arrays. Finished sub-environments reset on the next ``step``
 (Gymnasium's ``AutoresetMode.NEXT_STEP``): that step ignores their action and returns their
 first observation with reward 0.
@@ -92,6 +94,8 @@ class KarakuriVectorEnv(gymnasium.vector.VectorEnv):
         obs_high = np.full(self.batch.obs_dim, np.inf)
         nj = len(self.batch.joint_names)
         obs_low[:nj], obs_high[:nj] = self.batch.joint_limits
+        quaternion = [i for i, n in enumerate(self.observation_names) if n.startswith("base:") and n.rsplit(":", 1)[1] in ("qx", "qy", "qz", "qw")]
+        obs_low[quaternion], obs_high[quaternion] = -1.0, 1.0
         self.single_observation_space = spaces.Box(obs_low, obs_high, dtype=np.float64)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)

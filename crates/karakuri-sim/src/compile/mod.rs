@@ -89,7 +89,12 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         .collect();
     let infos = bodies
         .iter()
-        .map(|b| BodyInfo { name: b.name.clone(), is_static: b.joint == 0, mass: b.mass })
+        .map(|b| BodyInfo {
+            name: b.name.clone(),
+            is_static: b.joint == 0,
+            free: matches!(model.joint_types[b.joint], karakuri::model::JointType::FreeFlyer),
+            mass: b.mass,
+        })
         .collect();
     Ok(CompiledWorld {
         model,
