@@ -7,17 +7,14 @@
 //! matrix and bias forces at the neutral configuration. A failing input is written to
 //! `target/mjcf-fuzz/` and named in the failure.
 //!
-//! `KARAKURI_FUZZ_SECS` (default 10) and `KARAKURI_FUZZ_SEED` (default fixed) as for URDF.
+//! The loop is `tests/fuzz/mod.rs`'s; `KARAKURI_FUZZ_SECS` (default 10) and `KARAKURI_FUZZ_SEED`
+//! (default fixed) as for URDF.
+
+mod fuzz;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-use karakuri::algorithms::{inverse_dynamics, mass_matrix, neutral, SplitMix64};
 use karakuri::io::mjcf;
-use karakuri::{Data, Model};
-
-const PER_INPUT_LIMIT: Duration = Duration::from_secs(5);
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/mjcf")
@@ -58,137 +55,39 @@ const SNIPPETS: &[&str] = &[
     "<composite/>",
 ];
 
-fn boundary(text: &str, rng: &mut SplitMix64) -> usize {
-    let mut i = rng.next_u64() as usize % (text.len() + 1);
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
+const MJCF: fuzz::Dialect = fuzz::Dialect {
+    numbers: EXTREME_NUMBERS,
+    snippets: SNIPPETS,
+    swaps: &[("hinge", "ball"), ("slide", "free"), ("radian", "degree"), ("body", "frame"), ("class=\"", "childclass=\"")],
+    // bodies (or unknown elements) nested up to 4096 deep
+    nests: &[("<body>", "</body>"), ("<n>", "</n>")],
+    max_depth_log2: 12,
+    attributes: true,
+};
 
-fn find_value(text: &str, rng: &mut SplitMix64) -> Option<(usize, usize)> {
-    let mut start = rng.next_u64() as usize % text.len().max(1);
-    while !text.is_char_boundary(start) {
-        start -= 1;
+/// Loads `xml` as if it were the file `name`, the simulation sections too: whether it loaded;
+/// `Err` for an error without a reason or file, or a non-finite model.
+fn load(xml: &str, name: &str) -> Result<bool, String> {
+    match mjcf::parse_str(xml, name) {
+        Ok((model, _)) => match mjcf::parse_world_str(xml, name) {
+            Err(e) if e.reason.is_empty() => Err(format!("load_world: an error without a reason: {e:?}")),
+            // the mass matrix and bias forces (forward dynamics is not asked of every model)
+            _ => fuzz::dynamics_finite(&model, true).map(|()| true),
+        },
+        Err(e) if e.reason.is_empty() || e.file.is_empty() => Err(format!("an error without a reason or file: {e:?}")),
+        Err(_) => Ok(false),
     }
-    let a = text[start..].find("=\"").map(|k| start + k + 2)?;
-    let b = text[a..].find('"').map(|k| a + k)?;
-    Some((a, b))
-}
-
-fn mutate(text: &str, rng: &mut SplitMix64) -> String {
-    let mut t = text.to_string();
-    for _ in 0..1 + rng.next_u64() % 4 {
-        match rng.next_u64() % 8 {
-            0 | 1 => {
-                if let Some((a, b)) = find_value(&t, rng) {
-                    t.replace_range(a..b, EXTREME_NUMBERS[rng.next_u64() as usize % EXTREME_NUMBERS.len()]);
-                }
-            }
-            2 => {
-                if let (Some((a, b)), Some((c, d))) = (find_value(&t, rng), find_value(&t, rng)) {
-                    let v = t[c..d].to_string();
-                    t.replace_range(a..b, &v);
-                }
-            }
-            3 => {
-                let (a, b) = (boundary(&t, rng), boundary(&t, rng));
-                let (a, mut b) = (a.min(b), a.max(b).min(a.min(b) + 400));
-                while !t.is_char_boundary(b) {
-                    b -= 1;
-                }
-                t.replace_range(a..b, "");
-            }
-            4 => {
-                let (a, b) = (boundary(&t, rng), boundary(&t, rng));
-                let (a, b) = (a.min(b), a.max(b));
-                if b - a < 2000 {
-                    let span = t[a..b].to_string();
-                    let at = boundary(&t, rng);
-                    t.insert_str(at, &span);
-                }
-            }
-            5 => {
-                let at = boundary(&t, rng);
-                t.insert_str(at, SNIPPETS[rng.next_u64() as usize % SNIPPETS.len()]);
-            }
-            6 => {
-                // bodies (or unknown elements) nested up to 4096 deep
-                let depth = 1usize << (rng.next_u64() % 13);
-                let tag = if rng.next_u64().is_multiple_of(2) { "body" } else { "n" };
-                let at = boundary(&t, rng);
-                t.insert_str(at, &format!("{}{}", format!("<{tag}>").repeat(depth), format!("</{tag}>").repeat(depth)));
-            }
-            _ => {
-                let at = boundary(&t, rng);
-                t.insert(at, (rng.next_u64() % 128) as u8 as char);
-            }
-        }
-    }
-    t
-}
-
-fn check_finite(model: &Model) -> Result<(), String> {
-    if model.nv > 300 {
-        return Ok(());
-    }
-    let mut data = Data::new(model);
-    let q = neutral(model);
-    let v = nalgebra::DVector::zeros(model.nv);
-    if !mass_matrix(model, &mut data, &q).iter().all(|x| x.is_finite()) {
-        return Err("mass matrix at the neutral configuration not finite".into());
-    }
-    if !inverse_dynamics(model, &mut data, &q, &v, &v).iter().all(|x| x.is_finite()) {
-        return Err("gravity torques at the neutral configuration not finite".into());
-    }
-    Ok(())
-}
-
-fn run_one(xml: String, name: String) -> Result<bool, String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(|| match mjcf::parse_str(&xml, &name) {
-            Ok((model, _)) => match mjcf::parse_world_str(&xml, &name) {
-                // the simulation sections too: an answer, never a panic
-                Err(e) if e.reason.is_empty() => Err(format!("load_world: an error without a reason: {e:?}")),
-                _ => check_finite(&model).map(|()| true),
-            },
-            Err(e) if e.reason.is_empty() || e.file.is_empty() => Err(format!("an error without a reason or file: {e:?}")),
-            Err(_) => Ok(false),
-        });
-        let _ = tx.send(result.unwrap_or_else(|p| {
-            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-            Err(format!("panic: {}", msg.unwrap_or_default()))
-        }));
-    });
-    rx.recv_timeout(PER_INPUT_LIMIT).unwrap_or_else(|_| Err(format!("no answer within {PER_INPUT_LIMIT:?} (a hang)")))
 }
 
 #[test]
 fn mutated_mjcf_never_panics_hangs_or_loads_non_finite_numbers() {
-    let secs: f64 = std::env::var("KARAKURI_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(10.0);
-    let seed: u64 = std::env::var("KARAKURI_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6d6a_6366);
-    let corpus = seeds();
-    assert!(!corpus.is_empty());
-    let mut rng = SplitMix64::new(seed);
-    let start = Instant::now();
-    let (mut runs, mut loaded) = (0u64, 0u64);
-    while start.elapsed().as_secs_f64() < secs {
-        let (path, text) = &corpus[rng.next_u64() as usize % corpus.len()];
-        let xml = mutate(text, &mut rng);
-        runs += 1;
-        match run_one(xml.clone(), path.display().to_string()) {
-            Ok(ok) => loaded += u64::from(ok),
-            Err(why) => {
-                let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mjcf-fuzz");
-                std::fs::create_dir_all(&out).unwrap();
-                let file = out.join(format!("failure-{seed}-{runs}.xml"));
-                std::fs::write(&file, &xml).unwrap();
-                panic!("input {runs} (mutated from {}, seed {seed}): {why}; written to {}", path.display(), file.display());
-            }
-        }
-    }
-    println!("{runs} mutated MJCF files in {:.1} s (seed {seed}): {loaded} loaded, {} refused", start.elapsed().as_secs_f64(), runs - loaded);
+    let c = fuzz::Campaign { name: "mjcf", extension: "xml", default_secs: 10.0, default_seed: 0x6d6a_6366 };
+    let corpus: Vec<(String, String)> = seeds().into_iter().map(|(p, t)| (p.display().to_string(), t)).collect();
+    fuzz::campaign(&c, &corpus, |name, text, other, rng| {
+        let xml = fuzz::mutate(&MJCF, text, other, rng);
+        let (copy, name) = (xml.clone(), name.to_string());
+        (xml, fuzz::guarded(move || load(&copy, &name)))
+    });
 }
 
 /// A chain of 498 bodies loads (500 elements deep with <mujoco> and <worldbody>, the deepest

@@ -8,21 +8,16 @@
 //! finite mass matrix and bias forces at the neutral configuration. A failing input is written
 //! to `target/urdf-fuzz/` and named in the failure; it then becomes a regression test below.
 //!
-//! CI runs it for `KARAKURI_FUZZ_SECS` seconds (default 20) from `KARAKURI_FUZZ_SEED` (default
-//! fixed, so runs are reproducible): `KARAKURI_FUZZ_SECS=600 cargo test -p karakuri --test
-//! urdf_fuzz --release` to search longer, with another seed to search elsewhere.
+//! The loop is `tests/fuzz/mod.rs`'s, shared with the MJCF and `.body` fuzz tests; CI runs it
+//! for `KARAKURI_FUZZ_SECS` seconds (default 20) from `KARAKURI_FUZZ_SEED` (default fixed).
+
+mod fuzz;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-use karakuri::algorithms::{forward_dynamics, inverse_dynamics, mass_matrix, neutral, SplitMix64};
 use karakuri::io::urdf::{self, Geometry, LoadOptions, Root, Shape};
 use karakuri::spatial::Se3;
-use karakuri::{Data, Model};
-
-/// The longest one input may take to load (a 5000-link chain takes about 0.5 s).
-const PER_INPUT_LIMIT: Duration = Duration::from_secs(5);
+use karakuri::Model;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -84,122 +79,15 @@ const SNIPPETS: &[&str] = &[
     "<axis xyz=\"0 0 0\"/>",
 ];
 
-/// A numbers' span in `text` (digits, signs, dots, exponents), at a random place.
-fn find_number(text: &str, rng: &mut SplitMix64) -> Option<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let start = rng.next_u64() as usize % bytes.len().max(1);
-    let num = |b: u8| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'e' || b == b'+';
-    let i = (start..bytes.len()).find(|&i| bytes[i].is_ascii_digit())?;
-    let mut a = i;
-    while a > 0 && num(bytes[a - 1]) {
-        a -= 1;
-    }
-    let mut b = i;
-    while b < bytes.len() && num(bytes[b]) {
-        b += 1;
-    }
-    Some((a, b))
-}
-
-/// An attribute value's span (between double quotes), at a random place.
-fn find_value(text: &str, rng: &mut SplitMix64) -> Option<(usize, usize)> {
-    let start = rng.next_u64() as usize % text.len().max(1);
-    let a = text[start..].find("=\"").map(|k| start + k + 2)?;
-    let b = text[a..].find('"').map(|k| a + k)?;
-    Some((a, b))
-}
-
-/// A random char boundary of `text`.
-fn boundary(text: &str, rng: &mut SplitMix64) -> usize {
-    let mut i = rng.next_u64() as usize % (text.len() + 1);
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn mutate(text: &str, other: &str, rng: &mut SplitMix64) -> String {
-    let mut t = text.to_string();
-    let n = 1 + rng.next_u64() % 4;
-    for _ in 0..n {
-        if t.is_empty() {
-            t = other.to_string();
-        }
-        match rng.next_u64() % 10 {
-            0 | 1 => {
-                if let Some((a, b)) = find_number(&t, rng) {
-                    let v = EXTREME_NUMBERS[rng.next_u64() as usize % EXTREME_NUMBERS.len()];
-                    t.replace_range(a..b, v);
-                }
-            }
-            2 => {
-                // swap in another attribute value of the file (link names -> cycles, duplicates)
-                if let (Some((a, b)), Some((c, d))) = (find_value(&t, rng), find_value(&t, rng)) {
-                    let v = t[c..d].to_string();
-                    t.replace_range(a..b, &v);
-                }
-            }
-            3 => {
-                let (a, b) = (boundary(&t, rng), boundary(&t, rng));
-                let (a, mut b) = (a.min(b), a.max(b).min(a.min(b) + 400));
-                while !t.is_char_boundary(b) {
-                    b -= 1;
-                }
-                t.replace_range(a..b, "");
-            }
-            4 => {
-                // duplicate a span (an element twice: duplicate <parent>, <inertial>, links)
-                let (a, b) = (boundary(&t, rng), boundary(&t, rng));
-                let (a, b) = (a.min(b), a.max(b));
-                if b - a < 2000 {
-                    let span = t[a..b].to_string();
-                    let at = boundary(&t, rng);
-                    t.insert_str(at, &span);
-                }
-            }
-            5 => {
-                let at = boundary(&t, rng);
-                t.insert_str(at, SNIPPETS[rng.next_u64() as usize % SNIPPETS.len()]);
-            }
-            6 => {
-                // splice a span of another file
-                if !other.is_empty() {
-                    let (a, b) = (boundary(other, rng), boundary(other, rng));
-                    let (a, b) = (a.min(b), a.max(b));
-                    let at = boundary(&t, rng);
-                    let mut b = b.min(a + 3000);
-                    while !other.is_char_boundary(b) {
-                        b -= 1;
-                    }
-                    t.insert_str(at, &other[a..b]);
-                }
-            }
-            7 => {
-                for (from, to) in [("revolute", "continuous"), ("fixed", "floating"), ("prismatic", "planar"), ("continuous", "fixed"), ("revolute", "fixed")] {
-                    if rng.next_u64().is_multiple_of(3) {
-                        if let Some(k) = t.find(from) {
-                            t.replace_range(k..k + from.len(), to);
-                        }
-                    }
-                }
-            }
-            8 => {
-                // elements nested up to 100 000 deep (the XML reader recurses per level)
-                let depth = 1usize << (rng.next_u64() % 17);
-                let at = boundary(&t, rng);
-                let nest = format!("{}{}", "<n>".repeat(depth), "</n>".repeat(depth));
-                t.insert_str(at, &nest);
-            }
-            _ => {
-                // a random byte (kept valid UTF-8)
-                let at = boundary(&t, rng);
-                let byte = (rng.next_u64() % 128) as u8 as char;
-                t.insert(at, byte);
-            }
-        }
-    }
-    t
-}
+const URDF: fuzz::Dialect = fuzz::Dialect {
+    numbers: EXTREME_NUMBERS,
+    snippets: SNIPPETS,
+    swaps: &[("revolute", "continuous"), ("fixed", "floating"), ("prismatic", "planar"), ("continuous", "fixed"), ("revolute", "fixed")],
+    // elements nested up to 100 000 deep (the XML reader recurses per level)
+    nests: &[("<n>", "</n>")],
+    max_depth_log2: 16,
+    attributes: true,
+};
 
 fn se3_finite(x: &Se3) -> bool {
     x.rotation.iter().chain(x.translation.iter()).all(|v| v.is_finite())
@@ -241,81 +129,30 @@ fn check_finite(model: &Model, geometry: &Geometry) -> Result<(), String> {
             return Err(format!("geometry '{}' not finite", g.name));
         }
     }
-    if model.nv <= 200 {
-        let mut data = Data::new(model);
-        let q = neutral(model);
-        let v = nalgebra::DVector::zeros(model.nv);
-        if !mass_matrix(model, &mut data, &q).iter().all(|x| x.is_finite()) {
-            return Err("mass matrix at the neutral configuration not finite".into());
-        }
-        let tau = inverse_dynamics(model, &mut data, &q, &v, &v).clone();
-        if !tau.iter().all(|x| x.is_finite()) {
-            return Err("gravity torques at the neutral configuration not finite".into());
-        }
-        // forward dynamics is defined unless the loader warned of dofs moving no mass
-        let massless = geometry.warnings.iter().any(|w| w.contains("move no mass"));
-        if !massless && !forward_dynamics(model, &mut data, &q, &v, &tau).iter().all(|x| x.is_finite()) {
-            return Err("forward dynamics at the neutral configuration not finite".into());
-        }
-    }
-    Ok(())
+    // forward dynamics is defined unless the loader warned of dofs moving no mass
+    fuzz::dynamics_finite(model, geometry.warnings.iter().any(|w| w.contains("move no mass")))
 }
 
-/// Loads `xml` in a worker thread: whether it loaded, or `Err` on a panic, a timeout, an error
-/// without a reason or a non-finite model.
-fn run_one(xml: String, root: Root) -> Result<bool, String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(|| {
-            let opts = LoadOptions { root, ..LoadOptions::default() };
-            match urdf::parse_str(&xml, "fuzz.urdf", &opts) {
-                Ok((model, geometry)) => check_finite(&model, &geometry).map(|()| true),
-                Err(e) => {
-                    let shown = e.to_string();
-                    if shown.is_empty() || e.reason.is_empty() {
-                        return Err(format!("an error without a reason: {e:?}"));
-                    }
-                    Ok(false)
-                }
-            }
-        });
-        let _ = tx.send(result.unwrap_or_else(|p| {
-            let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-            Err(format!("panic: {}", msg.unwrap_or_default()))
-        }));
-    });
-    match rx.recv_timeout(PER_INPUT_LIMIT) {
-        Ok(r) => r,
-        Err(_) => Err(format!("no answer within {PER_INPUT_LIMIT:?} (a hang)")),
+/// Loads `xml` as a URDF rooted as `root`: whether it loaded; `Err` for an error without a
+/// reason or a non-finite model.
+fn load(xml: &str, root: Root) -> Result<bool, String> {
+    let opts = LoadOptions { root, ..LoadOptions::default() };
+    match urdf::parse_str(xml, "fuzz.urdf", &opts) {
+        Ok((model, geometry)) => check_finite(&model, &geometry).map(|()| true),
+        Err(e) if e.to_string().is_empty() || e.reason.is_empty() => Err(format!("an error without a reason: {e:?}")),
+        Err(_) => Ok(false),
     }
 }
 
 #[test]
 fn mutated_urdfs_never_panic_hang_or_load_non_finite_numbers() {
-    let secs: f64 = std::env::var("KARAKURI_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20.0);
-    let seed: u64 = std::env::var("KARAKURI_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6b61_7261_6b75_7269);
-    let corpus = seeds();
-    let mut rng = SplitMix64::new(seed);
-    let start = Instant::now();
-    let (mut runs, mut loaded) = (0u64, 0u64);
-    let out_dir = repo_root().join("target/urdf-fuzz");
-    while start.elapsed().as_secs_f64() < secs {
-        let (name, text) = &corpus[rng.next_u64() as usize % corpus.len()];
-        let other = &corpus[rng.next_u64() as usize % corpus.len()].1;
-        let xml = mutate(text, other, &mut rng);
+    let c = fuzz::Campaign { name: "urdf", extension: "urdf", default_secs: 20.0, default_seed: 0x6b61_7261_6b75_7269 };
+    let (runs, _) = fuzz::campaign(&c, &seeds(), |_, text, other, rng| {
+        let xml = fuzz::mutate(&URDF, text, other, rng);
         let root = if rng.next_u64().is_multiple_of(2) { Root::Fixed } else { Root::FreeFlyer };
-        runs += 1;
-        match run_one(xml.clone(), root) {
-            Ok(ok) => loaded += u64::from(ok),
-            Err(why) => {
-                std::fs::create_dir_all(&out_dir).unwrap();
-                let path = out_dir.join(format!("failure-{seed}-{runs}.urdf"));
-                std::fs::write(&path, &xml).unwrap();
-                panic!("input {runs} (mutated from {name}, root {root:?}, seed {seed}): {why}; written to {}", path.display());
-            }
-        }
-    }
-    println!("{runs} mutated URDFs in {:.1} s (seed {seed}): {loaded} loaded, {} refused with an error; no panic, hang or non-finite number", start.elapsed().as_secs_f64(), runs - loaded);
+        let input = xml.clone();
+        (xml, fuzz::guarded(move || load(&input, root)).map_err(|why| format!("root {root:?}: {why}")))
+    });
     assert!(runs > 0);
 }
 
@@ -330,7 +167,7 @@ fn fuzz_inertia_entry_of_f64_max_made_the_mass_matrix_infinite() {
     let e = urdf::parse_str(&xml, "p.urdf", &LoadOptions::default()).expect_err("accepted");
     assert_eq!((e.element.as_str(), e.line), ("inertia", Some(4)), "{e}");
     assert!(e.reason.contains("out of range"), "{e}");
-    assert!(run_one(xml, Root::FreeFlyer).is_ok());
+    assert!(load(&xml, Root::FreeFlyer).is_ok());
 }
 
 /// Found by the mutation run (seed 6, input 999, from the pendulum): a free-flying base link
@@ -352,7 +189,7 @@ fn fuzz_massless_floating_base_over_one_hinge_made_forward_dynamics_nan() {
         "{:#?}",
         geometry.warnings
     );
-    assert!(run_one(xml.into(), Root::FreeFlyer).is_ok());
+    assert!(load(xml, Root::FreeFlyer).is_ok());
     // fixed to the world, the same robot is a regular pendulum
     let (_, geometry) = urdf::parse_str(xml, "p.urdf", &LoadOptions::default()).unwrap();
     assert!(geometry.warnings.is_empty(), "{:#?}", geometry.warnings);
@@ -369,5 +206,5 @@ fn fuzz_finger_mass_1e15_m_away_made_forward_dynamics_infinite() {
     let at = text.match_indices(r#"<origin xyz="0.022 0 0"/>"#).nth(1).unwrap().0;
     let xml = format!("{}{}", &text[..at], text[at..].replacen("0.022 0 0", "-1e15 0 0", 1));
     assert_ne!(xml, text);
-    assert!(run_one(xml, Root::FreeFlyer).is_ok());
+    assert!(load(&xml, Root::FreeFlyer).is_ok());
 }
