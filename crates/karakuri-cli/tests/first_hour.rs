@@ -107,21 +107,25 @@ fn cargo_doc_shows_the_library_not_the_binary() {
     assert!(bin.contains("name = \"karakuri\"") && bin.contains("doc = false"), "{bin}");
 }
 
-/// Item 6: the demo runs from a copy of the binary in a directory with nothing else in it.
+/// Item 6: the demo runs from a copy of the binary in a directory with nothing else in it, and
+/// (issue 31) without a warning about its own assets: its page draws Solo-12's real meshes.
 #[test]
 fn a_copied_binary_runs_the_bundled_demo() {
     let dir = temp_dir("copied");
     let exe = dir.join("karakuri");
     std::fs::copy(env!("CARGO_BIN_EXE_karakuri"), &exe).unwrap();
     let out = Command::new(&exe)
-        .args(["simulate", "--duration", "0.01"])
+        .args(["simulate", "--duration", "0.01", "--html", "demo.html"])
         .current_dir(&dir)
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
+    let page = std::fs::read_to_string(dir.join("demo.html")).unwrap_or_default();
     std::fs::remove_dir_all(&dir).ok();
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("demo_solo12") && stdout.contains("10 ("), "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(!page.contains("not found"), "the page notes missing meshes");
 }
 
 /// Item 7: a URDF's warnings reach the user (ANYmal's base inertia).

@@ -12,6 +12,7 @@ use karakuri_sim::world::step_count;
 use karakuri_sim::{Snapshot, World};
 
 mod batch;
+mod demo_assets;
 mod outputs;
 mod summary;
 
@@ -198,10 +199,14 @@ fn load_scene(args: &SimulateArgs) -> Result<(Scene, u64)> {
     Ok((scene, n))
 }
 
-/// The bundled demo scene; it refers to no file (its robot is `builtin:solo12.urdf`), so a
-/// copied binary runs it from anywhere.
+/// The bundled demo scene; it refers to no file (its robot is `builtin:solo12.urdf`, its meshes
+/// inside the binary too: [`demo_assets`]), so a copied binary runs it from anywhere.
 pub fn demo_scene() -> Result<Scene> {
-    Ok(Scene::from_str(DEMO_SCENE, "demo.yaml")?)
+    let mut scene = Scene::from_str(DEMO_SCENE, "demo.yaml")?;
+    if let Some(dir) = demo_assets::package_dir() {
+        scene.robots[0].package_dirs.push(dir.display().to_string());
+    }
+    Ok(scene)
 }
 
 /// A warning for the user of `karakuri simulate`, on stderr.
