@@ -49,6 +49,9 @@ fn karakuri(args: &[&str]) {
 struct Status {
     attrs: BTreeMap<String, String>,
     errors: String,
+    /// Each plot's drawn cursor line as read from the DOM, not from the page's report: (its
+    /// x offset in the plotting area, that area's width), pixels.
+    drawn_cursors: Vec<(f64, f64)>,
 }
 
 impl Status {
@@ -119,7 +122,18 @@ fn load(browser: &Path, page: &Path, fragment: &str, profile: &Path) -> Status {
         None => String::new(),
     };
     assert_eq!(html_errors, "0", "{url}: script errors:\n{errors}");
-    Status { attrs, errors }
+    Status { attrs, errors, drawn_cursors: drawn_cursors(&dom) }
+}
+
+/// Every plot's cursor line and plotting area as the DOM has them: the `width` of uPlot's
+/// `u-over` and the `translate(Xpx, …)` of the `u-cursor-x` inside it.
+fn drawn_cursors(dom: &str) -> Vec<(f64, f64)> {
+    let px = |s: &str, key: &str| -> f64 {
+        let v = &s[s.find(key).map_or(s.len(), |i| i + key.len())..];
+        v[..v.find("px").unwrap_or(0)].trim().parse().unwrap_or(f64::NAN)
+    };
+    let overs = dom.split("class=\"u-over\"").skip(1);
+    overs.map(|over| (px(&over[over.find("u-cursor-x").unwrap_or(over.len())..], "translate("), px(over, "width:"))).collect()
 }
 
 /// Ready, no errors, and the view is not blank.
@@ -152,6 +166,12 @@ fn check_time(s: &Status, t: f64, what: &str) {
             (c - slider).abs() <= 2e-3 * s.num("tend").max(1.0),
             "{what}: plot cursor at {c}, slider at {slider}"
         );
+    }
+    // the lines as drawn: the x scale runs over the recorded times, 0 to END
+    assert!(s.drawn_cursors.len() >= 2, "{what}: no cursor lines in the DOM");
+    for &(x, width) in &s.drawn_cursors {
+        let expected = t / s.num("tend") * width;
+        assert!((x - expected).abs() <= 2.0, "{what}: a cursor line drawn at {x} px of {width}, t = {t} is at {expected:.1} px");
     }
 }
 

@@ -493,7 +493,9 @@ function replay() {
         const w = Math.max(300, u.root.parentElement.clientWidth - 16);
         if (Math.abs(u.width - w) > 1) u.setSize({ width: w, height: 170 });
       }
-      placeCursors();
+      // uPlot lays a resized plot out in a microtask of its own and then moves the cursor line
+      // with the old pixels: place the cursors after it, or #t= shows them at another time
+      queueMicrotask(placeCursors);
     });
   }).observe(plotsDiv);
   function placeCursors() {
@@ -675,7 +677,7 @@ function model() {
   const center = box.getCenter(new THREE.Vector3());
   const radius = Math.max(0.3, 0.5 * box.getSize(new THREE.Vector3()).length());
   light({ center, radius, min: box.min });
-  frameCamera({ center, radius }, 1.45);
+  frameCamera({ center, radius }, 1.15);
   frames.forEach((a) => a.scale.setScalar(Math.max(0.5, radius / 1.5)));
 
   toggle('link frames', false, (on) => frames.forEach((a) => { a.visible = on; }), 'frames');
