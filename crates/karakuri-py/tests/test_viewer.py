@@ -72,7 +72,9 @@ def test_launch_returns_at_once_serves_the_page_and_sync_applies_the_page():
         for _ in range(10):
             world.step()
             assert viewer.sync()
-        # a frame of the world as it is (the newest one sent)
+        # frames go out at most 60 times a second: a sync 1/60 s later sends the world as it is
+        time.sleep(0.05)
+        assert viewer.sync()
         frame = page.read()
         while frame["steps"] < 10:
             frame = page.read()

@@ -38,13 +38,13 @@ function live() {
 
   // transport: pause / play, one step, reset, real time, the time
   const bar = el('div', 'kk-transport');
-  const play = el('button', null, '⏸');
+  const play = el('button', null, '❚❚');
   play.id = 'kk-play';
   play.title = 'pause / play (space)';
-  const step = el('button', null, '⏭');
+  const step = el('button', null, '▶|');
   step.id = 'kk-step';
   step.title = 'one step (paused)';
-  const reset = el('button', null, '⟲');
+  const reset = el('button', null, '↺');
   reset.id = 'kk-reset';
   reset.title = 'reset to the start';
   const rtLabel = el('label', 'kk-rt');
@@ -214,7 +214,7 @@ function live() {
       springLine.visible = true;
     }
     paused = f.paused;
-    play.textContent = paused ? '▶' : '⏸';
+    play.textContent = paused ? '▶' : '❚❚';
     rt.checked = f.realtime;
     for (const { s, input, show, touched } of sliders) {
       const tg = f.tg[s.joint];
