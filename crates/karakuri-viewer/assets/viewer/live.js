@@ -105,7 +105,7 @@ function live() {
     plotsEl.append(box);
     const series = [{}].concat(labels.map((label, k) => ({ label, stroke: `hsl(${(k * 67) % 360} 60% 45%)`, width: 1.2 })));
     const data = [[]].concat(labels.map(() => []));
-    const u = new uPlot({ width: 400, height: 170, scales: { x: { time: false } }, series,
+    const u = new uPlot({ width: 400, height: 170, scales: { x: { time: false }, y: { range: (u, lo, hi) => (hi - lo > 1e-9 ? [lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)] : [lo - 1, hi + 1]) } }, series,
       axes: [{ label: 't (s)' }, {}], legend: { live: false } }, data, box);
     const p = { u, data, box };
     plots.push(p);
