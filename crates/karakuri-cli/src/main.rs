@@ -88,6 +88,23 @@ enum Command {
         /// keyframe (its qpos, qvel and ctrl).
         #[arg(long, value_name = "NAME")]
         keyframe: Option<String>,
+        /// Watch the run live in a browser: a local server (127.0.0.1) serves the viewer page,
+        /// fed by a WebSocket; from the page: pause, step, reset, real time or as fast as
+        /// possible, ctrl+drag a body with a spring, a slider per actuator, live plots. Runs
+        /// until Ctrl-C (or --duration when given); the page's address is printed.
+        #[arg(long, conflicts_with_all = ["html", "worlds", "out", "steps", "sensors", "joints", "checkpoint"])]
+        live: bool,
+        /// The live viewer's port (0: any free port).
+        #[arg(long, value_name = "P", requires = "live", default_value_t = 0)]
+        port: u16,
+        /// The live viewer's address (default 127.0.0.1); one not on loopback needs
+        /// --live-allow-remote.
+        #[arg(long, value_name = "ADDR", requires = "live")]
+        host: Option<std::net::IpAddr>,
+        /// Let the live viewer listen on a non-loopback address (it has no authentication:
+        /// anyone who reaches the port can steer the simulation).
+        #[arg(long, requires = "live")]
+        live_allow_remote: bool,
     },
     /// Write a page showing a URDF or MJCF model with a slider per joint (opens from disk in a browser).
     View {
@@ -152,14 +169,19 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine, keyframe } => {
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine, keyframe, live, port, host, live_allow_remote } => {
             let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine, keyframe };
-            match worlds {
-                Some(worlds) => {
-                    let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };
-                    simulate::run_batch(&args, &batch, html.as_deref())
+            if live {
+                let mut options = karakuri_viewer::live::ServerOptions { port, allow_remote: live_allow_remote, ..Default::default() };
+                if let Some(host) = host {
+                    options.host = host;
                 }
-                None => simulate::run(&args, html.as_deref()),
+                simulate::run_live(&args, &options)
+            } else if let Some(worlds) = worlds {
+                let batch = simulate::BatchArgs { worlds, seed: seed.unwrap_or(0) };
+                simulate::run_batch(&args, &batch, html.as_deref())
+            } else {
+                simulate::run(&args, html.as_deref())
             }
         }
         Command::View { model, floating, html, package_dir } => viewer::view(&model, floating, &package_dir, &html),

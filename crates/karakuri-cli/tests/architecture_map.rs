@@ -25,7 +25,7 @@ const ROOT_FOLDERS: [&str; 5] = ["crates", "docs", "scripts", "fuzz", ".ci"];
 /// First folders of paths relative to the section they are written in.
 const SECTION_FOLDERS: [&str; 7] = ["src", "tests", "benches", "examples", "assets", "python", "scenes"];
 /// The crates whose `src/` files the map must list one by one.
-const CRATES: [&str; 4] = ["karakuri", "karakuri-sim", "karakuri-cli", "karakuri-py"];
+const CRATES: [&str; 5] = ["karakuri", "karakuri-sim", "karakuri-viewer", "karakuri-cli", "karakuri-py"];
 
 /// A path the page names: relative to the repository root, `/`-separated.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,6 +39,7 @@ const CRATES: &[(&str, &str, &str)] = &[
     ("karakuri-sim", "crates/karakuri-sim/src", "lib.rs"),
     ("karakuri-cli", "crates/karakuri-cli/src", "lib.rs"),
     ("karakuri-cli (bin)", "crates/karakuri-cli/src", "main.rs"),
+    ("karakuri-viewer", "crates/karakuri-viewer/src", "lib.rs"),
     ("karakuri-py", "crates/karakuri-py/src", "lib.rs"),
 ];
 

@@ -20,6 +20,7 @@ mod mjcf;
 mod model;
 mod sim;
 mod snapshot;
+mod viewer;
 
 use pyo3::prelude::*;
 
@@ -68,6 +69,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<control::PyControlIo>()?;
     m.add_class::<batch::PyBatch>()?;
     m.add_class::<snapshot::PySnapshot>()?;
+    m.add_class::<viewer::PyLiveViewer>()?;
     m.add("SceneError", m.py().get_type::<errors::SceneError>())?;
     m.add("SimulationError", m.py().get_type::<errors::SimulationError>())?;
     m.add("ControllerError", m.py().get_type::<errors::ControllerError>())?;

@@ -51,10 +51,10 @@ impl PyWorld {
             controllers: Vec::new(),
         }
     }
-    fn world(&self) -> MutexGuard<'_, World> {
+    pub(crate) fn world(&self) -> MutexGuard<'_, World> {
         self.world.lock().unwrap_or_else(PoisonError::into_inner)
     }
-    fn world_mut(&mut self) -> &mut World {
+    pub(crate) fn world_mut(&mut self) -> &mut World {
         self.world.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
     fn rows3(&self, f: impl Fn(&karakuri_sim::BodyState) -> [f64; 3]) -> DMatrix<f64> {

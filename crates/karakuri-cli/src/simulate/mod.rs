@@ -1,7 +1,8 @@
 //! `karakuri simulate`: [`simulate`] with [`SimulateArgs`] runs a scene (or the bundled demo),
 //! writes the trajectory and step CSV files, reports progress and returns a [`Summary`];
 //! [`simulate_batch`] with [`BatchArgs`] runs N perturbed copies of it in parallel
-//! (`--worlds N --seed S`) and returns a [`BatchSummary`].
+//! (`--worlds N --seed S`) and returns a [`BatchSummary`]; [`run_live`] runs it watched from a
+//! browser (`--live`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -13,10 +14,12 @@ use karakuri_sim::{Snapshot, World};
 
 mod batch;
 mod demo_assets;
+mod live;
 mod outputs;
 mod summary;
 
 pub use batch::{run_batch, simulate_batch, BatchArgs, BatchSummary};
+pub use live::run_live;
 pub use summary::{Summary, Tracking};
 use outputs::RunOutputs;
 use summary::RunStats;

@@ -4,24 +4,23 @@
 //!
 //! Each page is one self-contained HTML file that opens from disk with no server and no
 //! network: three.js draws the bodies, uPlot the plots, both embedded from the copies in
-//! `assets/vendor/` ([`page`]). The data is JSON with base64 arrays:
+//! `crates/karakuri-viewer/assets/vendor/` ([`page`]). The data is JSON with base64 arrays.
+//! The page, the recorder and the live server (`simulate --live`) live in the `karakuri-viewer`
+//! crate, shared with the Python package (0063):
 //!
 //! * [`Recorder`] takes a run's frames at display rate through the `World` API (body states,
 //!   contacts, energy) and the scene's shape descriptions;
 //! * [`looks`] turns scene shapes and URDF visuals into what the page draws;
 //! * [`model`] reads a URDF for the model page;
-//! * `assets/viewer/viewer.js` is the page's program (both kinds), `errors.js` records script
+//! * `crates/karakuri-viewer/assets/viewer/viewer.js` is the page's program (both kinds), `errors.js` records script
 //!   errors into the page (`#karakuri-errors`), and `#karakuri-status` carries what the browser
 //!   tests read (time, slider, plot cursor, pixels drawn, bodies on screen).
 
-pub mod looks;
 pub mod model;
-pub mod page;
-mod record;
 
 use std::path::Path;
 
-pub use record::Recorder;
+pub use karakuri_viewer::{looks, page, Recorder};
 
 /// Writes a page; its size in bytes.
 pub fn write_page(path: &Path, data: &serde_json::Value) -> anyhow::Result<usize> {

@@ -8,7 +8,7 @@ use karakuri::model::{FrameKind, JointType, Model};
 use karakuri::spatial::{quat_to_xyzw, Se3};
 use serde_json::{json, Value};
 
-use super::looks::{pose7, MeshTable, RobotLooks};
+use karakuri_viewer::looks::{pose7, MeshTable, RobotLooks};
 use karakuri_sim::scene::RobotCollision;
 
 /// The page data of a URDF model (see `assets/viewer/viewer.js`); `package_dirs` are searched

@@ -737,4 +737,4 @@ function render() {
     statusProbe();
   }
 }
-if (D.kind === 'model') model(); else replay();
+if (D.kind === 'model') model(); else if (D.kind === 'live') live(); else replay();

@@ -9,15 +9,17 @@
 
 use std::fmt::Write as _;
 
-const THREE_MODULE: &str = include_str!("../../assets/vendor/three/three.module.min.js");
-const THREE_CORE: &str = include_str!("../../assets/vendor/three/three.core.min.js");
-const ORBIT_CONTROLS: &str = include_str!("../../assets/vendor/three/OrbitControls.js");
-const UPLOT_JS: &str = include_str!("../../assets/vendor/uplot/uPlot.iife.min.js");
-const UPLOT_CSS: &str = include_str!("../../assets/vendor/uplot/uPlot.min.css");
-const VERSIONS: &str = include_str!("../../assets/vendor/VERSIONS");
-const VIEWER_JS: &str = include_str!("../../assets/viewer/viewer.js");
-const VIEWER_CSS: &str = include_str!("../../assets/viewer/viewer.css");
-const ERRORS_JS: &str = include_str!("../../assets/viewer/errors.js");
+const THREE_MODULE: &str = include_str!("../assets/vendor/three/three.module.min.js");
+const THREE_CORE: &str = include_str!("../assets/vendor/three/three.core.min.js");
+const ORBIT_CONTROLS: &str = include_str!("../assets/vendor/three/OrbitControls.js");
+const UPLOT_JS: &str = include_str!("../assets/vendor/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../assets/vendor/uplot/uPlot.min.css");
+const VERSIONS: &str = include_str!("../assets/vendor/VERSIONS");
+const VIEWER_JS: &str = include_str!("../assets/viewer/viewer.js");
+/// The live page's part of the program, appended to `viewer.js` in the same module.
+const LIVE_JS: &str = include_str!("../assets/viewer/live.js");
+const VIEWER_CSS: &str = include_str!("../assets/viewer/viewer.css");
+const ERRORS_JS: &str = include_str!("../assets/viewer/errors.js");
 
 /// The import of three.js's core inside `three.module.min.js`.
 const CORE_IMPORT: &str = "\"./three.core.min.js\"";
@@ -50,7 +52,7 @@ pub fn render(title: &str, data: &serde_json::Value) -> String {
          <pre id=\"karakuri-errors\" hidden></pre>\n\
          <div id=\"karakuri-status\" data-ready=\"0\"></div>\n\
          <script id=\"karakuri-data\" type=\"application/json\">{}</script>\n\
-         <script>\n{}\n</script>\n<script type=\"module\">\n{VIEWER_JS}</script>\n</body>\n</html>\n",
+         <script>\n{}\n</script>\n<script type=\"module\">\n{VIEWER_JS}\n{LIVE_JS}</script>\n</body>\n</html>\n",
         script_safe(&import_map.to_string()),
         script_safe(&data.to_string()),
         script_safe(UPLOT_JS),

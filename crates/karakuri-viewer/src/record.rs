@@ -483,7 +483,7 @@ mod tests {
         assert!((plot_q0(&data, "j00 ") - std::f64::consts::FRAC_PI_2).abs() < 1e-6);
         assert!(plot_q0(&data, "j01 ").abs() < 1e-6);
         // a URDF robot with prescribed q0 (the bundled demo)
-        let (data, _) = record(crate::simulate::demo_scene().unwrap(), 3);
+        let (data, _) = record(Scene::from_str(include_str!("../../karakuri-cli/scenes/demo.yaml"), "demo.yaml").unwrap(), 3);
         for (joint, q0) in [
             ("FL_HFE", 1.5),
             ("FL_KFE", -3.0),
