@@ -175,3 +175,49 @@ fn a_ball_started_inside_the_terrain_comes_out_on_top() {
     let d = (p.z - 0.1 * (p.x + 1.0)) / (1.0f64 + 0.01).sqrt();
     assert!((d - 0.05).abs() < 2e-3, "ball centre {d} m above the ramp (at {p:?}), radius 0.05");
 }
+
+/// The PNG decoder on mutated images (bytes flipped, spans cut or repeated, chunk lengths
+/// changed) of the three test PNGs: an image or an error, never a panic; a decoded image has
+/// `width × height` pixels. 3000 inputs, seeded (`karakuri::algorithms::SplitMix64`).
+#[test]
+fn mutated_pngs_decode_or_are_refused() {
+    let mut rng = karakuri::algorithms::SplitMix64::new(0x706e67);
+    let seeds: Vec<Vec<u8>> = ["rgb.png", "grey16.png", "palette.png"].iter().map(|f| std::fs::read(dir().join(f)).unwrap()).collect();
+    let (mut decoded, mut refused) = (0, 0);
+    for run in 0..3000 {
+        let mut b = seeds[run % seeds.len()].clone();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let at = rng.next_u64() as usize % b.len().max(1);
+            match rng.next_u64() % 4 {
+                0 => b[at] ^= 1 << (rng.next_u64() % 8),
+                1 => b.truncate(at),
+                2 => {
+                    let end = (at + 1 + rng.next_u64() as usize % 64).min(b.len());
+                    let span = b[at..end].to_vec();
+                    b.splice(at..at, span);
+                }
+                // a chunk length or an image dimension (big-endian words) made large
+                _ => {
+                    if at + 4 <= b.len() {
+                        b[at..at + 4].copy_from_slice(&(rng.next_u64() as u32 | 0x0100_0000).to_be_bytes());
+                    }
+                }
+            }
+            if b.is_empty() {
+                break;
+            }
+        }
+        match std::panic::catch_unwind(|| karakuri_sim::mesh::png_grey(&b)) {
+            Ok(Ok((w, h, px))) => {
+                assert_eq!(px.len(), w * h, "input {run}");
+                decoded += 1;
+            }
+            Ok(Err(e)) => {
+                assert!(e.starts_with("PNG"), "input {run}: {e}");
+                refused += 1;
+            }
+            Err(_) => panic!("input {run}: the PNG decoder panicked on {b:?}"),
+        }
+    }
+    println!("3000 mutated PNGs: {decoded} decoded, {refused} refused");
+}
