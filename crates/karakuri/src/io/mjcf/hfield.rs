@@ -20,7 +20,7 @@
 //! Non-finite elevations, fewer than 2 rows or columns and non-positive sizes are refused
 //! (MuJoCo accepts a NaN with a warning).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::defaults::Compiler;
@@ -68,7 +68,7 @@ pub(super) fn read(h: &Element, c: &Compiler, base_dir: Option<&Path>, source: O
     };
     let (nrow, ncol) = (dim("nrow")?, dim("ncol")?);
     let grid = match h.attr("file") {
-        Some(file) => from_file(h, &path_of(file, c, base_dir), source)?,
+        Some(file) => from_file(h, &c.asset_path(Path::new(file), base_dir), source)?,
         None => match h.attr("elevation") {
             Some(t) => {
                 let e = numbers_vec(h, "elevation", t)?;
@@ -91,18 +91,6 @@ pub(super) fn read(h: &Element, c: &Compiler, base_dir: Option<&Path>, source: O
     }
     let from = h.attr("file").map_or("'elevation'".to_string(), |f| format!("file '{f}'"));
     Ok(HfieldAsset { size, grid: normalise(h, &from, grid)? })
-}
-
-/// The file's path under `meshdir` (MuJoCo reads height fields there too).
-fn path_of(file: &str, c: &Compiler, base_dir: Option<&Path>) -> PathBuf {
-    let file = Path::new(file);
-    let file = if c.strippath { file.file_name().map(Path::new).unwrap_or(file) } else { file };
-    let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-    if let Some(d) = &c.meshdir {
-        path.push(d);
-    }
-    path.push(file);
-    path
 }
 
 /// The grid of a PNG (through `source`) or MuJoCo's binary file.

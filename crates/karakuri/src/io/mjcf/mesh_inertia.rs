@@ -235,12 +235,7 @@ impl<'s> MeshAssets<'s> {
             let Some(file) = r.get("file").or(inline.as_ref().map(|_| "")) else { continue };
             let file = Path::new(file);
             let name = r.get("name").map(str::to_string).unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-            let file = if c.strippath { file.file_name().map(Path::new).unwrap_or(file) } else { file };
-            let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-            if let Some(d) = &c.meshdir {
-                path.push(d);
-            }
-            path.push(file);
+            let path = c.asset_path(file, base_dir);
             let scale = match r.get("scale") {
                 Some(t) => Vec3::from(numbers::<3>(m, "scale", t)?),
                 None => Vec3::repeat(1.0),
