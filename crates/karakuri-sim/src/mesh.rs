@@ -151,6 +151,29 @@ impl karakuri::io::mjcf::MeshSource for MeshFiles {
         let (v, t) = parry3d_f64::transformation::try_convex_hull(&pts).map_err(|e| format!("no convex hull ({e:?})"))?;
         Ok(karakuri::io::mjcf::MeshTriangles { vertices: v.iter().map(|p| [p.x, p.y, p.z]).collect(), triangles: t })
     }
+
+    fn read_png_grey(&self, path: &Path) -> Result<(usize, usize, Vec<u8>), String> {
+        png_grey(&std::fs::read(path).map_err(|e| e.to_string())?)
+    }
+}
+
+/// A PNG image as MuJoCo's decoder gives a height field (lodepng to 8-bit grey): `(width,
+/// height, pixels)` rows from the top, the first sample of each pixel after palette expansion
+/// and 16-to-8-bit stripping (the grey level, or the red channel), alpha ignored.
+pub fn png_grey(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().map_err(|e| format!("PNG: {e}"))?;
+    let size = reader.output_buffer_size().ok_or("PNG: the image is too large")?;
+    let mut buf = vec![0; size];
+    let info = reader.next_frame(&mut buf).map_err(|e| format!("PNG: {e}"))?;
+    let (w, h) = (info.width as usize, info.height as usize);
+    let samples = info.color_type.samples();
+    if info.bit_depth != png::BitDepth::Eight || w == 0 || h == 0 || info.line_size < w * samples || buf.len() < h * info.line_size {
+        return Err(format!("PNG: unexpected {w} × {h} image of {:?} {:?}", info.color_type, info.bit_depth));
+    }
+    let pixels = buf.chunks(info.line_size).take(h).flat_map(|row| row[..w * samples].iter().step_by(samples).copied()).collect();
+    Ok((w, h, pixels))
 }
 
 /// Checks that points span a volume (a convex hull needs at least 4 non-coplanar points).

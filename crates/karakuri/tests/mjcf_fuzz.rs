@@ -53,6 +53,12 @@ const SNIPPETS: &[&str] = &[
     "<default class=\"main\"><default class=\"main\"/></default>",
     "<geom type=\"mesh\" mesh=\"nope\"/>",
     "<composite/>",
+    // height fields: inline data (extreme, too few, too many numbers), files the core cannot
+    // decode, a geom naming one
+    "<asset><hfield name=\"hf\" nrow=\"2\" ncol=\"3\" elevation=\"0 1e15 -1e15 1 2 3\" size=\"1 1 1 1\"/></asset>",
+    "<asset><hfield name=\"hf\" nrow=\"4096\" ncol=\"4096\" elevation=\"1 2\" size=\"1 1 0 1\"/></asset>",
+    "<asset><hfield name=\"hf\" file=\"nope.png\" size=\"1 1 1 1\"/><hfield file=\"nope.bin\" size=\"1 1 1 1\"/></asset>",
+    "<geom type=\"hfield\" hfield=\"hf\"/>",
 ];
 
 const MJCF: fuzz::Dialect = fuzz::Dialect {

@@ -368,6 +368,11 @@ impl Collider {
                 continue;
             }
             let normal = normal / nn;
+            if let Some((point, normal, depth)) = self.back_face((a, b), (&pa, &pb), m, &normal) {
+                let features = (m.subshape1 << 20, m.subshape2 << 20);
+                out.push(RawContact { shape_a: a, shape_b: b, point, normal, depth, features, mode });
+                continue;
+            }
             let at = |k: usize| from_pvec(w1.transform_point(m.points[k].local_p1));
             let keep = (m.points.len() > 4)
                 .then(|| four_of(m.points.len(), at, |k| m.points[k].dist, &normal));
@@ -391,6 +396,31 @@ impl Collider {
                 });
             }
         }
+    }
+}
+
+impl Collider {
+    /// A manifold of a triangle mesh's triangle whose normal points out of its back face: the
+    /// other shape has passed the surface (a foot that starts inside a height field's terrain,
+    /// which MuJoCo's soft contacts allow). A mesh's triangles face outward (a solid's surface),
+    /// so this is one contact of the solid: the triangle's outward normal (from shape `a` to
+    /// `b`), the other shape's deepest point along it, and its depth below the triangle's plane.
+    /// `None`: no mesh, or the front face.
+    fn back_face(&self, (a, b): (usize, usize), (pa, pb): (&PPose, &PPose), m: &ContactManifold<(), ()>, normal: &Vec3) -> Option<(Vec3, Vec3, f64)> {
+        let (mesh, triangle, pose, sign, other, other_pose) = match (self.types[a], self.types[b]) {
+            (ShapeType::TriMesh, _) => (a, m.subshape1, pa, 1.0, b, pb),
+            (_, ShapeType::TriMesh) => (b, m.subshape2, pb, -1.0, a, pa),
+            _ => return None,
+        };
+        let tri = self.shapes[mesh].shape.as_trimesh()?.triangle(triangle);
+        let n = from_pvec(pose.rotation * tri.normal()?);
+        if sign * normal.dot(&n) >= 0.0 || m.points.is_empty() {
+            return None;
+        }
+        let dir = -n;
+        let deepest = from_pvec(self.shapes[other].shape.as_support_map()?.support_point(other_pose, parry3d_f64::math::Vector::new(dir.x, dir.y, dir.z)));
+        let depth = (from_pvec(pose.transform_point(tri.a)) - deepest).dot(&n);
+        Some((deepest + 0.5 * depth * n, sign * n, depth))
     }
 }
 

@@ -10,7 +10,7 @@
 //! | ellipsoid | [`Geometry::ConvexMesh`] of 62 points on it (a warning says so) |
 //! | mesh | [`Geometry::ConvexMesh`] of its file's vertices, scaled (its convex hull) |
 //! | hfield without data (flat) | a box under z = 0 of the hfield's extents, `size[3]` deep |
-//! | hfield with data | refused: replace it by a mesh or a plane |
+//! | hfield with data (world body) | [`Geometry::TriMesh`]: the closed solid of its grid ([`hfield_solid`]) |
 //! | `contype = conaffinity = 0` | left out (MuJoCo never collides it), unless a `<pair>` names it |
 //!
 //! Which of a robot's geoms touch is MuJoCo's rule ([`MjcfContactRules`]): `contype` /
@@ -20,7 +20,7 @@
 //! the larger; `condim` 1 is frictionless. `solref`/`solimp`, `margin`/`gap`, torsional and
 //! rolling friction are not simulated (a warning counts the geoms that set them).
 
-use karakuri::io::mjcf::{GeomShape, Integrator, MjcfWorld};
+use karakuri::io::mjcf::{GeomShape, HeightGrid, Integrator, MjcfWorld};
 use karakuri::io::urdf::{self, GeometryObject, Shape};
 use karakuri::spatial::{Se3, Vec3};
 
@@ -103,6 +103,47 @@ fn ellipsoid_points(s: [f64; 3]) -> Vec<[f64; 3]> {
     out
 }
 
+/// A height field with data as a closed triangle mesh in the geom's frame, MuJoCo's solid: the
+/// grid's surface (each cell split along its diagonal from (r, c) to (r + 1, c + 1), as
+/// `mjc_ConvexHField`'s prisms), four walls down to `−extents[3]` and the bottom. Triangles
+/// face outward.
+pub fn hfield_solid(extents: &[f64; 4], grid: &HeightGrid) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
+    let (nr, nc) = (grid.nrow, grid.ncol);
+    let [sx, sy, sz, base] = *extents;
+    let mut v: Vec<[f64; 3]> = Vec::with_capacity(nr * nc + 4);
+    for r in 0..nr {
+        for c in 0..nc {
+            let (x, y) = (sx * (2.0 * c as f64 / (nc - 1) as f64 - 1.0), sy * (2.0 * r as f64 / (nr - 1) as f64 - 1.0));
+            v.push([x, y, f64::from(grid.at(r, c)) * sz]);
+        }
+    }
+    let top = |r: usize, c: usize| (r * nc + c) as u32;
+    let b = v.len() as u32;
+    v.extend([[-sx, -sy, -base], [sx, -sy, -base], [sx, sy, -base], [-sx, sy, -base]]);
+    let mut t = Vec::with_capacity(2 * (nr - 1) * (nc - 1) + 2 * (nr + nc) + 2);
+    for r in 0..nr - 1 {
+        for c in 0..nc - 1 {
+            t.push([top(r, c), top(r, c + 1), top(r + 1, c + 1)]);
+            t.push([top(r, c), top(r + 1, c + 1), top(r + 1, c)]);
+        }
+    }
+    // each wall a fan from one bottom corner over its edge of the grid, closed by the other corner
+    let walls: [(Vec<u32>, u32, u32); 4] = [
+        ((0..nc).map(|c| top(0, c)).collect(), b, b + 1),
+        ((0..nr).map(|r| top(r, nc - 1)).collect(), b + 1, b + 2),
+        ((0..nc).rev().map(|c| top(nr - 1, c)).collect(), b + 2, b + 3),
+        ((0..nr).rev().map(|r| top(r, 0)).collect(), b + 3, b),
+    ];
+    for (edge, first, last) in walls {
+        for w in edge.windows(2) {
+            t.push([first, w[1], w[0]]);
+        }
+        t.push([first, last, edge[edge.len() - 1]]);
+    }
+    t.extend([[b, b + 2, b + 1], [b, b + 3, b + 2]]);
+    (v, t)
+}
+
 /// The collision shapes of an MJCF world's geoms (errors and warnings name the geom's file
 /// and line). Hulls of the same mesh file and scale are read once (`same_mesh_as`).
 pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<Vec<UrdfCollision>, String> {
@@ -136,12 +177,16 @@ pub fn mjcf_collisions(world: &MjcfWorld, warnings: &mut Vec<String>) -> Result<
                     Geometry::ConvexMesh { vertices: mesh.vertices, file: Some(MeshFile { path, scale: sc }) }
                 }
             }
-            GeomShape::HeightField { flat: true, extents, .. } => {
+            GeomShape::HeightField { grid: None, extents, .. } => {
                 placement = placement.compose(&Se3::from_translation(Vec3::new(0.0, 0.0, -extents[3] / 2.0)));
                 Geometry::Box { half_extents: [extents[0], extents[1], extents[3] / 2.0] }
             }
-            GeomShape::HeightField { name, .. } => {
-                return Err(format!("{}: height field '{name}' has elevation data, which is not supported: use a mesh (a static trimesh) or a plane", g.at))
+            GeomShape::HeightField { grid: Some(grid), extents, name } => {
+                if joint.0 != 0 {
+                    return Err(format!("{}: height field '{name}' with elevation data on a moving body is not supported (triangle meshes are static)", g.at));
+                }
+                let (vertices, triangles) = hfield_solid(extents, grid);
+                Geometry::TriMesh { vertices, triangles, file: None }
             }
         };
         let link = world.body_names[g.body].clone();

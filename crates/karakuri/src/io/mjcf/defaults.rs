@@ -4,7 +4,7 @@
 //! nearest enclosing `childclass`, else `main`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::xml::{numbers, Element};
 use super::MjcfError;
@@ -68,6 +68,20 @@ impl Default for Compiler {
             meshdir: None,
             strippath: false,
         }
+    }
+}
+
+impl Compiler {
+    /// An asset file's path, as MuJoCo finds mesh and height-field files: its name alone under
+    /// `strippath`, under `meshdir` (or `assetdir`), relative to the model's directory.
+    pub fn asset_path(&self, file: &Path, base_dir: Option<&Path>) -> PathBuf {
+        let file = if self.strippath { file.file_name().map(Path::new).unwrap_or(file) } else { file };
+        let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
+        if let Some(d) = &self.meshdir {
+            path.push(d);
+        }
+        path.push(file);
+        path
     }
 }
 

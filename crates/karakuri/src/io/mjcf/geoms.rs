@@ -47,7 +47,7 @@ pub(super) fn geom(g: &Resolved, parent: &Se3, c: &Compiler) -> Result<Geom, Mjc
         "box" => GeomShape::Box,
         "ellipsoid" => GeomShape::Ellipsoid,
         "mesh" => GeomShape::Mesh { name: asset("mesh")?, file: Default::default(), scale: Vec3::repeat(1.0) },
-        "hfield" => GeomShape::HeightField { name: asset("hfield")?, extents: [0.0; 4], flat: true },
+        "hfield" => GeomShape::HeightField { name: asset("hfield")?, extents: [0.0; 4], grid: None },
         "sdf" => {
             return Err(e.error("SDF geoms (plugins) are not supported: replace the geom by a mesh (collides as its convex hull) or by primitives"))
         }

@@ -41,12 +41,18 @@ pub struct MeshTriangles {
     pub triangles: Vec<[u32; 3]>,
 }
 
-/// Reads mesh files for the MJCF loader (mesh geoms' inertia).
+/// Reads mesh files for the MJCF loader (mesh geoms' inertia) and height fields' PNG images.
 pub trait MeshSource {
     /// The vertices and triangles of the mesh file at `path`; the error is a plain reason.
     fn read(&self, path: &Path) -> Result<MeshTriangles, String>;
     /// The convex hull of `points`: its vertices and its triangles, facing outward.
     fn convex_hull(&self, points: &[[f64; 3]]) -> Result<MeshTriangles, String>;
+    /// A height field's PNG image as MuJoCo decodes it: `(width, height, pixels)`, 8-bit, rows
+    /// from the top, the grey level (the red channel of a colour image, the high byte of 16-bit
+    /// samples). The default has no decoder.
+    fn read_png_grey(&self, path: &Path) -> Result<(usize, usize, Vec<u8>), String> {
+        Err(format!("no PNG decoder to read '{}': load with a reader that has one (karakuri-sim's MeshFiles)", path.display()))
+    }
 }
 
 /// A `<mesh>`'s `inertia` rule (see the module documentation).
@@ -229,12 +235,7 @@ impl<'s> MeshAssets<'s> {
             let Some(file) = r.get("file").or(inline.as_ref().map(|_| "")) else { continue };
             let file = Path::new(file);
             let name = r.get("name").map(str::to_string).unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-            let file = if c.strippath { file.file_name().map(Path::new).unwrap_or(file) } else { file };
-            let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-            if let Some(d) = &c.meshdir {
-                path.push(d);
-            }
-            path.push(file);
+            let path = c.asset_path(file, base_dir);
             let scale = match r.get("scale") {
                 Some(t) => Vec3::from(numbers::<3>(m, "scale", t)?),
                 None => Vec3::repeat(1.0),
@@ -249,6 +250,11 @@ impl<'s> MeshAssets<'s> {
             meshes.insert(name, MeshAsset { path, inline, scale, kind, at: Element { children: vec![], ..m.clone() } });
         }
         Ok(Self { meshes, source })
+    }
+
+    /// Mesh `name`'s file (`None`: written inline) and scale; `None` without such a mesh.
+    pub fn file(&self, name: &str) -> Option<(Option<&Path>, Vec3)> {
+        self.meshes.get(name).map(|m| (m.inline.is_none().then_some(m.path.as_path()), m.scale))
     }
 
     /// The inertia of a mesh geom whose frame in the body is `frame` (`None`: it weighs nothing).

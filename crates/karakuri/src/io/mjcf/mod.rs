@@ -44,6 +44,7 @@ mod convert;
 mod defaults;
 mod error;
 mod geoms;
+pub mod hfield;
 mod inertia;
 pub mod mesh_inertia;
 mod names;
@@ -58,6 +59,7 @@ mod xml;
 use std::path::Path;
 
 pub use error::MjcfError;
+pub use hfield::HeightGrid;
 pub use mesh_inertia::{MeshSource, MeshTriangles};
 pub use convert::{from_mujoco_qpos, from_mujoco_qvel, to_mujoco_qpos, to_mujoco_qvel};
 pub use types::{SpatialTendon, 
@@ -117,7 +119,8 @@ pub fn load_world(path: impl AsRef<Path>) -> Result<MjcfWorld, MjcfError> {
     parse_world_str(&text, &name)
 }
 
-/// [`load_world`] reading mesh files through `meshes` (mesh geoms' inertia).
+/// [`load_world`] reading mesh files through `meshes` (mesh geoms' inertia) and height fields'
+/// PNG images.
 pub fn load_world_with(path: impl AsRef<Path>, meshes: &dyn MeshSource) -> Result<MjcfWorld, MjcfError> {
     let (text, name) = read(path.as_ref())?;
     parse_world_str_with(&text, &name, Some(meshes))
@@ -133,5 +136,5 @@ pub fn parse_world_str_with(text: &str, source_name: &str, meshes: Option<&dyn M
     let base_dir = Path::new(source_name).parent().filter(|d| !d.as_os_str().is_empty());
     let root = xml::read_tree(text, source_name, base_dir)?;
     let parsed = parse::parse_tree(&root, base_dir, meshes)?;
-    world::assemble(&root, parsed, base_dir)
+    world::assemble(&root, parsed, base_dir, meshes)
 }

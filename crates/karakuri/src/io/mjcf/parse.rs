@@ -91,12 +91,7 @@ fn option_gravity(e: &Element, mut g: Vec3) -> Result<Vec3, MjcfError> {
 fn check_meshes(asset: &Element, c: &Compiler, base_dir: Option<&Path>) -> Result<(), MjcfError> {
     for m in asset.children.iter().filter(|m| m.tag == "mesh") {
         let Some(file) = m.attr("file") else { continue };
-        let file = if c.strippath { Path::new(file).file_name().map(Path::new).unwrap_or(Path::new(file)) } else { Path::new(file) };
-        let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-        if let Some(d) = &c.meshdir {
-            path.push(d);
-        }
-        path.push(file);
+        let path = c.asset_path(Path::new(file), base_dir);
         if !path.is_file() {
             return Err(m.error(format!("mesh file not found: {}", path.display())));
         }

@@ -4,6 +4,7 @@
 //! order). Nothing here is simulated: a simulator maps it onto its own world.
 
 use crate::model::{FrameKind, JointId, Model};
+use super::hfield::HeightGrid;
 use crate::spatial::{Se3, Vec3};
 
 /// An MJCF model: the dynamics [`Model`] and what a simulator needs beside it.
@@ -93,15 +94,16 @@ pub enum GeomShape {
         /// The asset's `scale`.
         scale: Vec3,
     },
-    /// A height field: `size` are MuJoCo's `(x, y, z_top, z_bottom)` extents; `flat` when it
-    /// has no file and no elevation data (a simulator may treat it as a box under z = 0).
+    /// A height field: `extents` are MuJoCo's hfield `size` `(x, y, z_top, z_bottom)`; the
+    /// surface is `grid` (module `hfield`'s layout) scaled by them, or the z = 0 plane of the
+    /// geom's frame when `grid` is `None` (no data, or all equal: a box under z = 0).
     HeightField {
         /// The asset's name.
         name: String,
         /// MuJoCo's hfield `size`.
         extents: [f64; 4],
-        /// No elevation data: the surface is the z = 0 plane of the geom's frame.
-        flat: bool,
+        /// The normalised elevations (MuJoCo's `hfield_data`); `None`: flat.
+        grid: Option<std::sync::Arc<HeightGrid>>,
     },
 }
 

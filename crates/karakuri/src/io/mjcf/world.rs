@@ -5,19 +5,21 @@
 //! [`super::options`]), objects named in them looked up by name.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::build::body_name;
 use super::types::{GeomShape, MjcfWorld};
-use super::xml::{numbers, numbers_vec, Element};
+use super::defaults::{Compiler, Defaults};
+use super::hfield;
+use super::mesh_inertia::{MeshAssets, MeshSource};
+use super::xml::{numbers, Element};
 use super::error::MjcfError;
 use super::names::Names;
 use super::parse::Parsed;
 use super::{actuators, constraints, options, sensors};
-use crate::spatial::Vec3;
 
 /// Builds the world from the parsed tree (`root` the whole file, includes expanded).
-pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) -> Result<MjcfWorld, MjcfError> {
+pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>, source: Option<&dyn MeshSource>) -> Result<MjcfWorld, MjcfError> {
     let Parsed { model, mut warnings, bodies, compiler, defaults } = parsed;
     let mut geoms = vec![];
     let mut sites = vec![];
@@ -42,7 +44,7 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
         }
         names.bodies.push(bname);
     }
-    let assets = Assets::read(root, &compiler, &defaults, base_dir)?;
+    let assets = Assets::read(root, &compiler, &defaults, base_dir, source)?;
     for g in &mut geoms {
         assets.resolve(&mut g.shape, &g.at)?;
     }
@@ -106,67 +108,41 @@ pub(super) fn assemble(root: &Element, parsed: Parsed, base_dir: Option<&Path>) 
     Ok(world)
 }
 
-/// `<asset>`: mesh files and scales (class defaults applied), height fields' sizes.
+/// `<asset>`: mesh files and scales (read by [`MeshAssets::read`], class defaults applied),
+/// height fields' sizes and grids ([`hfield::read`]).
 struct Assets {
-    meshes: HashMap<String, (PathBuf, Vec3)>,
-    hfields: HashMap<String, ([f64; 4], bool)>,
+    meshes: MeshAssets<'static>,
+    hfields: HashMap<String, hfield::HfieldAsset>,
 }
 
 impl Assets {
-    fn read(root: &Element, c: &super::defaults::Compiler, defaults: &super::defaults::Defaults, base_dir: Option<&Path>) -> Result<Self, MjcfError> {
-        let mut out = Assets { meshes: HashMap::new(), hfields: HashMap::new() };
-        for m in root.children.iter().filter(|e| e.tag == "asset").flat_map(|a| a.children.iter()) {
-            match m.tag.as_str() {
-                "mesh" => {
-                    let Some(file) = m.attr("file") else {
-                        return Err(m.error("a mesh without a 'file' (vertex lists) is not supported for collisions: write it to an STL or OBJ file"));
-                    };
-                    let file = if c.strippath { Path::new(file).file_name().map(Path::new).unwrap_or(Path::new(file)) } else { Path::new(file) };
-                    let mut path = base_dir.map(Path::to_path_buf).unwrap_or_default();
-                    if let Some(d) = &c.meshdir {
-                        path.push(d);
-                    }
-                    path.push(file);
-                    let name = m.attr("name").map(str::to_string).unwrap_or_else(|| {
-                        file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-                    });
-                    // a mesh's scale may come from its class (`<default><mesh scale>`), as MuJoCo
-                    let r = super::defaults::Resolved::new(m, "main", defaults)?;
-                    let scale = match r.get("scale") {
-                        Some(t) => Vec3::from(numbers::<3>(m, "scale", t)?),
-                        None => Vec3::repeat(1.0),
-                    };
-                    out.meshes.insert(name, (path, scale));
-                }
-                "hfield" => {
-                    let name = m.attr("name").map(str::to_string).unwrap_or_default();
-                    let size = numbers::<4>(m, "size", m.attr("size").unwrap_or(""))?;
-                    let data = m.attr("elevation").map(|t| numbers_vec(m, "elevation", t)).transpose()?;
-                    let flat = m.attr("file").is_none() && data.is_none_or(|d| d.iter().all(|x| *x == 0.0));
-                    out.hfields.insert(name, (size, flat));
-                }
-                _ => {}
-            }
+    fn read(root: &Element, c: &Compiler, defaults: &Defaults, base_dir: Option<&Path>, source: Option<&dyn MeshSource>) -> Result<Self, MjcfError> {
+        let assets: Vec<&Element> = root.children.iter().filter(|e| e.tag == "asset").collect();
+        let meshes = MeshAssets::read(&assets, defaults, c, base_dir, None)?;
+        let mut hfields = HashMap::new();
+        for h in assets.iter().flat_map(|a| a.children.iter()).filter(|e| e.tag == "hfield") {
+            // MuJoCo names an unnamed hfield after its file
+            let name = h.attr("name").or(h.attr("file").and_then(|f| Path::new(f).file_stem()?.to_str())).unwrap_or_default();
+            hfields.insert(name.to_string(), hfield::read(h, c, base_dir, source)?);
         }
-        Ok(out)
+        Ok(Assets { meshes, hfields })
     }
 
-    /// Fills a mesh's file and scale, a height field's sizes.
+    /// Fills a mesh's file and scale, a height field's sizes and grid.
     fn resolve(&self, shape: &mut GeomShape, at: &str) -> Result<(), MjcfError> {
-        let missing = |what: &str, name: &str| MjcfError {
-            file: at.into(),
-            line: None,
-            element: "geom".into(),
-            reason: format!("no {what} asset named '{name}'"),
-        };
+        let error = |reason: String| MjcfError { file: at.into(), line: None, element: "geom".into(), reason };
+        let missing = |what: &str, name: &str| error(format!("no {what} asset named '{name}'"));
         match shape {
             GeomShape::Mesh { name, file, scale } => {
-                let (f, s) = self.meshes.get(name.as_str()).ok_or_else(|| missing("mesh", name))?;
-                (*file, *scale) = (f.clone(), *s);
+                let (f, s) = self.meshes.file(name).ok_or_else(|| missing("mesh", name))?;
+                let f = f.ok_or_else(|| {
+                    error(format!("mesh '{name}' is written inline (vertex lists), which is not supported for collisions: write it to an STL or OBJ file"))
+                })?;
+                (*file, *scale) = (f.to_path_buf(), s);
             }
-            GeomShape::HeightField { name, extents, flat } => {
-                let (e, f) = self.hfields.get(name.as_str()).ok_or_else(|| missing("hfield", name))?;
-                (*extents, *flat) = (*e, *f);
+            GeomShape::HeightField { name, extents, grid } => {
+                let h = self.hfields.get(name.as_str()).ok_or_else(|| missing("hfield", name))?;
+                (*extents, *grid) = (h.size, h.grid.clone());
             }
             _ => {}
         }
