@@ -15,8 +15,8 @@
 //! time), then the rest of the recursion runs in lanes.
 
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
-use crate::spatial::{sin_cos, Mat3, Motion, Se3};
-use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
+use crate::spatial::{sin_cos, Mat3, Mat6, Motion, Se3};
+use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// States per lane group.
 pub const LANES: usize = 4;
@@ -46,7 +46,7 @@ macro_rules! lane_op {
 lane_op!(Add, add, +, AddAssign, add_assign);
 lane_op!(Sub, sub, -, SubAssign, sub_assign);
 lane_op!(Mul, mul, *, MulAssign, mul_assign);
-use std::ops::MulAssign;
+lane_op!(Div, div, /, DivAssign, div_assign);
 
 impl Neg for L {
     type Output = L;
@@ -68,6 +68,10 @@ impl L {
 pub(crate) type V3 = [L; 3];
 /// A 3x3 matrix of lanes, `m[row][col]`.
 pub(crate) type M3 = [[L; 3]; 3];
+/// A 6-vector of lanes, `[linear; angular]`.
+pub(crate) type V6 = [L; 6];
+/// A 6x6 matrix of lanes, `m[row][col]`.
+pub(crate) type M6 = [[L; 6]; 6];
 
 #[inline(always)]
 pub(crate) fn splat3(x: &crate::spatial::Vec3) -> V3 {
@@ -105,6 +109,16 @@ pub(crate) fn mul_mv(m: &M3, x: V3) -> V3 {
 #[inline(always)]
 pub(crate) fn tr_mul_mv(m: &M3, x: V3) -> V3 {
     std::array::from_fn(|i| m[0][i] * x[0] + m[1][i] * x[1] + m[2][i] * x[2])
+}
+
+/// `I v` of a body inertia `(m, c, I_c)` (`Inertia::mul_motion`).
+#[inline(always)]
+pub(crate) fn inertia_mul(m: &Model, i: usize, v: LMotion) -> LMotion {
+    let y = &m.inertias[i];
+    let c = splat3(&y.com);
+    let lin = scale3(L::splat(y.mass), sub3(v.lin, cross(c, v.ang)));
+    let ic: M3 = std::array::from_fn(|r| std::array::from_fn(|k| L::splat(y.inertia_com[(r, k)])));
+    LMotion { lin, ang: add3(mul_mv(&ic, v.ang), cross(c, lin)) }
 }
 
 /// A motion or force in lanes, `[linear; angular]`.
@@ -217,6 +231,14 @@ pub(crate) struct LaneWorkspace {
     pub(crate) x1: Vec<L>,
     pub(crate) x2: Vec<L>,
     pub(crate) out: Vec<L>,
+    /// ABA: `c = v × v_J`, `IA`, `D⁻¹` per joint; `U` columns and `u` per dof; each body's
+    /// 6x6 inertia (constant, scalar).
+    pub(crate) c: Vec<LMotion>,
+    pub(crate) ia: Vec<M6>,
+    pub(crate) d_inv: Vec<M6>,
+    pub(crate) u_cols: Vec<V6>,
+    pub(crate) u: Vec<L>,
+    pub(crate) inertia6: Vec<Mat6>,
 }
 
 impl LaneWorkspace {
@@ -230,6 +252,12 @@ impl LaneWorkspace {
             x1: vec![L::default(); nv],
             x2: vec![L::default(); nv],
             out: vec![L::default(); nv],
+            c: vec![LMotion::default(); nj],
+            ia: vec![[[L::default(); 6]; 6]; nj],
+            d_inv: vec![[[L::default(); 6]; 6]; nj],
+            u_cols: vec![[L::default(); 6]; nv],
+            u: vec![L::default(); nv],
+            inertia6: model.inertias.iter().map(|y| y.to_matrix()).collect(),
         }
     }
 

@@ -23,8 +23,8 @@
 //! blocks per call, none per state); each state's result is the same whatever the number of
 //! threads, since every state is computed by the same kernel from its own inputs only.
 //!
-//! [`rnea`] and [`aba`] run four states at once in SIMD lanes (`batch/lanes.rs`) where the model's
-//! joints allow it; the others loop the single-state kernels over the states.
+//! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
+//! (`batch/lanes.rs`, every joint kind); the others loop the single-state kernels over the states.
 
 mod aba_lanes;
 mod lanes;
@@ -97,16 +97,7 @@ pub fn rnea(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], a: &[f
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("a", a, nv, "nv")];
     run(model, ws.slots(model)?, n, ins, [("tau", tau, nv, "nv")], |m, slot, k, [q, v, a], [tau]| {
-        if rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, Some(a), tau) {
-            return;
-        }
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            load(&mut slot.a, a, s);
-            let t = algorithms::inverse_dynamics(m, &mut slot.data, &slot.q, &slot.v, &slot.a);
-            tau[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
-        }
+        rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, Some(a), tau);
     })
 }
 
@@ -115,15 +106,7 @@ pub fn nonlinear_effects(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv")];
     run(model, ws.slots(model)?, n, ins, [("out", out, nv, "nv")], |m, slot, k, [q, v], [out]| {
-        if rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, None, out) {
-            return;
-        }
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            let t = algorithms::nonlinear_effects(m, &mut slot.data, &slot.q, &slot.v);
-            out[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
-        }
+        rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, None, out);
     })
 }
 
@@ -156,16 +139,7 @@ pub fn aba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], tau: &[
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
     run(model, ws.slots(model)?, n, ins, [("ddq", ddq, nv, "nv")], |m, slot, k, [q, v, tau], [ddq]| {
-        if aba_lanes::aba_chunk(m, &mut slot.lanes, k, q, v, tau, ddq) {
-            return;
-        }
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            load(&mut slot.a, tau, s);
-            let t = algorithms::forward_dynamics(m, &mut slot.data, &slot.q, &slot.v, &slot.a);
-            ddq[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
-        }
+        aba_lanes::aba_chunk(m, &mut slot.lanes, k, q, v, tau, ddq);
     })
 }
 
@@ -252,4 +226,43 @@ pub fn aba_derivatives(
             store_row_major(&slot.data.mass_matrix_inverse, &mut mi[r]);
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lane kernels compiled portable (without the AVX2 dispatch the public calls take on
+    //! an AVX2 machine) against the single calls, bit for bit; `tests/batch.rs` covers the rest.
+    use super::lanes::LaneWorkspace;
+    use super::{aba_lanes, rnea_lanes};
+    use crate::algorithms::{self as alg, SplitMix64};
+    use crate::io::urdf;
+    use nalgebra::DVector;
+
+    #[test]
+    fn portable_lanes_equal_the_single_calls() {
+        for (name, root) in [("ur5", urdf::Root::Fixed), ("talos_reduced", urdf::Root::FreeFlyer)] {
+            let path = format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR"));
+            let model = urdf::load(path, root).unwrap();
+            let (k, nq, nv) = (6, model.nq, model.nv);
+            let mut rng = SplitMix64::new(5);
+            let mut q = vec![];
+            for _ in 0..k {
+                q.extend(alg::random_configuration(&model, &mut rng).iter());
+            }
+            let (v, a) = (rng.vector(k * nv), rng.vector(k * nv));
+            let mut w = LaneWorkspace::new(&model);
+            let (mut tau, mut ddq) = (vec![0.0; k * nv], vec![0.0; k * nv]);
+            rnea_lanes::rnea_groups(&model, &mut w, k, &q, v.as_slice(), Some(a.as_slice()), &mut tau);
+            aba_lanes::aba_groups(&model, &mut w, k, &q, v.as_slice(), a.as_slice(), &mut ddq);
+            let mut data = crate::Data::new(&model);
+            for s in 0..k {
+                let row = |x: &[f64], n: usize| DVector::from_column_slice(&x[s * n..(s + 1) * n]);
+                let (qs, vs, as_) = (row(&q, nq), row(v.as_slice(), nv), row(a.as_slice(), nv));
+                let t = alg::inverse_dynamics(&model, &mut data, &qs, &vs, &as_).clone();
+                assert!(t.iter().zip(&tau[s * nv..]).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} rnea state {s}");
+                let d = alg::forward_dynamics(&model, &mut data, &qs, &vs, &as_);
+                assert!(d.iter().zip(&ddq[s * nv..]).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} aba state {s}");
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! RNEA in lanes: `algorithms::inverse_dynamics` (and `nonlinear_effects`, `a = None`) for four
 //! states at once, the same operations in the same order (RBDA Table 5.1, local frames).
 
-use super::lanes::{add3, cross, mul_mv, scale3, splat3, sub3, LMotion, LaneWorkspace, L, LANES};
+use super::lanes::{inertia_mul, LMotion, LaneWorkspace, L, LANES};
 use crate::model::Model;
 
 /// Every group of `LANES` states of the `k` given (the last one padded).
@@ -12,16 +12,6 @@ pub(crate) fn rnea_groups(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64],
         rnea_group(m, w, a.is_some());
         w.store(m, g, k, tau);
     }
-}
-
-/// `I v` of a body inertia `(m, c, I_c)` (`Inertia::mul_motion`).
-#[inline(always)]
-fn inertia_mul(m: &Model, i: usize, v: LMotion) -> LMotion {
-    let y = &m.inertias[i];
-    let c = splat3(&y.com);
-    let lin = scale3(L::splat(y.mass), sub3(v.lin, cross(c, v.ang)));
-    let ic: [[L; 3]; 3] = std::array::from_fn(|r| std::array::from_fn(|k| L::splat(y.inertia_com[(r, k)])));
-    LMotion { lin, ang: add3(mul_mv(&ic, v.ang), cross(c, lin)) }
 }
 
 /// One group: forward pass (velocities, accelerations with gravity, forces), backward pass
@@ -71,7 +61,7 @@ fn rnea_group(m: &Model, w: &mut LaneWorkspace, with_a: bool) {
 }
 
 /// RNEA (`a` given) or the nonlinear effects (`a = None`) of `k` states in lanes.
-pub(crate) fn rnea_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], a: Option<&[f64]>, tau: &mut [f64]) -> bool {
+pub(crate) fn rnea_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], a: Option<&[f64]>, tau: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked on the line above.
@@ -79,10 +69,9 @@ pub(crate) fn rnea_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], 
         unsafe {
             rnea_avx2(m, w, k, q, v, a, tau)
         };
-        return true;
+        return;
     }
     rnea_groups(m, w, k, q, v, a, tau);
-    true
 }
 
 #[cfg(target_arch = "x86_64")]
