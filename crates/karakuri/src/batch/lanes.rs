@@ -11,11 +11,12 @@
 //! (the CPU must have the feature): the crate's only `unsafe` blocks, each right after the
 //! check (0064).
 //!
-//! The joint placements `λX_i(q)` are computed per lane by the scalar code (one state at a
-//! time), then the rest of the recursion runs in lanes.
+//! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, unrotated
+//! placement) are computed in lanes, sines and cosines included; the other joints' per lane by
+//! the scalar code; then the rest of the recursion runs in lanes.
 
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
-use crate::spatial::{sin_cos, Mat3, Mat6, Motion, Se3};
+use crate::spatial::{Mat3, Mat6, Motion, Se3};
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// States per lane group.
@@ -204,7 +205,7 @@ pub(crate) fn joint_motion(model: &Model, i: usize, x: &[L]) -> LMotion {
 pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
     let placement = &model.joint_placements[i];
     if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
-        let (s, cos) = sin_cos(q[model.idx_q[i]]);
+        let (s, cos) = crate::spatial::sin_cos(q[model.idx_q[i]]);
         match axis.signed_basis() {
             Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => {
                 Se3::new(mul_axis_rotation(&Mat3::identity(), c, sign * s, cos), placement.translation)
@@ -215,6 +216,64 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
         model.joint_types[i].placement_after(placement, &q[iq..iq + nq])
     }
+}
+
+/// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z behind an unrotated placement (the
+/// usual URDF joint, `jcalc::update_joint_placement`'s fast path): the angles' sines and
+/// cosines in lanes ([`sin_cos`]), the rotation as `mul_axis_rotation(1, ...)` computes it.
+/// `None` for every other joint (placed lane by lane by the scalar code).
+#[inline(always)]
+fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
+    let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
+        return None;
+    };
+    let (c, sign) = axis.signed_basis().filter(|_| model.placement_quarter_turn[i] == Some(0))?;
+    let (s, cos) = sin_cos(L(std::array::from_fn(angle)));
+    let s = L::splat(sign) * s;
+    let (o, z) = (L::splat(1.0), L::splat(0.0));
+    let e = [[o, z, z], [z, o, z], [z, z, o]]; // the identity's columns
+    let comb = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] + b * w[0], a * u[1] + b * w[1], a * u[2] + b * w[2]] };
+    let diff = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] - b * w[0], a * u[1] - b * w[1], a * u[2] - b * w[2]] };
+    let cols: [V3; 3] = match c {
+        0 => [e[0], comb(cos, &e[1], s, &e[2]), diff(cos, &e[2], s, &e[1])],
+        1 => [diff(cos, &e[0], s, &e[2]), e[1], comb(s, &e[0], cos, &e[2])],
+        _ => [comb(cos, &e[0], s, &e[1]), diff(cos, &e[1], s, &e[0]), e[2]],
+    };
+    Some(LSe3 { r: std::array::from_fn(|r| std::array::from_fn(|k| cols[k][r])), p: splat3(&model.joint_placements[i].translation) })
+}
+
+/// `spatial::sin_cos` in lanes, operation for operation (Cody–Waite reduction, Estrin
+/// polynomials, the quadrant as products by 0 and ±1); a lane outside |x| < 1e5 (or NaN) takes
+/// libm's `sin_cos`, as the scalar function does. The constants are trig.rs's.
+#[inline(always)]
+fn sin_cos(x: L) -> (L, L) {
+    const PIO2_HI: f64 = 1.5707963267341256;
+    const PIO2_MID: f64 = 6.077100506506192e-11;
+    const PIO2_LO: f64 = 3.5215598651832e-27;
+    const ROUND: f64 = 6755399441055744.0;
+    const QUADRANT: [[f64; 4]; 4] = [[1.0, 0.0, 0.0, 1.0], [0.0, -1.0, 1.0, 0.0], [-1.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.0]];
+    let sp = L::splat;
+    let t = x * sp(std::f64::consts::FRAC_2_PI) + sp(ROUND);
+    let k = t - sp(ROUND);
+    let r = ((x - k * sp(PIO2_HI)) - k * sp(PIO2_MID)) - k * sp(PIO2_LO);
+    let z = r * r;
+    let z2 = z * z;
+    let z4 = z2 * z2;
+    let sin_poly = ((sp(-1.0 / 6.0) + z * sp(1.0 / 120.0)) + z2 * (sp(-1.0 / 5040.0) + z * sp(1.0 / 362880.0)))
+        + z4 * ((sp(-1.0 / 39916800.0) + z * sp(1.0 / 6227020800.0)) + z2 * sp(-1.0 / 1307674368000.0));
+    let s = r + (r * z) * sin_poly;
+    let cos_poly = ((sp(-0.5) + z * sp(1.0 / 24.0)) + z2 * (sp(-1.0 / 720.0) + z * sp(1.0 / 40320.0)))
+        + z4 * ((sp(-1.0 / 3628800.0) + z * sp(1.0 / 479001600.0)) + z2 * (sp(-1.0 / 87178291200.0) + z * sp(1.0 / 20922789888000.0)));
+    let c = sp(1.0) + z * cos_poly;
+    let m: [L; 4] = std::array::from_fn(|j| L(std::array::from_fn(|l| QUADRANT[(t.0[l].to_bits() & 3) as usize][j])));
+    let (mut sn, mut cs) = (m[0] * s + m[2] * c, m[1] * s + m[3] * c);
+    for l in 0..LANES {
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN takes libm's path too
+        if !(x.0[l].abs() < 1e5) {
+            (sn.0[l], cs.0[l]) = x.0[l].sin_cos();
+        }
+    }
+    (sn, cs)
 }
 
 /// The lane buffers of one thread, sized for the model once.
@@ -267,13 +326,20 @@ impl LaneWorkspace {
     #[inline(always)]
     pub(crate) fn load(&mut self, model: &Model, g: usize, k: usize, q: &[f64], x1: &[f64], x2: Option<&[f64]>) {
         let (nq, nv) = (model.nq, model.nv);
-        for l in 0..LANES {
-            let s = (g * LANES + l).min(k - 1);
-            let qs = &q[s * nq..(s + 1) * nq];
-            for i in 1..model.njoints {
-                let x = parent_placement(model, i, qs);
+        let row = |l: usize| (g * LANES + l).min(k - 1);
+        for i in 1..model.njoints {
+            if let Some(x) = placement_in_lanes(model, i, |l| q[row(l) * nq + model.idx_q[i]]) {
+                self.li[i] = x;
+                continue;
+            }
+            for l in 0..LANES {
+                let s = row(l);
+                let x = parent_placement(model, i, &q[s * nq..(s + 1) * nq]);
                 self.li[i].set_lane(l, &x);
             }
+        }
+        for l in 0..LANES {
+            let s = row(l);
             for d in 0..nv {
                 self.x1[d].0[l] = x1[s * nv + d];
             }
