@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod batch_dynamics;
 mod constraints;
 mod control;
 mod convert;
@@ -99,6 +100,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dynamics::difference, m)?)?;
     m.add_function(wrap_pyfunction!(dynamics::normalize, m)?)?;
     mjcf::register(m)?;
+    batch_dynamics::register(m)?;
     for (alias, name) in ALIASES {
         m.add(*alias, m.getattr(*name)?)?;
     }

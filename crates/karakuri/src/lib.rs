@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod algorithms;
+pub mod batch;
 pub mod constraints;
 pub mod data;
 pub mod io;

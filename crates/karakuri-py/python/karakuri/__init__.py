@@ -15,5 +15,6 @@ docs/PINOCCHIO_TO_KARAKURI.md in the repository.
 
 from ._native import *  # noqa: F401,F403
 from ._native import __doc__ as _native_doc, __version__  # noqa: F401
+from . import batch  # noqa: F401  (karakuri.batch: many states at once)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

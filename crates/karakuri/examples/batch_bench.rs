@@ -1,0 +1,109 @@
+//! ns per state of karakuri's batched dynamics against its single call, for
+//! scripts/bench-batch-vs-pinocchio.py (one JSON line per algorithm on stdout):
+//!
+//!     cargo run --release -p karakuri --example batch_bench -- tests/data/ur5.urdf [--floating] [--time 0.2]
+//!
+//! Each figure is the fastest of 15 rounds of a timed loop of about `--time`/15 s (thread CPU
+//! time on one thread, wall time on two: on a shared machine the fastest round is the one
+//! least disturbed), per state: the single
+//! call cycling over 1024 random states; the batched call on N = 1, 8, 64, 1024 states on one
+//! thread; N = 1024 on two threads.
+
+#![allow(unsafe_code)] // clock_gettime
+
+use karakuri::algorithms::{self as alg, SplitMix64};
+use karakuri::batch::{self, BatchWorkspace};
+use karakuri::io::urdf;
+use nalgebra::DVector;
+use std::hint::black_box;
+use std::time::Instant;
+
+const STATES: usize = 1024;
+const ROUNDS: usize = 15;
+
+/// ns of CPU time this thread has run (`CLOCK_THREAD_CPUTIME_ID`, as `karakuri bench`), so that
+/// time spent waiting for a core on a shared machine does not count.
+fn thread_cpu_ns() -> Option<f64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given and reads nothing else.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+}
+
+/// Fastest ns per unit of `units` units done by one `f()`, over the rounds: thread CPU time
+/// when `cpu` (work on the calling thread only), else wall time.
+fn time(budget: f64, units: usize, cpu: bool, mut f: impl FnMut()) -> f64 {
+    f();
+    let t = Instant::now();
+    f();
+    let once = t.elapsed().as_secs_f64().max(1e-9);
+    let reps = ((budget / ROUNDS as f64 / once) as usize).max(1);
+    let mut best = f64::INFINITY;
+    for _ in 0..ROUNDS {
+        let (t, c) = (Instant::now(), thread_cpu_ns().filter(|_| cpu));
+        for _ in 0..reps {
+            f();
+        }
+        let ns = match (c, thread_cpu_ns().filter(|_| cpu)) {
+            (Some(a), Some(b)) => b - a,
+            _ => t.elapsed().as_secs_f64() * 1e9,
+        };
+        best = best.min(ns / (reps * units) as f64);
+    }
+    best
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = &args[1];
+    let floating = args.iter().any(|a| a == "--floating");
+    let budget: f64 = args.iter().position(|a| a == "--time").map_or(0.2, |k| args[k + 1].parse().unwrap());
+    let root = if floating { urdf::Root::FreeFlyer } else { urdf::Root::Fixed };
+    let model = urdf::load(path, root).unwrap();
+    let (nq, nv) = (model.nq, model.nv);
+    let mut rng = SplitMix64::new(3);
+    let mut q = vec![];
+    for _ in 0..STATES {
+        q.extend(alg::random_configuration(&model, &mut rng).iter());
+    }
+    let v: Vec<f64> = (0..STATES * nv).map(|_| rng.range(-1.0, 1.0)).collect();
+    let a: Vec<f64> = (0..STATES * nv).map(|_| rng.range(-1.0, 1.0)).collect();
+    let singles: Vec<[DVector<f64>; 3]> = (0..STATES)
+        .map(|s| {
+            let r = |x: &[f64], n: usize| DVector::from_column_slice(&x[s * n..(s + 1) * n]);
+            [r(&q, nq), r(&v, nv), r(&a, nv)]
+        })
+        .collect();
+    let mut data = karakuri::Data::new(&model);
+    let mut out = vec![0.0; STATES * nv];
+    let mut ws1 = BatchWorkspace::new(&model, 1);
+    let mut ws2 = BatchWorkspace::new(&model, 2);
+    for algo in ["rnea", "aba"] {
+        let single = time(budget, STATES, true, || {
+            for [q, v, a] in &singles {
+                match algo {
+                    "rnea" => black_box(alg::inverse_dynamics(&model, &mut data, q, v, a)),
+                    _ => black_box(alg::forward_dynamics(&model, &mut data, q, v, a)),
+                };
+            }
+        });
+        let mut run = |ws: &mut BatchWorkspace, n: usize| {
+            let (q, v, a, o) = (&q[..n * nq], &v[..n * nv], &a[..n * nv], &mut out[..n * nv]);
+            match algo {
+                "rnea" => batch::rnea(&model, ws, q, v, a, o).unwrap(),
+                _ => batch::aba(&model, ws, q, v, a, o).unwrap(),
+            }
+            black_box(&o);
+        };
+        let per_n: Vec<String> = [1, 8, 64, 1024]
+            .iter()
+            .map(|&n| format!("\"{n}\": {:.1}", time(budget, n, true, || run(&mut ws1, n))))
+            .collect();
+        let two = time(budget, STATES, false, || run(&mut ws2, STATES));
+        println!(
+            "{{\"robot\": \"{}\", \"nv\": {nv}, \"algo\": \"{algo}\", \"single\": {single:.1}, \"batch_1thread\": {{{}}}, \"batch_2threads_1024\": {two:.1}}}",
+            model.name,
+            per_n.join(", ")
+        );
+    }
+}

@@ -1,0 +1,268 @@
+//! Dynamics of many states at once (issue 33): each function takes `n` states stacked row by
+//! row (`q` of `n * nq` numbers, `v`, `a`, `tau` of `n * nv`) and writes `n` results, row-major
+//! (a vector result `n * nv`, a matrix `n * rows * cols`, row by row), each equal bit for bit
+//! to the single-state function of [`crate::algorithms`] at that state.
+//!
+//! | function | per state | single-state function |
+//! | --- | --- | --- |
+//! | [`forward_kinematics`] | `njoints` world placements, 4x4 homogeneous | [`algorithms::forward_kinematics`] |
+//! | [`rnea`] | τ `(nv)` | [`algorithms::inverse_dynamics`] |
+//! | [`nonlinear_effects`] | C q̇ + g `(nv)` | [`algorithms::nonlinear_effects`] |
+//! | [`gravity_torques`] | g `(nv)` | [`algorithms::gravity_torques`] |
+//! | [`crba`] | M `(nv x nv)` | [`algorithms::mass_matrix`] |
+//! | [`aba`] | q̈ `(nv)` | [`algorithms::forward_dynamics`] |
+//! | [`mass_matrix_inverse`] | M⁻¹ `(nv x nv)` | [`algorithms::mass_matrix_inverse`] |
+//! | [`joint_jacobians`] | world Jacobian `(6 x nv)` | [`algorithms::joint_jacobians`] |
+//! | [`rnea_derivatives`] | ∂τ/∂q, ∂τ/∂v, M | [`algorithms::rnea_derivatives`] |
+//! | [`aba_derivatives`] | ∂q̈/∂q, ∂q̈/∂v, M⁻¹ | [`algorithms::aba_derivatives`] |
+//!
+//! A [`BatchWorkspace`] holds one slot of buffers per thread (a [`Data`], a
+//! [`DerivativesWorkspace`], the argument vectors and the lane buffers), allocated once:
+//! a batched call allocates nothing on one thread. On `t > 1` threads the states are cut into
+//! `t` contiguous chunks run under [`std::thread::scope`] (the spawns allocate a few small
+//! blocks per call, none per state); each state's result is the same whatever the number of
+//! threads, since every state is computed by the same kernel from its own inputs only.
+//!
+//! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
+//! (`batch/lanes.rs`, every joint kind); the others loop the single-state kernels over the states.
+
+mod aba_lanes;
+mod lanes;
+mod rnea_lanes;
+mod run;
+mod workspace;
+
+use crate::algorithms;
+use crate::model::Model;
+use nalgebra::{DMatrix, DVector};
+use run::run;
+pub use lanes::LANES;
+pub use workspace::{BatchError, BatchWorkspace};
+
+/// The number of states in `q` (`n * nq` numbers), after checking `ws` was made for `model`;
+/// a model with `nq = 0` has none to batch.
+fn states(model: &Model, ws: &BatchWorkspace, q: &[f64]) -> Result<usize, BatchError> {
+    ws.check(model)?;
+    if model.nq == 0 {
+        return Ok(0);
+    }
+    if q.len() % model.nq != 0 {
+        return Err(BatchError::Ragged { got: q.len(), nq: model.nq });
+    }
+    Ok(q.len() / model.nq)
+}
+
+/// State `s`'s row of `x` (`len` numbers per state) into `dst`.
+#[inline]
+fn load(dst: &mut DVector<f64>, x: &[f64], s: usize) {
+    let n = dst.len();
+    dst.as_mut_slice().copy_from_slice(&x[s * n..(s + 1) * n]);
+}
+
+/// `m` row-major into `out`.
+#[inline]
+fn store_row_major(m: &DMatrix<f64>, out: &mut [f64]) {
+    let c = m.ncols();
+    for (r, row) in out.chunks_exact_mut(c).enumerate() {
+        for (k, o) in row.iter_mut().enumerate() {
+            *o = m[(r, k)];
+        }
+    }
+}
+
+/// World placements of every joint (`njoints` 4x4 homogeneous matrices, row-major, the
+/// universe's the identity) of each state: `out` has `n * njoints * 16` numbers.
+pub fn forward_kinematics(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nj) = (states(model, ws, q)?, model.njoints);
+    run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nj * 16, "njoints x 4 x 4")], |m, slot, k, [q], [out]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            algorithms::forward_kinematics(m, &mut slot.data, &slot.q);
+            for (j, x) in slot.data.o_m_i.iter().enumerate() {
+                let o = &mut out[(s * nj + j) * 16..][..16];
+                for r in 0..3 {
+                    for c in 0..3 {
+                        o[r * 4 + c] = x.rotation[(r, c)];
+                    }
+                    o[r * 4 + 3] = x.translation[r];
+                }
+                o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
+            }
+        }
+    })
+}
+
+/// τ = RNEA(q, v, a) of each state into `tau` (`n * nv`).
+pub fn rnea(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], a: &[f64], tau: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
+    let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("a", a, nv, "nv")];
+    run(model, ws.slots(model)?, n, ins, [("tau", tau, nv, "nv")], |m, slot, k, [q, v, a], [tau]| {
+        rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, Some(a), tau);
+    })
+}
+
+/// C(q, q̇) q̇ + g(q) of each state into `out` (`n * nv`).
+pub fn nonlinear_effects(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
+    let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv")];
+    run(model, ws.slots(model)?, n, ins, [("out", out, nv, "nv")], |m, slot, k, [q, v], [out]| {
+        rnea_lanes::rnea_chunk(m, &mut slot.lanes, k, q, v, None, out);
+    })
+}
+
+/// g(q) of each state into `out` (`n * nv`).
+pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nv) = (states(model, ws, q)?, model.nv);
+    run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv, "nv")], |m, slot, k, [q], [out]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            let t = algorithms::gravity_torques(m, &mut slot.data, &slot.q);
+            out[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
+        }
+    })
+}
+
+/// The mass matrix M(q) of each state, full symmetric, into `out` (`n * nv * nv`).
+pub fn crba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nv) = (states(model, ws, q)?, model.nv);
+    run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            let mm = algorithms::mass_matrix(m, &mut slot.data, &slot.q);
+            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
+        }
+    })
+}
+
+/// q̈ = ABA(q, v, τ) of each state into `ddq` (`n * nv`).
+pub fn aba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], tau: &[f64], ddq: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
+    let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
+    run(model, ws.slots(model)?, n, ins, [("ddq", ddq, nv, "nv")], |m, slot, k, [q, v, tau], [ddq]| {
+        aba_lanes::aba_chunk(m, &mut slot.lanes, k, q, v, tau, ddq);
+    })
+}
+
+/// M(q)⁻¹ of each state, full symmetric, into `out` (`n * nv * nv`).
+pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nv) = (states(model, ws, q)?, model.nv);
+    run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            let mm = algorithms::mass_matrix_inverse(m, &mut slot.data, &slot.q);
+            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
+        }
+    })
+}
+
+/// The world Jacobian columns of every dof (rows `[linear; angular]`) of each state into `out`
+/// (`n * 6 * nv`).
+pub fn joint_jacobians(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
+    let (n, nv) = (states(model, ws, q)?, model.nv);
+    run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, 6 * nv, "6 x nv")], |m, slot, k, [q], [out]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            let j = algorithms::joint_jacobians(m, &mut slot.data, &slot.q);
+            store_row_major(j, &mut out[s * 6 * nv..(s + 1) * 6 * nv]);
+        }
+    })
+}
+
+/// ∂τ/∂q, ∂τ/∂v and M of τ = RNEA(q, v, a) of each state into `dtau_dq`, `dtau_dv`, `m_out`
+/// (each `n * nv * nv`; ∂/∂q in the tangent space, as [`algorithms::rnea_derivatives`]).
+#[allow(clippy::too_many_arguments)]
+pub fn rnea_derivatives(
+    model: &Model,
+    ws: &mut BatchWorkspace,
+    q: &[f64],
+    v: &[f64],
+    a: &[f64],
+    dtau_dq: &mut [f64],
+    dtau_dv: &mut [f64],
+    m_out: &mut [f64],
+) -> Result<(), BatchError> {
+    let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
+    let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("a", a, nv, "nv")];
+    let outs = [("dtau_dq", dtau_dq, nv * nv, "nv x nv"), ("dtau_dv", dtau_dv, nv * nv, "nv x nv"), ("m", m_out, nv * nv, "nv x nv")];
+    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, a], [dq, dv, mm]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            load(&mut slot.v, v, s);
+            load(&mut slot.a, a, s);
+            algorithms::rnea_derivatives(m, &mut slot.data, &mut slot.derivatives, &slot.q, &slot.v, &slot.a);
+            let r = s * nv * nv..(s + 1) * nv * nv;
+            store_row_major(&slot.derivatives.dtau_dq, &mut dq[r.clone()]);
+            store_row_major(&slot.derivatives.dtau_dv, &mut dv[r.clone()]);
+            store_row_major(&slot.data.mass_matrix, &mut mm[r]);
+        }
+    })
+}
+
+/// ∂q̈/∂q, ∂q̈/∂v and M⁻¹ of q̈ = ABA(q, v, τ) of each state into `dqdd_dq`, `dqdd_dv`,
+/// `minv` (each `n * nv * nv`), as [`algorithms::aba_derivatives`].
+#[allow(clippy::too_many_arguments)]
+pub fn aba_derivatives(
+    model: &Model,
+    ws: &mut BatchWorkspace,
+    q: &[f64],
+    v: &[f64],
+    tau: &[f64],
+    dqdd_dq: &mut [f64],
+    dqdd_dv: &mut [f64],
+    minv: &mut [f64],
+) -> Result<(), BatchError> {
+    let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
+    let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
+    let outs = [("dqdd_dq", dqdd_dq, nv * nv, "nv x nv"), ("dqdd_dv", dqdd_dv, nv * nv, "nv x nv"), ("minv", minv, nv * nv, "nv x nv")];
+    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, tau], [dq, dv, mi]| {
+        for s in 0..k {
+            load(&mut slot.q, q, s);
+            load(&mut slot.v, v, s);
+            load(&mut slot.a, tau, s);
+            algorithms::aba_derivatives(m, &mut slot.data, &mut slot.derivatives, &slot.q, &slot.v, &slot.a);
+            let r = s * nv * nv..(s + 1) * nv * nv;
+            store_row_major(&slot.derivatives.dqdd_dq, &mut dq[r.clone()]);
+            store_row_major(&slot.derivatives.dqdd_dv, &mut dv[r.clone()]);
+            store_row_major(&slot.data.mass_matrix_inverse, &mut mi[r]);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lane kernels compiled portable (without the AVX2 dispatch the public calls take on
+    //! an AVX2 machine) against the single calls, bit for bit; `tests/batch.rs` covers the rest.
+    use super::lanes::LaneWorkspace;
+    use super::{aba_lanes, rnea_lanes};
+    use crate::algorithms::{self as alg, SplitMix64};
+    use crate::io::urdf;
+    use nalgebra::DVector;
+
+    #[test]
+    fn portable_lanes_equal_the_single_calls() {
+        for (name, root) in [("ur5", urdf::Root::Fixed), ("talos_reduced", urdf::Root::FreeFlyer)] {
+            let path = format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR"));
+            let model = urdf::load(path, root).unwrap();
+            let (k, nq, nv) = (6, model.nq, model.nv);
+            let mut rng = SplitMix64::new(5);
+            let mut q = vec![];
+            for _ in 0..k {
+                q.extend(alg::random_configuration(&model, &mut rng).iter());
+            }
+            let (v, a) = (rng.vector(k * nv), rng.vector(k * nv));
+            let mut w = LaneWorkspace::new(&model);
+            let (mut tau, mut ddq) = (vec![0.0; k * nv], vec![0.0; k * nv]);
+            rnea_lanes::rnea_groups(&model, &mut w, k, &q, v.as_slice(), Some(a.as_slice()), &mut tau);
+            aba_lanes::aba_groups(&model, &mut w, k, &q, v.as_slice(), a.as_slice(), &mut ddq);
+            let mut data = crate::Data::new(&model);
+            for s in 0..k {
+                let row = |x: &[f64], n: usize| DVector::from_column_slice(&x[s * n..(s + 1) * n]);
+                let (qs, vs, as_) = (row(&q, nq), row(v.as_slice(), nv), row(a.as_slice(), nv));
+                let t = alg::inverse_dynamics(&model, &mut data, &qs, &vs, &as_).clone();
+                assert!(t.iter().zip(&tau[s * nv..]).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} rnea state {s}");
+                let d = alg::forward_dynamics(&model, &mut data, &qs, &vs, &as_);
+                assert!(d.iter().zip(&ddq[s * nv..]).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} aba state {s}");
+            }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The bottom of the batch layer: [`BatchError`], the per-thread [`Slot`] of buffers and the
+//! [`BatchWorkspace`] that holds one slot per thread.
+
+use super::lanes;
+use crate::algorithms::DerivativesWorkspace;
+use crate::data::Data;
+use crate::model::Model;
+use nalgebra::DVector;
+
+/// Why a batched call refused its arguments (nothing is computed then).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BatchError {
+    /// An argument's length is not `n` times its per-state size (`n` read off `q`).
+    #[error("argument '{arg}' has {got} numbers, expected {expected} ({states} states of {per_state} = {what})")]
+    Shape {
+        /// The argument.
+        arg: &'static str,
+        /// Its length.
+        got: usize,
+        /// The length it needs.
+        expected: usize,
+        /// The number of states.
+        states: usize,
+        /// Numbers per state.
+        per_state: usize,
+        /// What a state's entry is (`"nq"`, `"nv x nv"`, ...).
+        what: &'static str,
+    },
+    /// `q`'s length is not a multiple of `nq`.
+    #[error("argument 'q' has {got} numbers, not a multiple of nq = {nq}")]
+    Ragged {
+        /// Its length.
+        got: usize,
+        /// The model's nq.
+        nq: usize,
+    },
+    /// The workspace was made for another model.
+    #[error("the BatchWorkspace was made for a model of (nq, nv, njoints) = {made:?}, not {given:?}")]
+    OtherModel {
+        /// The sizes it was made for.
+        made: (usize, usize, usize),
+        /// The sizes of the model given.
+        given: (usize, usize, usize),
+    },
+}
+
+/// The buffers of one thread of a batched call.
+pub(crate) struct Slot {
+    pub(crate) data: Data,
+    pub(crate) derivatives: DerivativesWorkspace,
+    pub(crate) q: DVector<f64>,
+    pub(crate) v: DVector<f64>,
+    pub(crate) a: DVector<f64>,
+    pub(crate) lanes: lanes::LaneWorkspace,
+}
+
+impl Slot {
+    fn new(model: &Model) -> Self {
+        Slot {
+            data: Data::new(model),
+            derivatives: DerivativesWorkspace::new(model),
+            q: DVector::zeros(model.nq),
+            v: DVector::zeros(model.nv),
+            a: DVector::zeros(model.nv),
+            lanes: lanes::LaneWorkspace::new(model),
+        }
+    }
+}
+
+/// Every buffer of the batched functions for one [`Model`] and a number of threads, allocated
+/// once by [`BatchWorkspace::new`] and reused by every call whatever its number of states.
+pub struct BatchWorkspace {
+    slots: Vec<Slot>,
+    sizes: (usize, usize, usize),
+}
+
+impl BatchWorkspace {
+    /// Buffers for `threads` threads (0 is taken as 1).
+    pub fn new(model: &Model, threads: usize) -> Self {
+        BatchWorkspace { slots: (0..threads.max(1)).map(|_| Slot::new(model)).collect(), sizes: sizes(model) }
+    }
+
+    /// The number of threads a call uses at most.
+    pub fn threads(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Grows or shrinks the workspace to `threads` threads (0 is taken as 1); allocates only
+    /// the slots added.
+    pub fn set_threads(&mut self, model: &Model, threads: usize) -> Result<(), BatchError> {
+        self.check(model)?;
+        let t = threads.max(1);
+        self.slots.truncate(t);
+        while self.slots.len() < t {
+            self.slots.push(Slot::new(model));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check(&self, model: &Model) -> Result<(), BatchError> {
+        if self.sizes == sizes(model) {
+            Ok(())
+        } else {
+            Err(BatchError::OtherModel { made: self.sizes, given: sizes(model) })
+        }
+    }
+
+    pub(crate) fn slots(&mut self, model: &Model) -> Result<Slots<'_>, BatchError> {
+        self.check(model)?;
+        Ok(Slots(&mut self.slots))
+    }
+}
+
+pub(crate) fn sizes(model: &Model) -> (usize, usize, usize) {
+    (model.nq, model.nv, model.njoints)
+}
+
+/// The slots of a workspace checked against the model of the call.
+pub(crate) struct Slots<'a>(pub(crate) &'a mut [Slot]);

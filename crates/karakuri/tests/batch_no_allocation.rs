@@ -1,0 +1,70 @@
+//! A batched call on one thread allocates nothing after the first (a counting global
+//! allocator): the workspace holds every buffer, whatever the number of states.
+#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
+
+use karakuri::algorithms::{random_configuration, SplitMix64};
+use karakuri::batch::{self, BatchWorkspace};
+use karakuri::io::urdf::{self, Root};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The only test in this binary, so no other thread allocates while it counts.
+#[test]
+fn batched_calls_allocate_nothing_after_the_first() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/talos_reduced.urdf");
+    let model = urdf::load(path, Root::FreeFlyer).unwrap();
+    let (nv, n) = (model.nv, 9);
+    let mut rng = SplitMix64::new(7);
+    let mut q = vec![];
+    for _ in 0..n {
+        q.extend(random_configuration(&model, &mut rng).iter());
+    }
+    let (v, a) = (rng.vector(n * nv), rng.vector(n * nv));
+    let (v, a) = (v.as_slice(), a.as_slice());
+    let mut ws = BatchWorkspace::new(&model, 1);
+    let mut fk = vec![0.0; n * model.njoints * 16];
+    let (mut t, mut m, mut j) = (vec![0.0; n * nv], vec![0.0; n * nv * nv], vec![0.0; n * 6 * nv]);
+    let (mut d1, mut d2) = (vec![0.0; n * nv * nv], vec![0.0; n * nv * nv]);
+    let mut run = |ws: &mut BatchWorkspace, k: usize| {
+        let (q, v, a) = (&q[..k * model.nq], &v[..k * nv], &a[..k * nv]);
+        let (t, m, j) = (&mut t[..k * nv], &mut m[..k * nv * nv], &mut j[..k * 6 * nv]);
+        let (d1, d2) = (&mut d1[..k * nv * nv], &mut d2[..k * nv * nv]);
+        batch::forward_kinematics(&model, ws, q, &mut fk[..k * model.njoints * 16]).unwrap();
+        batch::rnea(&model, ws, q, v, a, t).unwrap();
+        batch::nonlinear_effects(&model, ws, q, v, t).unwrap();
+        batch::gravity_torques(&model, ws, q, t).unwrap();
+        batch::crba(&model, ws, q, m).unwrap();
+        batch::aba(&model, ws, q, v, a, t).unwrap();
+        batch::mass_matrix_inverse(&model, ws, q, m).unwrap();
+        batch::joint_jacobians(&model, ws, q, j).unwrap();
+        batch::rnea_derivatives(&model, ws, q, v, a, d1, d2, m).unwrap();
+        batch::aba_derivatives(&model, ws, q, v, a, d1, d2, m).unwrap();
+    };
+    run(&mut ws, n);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    for k in [n, 1, 4, 5] {
+        run(&mut ws, k);
+    }
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "batched calls allocated {} times", after - before);
+}
