@@ -84,7 +84,7 @@ impl StagePlan {
         };
         plan.rk4 = match m.engine.integrator {
             Integrator::Rk4 => true,
-            Integrator::Auto => plan.not_smooth(true).is_none(),
+            Integrator::Auto => plan.not_smooth(true).is_none() && one_dof_joints(&m.model),
             Integrator::SemiImplicitEuler => false,
         };
         plan
@@ -107,4 +107,13 @@ impl StagePlan {
             None
         }
     }
+}
+
+/// Whether every joint of `model` is a one-dof joint in plain coordinates (hinges, sliders:
+/// `nq = nv = 1`), where RK4 is the classical scheme of a vector space. Over free and ball
+/// joints its slopes are combined in the tangent space of the step's start (not a Lie-group
+/// RK4): a free body spinning at 10 rad/s drifts 8 µm in 1 s from its straight line, where
+/// semi-implicit Euler's world-frame step keeps it exactly, so `auto` leaves them to Euler.
+fn one_dof_joints(model: &karakuri::Model) -> bool {
+    (1..model.njoints).all(|j| model.nqs[j] == 1 && model.nvs[j] == 1)
 }

@@ -13,6 +13,7 @@ use super::dynamics::{compute_terms, factorize_qh};
 use super::external::external_forces;
 use super::joint_forces::forces_at;
 use super::output::StepOutput;
+use super::sleep;
 use super::stages::smooth_acceleration;
 use super::state::SimState;
 use super::work::StepData;
@@ -32,8 +33,8 @@ pub const MAX_SUBSTEPS: usize = 64;
 /// RK4, the stage: whether this step is an RK4 step (`m.plan.rk4`, and for `auto` no joint
 /// force registered on the world: those stay implicit) into `w.rk4.taken`, and takes it:
 /// `s.q`, `s.v` at the step's end (see `rk4_step`), in as many sub-steps as [`MAX_TURN`]
-/// asks. Reads the body velocities of `w.data` (fresh at the state); uses `w.rk4`, `w.data`,
-/// `w.qh`.
+/// asks, a sleeping tree held where it was ([`sleep::hold_state`]). Reads the body
+/// velocities of `w.data` (fresh at the state), `s.sleep`; uses `w.rk4`, `w.data`, `w.qh`.
 #[inline]
 pub fn rk4(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     w.rk4.taken = m.plan.rk4 && (m.engine.integrator == Integrator::Rk4 || w.registered.joint_forces.is_empty());
@@ -45,6 +46,7 @@ pub fn rk4(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutp
     for i in 0..n {
         rk4_step(m, s, w, s.time + i as f64 * h, h, i == 0)?;
     }
+    sleep::hold_state(m, s, w);
     w.raw.clear();
     w.contact_rows.clear();
     Ok(())

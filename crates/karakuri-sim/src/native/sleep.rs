@@ -92,7 +92,7 @@ impl SleepModel {
         }
         SleepModel {
             held,
-            enabled: p.enabled && !m.plan.rk4,
+            enabled: p.enabled,
             linear: p.linear,
             angular: p.angular,
             steps: ((p.time / m.dt).ceil() as u32).max(1),

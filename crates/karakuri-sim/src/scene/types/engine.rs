@@ -32,9 +32,10 @@ impl Default for WorldParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Integrator {
-    /// The default: RK4 (below) for a smooth world — no pair of shapes that can touch, no
-    /// loop, limit, equality, tendon range, actuator, joint friction, spring or damper, no
-    /// joint force registered — and semi-implicit Euler for every other (decision record 0061).
+    /// The default: RK4 (below) for a smooth world of hinges and sliders — no free or ball
+    /// joint, no pair of shapes that can touch, no loop, limit, equality, tendon range,
+    /// actuator, joint friction, spring or damper, no joint force registered — and
+    /// semi-implicit Euler for every other (decision record 0061).
     #[default]
     Auto,
     /// Semi-implicit Euler on the configuration manifold, implicit in velocity for the joint
