@@ -31,7 +31,7 @@
 //!   name when [`World::time_stages`] is on; a stage the world has nothing for returns at once,
 //!   as [`native::plan::StagePlan`] decides at load): start → actuator commands → sensor start →
 //!   joint forces → position (the LTDL of `qH = M + armature + implicit damping/stiffness`,
-//!   world motion columns, collision) → rk4 (contact-free RK4 steps) → actuation → acceleration
+//!   world motion columns, collision) → rk4 (RK4 worlds' steps) → actuation → acceleration
 //!   (`qH⁻¹(τ - h)`) → impacts → free velocity → constraint (rows, solve, `v⁺`) → actuator
 //!   report → split impulse → integrate → check state (NaN / divergence guard) → kinematics
 //!   (`compute_all_terms` at the new state: placements, velocities, Jacobians, M and the next
@@ -60,7 +60,8 @@
 //!   frictionless islands and subspace steps where an island stalls (mass ratios).
 //! * **Integration.** Semi-implicit Euler on the configuration manifold; free flyers step their
 //!   origin along the world velocity (so free flight is exact up to rounding) and rotate by
-//!   `exp(dt ω)`. RK4 is available for contact-free smooth systems (`engine.integrator: rk4`).
+//!   `exp(dt ω)`. RK4 with sub-steps for smooth worlds (no contacts, rows, actuators;
+//!   `engine.integrator: rk4`), the default (`auto`) for such worlds of hinges and sliders.
 //! * **Engines behind one narrow, index-based trait** ([`Engine`]): an engine is built from
 //!   the scene once, describes what it simulates ([`Description`]) and what it can do
 //!   ([`Capabilities`]), steps, and writes body states back; [`World`] drives any engine, is

@@ -14,7 +14,7 @@ use super::sleep::SleepModel;
 use crate::collision::Collider;
 use crate::compile::{compile, CompiledWorld, Springs};
 use crate::engine::{BodyInfo, RobotInfo, SensorInfo};
-use crate::scene::{ContactParams, EngineParams, Scene};
+use crate::scene::{ContactParams, EngineParams, Integrator, Scene};
 use crate::SimError;
 
 pub use crate::compile::{Actuator, DofParams, Limit, LinearRow, LoopSpec, SpatialTendon, Noise, Push, Sensor, SimBody, Track};
@@ -92,7 +92,20 @@ impl SimModel {
     /// engine's own parts ([`SimModel::from_compiled`]). Errors name the scene file and the
     /// element.
     pub fn from_scene(scene: &Scene) -> Result<SimModel, SimError> {
-        Ok(SimModel::from_compiled(compile(scene)?))
+        let sim = SimModel::from_compiled(compile(scene)?);
+        if sim.engine.integrator == Integrator::Rk4 {
+            if let Some(what) = sim.plan.not_smooth(false) {
+                return Err(SimError::Scene {
+                    file: scene.source.as_ref().map_or("scene".to_string(), |p| p.display().to_string()),
+                    path: "engine.integrator".into(),
+                    reason: format!(
+                        "rk4 steps smooth worlds only (it has no constraint stage), and this one has {what}; \
+                         use semi_implicit_euler, or auto (the default: RK4 where it applies)"
+                    ),
+                });
+            }
+        }
+        Ok(sim)
     }
 
     /// The native engine's model of a compiled scene: the compiled parts as they are, the

@@ -37,7 +37,6 @@ pub use super::parts::SleepModel;
 pub use super::state::{SleepState, SleptContact};
 use super::state::SimState;
 use super::work::{SleepWork, StepData};
-use crate::scene::Integrator;
 use crate::solver::{Trees, NONE};
 use crate::SimError;
 
@@ -93,7 +92,7 @@ impl SleepModel {
         }
         SleepModel {
             held,
-            enabled: p.enabled && m.engine.integrator == Integrator::SemiImplicitEuler,
+            enabled: p.enabled,
             linear: p.linear,
             angular: p.angular,
             steps: ((p.time / m.dt).ceil() as u32).max(1),

@@ -9,7 +9,7 @@
 //! joint_forces       springs, dampers, registered forces at (t, q, v) ► w.tau, w.force_diag
 //! position           LᵀDL of qH = M + diag ► w.qh; Jacobian columns ► w.s_world;
 //!                    collision ► w.raw (sleeping shapes frozen, islands a contact reaches woken)
-//! rk4                (RK4 worlds, contact-free steps) the whole step ► s.q, s.v; w.rk4.taken
+//! rk4                (RK4 worlds: m.plan.rk4) the whole step, in sub-steps ► s.q, s.v; w.rk4.taken
 //! actuation          τ += τ_user + actuator torques + Jᵀ f of the pushes ► w.tau
 //! acceleration       q̈ = qH⁻¹ (τ − h) ► w.qacc
 //! impacts            elastic contacts approaching now, pass by pass ► s.v

@@ -59,12 +59,13 @@ impl Scene {
         });
         let mut scene = Scene::from_value(&value, &file)?;
         scene.source = Some(path.to_path_buf());
-        // MuJoCo's RK4 is karakuri's (which steps semi-implicit Euler where contacts or limits
-        // are active); Euler, implicit and implicitfast are stepped semi-implicit Euler (the
-        // robot's load warning says so for the last two)
-        if o.integrator == karakuri::io::mjcf::Integrator::Rk4 {
-            scene.engine.integrator = super::Integrator::Rk4;
-        }
+        // MuJoCo's Euler, implicit and implicitfast are semi-implicit Euler (implicit in the
+        // dampers, springs and servos); its RK4 is `auto`: RK4 where the world is smooth, semi-implicit
+        // Euler where it has contacts, limits, actuators, springs or dampers (the load warning says so)
+        scene.engine.integrator = match o.integrator {
+            karakuri::io::mjcf::Integrator::Rk4 => super::Integrator::Auto,
+            _ => super::Integrator::SemiImplicitEuler,
+        };
         Ok(scene)
     }
 

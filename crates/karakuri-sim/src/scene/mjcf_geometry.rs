@@ -77,7 +77,7 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     let o = &world.option;
     let integrator = match o.integrator {
         Integrator::Euler => None,
-        Integrator::Rk4 => Some("RK4: karakuri's RK4 (a lone .xml scene; steps with contacts or active limits are semi-implicit Euler)"),
+        Integrator::Rk4 => Some("RK4: a lone .xml scene steps `auto` (RK4 in a smooth world, semi-implicit Euler with contacts, limits, actuators, springs or dampers)"),
         Integrator::Implicit | Integrator::ImplicitFast => {
             Some("implicit/implicitfast: stepped semi-implicit Euler, joint damping, springs and position servos implicit")
         }
