@@ -316,7 +316,7 @@ impl Validator<'_> {
             );
             return Err(self.err(&format!("{at}.mass"), reason));
         }
-        if free && b.mass <= 0.0 {
+        if free && b.mass <= 0.0 && b.density.is_none() {
             return Err(self.err(&format!("{at}.mass"), "a free body needs a positive mass"));
         }
         let m = &b.inertia;
@@ -347,6 +347,17 @@ impl Validator<'_> {
             if matches!(s.geometry, Geometry::TriMesh { .. } | Geometry::Plane) && !is_static && s.collide {
                 let reason = "planes and triangle meshes are for static bodies only (use a box or a convex mesh)";
                 return Err(self.err(&format!("{sat}.type"), reason));
+            }
+        }
+        if let Some(rho) = b.density {
+            self.positive(&format!("{at}.density"), rho)?;
+            if b.mass != 0.0 || b.com != [0.0; 3] || b.inertia != [[0.0; 3]; 3] {
+                return Err(self.err(&format!("{at}.density"), "give either density (mass properties from the shapes) or mass, com and inertia, not both"));
+            }
+            let m = b.mass_properties().map_err(|e| self.err(&format!("{at}.density"), e))?.mass;
+            if !(MASS_RANGE.0..=MASS_RANGE.1).contains(&m) {
+                let reason = format!("the shapes' mass {m:e} kg is outside [{:e}, {:e}] kg (is the density in kg/m³?)", MASS_RANGE.0, MASS_RANGE.1);
+                return Err(self.err(&format!("{at}.density"), reason));
             }
         }
         Ok(())
@@ -547,7 +558,7 @@ impl Validator<'_> {
                 self.nonneg(&format!("{at}.half_length"), *half_length)?;
                 self.within_extent(&format!("{at}.half_length"), *half_length)
             }
-            Geometry::Cylinder { radius, half_length } => {
+            Geometry::Cylinder { radius, half_length } | Geometry::Cone { radius, half_length } => {
                 self.size(&format!("{at}.radius"), *radius)?;
                 self.size(&format!("{at}.half_length"), *half_length)
             }
