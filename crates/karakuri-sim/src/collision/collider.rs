@@ -103,6 +103,8 @@ pub struct CollisionWork {
     frames: Vec<Se3>,
     /// The box–box manifold of the current pair.
     boxes: BoxManifold,
+    /// The EPA of the generic convex pairs (its buffers kept from step to step).
+    epa: parry3d_f64::query::epa::EPA,
 }
 
 impl Collider {
@@ -258,6 +260,7 @@ impl Collider {
             frozen: vec![false; n],
             frames: vec![Se3::identity(); n],
             boxes: BoxManifold::default(),
+            epa: super::pairs::warm_epa(),
         }
     }
 
@@ -441,6 +444,7 @@ impl Collider {
             self.composite[a] || self.composite[b],
             margin,
             &mut work.manifolds,
+            &mut work.epa,
         ) {
             return;
         }
