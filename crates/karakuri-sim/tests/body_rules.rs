@@ -76,3 +76,21 @@ collision_detection_rules:
     assert!(!collide(&e, "arms/A", "arms/B") && !collide(&e, "arms/A", "arms/C"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A robot's self-collision switched off while running reaches every pair among its links
+/// that the rules leave on, and back on restores the same pairs.
+#[test]
+fn self_collision_switches_the_robots_own_pairs() {
+    let mut w = karakuri_sim::World::from_file(repo("tests/data/body/SR1/SR1.body")).unwrap();
+    let off = w.set_self_collision("SR1", false).unwrap();
+    let e = NativeEngine::new(&Scene::from_file(repo("tests/data/body/SR1/SR1.body")).unwrap()).unwrap();
+    let c = &e.sim_model().collider;
+    let n = c.shapes.len();
+    let robot = |k: usize| e.bodies()[c.shapes[k].body].name.starts_with("SR1/");
+    let own = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).filter(|&(i, j)| robot(i) && robot(j) && c.pair_mode(i, j).is_some()).count();
+    assert!(own > 0 && off == own, "{off} pairs switched, {own} among SR1's links");
+    w.run(0.2).unwrap();
+    assert!(w.contacts().iter().all(|c| !(w.bodies()[c.body_a].name.starts_with("SR1/") && w.bodies()[c.body_b].name.starts_with("SR1/"))));
+    assert_eq!(w.set_self_collision("SR1", true).unwrap(), own);
+    assert!(w.set_self_collision("nobody", false).is_err());
+}
