@@ -309,8 +309,135 @@ joint_view_methods!(PyWorld {
         (array2(py, &f), array2(py, &t))
     }
 
+    /// Gravity now (m/s², world axes).
+    #[getter]
+    fn gravity(&self) -> [f64; 3] {
+        self.world().gravity().into()
+    }
+    /// Sets gravity (m/s², a sequence of 3, world axes) from the next step on; ``ValueError``
+    /// when not finite or beyond the scene format's bound (the world unchanged).
+    fn set_gravity(&mut self, g: [f64; 3]) -> PyResult<()> {
+        self.world_mut().set_gravity(g.into()).map_err(sim_error)
+    }
+    /// Sets the contact mode of every pair of a body of ``a`` with a body of ``b`` from the
+    /// next step on: ``"none"``, ``"lcp"`` (the constraint model) or ``"penalty"`` (with
+    /// ``stiffness`` N/m and ``damping`` N·s/m). ``a`` and ``b`` are a name or a list of
+    /// names: a body (``robot/link``), a robot (all its links) or ``"*"`` (every body), so
+    /// ``set_contact_mode("box", "*", "none")`` is one body against all. Pairs the scene never
+    /// collides (parent and child, excluded pairs) stay off. Returns how many collision shape
+    /// pairs it reached.
+    #[pyo3(signature = (a, b, mode, stiffness = None, damping = None))]
+    fn set_contact_mode(&mut self, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, mode: &str, stiffness: Option<f64>, damping: Option<f64>) -> PyResult<usize> {
+        use karakuri_sim::scene::ContactMode;
+        let mode = match (mode, stiffness) {
+            ("none", None) => ContactMode::None,
+            ("lcp", None) => ContactMode::Lcp,
+            ("penalty", Some(stiffness)) => ContactMode::Penalty { stiffness, damping: damping.unwrap_or(0.0) },
+            ("penalty", None) => return Err(PyValueError::new_err("mode 'penalty' needs a stiffness (N/m)")),
+            ("none" | "lcp", Some(_)) => return Err(PyValueError::new_err("only mode 'penalty' takes a stiffness")),
+            (m, _) => return Err(PyValueError::new_err(format!("unknown contact mode '{m}' (none, lcp, penalty)"))),
+        };
+        if damping.is_some() && stiffness.is_none() {
+            return Err(PyValueError::new_err("only mode 'penalty' takes a damping"));
+        }
+        let (a, b) = (names(a)?, names(b)?);
+        let (a, b): (Vec<&str>, Vec<&str>) = (a.iter().map(String::as_str).collect(), b.iter().map(String::as_str).collect());
+        self.world_mut().set_contact_mode(&a, &b, mode).map_err(sim_error)
+    }
+    /// Sets the material of every collision shape of ``bodies`` (a name or a list, as in
+    /// :meth:`set_contact_mode`) from the next step on (``dynamic_friction`` defaults to
+    /// ``static_friction``); a contact takes the mean of its two shapes' materials.
+    #[pyo3(signature = (bodies, static_friction, dynamic_friction = None, restitution = 0.0))]
+    fn set_material(&mut self, bodies: &Bound<'_, PyAny>, static_friction: f64, dynamic_friction: Option<f64>, restitution: f64) -> PyResult<()> {
+        let material = karakuri_sim::scene::Material { static_friction, dynamic_friction: dynamic_friction.unwrap_or(static_friction), restitution };
+        let bodies = names(bodies)?;
+        let bodies: Vec<&str> = bodies.iter().map(String::as_str).collect();
+        self.world_mut().set_material(&bodies, material).map_err(sim_error)
+    }
+    /// The contact block's numbers now: a dict of ``error_correction_rate``,
+    /// ``penetration_tolerance``, ``restitution_threshold_velocity``,
+    /// ``friction_threshold_velocity``, ``prediction_distance``, ``max_depenetration_speed``.
+    #[getter]
+    fn contact_params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.world().contact_params().clone();
+        let d = PyDict::new(py);
+        for (k, v) in contact_numbers(&c) {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+    /// Sets some of the contact block's numbers by keyword (those of :attr:`contact_params`)
+    /// from the next step on; ``ValueError`` naming the key for an unknown key or a bad value
+    /// (negative, NaN), the world then unchanged.
+    #[pyo3(signature = (**numbers))]
+    fn set_contact_params(&mut self, numbers: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let mut c = self.world().contact_params().clone();
+        for (k, v) in numbers.into_iter().flatten() {
+            let (k, v): (String, f64) = (k.extract()?, v.extract()?);
+            let slot = match k.as_str() {
+                "error_correction_rate" => &mut c.error_correction_rate,
+                "penetration_tolerance" => &mut c.penetration_tolerance,
+                "restitution_threshold_velocity" => &mut c.restitution_threshold_velocity,
+                "friction_threshold_velocity" => &mut c.friction_threshold_velocity,
+                "prediction_distance" => &mut c.prediction_distance,
+                "max_depenetration_speed" => &mut c.max_depenetration_speed,
+                _ => return Err(PyValueError::new_err(format!("unknown contact parameter '{k}' (one of {})", contact_numbers(&c).map(|(k, _)| k).collect::<Vec<_>>().join(", ")))),
+            };
+            *slot = v;
+        }
+        self.world_mut().set_contact_params(c).map_err(sim_error)
+    }
+    /// Turns a robot's self-collision (the pairs among its links) off or back on from the next
+    /// step on; returns how many collision shape pairs it reached.
+    fn set_self_collision(&mut self, robot: &str, on: bool) -> PyResult<usize> {
+        self.world_mut().set_self_collision(robot, on).map_err(sim_error)
+    }
+    /// Each one-dof joint's acceleration over the last step, ``(dq⁺ − dq)/dt`` (rad/s² or
+    /// m/s²), an array over :attr:`joint_names`: with the default semi-implicit step, the
+    /// acceleration solved at the step's start (Choreonoid's ``ddq``), contact impulses
+    /// included. ``ValueError`` before the first step and after a restore.
+    #[getter]
+    fn joint_accelerations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut out = vec![0.0; self.layout.joints.len()];
+        self.world().write_joint_accelerations(&mut out).map_err(sim_error)?;
+        Ok(PyArray1::from_vec(py, out))
+    }
+    /// Every body's acceleration over the last step (Choreonoid's ``dv``, ``dw``): the change
+    /// of its frame origin's world velocity and of its angular velocity over ``dt``, as
+    /// ``(linear, angular)``, each of shape ``(nbodies, 3)`` (m/s², rad/s², world axes). A
+    /// free-falling body reads gravity.
+    #[getter]
+    fn body_accelerations<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let w = self.world();
+        let acc = w.bodies().iter().map(|b| w.body_acceleration(&b.name)).collect::<Result<Vec<_>, _>>().map_err(sim_error)?;
+        let lin = DMatrix::from_fn(acc.len(), 3, |i, k| acc[i].0[k]);
+        let ang = DMatrix::from_fn(acc.len(), 3, |i, k| acc[i].1[k]);
+        Ok((array2(py, &lin), array2(py, &ang)))
+    }
+
     fn __repr__(&self) -> String {
         let w = self.world();
         format!("karakuri.World(bodies={}, joints={}, t={} s, dt={} s)", w.bodies().len(), self.layout.joints.len(), w.time(), w.dt())
     }
 });
+
+/// A name or a list of names.
+fn names(x: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    match x.extract::<String>() {
+        Ok(s) => Ok(vec![s]),
+        Err(_) => x.extract::<Vec<String>>().map_err(|_| PyValueError::new_err("expected a name or a list of names")),
+    }
+}
+
+/// The contact block's numbers by key.
+fn contact_numbers(c: &karakuri_sim::scene::ContactParams) -> impl Iterator<Item = (&'static str, f64)> {
+    [
+        ("error_correction_rate", c.error_correction_rate),
+        ("penetration_tolerance", c.penetration_tolerance),
+        ("restitution_threshold_velocity", c.restitution_threshold_velocity),
+        ("friction_threshold_velocity", c.friction_threshold_velocity),
+        ("prediction_distance", c.prediction_distance),
+        ("max_depenetration_speed", c.max_depenetration_speed),
+    ]
+    .into_iter()
+}

@@ -380,6 +380,67 @@ pub trait Engine {
         let _ = on;
         Err(unsupported(self.name(), "stage timing (time_stages)"))
     }
+    /// Changes a setting while running (the world has resolved the names and checked the
+    /// values), in effect from the next step on; the engine refreshes whatever it derived
+    /// from it (pair tables, stage plans, the kinematic terms). Returns how many collision
+    /// shape pairs a contact-mode or self-collision change reached (0 for the others). The
+    /// default: [`SimError::Unsupported`] naming the setting.
+    fn change(&mut self, setting: &Setting) -> Result<usize, SimError> {
+        Err(unsupported(self.name(), &format!("changing {} while running", setting.what())))
+    }
+}
+
+/// A setting changed while running ([`Engine::change`], `World::set_*`): bodies by index into
+/// [`Description::bodies`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Setting {
+    /// Gravity (m/s², world axes).
+    Gravity(Vec3),
+    /// The contact mode of every pair of a body of `a` with a body of `b` (`a` and `b` may
+    /// overlap; a body is never paired with itself). Pairs the world never collides (shapes
+    /// on one joint, `collision_exclude_pairs`, parent and child, links overlapping at load,
+    /// MuJoCo's filters) stay off.
+    ContactMode {
+        /// First group.
+        a: Vec<usize>,
+        /// Second group.
+        b: Vec<usize>,
+        /// The mode.
+        mode: crate::scene::ContactMode,
+    },
+    /// The material of every collision shape of these bodies (replacing a pair's own
+    /// material, such as an MJCF robot's `<pair>`, where one of them is involved).
+    Material {
+        /// The bodies.
+        bodies: Vec<usize>,
+        /// Their material.
+        material: crate::scene::Material,
+    },
+    /// The contact block's numbers: thresholds, tolerance, correction rate, prediction
+    /// distance, depenetration speed (its `mode` and `exclude_parent_child` are the pair
+    /// table's: [`Setting::ContactMode`]).
+    Contact(crate::scene::ContactParams),
+    /// Whether the pairs among `bodies` (a robot's links) collide (`false`: none does; `true`:
+    /// as loaded, with the modes set since).
+    SelfCollision {
+        /// The robot's bodies.
+        bodies: Vec<usize>,
+        /// Collide among themselves.
+        on: bool,
+    },
+}
+
+impl Setting {
+    /// What it changes, for messages.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Setting::Gravity(_) => "gravity",
+            Setting::ContactMode { .. } => "contact modes",
+            Setting::Material { .. } => "materials",
+            Setting::Contact(_) => "contact parameters",
+            Setting::SelfCollision { .. } => "self-collision",
+        }
+    }
 }
 
 /// The error for a feature `engine` does not have.

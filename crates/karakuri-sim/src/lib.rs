@@ -99,7 +99,7 @@ pub mod world;
 pub use batch::{Batch, BatchError};
 pub use control::{ControlIo, Controller};
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
-pub use engine::{ActuatorInfo, Capabilities, Description, JointInfo, Report, RobotInfo};
+pub use engine::{ActuatorInfo, Capabilities, Description, JointInfo, Report, RobotInfo, Setting};
 pub use error::SimError;
 pub use layout::{FreeBodySlot, Layout, SensorSlot};
 pub use joint_forces::{JointForce, JointForces, SpringDamper};

@@ -15,6 +15,8 @@ use crate::SimError;
 
 pub use crate::scene::validate::{step_count, MAX_STEPS};
 
+mod settings;
+
 /// A simulated world.
 ///
 /// A world is [`Send`] (its engine is a `Box<dyn Engine + Send>`), so independent worlds can
@@ -43,6 +45,17 @@ pub struct World {
     controllers: Vec<Registered>,
     /// Whether the engine times its stages ([`World::time_stages`]).
     timing: bool,
+    /// Gravity now (the scene's, or the last [`World::set_gravity`]).
+    gravity: Vec3,
+    /// The contact parameters now (the scene's, then those set while running).
+    contact: crate::scene::ContactParams,
+    /// The bodies' states before the last step (the accelerations difference them).
+    prev_states: Vec<BodyState>,
+    /// The one-dof joints' velocities before the last step.
+    prev_dq: Vec<f64>,
+    /// `prev_*` hold the start of the step that led to the state now (false before the first
+    /// step and after a restore).
+    accel_ready: bool,
 }
 
 impl World {
@@ -81,7 +94,13 @@ impl World {
         engine.write_states(&mut states);
         let layout = Layout::of(&d);
         let builtin = crate::controllers::from_scene(&scene, &*engine, &layout)?;
+        let (g, contact) = (scene.world.gravity, scene.contact.clone());
         let mut world = World {
+            gravity: Vec3::new(g[0], g[1], g[2]),
+            contact,
+            prev_states: states.clone(),
+            prev_dq: vec![0.0; layout.joints.len()],
+            accel_ready: false,
             scene,
             caps: engine.capabilities(),
             engine,
@@ -162,8 +181,19 @@ impl World {
         if !self.controllers.is_empty() {
             self.control()?;
         }
-        self.engine.step()?;
+        for (k, dq) in self.prev_dq.iter_mut().enumerate() {
+            *dq = self.engine.joint_state(k).dq;
+        }
+        // the states now become the step's start (no copy: the buffers swap)
+        std::mem::swap(&mut self.states, &mut self.prev_states);
+        if let Err(e) = self.engine.step() {
+            // the engine is back at the step's start
+            std::mem::swap(&mut self.states, &mut self.prev_states);
+            self.accel_ready = false;
+            return Err(e);
+        }
         self.engine.write_states(&mut self.states);
+        self.accel_ready = true;
         if self.timing {
             self.times.add(&self.engine.report().stage_times);
         }
@@ -264,6 +294,7 @@ impl World {
             return Err(e);
         }
         self.engine.write_states(&mut self.states);
+        self.accel_ready = false;
         Ok(())
     }
 

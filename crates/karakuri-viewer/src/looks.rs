@@ -125,6 +125,9 @@ pub fn scene_shape(spec: &ShapeSpec, color: [f32; 4], layer: &str, meshes: &mut 
         Geometry::Cylinder { radius, half_length } => {
             json!({"type": "cylinder", "r": radius, "hl": half_length})
         }
+        Geometry::Cone { radius, half_length } => {
+            json!({"type": "mesh", "mesh": meshes.hull(&Geometry::cone_points(*radius, *half_length, 24))?})
+        }
         Geometry::Plane => json!({"type": "plane"}),
         Geometry::ConvexMesh { vertices, .. } => json!({"type": "mesh", "mesh": meshes.hull(vertices)?}),
         Geometry::TriMesh {

@@ -203,6 +203,43 @@ class World:
     @property
     def contact_wrenches(self) -> Tuple[Matrix, Matrix]:
         """Net contact ``(forces, torques)`` on each body ``(nbodies, 3)`` each."""
+    @property
+    def gravity(self) -> List[float]:
+        """Gravity now (m/s², world axes)."""
+    def set_gravity(self, g: Sequence[float]) -> None:
+        """Sets gravity from the next step on; ``ValueError`` when not finite or too large."""
+    def set_contact_mode(
+        self,
+        a: Union[str, Sequence[str]],
+        b: Union[str, Sequence[str]],
+        mode: str,
+        stiffness: Optional[float] = None,
+        damping: Optional[float] = None,
+    ) -> int:
+        """Contact mode (``none``, ``lcp``, ``penalty``) of every pair of a body of ``a`` with
+        one of ``b`` (a body, a robot or ``"*"``) from the next step on; returns the shape
+        pairs reached."""
+    def set_material(
+        self,
+        bodies: Union[str, Sequence[str]],
+        static_friction: float,
+        dynamic_friction: Optional[float] = None,
+        restitution: float = 0.0,
+    ) -> None:
+        """Material of every collision shape of ``bodies`` from the next step on."""
+    @property
+    def contact_params(self) -> Dict[str, float]:
+        """The contact block's numbers now (thresholds, tolerance, correction rate, ...)."""
+    def set_contact_params(self, **numbers: float) -> None:
+        """Sets some of :attr:`contact_params` by keyword from the next step on."""
+    def set_self_collision(self, robot: str, on: bool) -> int:
+        """A robot's self-collision off or back on; returns the shape pairs reached."""
+    @property
+    def joint_accelerations(self) -> Vector:
+        """``(dq⁺ − dq)/dt`` of the last step over :attr:`joint_names` (Choreonoid's ``ddq``)."""
+    @property
+    def body_accelerations(self) -> Tuple[Matrix, Matrix]:
+        """Each body's ``(linear, angular)`` acceleration over the last step ``(nbodies, 3)``."""
 
 class Batch:
     """``n`` worlds of one scene stepped in parallel Rust threads, GIL released; world ``i``

@@ -16,12 +16,23 @@ use super::shapes::{from_pvec, to_parry};
 use super::pairs::{ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The collision description of a world: its shapes and which pairs may touch (built once).
+#[derive(Clone)]
 pub struct Collider {
     /// Every collision shape.
     pub shapes: Vec<ColShape>,
     /// Contact mode of each candidate pair `(i, j)`, `i < j` (`n x n`, upper triangle); pairs
-    /// not listed never collide.
+    /// not listed never collide. What the step reads: [`Collider::refresh`] derives it from
+    /// `base_mode` and the runtime rules.
     pair_mode: Vec<Option<ContactMode>>,
+    /// The pair table as built (`n x n`): what runtime changes start from; `None` pairs
+    /// (the load's filters) stay off whatever is set while running.
+    base_mode: Vec<Option<ContactMode>>,
+    /// Body pairs `(a, b)`, `a < b`, whose mode was set while running (sorted, the last
+    /// setting of a pair kept).
+    body_modes: Vec<((usize, usize), ContactMode)>,
+    /// Groups of bodies whose pairs among themselves are off (a robot's self-collision
+    /// switched off while running).
+    no_self: Vec<Vec<usize>>,
     /// Each shape's parry type `(nshapes)`, looked up once (a ball's contacts do not depend
     /// on its orientation, so its parry pose is its centre with the identity rotation: no
     /// rotation-to-quaternion conversion per step).
@@ -58,6 +69,7 @@ enum SmallTest {
 }
 
 /// The pairs of a small world (see [`Collider::small`]).
+#[derive(Clone)]
 struct SmallWorld {
     /// Every pair `(a, b, mode, test)`, `a < b`, whose mode is not `None`, by shape pair.
     pairs: Vec<(usize, usize, ContactMode, SmallTest)>,
@@ -91,6 +103,8 @@ pub struct CollisionWork {
     frames: Vec<Se3>,
     /// The box–box manifold of the current pair.
     boxes: BoxManifold,
+    /// The EPA of the generic convex pairs (its buffers kept from step to step).
+    epa: parry3d_f64::query::epa::EPA,
 }
 
 impl Collider {
@@ -117,6 +131,9 @@ impl Collider {
         let types: Vec<ShapeType> = shapes.iter().map(|s| s.shape.shape_type()).collect();
         let small = SmallWorld::of(&shapes, &modes);
         Collider {
+            base_mode: modes.clone(),
+            body_modes: vec![],
+            no_self: vec![],
             pair_mode: modes,
             composite: shapes
                 .iter()
@@ -151,6 +168,77 @@ impl Collider {
         }
     }
 
+    /// Sets the contact mode of every shape pair of a body of `a` with a body of `b` that the
+    /// built table lets collide, and refreshes the table; returns how many shape pairs it
+    /// reaches (allocates: not in a step).
+    pub fn set_body_modes(&mut self, a: &[usize], b: &[usize], mode: ContactMode) -> usize {
+        for &x in a {
+            for &y in b.iter().filter(|&&y| y != x) {
+                let key = (x.min(y), x.max(y));
+                match self.body_modes.binary_search_by_key(&key, |m| m.0) {
+                    Ok(k) => self.body_modes[k].1 = mode,
+                    Err(k) => self.body_modes.insert(k, (key, mode)),
+                }
+            }
+        }
+        self.refresh();
+        self.count_pairs(|p, q| (a.contains(&p) && b.contains(&q)) || (a.contains(&q) && b.contains(&p)))
+    }
+
+    /// Turns the pairs among `bodies` off (`on = false`) or back to their modes (`on`), and
+    /// refreshes the table; returns how many shape pairs it reaches.
+    pub fn set_self_collision(&mut self, bodies: &[usize], on: bool) -> usize {
+        let mut group = bodies.to_vec();
+        group.sort_unstable();
+        group.dedup();
+        self.no_self.retain(|g| *g != group);
+        if !on {
+            self.no_self.push(group.clone());
+        }
+        self.refresh();
+        self.count_pairs(|p, q| group.binary_search(&p).is_ok() && group.binary_search(&q).is_ok())
+    }
+
+    /// Sets the material of every shape of `bodies` (their pairs' own materials dropped).
+    pub fn set_body_material(&mut self, bodies: &[usize], material: Material) {
+        for s in self.shapes.iter_mut().filter(|s| bodies.contains(&s.body)) {
+            s.material = material;
+        }
+        let shapes = &self.shapes;
+        self.materials.retain(|((i, j), _)| !bodies.contains(&shapes[*i].body) && !bodies.contains(&shapes[*j].body));
+    }
+
+    /// The shape pairs the built table lets collide whose bodies `(p, q)` satisfy `of`.
+    fn count_pairs(&self, of: impl Fn(usize, usize) -> bool) -> usize {
+        let n = self.shapes.len();
+        (0..n * n)
+            .filter(|&ij| self.base_mode[ij].is_some() && of(self.shapes[ij / n].body, self.shapes[ij % n].body))
+            .count()
+    }
+
+    /// Derives the pair table the step reads from the built one and the rules set while
+    /// running (a self-collision switch off wins over a pair's mode), and the small world's
+    /// pair list from it: every change goes through here, so nothing the step reads is
+    /// left over from before.
+    fn refresh(&mut self) {
+        let n = self.shapes.len();
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (self.shapes[i].body, self.shapes[j].body);
+                let key = (a.min(b), a.max(b));
+                let off = self.no_self.iter().any(|g| g.binary_search(&a).is_ok() && g.binary_search(&b).is_ok());
+                let set = self.body_modes.binary_search_by_key(&key, |m| m.0).ok().map(|k| self.body_modes[k].1);
+                self.pair_mode[i * n + j] = match self.base_mode[i * n + j] {
+                    Some(_) if off => None,
+                    Some(m) => Some(set.unwrap_or(m)),
+                    None => None,
+                };
+            }
+        }
+        // fewer pairs may make a small world (the same contacts either way)
+        self.small = SmallWorld::of(&self.shapes, &self.pair_mode);
+    }
+
     /// Whether the world's pairs are tested one by one ([`Collider::detect_small`]) rather
     /// than through the sweep and prune.
     pub fn is_small(&self) -> bool {
@@ -172,6 +260,7 @@ impl Collider {
             frozen: vec![false; n],
             frames: vec![Se3::identity(); n],
             boxes: BoxManifold::default(),
+            epa: super::pairs::warm_epa(),
         }
     }
 
@@ -355,6 +444,7 @@ impl Collider {
             self.composite[a] || self.composite[b],
             margin,
             &mut work.manifolds,
+            &mut work.epa,
         ) {
             return;
         }

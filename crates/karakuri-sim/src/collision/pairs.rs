@@ -3,8 +3,10 @@
 
 use karakuri::spatial::Vec3;
 use parry3d_f64::math::Pose as PPose;
+use parry3d_f64::query::epa::EPA;
+use parry3d_f64::query::gjk::{self, CsoPoint, GJKResult, VoronoiSimplex};
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, TrackedContact};
-use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, ShapeType, SharedShape};
+use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, PolygonalFeatureMap, ShapeType, SharedShape};
 
 /// The feature both sides of a ball–ball contact carry: parry's `PackedFeatureId::face(0)`
 /// (the face header, code 0), which its manifold gives.
@@ -54,6 +56,7 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 /// | pair | function |
 /// | --- | --- |
 /// | plane – convex (but a ball) | [`plane_convex`] (here: parry's allocates a point list per call) |
+/// | convex – convex through parry's generic path (cylinders, cones, hulls, capsule – box) | [`pfm_pfm`] (here: parry's builds an EPA per call) |
 /// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
 /// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
 ///
@@ -66,6 +69,7 @@ pub(super) fn narrow_phase(
     composite: bool,
     margin: f64,
     manifolds: &mut Vec<ContactManifold<(), ()>>,
+    epa: &mut EPA,
 ) -> bool {
     let dispatcher = DefaultQueryDispatcher;
     if composite {
@@ -88,9 +92,108 @@ pub(super) fn narrow_phase(
     if !ball && t2 == ShapeType::HalfSpace {
         return plane_convex(&pos12.inverse(), s2, s1, margin, m, true);
     }
+    if generic_pair(t1, t2) {
+        if let (Some(f1), Some(f2)) = (s1.as_polygonal_feature_map(), s2.as_polygonal_feature_map()) {
+            pfm_pfm(pos12, f1, f2, margin, m, epa);
+            return true;
+        }
+    }
     dispatcher
         .contact_manifold_convex_convex(pos12, &*s1.0, &*s2.0, None, None, margin, m)
         .is_ok()
+}
+
+/// The pairs parry's dispatcher sends to its generic polygonal-feature path (every pair but
+/// balls, two boxes, two capsules, a triangle and a box, and half-spaces, which have their own).
+fn generic_pair(t1: ShapeType, t2: ShapeType) -> bool {
+    use ShapeType::{Ball, Capsule, Cuboid, HalfSpace, Triangle};
+    !matches!(
+        (t1, t2),
+        (Ball, _) | (_, Ball) | (Cuboid, Cuboid) | (Capsule, Capsule) | (Triangle, Cuboid) | (Cuboid, Triangle) | (HalfSpace, _) | (_, HalfSpace)
+    )
+}
+
+/// An EPA whose buffers (vertices, faces, silhouette, heap: parry keeps them private, so
+/// they cannot be reserved) have grown through 64 expansions of overlapping balls, cylinders,
+/// cones and boxes, so that a step's penetrating pairs seldom grow them again: one that does
+/// allocates once, as a step with more contacts than any before does (the expansion is
+/// capped at 101 iterations, so the buffers stay bounded).
+pub(super) fn warm_epa() -> EPA {
+    use parry3d_f64::math::{Rotation, Vector};
+    use parry3d_f64::shape::{Ball, Cone, Cuboid, Cylinder, SupportMap};
+    let mut epa = EPA::new();
+    let (ball, cylinder) = (Ball::new(1.0), Cylinder::new(0.5, 0.3));
+    let (cone, cuboid) = (Cone::new(0.4, 0.3), Cuboid::new(Vector::new(0.3, 0.2, 0.4)));
+    let shapes: [&dyn SupportMap; 4] = [&ball, &cylinder, &cone, &cuboid];
+    // every pair of the four at a spread of overlapping poses (flat faces make wide
+    // silhouettes, smooth ones long expansions)
+    for k in 0..64u32 {
+        let a = f64::from(k) * 0.37;
+        let (g1, g2) = (shapes[(k % 4) as usize], shapes[((k / 4) % 4) as usize]);
+        let rot = Rotation::from_xyzw(a.sin(), (1.3 * a).cos(), 0.3, 0.9).normalize();
+        let pos12 = PPose::from_parts(Vector::new(0.1 * a.cos(), 0.1 * a.sin(), 0.05), rot);
+        let mut simplex = VoronoiSimplex::new();
+        simplex.reset(CsoPoint::from_shapes(&pos12, g1, g2, Vector::X));
+        if gjk::closest_points(&pos12, g1, g2, 0.0, true, &mut simplex) == GJKResult::Intersection {
+            let _ = epa.closest_points(&pos12, g1, g2, &simplex);
+        }
+    }
+    epa
+}
+
+/// parry's `contact_manifold_pfm_pfm` for a fresh manifold without normal constraints, the
+/// same operations in the same order, with the EPA (its vertex, face and heap buffers) kept
+/// in the collision workspace instead of built per penetrating pair: GJK, then EPA when the
+/// shapes overlap, then the contact polygon of the two support features and the GJK point.
+fn pfm_pfm(
+    pos12: &PPose,
+    (pfm1, border1): (&dyn PolygonalFeatureMap, f64),
+    (pfm2, border2): (&dyn PolygonalFeatureMap, f64),
+    margin: f64,
+    manifold: &mut ContactManifold<(), ()>,
+    epa: &mut EPA,
+) {
+    // a fresh manifold has no cached normal: parry's initial direction is the translation
+    let dir = pos12.translation.try_normalize().unwrap_or(parry3d_f64::math::Vector::X);
+    let mut simplex = VoronoiSimplex::new();
+    simplex.reset(CsoPoint::from_shapes(pos12, pfm1, pfm2, dir));
+    let total = margin + border1 + border2;
+    let mut contact = gjk::closest_points(pos12, pfm1, pfm2, total, true, &mut simplex);
+    if contact == GJKResult::Intersection {
+        contact = match epa.closest_points(pos12, pfm1, pfm2, &simplex) {
+            Some((p1, p2, n)) => GJKResult::ClosestPoints(p1, p2, n),
+            None => GJKResult::NoIntersection(parry3d_f64::math::Vector::X),
+        };
+    }
+    manifold.clear();
+    match contact {
+        GJKResult::ClosestPoints(p1, p2_1, dir) => {
+            let local_n1 = dir;
+            let local_n2 = pos12.rotation.inverse() * -dir;
+            let (mut f1, mut f2) = (PolygonalFeature::default(), PolygonalFeature::default());
+            pfm1.local_support_feature_toward(local_n1, p1, &mut f1);
+            pfm2.local_support_feature_toward(local_n2, pos12.inverse_transform_point(p2_1), &mut f2);
+            PolygonalFeature::contacts(pos12, &pos12.inverse(), local_n1, local_n2, &f1, &f2, manifold, false);
+            manifold.points.push(TrackedContact::new(
+                p1,
+                pos12.inverse_transform_point(p2_1),
+                PackedFeatureId::UNKNOWN,
+                PackedFeatureId::UNKNOWN,
+                (p2_1 - p1).dot(local_n1),
+            ));
+            if border1 != 0.0 || border2 != 0.0 {
+                for c in &mut manifold.points {
+                    c.local_p1 += local_n1 * border1;
+                    c.local_p2 += local_n2 * border2;
+                    c.dist -= border1 + border2;
+                }
+            }
+            manifold.local_n1 = local_n1;
+            manifold.local_n2 = local_n2;
+        }
+        GJKResult::NoIntersection(dir) => manifold.local_n1 = dir,
+        _ => manifold.local_n1 = parry3d_f64::math::Vector::ZERO,
+    }
 }
 
 /// Contacts of a plane (`plane`, its normal along its z) with a convex shape (`convex`, at

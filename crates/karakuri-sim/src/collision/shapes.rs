@@ -8,8 +8,8 @@ use parry3d_f64::shape::SharedShape;
 use crate::scene::Geometry;
 use super::ColShape;
 
-/// Builds the parry shape of a geometry and whether it is unbounded. Cylinders and capsules run
-/// along the shape's z (parry's cylinder runs along y: a rotation is folded into `extra`).
+/// Builds the parry shape of a geometry and whether it is unbounded. Cylinders, cones and capsules run
+/// along the shape's z (parry's cylinder and cone run along y: a rotation is folded into `extra`).
 pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
     let v = |a: &[f64; 3]| PVec::new(a[0], a[1], a[2]);
     Ok(match g {
@@ -38,6 +38,11 @@ pub fn make_shape(g: &Geometry) -> Result<(SharedShape, Se3, bool), String> {
                 Se3::new(r, Vec3::zeros()),
                 false,
             )
+        }
+        Geometry::Cone { radius, half_length } => {
+            // parry's cone runs along y, apex at +y: the same turn as the cylinder's
+            let r = karakuri::spatial::rotation_about(&Vec3::x(), std::f64::consts::FRAC_PI_2);
+            (SharedShape::cone(*half_length, *radius), Se3::new(r, Vec3::zeros()), false)
         }
         Geometry::Plane => (
             SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0)),

@@ -5,7 +5,7 @@
 //! limits and actuators are recorded by joint id, and a body with a `track` gets its track.
 
 use karakuri::model::{Axis, JointId, JointType};
-use karakuri::spatial::{Inertia, Mat3, Se3, Vec3};
+use karakuri::spatial::{Inertia, Se3, Vec3};
 
 use super::builder::{
     model_err, scene_err, se3, v3, ActuatorSetting, Builder, DofSetting, FreeStart, JointValue, LimitSetting,
@@ -21,7 +21,8 @@ pub(super) fn scene_bodies(b: &mut Builder) -> Result<(), SimError> {
         let parent = if bs.parent == "world" { None } else { scene.body_index(&bs.parent) };
         let (pj, px) = parent.map_or((0, Se3::identity()), |p| (b.bodies[p].joint, b.bodies[p].placement));
         let base = px.compose(&se3(&bs.pose_in_parent));
-        let inertia = Inertia::new(bs.mass, v3(&bs.com), Mat3::from_fn(|r, c| bs.inertia[r][c]));
+        // as given, or from the shapes and `density` (validated)
+        let inertia = bs.mass_properties().map_err(|e| scene_err(scene, format!("bodies[{bi}].density"), e))?;
         let (joint, placement) = match bs.joints.first() {
             None => {
                 if pj != 0 {
@@ -34,7 +35,7 @@ pub(super) fn scene_bodies(b: &mut Builder) -> Result<(), SimError> {
             Some(JointSpec::Free { .. }) => free_body(b, bi, inertia)?,
             Some(JointSpec::Hinge { .. }) => hinge_chain(b, bi, JointId(pj), base, inertia)?,
         };
-        let body = SimBody { name: bs.name.clone(), joint, placement, parent, mass: bs.mass, bounds: None };
+        let body = SimBody { name: bs.name.clone(), joint, placement, parent, mass: inertia.mass, bounds: None };
         if let Some(t) = bs.track {
             let direction = body.placement.rotation * v3(&t.direction);
             b.tracks.push(Track { name: bs.name.clone(), body: bi, joint, direction, speed: t.speed });

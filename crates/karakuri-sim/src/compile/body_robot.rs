@@ -19,8 +19,50 @@ pub const HOLD_KP: f64 = 8000.0;
 /// Velocity gain of the hold, N·m·s/rad: the same controller's 100.
 pub const HOLD_KD: f64 = 100.0;
 
+/// The world body pairs `(a, b)`, `a < b`, that a `.body` robot's `collision_detection_rules`
+/// turn off (Choreonoid's rules): links at most `disabled_link_chain_level` joints apart along
+/// the tree, each `disabled_link_group`'s pairs, and `disabled_links` with every other link.
+/// `body` is each robot joint's world body.
+pub(super) fn rule_pairs(model: &BodyModel, body: &[usize]) -> Vec<(usize, usize)> {
+    let rules = &model.collision_rules;
+    let links = &model.links;
+    // the links from a link up to the root
+    let up = |mut k: usize| {
+        let mut path = vec![k];
+        while let Some(p) = links[k].parent {
+            path.push(p);
+            k = p;
+        }
+        path
+    };
+    let apart = |a: usize, b: usize| {
+        let (pa, pb) = (up(a), up(b));
+        let common = pa.iter().position(|x| pb.contains(x)).unwrap_or(pa.len());
+        let in_b = pb.iter().position(|x| Some(x) == pa.get(common)).unwrap_or(pb.len());
+        common + in_b
+    };
+    let mut out = vec![];
+    for a in 0..links.len() {
+        for c in a + 1..links.len() {
+            let (na, nc) = (&links[a].name, &links[c].name);
+            let off = rules.disabled_link_chain_level.is_some_and(|lv| apart(a, c) <= lv)
+                || rules.disabled_links.iter().any(|l| l == na || l == nc)
+                || rules.disabled_pairs.iter().any(|(x, y)| (x == na && y == nc) || (x == nc && y == na));
+            let (ba, bc) = (body[links[a].joint], body[links[c].joint]);
+            if off && ba != bc {
+                out.push((ba.min(bc), ba.max(bc)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Robot `ri`'s start, hold, sensors and loops from its `.body` file.
 pub(super) fn body_start(b: &mut Builder, ri: usize, body: &BodyModel, g: &Grafted) {
+    let rules = rule_pairs(body, &g.body);
+    b.rule_excluded.extend(rules);
     let rs = &b.scene.robots[ri];
     let rm = &g.robot.model;
     if body.links.first().is_some_and(|l| l.kind == BodyJointKind::Free) && rm.njoints > 1 {

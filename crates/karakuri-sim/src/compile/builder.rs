@@ -109,6 +109,9 @@ pub(super) struct Builder<'s> {
     pub(super) bodies: Vec<SimBody>,
     /// The scene's robots, grafted, in scene order.
     pub(super) robots: Vec<Grafted>,
+    /// Body pairs `(a, b)`, `a < b`, that never collide by a `.body` robot's
+    /// `collision_detection_rules`.
+    pub(super) rule_excluded: Vec<(usize, usize)>,
     /// Each robot's whole MJCF world (`None`: a URDF robot), in scene order.
     pub(super) mjcf_worlds: Vec<Option<karakuri::io::mjcf::MjcfWorld>>,
     /// Initial values of one-dof joints given by scene bodies.
@@ -143,6 +146,7 @@ impl<'s> Builder<'s> {
             model,
             bodies: Vec::new(),
             robots: Vec::new(),
+            rule_excluded: Vec::new(),
             mjcf_worlds: Vec::new(),
             q0: Vec::new(),
             v0: Vec::new(),

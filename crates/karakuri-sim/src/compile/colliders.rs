@@ -147,12 +147,14 @@ pub(super) fn collider(
     let rules = b.robots.iter().map(|g| g.robot.mjcf.as_ref()).collect();
     let own_friction = scene.robots.iter().map(|r| r.material.is_none()).collect();
     let mjcf = Mjcf { origins: mjcf_origins(b), rules, own_friction };
-    let all = pair_table(scene, bodies, shapes.clone(), &mjcf, &[]);
+    // `.body` robots' collision_detection_rules first: pairs they turn off are not overlaps
+    let all = pair_table(scene, bodies, shapes.clone(), &mjcf, &b.rule_excluded);
     let overlapping = overlapping_links(scene, bodies, &all, o_m_i, warnings);
     if overlapping.is_empty() {
         all
     } else {
-        pair_table(scene, bodies, shapes, &mjcf, &overlapping)
+        let more = [&b.rule_excluded[..], &overlapping[..]].concat();
+        pair_table(scene, bodies, shapes, &mjcf, &more)
     }
 }
 

@@ -22,7 +22,10 @@ pub use crate::compile::{Actuator, DofParams, Limit, LinearRow, LoopSpec, Spatia
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
 /// [`SimModel::from_scene`], read by every stage, never written by a step. Its fields are the
 /// [`CompiledWorld`]'s as they are (the model to `perturbations`, `tracks`; `frictions` as rows),
-/// then the native engine's own (joint-force sets, track lookup, sleep, plan).
+/// then the native engine's own (joint-force sets, track lookup, sleep, plan). A clone is what
+/// a world's runtime settings change (`NativeEngine::change`: `Arc::make_mut`, so worlds that
+/// share a model copy it on their first change; the joint-force sets are shared).
+#[derive(Clone)]
 pub struct SimModel {
     /// The world's multibody model.
     pub model: Model,
@@ -70,7 +73,7 @@ pub struct SimModel {
     pub perturbations: Vec<Push>,
     /// Joint forces (the scene's springs and dampers first, then those registered on the
     /// world), evaluated by the joint-force stage.
-    pub joint_forces: Vec<JointForceSet>,
+    pub joint_forces: Arc<[JointForceSet]>,
     /// Joints with Coulomb friction (a bounded row each).
     pub frictions: Vec<JointFriction>,
     /// Track surfaces, in scene order.
@@ -160,12 +163,12 @@ impl SimModel {
 }
 
 /// The scene's springs and dampers as the world's first joint-force set (none without any).
-fn spring_set(springs: Springs) -> Vec<JointForceSet> {
+fn spring_set(springs: Springs) -> Arc<[JointForceSet]> {
     if springs.dof.is_empty() {
-        return Vec::new();
+        return Arc::new([]);
     }
     let Springs { iq, dof, forces } = springs;
-    vec![JointForceSet { iq, dof, forces: Box::new(forces) }]
+    Arc::new([JointForceSet { iq, dof, forces: Box::new(forces) }])
 }
 
 /// The tracks' names, and each body's track `(bodies)`.

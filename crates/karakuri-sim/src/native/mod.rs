@@ -371,6 +371,34 @@ impl Engine for NativeEngine {
         self.restore(state)
     }
 
+    fn change(&mut self, setting: &crate::engine::Setting) -> Result<usize, SimError> {
+        use crate::engine::Setting;
+        let pairs = matches!(setting, Setting::ContactMode { .. } | Setting::SelfCollision { .. });
+        if pairs && self.model.engine.integrator == crate::scene::Integrator::Rk4 {
+            // an rk4 world was accepted because nothing can touch; its pairs stay as loaded
+            return Err(crate::engine::unsupported("native (engine.integrator: rk4, which steps no contacts; use auto)", &format!("changing {} while running", setting.what())));
+        }
+        // the model is shared with the worlds of `Batch::copies`: this world's first change
+        // copies it (the joint-force sets stay shared)
+        let m = Arc::make_mut(&mut self.model);
+        let reached = settings::apply(
+            settings::Changeable {
+                model: &mut m.model,
+                collider: &mut m.collider,
+                contact: &mut m.contact,
+                plan: &mut m.plan,
+                loops: !m.loops.is_empty(),
+            },
+            setting,
+        );
+        // what the next step reads of the state's side: the bias forces (gravity) at the
+        // state, buffers for contacts the plan may now run, every island awake
+        dynamics::compute_terms(&self.model, &self.state.q, &self.state.v, &mut self.work.data);
+        self.work.reserve(&self.model, &mut self.state, &mut self.out, 0);
+        self.state.sleep.wake_all();
+        Ok(reached)
+    }
+
     fn time_stages(&mut self, on: bool) -> Result<(), SimError> {
         self.timing = on;
         // an untimed step leaves the times alone: zeros from now on

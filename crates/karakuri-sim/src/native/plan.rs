@@ -11,6 +11,7 @@
 
 use karakuri::algorithms::LoneRoots;
 
+use crate::collision::Collider;
 use crate::compile::CompiledWorld;
 use crate::scene::{ActuatorMode, ContactMode, Integrator};
 
@@ -53,35 +54,32 @@ pub struct StagePlan {
     /// [`StagePlan::not_smooth`]); semi-implicit Euler otherwise. An `auto` world still steps
     /// Euler while a joint force is registered on it (the rk4 stage's test).
     pub rk4: bool,
+    /// Some constraint row other than a contact's can arise (what `rows` is without
+    /// contacts: [`StagePlan::refresh_contacts`] keeps it).
+    pub fixed_rows: bool,
 }
 
 impl StagePlan {
     /// The plan of a compiled world: what each of its lists holds, and its collision pairs'
     /// modes and materials.
     pub fn of(m: &CompiledWorld) -> StagePlan {
-        let shapes = &m.collider.shapes;
-        let n = shapes.len();
-        let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
-        let touch = |a: usize, b: usize| m.collider.pair_mode(a, b).filter(|&mode| mode != ContactMode::None);
-        let contacts = pairs().any(|(a, b)| touch(a, b).is_some());
         let servo_rows = m.actuators.iter().any(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed));
+        let fixed_rows = !m.loops.is_empty() || !m.limits.is_empty() || !m.linear_rows.is_empty() || !m.spatial_tendons.is_empty() || servo_rows || !m.frictions.is_empty();
         let mut plan = StagePlan {
             joint_forces: !m.springs.dof.is_empty(),
             actuators: !m.actuators.is_empty(),
             perturbations: !m.perturbations.is_empty(),
-            contacts,
-            impacts: m.loops.is_empty()
-                && pairs().any(|(a, b)| {
-                    touch(a, b) == Some(ContactMode::Lcp)
-                        && m.collider.material(a, b).restitution > 0.0
-                }),
+            contacts: false,
+            impacts: false,
             tracks: !m.tracks.is_empty(),
             sensors: !m.sensors.is_empty(),
             noise: m.sensors.iter().any(|s| s.noise.is_some()),
-            rows: contacts || !m.loops.is_empty() || !m.limits.is_empty() || !m.linear_rows.is_empty() || !m.spatial_tendons.is_empty() || servo_rows || !m.frictions.is_empty(),
+            rows: fixed_rows,
             lone_roots: LoneRoots::of(&m.model),
             rk4: false,
+            fixed_rows,
         };
+        plan.refresh_contacts(&m.collider, !m.loops.is_empty());
         plan.rk4 = match m.engine.integrator {
             Integrator::Rk4 => true,
             Integrator::Auto => plan.not_smooth(true).is_none() && one_dof_joints(&m.model),
@@ -106,6 +104,21 @@ impl StagePlan {
         } else {
             None
         }
+    }
+
+    /// The flags that follow from the pair table and the materials (`contacts`, `impacts`,
+    /// `rows`), set again from `collider` (`loops`: the world has loop closures): at build,
+    /// and after every runtime change of modes or materials. A world that now has contacts
+    /// steps semi-implicit Euler (`auto`; an `rk4` world refuses such a change before it).
+    pub fn refresh_contacts(&mut self, collider: &Collider, loops: bool) {
+        let n = collider.shapes.len();
+        let pairs = || (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)));
+        let touch = |a: usize, b: usize| collider.pair_mode(a, b).filter(|&mode| mode != ContactMode::None);
+        self.contacts = pairs().any(|(a, b)| touch(a, b).is_some());
+        self.impacts = !loops
+            && pairs().any(|(a, b)| touch(a, b) == Some(ContactMode::Lcp) && collider.material(a, b).restitution > 0.0);
+        self.rows = self.contacts || self.fixed_rows;
+        self.rk4 &= !self.contacts;
     }
 }
 

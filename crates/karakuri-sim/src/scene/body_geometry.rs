@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | Box, Sphere | the same (half extents, radius) |
 //! | Cylinder, Capsule (along y in Choreonoid) | the same, turned onto the shape's z |
-//! | Cone | the convex hull of its apex and 16 points of its base |
+//! | Cone (along y) | a cone, turned onto the shape's z |
 //! | Extrusion | the convex hull of its cross-sections along the spine |
 //! | STL / OBJ resource | the convex hull of its file's vertices, scaled |
 //! | DAE resource | left out (not read), a warning says so |
@@ -87,6 +87,11 @@ fn lowest_point(body: &BodyModel, collisions: &[UrdfCollision]) -> Option<f64> {
             Geometry::Sphere { radius } => zc - radius,
             Geometry::Capsule { radius, half_length } => zc - r[(2, 2)].abs() * half_length - radius,
             Geometry::Cylinder { radius, half_length } => zc - r[(2, 2)].abs() * half_length - radius * (1.0 - r[(2, 2)].powi(2)).max(0.0).sqrt(),
+            // the lowest of the apex and the base circle
+            Geometry::Cone { radius, half_length } => {
+                let base = zc - r[(2, 2)] * half_length - radius * (1.0 - r[(2, 2)].powi(2)).max(0.0).sqrt();
+                base.min(zc + r[(2, 2)] * half_length)
+            }
             Geometry::ConvexMesh { vertices, .. } => vertices.iter().map(|p| w.transform_point(&Vec3::from(*p)).z).fold(f64::INFINITY, f64::min),
             _ => continue,
         };
@@ -115,16 +120,6 @@ fn not_simulated(body: &BodyModel, warnings: &mut Vec<String>) {
     }
 }
 
-/// Points of a cone along y (apex at +h/2) for its hull.
-fn cone_points(radius: f64, height: f64) -> Vec<[f64; 3]> {
-    let mut out = vec![[0.0, height / 2.0, 0.0]];
-    for k in 0..16 {
-        let a = std::f64::consts::TAU * f64::from(k) / 16.0;
-        out.push([radius * a.cos(), -height / 2.0, radius * a.sin()]);
-    }
-    out
-}
-
 /// The collision shapes of a body's shapes that collide (errors and warnings name the shape's
 /// file and line). Hulls of the same mesh file and scale are read once (`same_mesh_as`).
 pub fn body_collisions(body: &BodyModel, warnings: &mut Vec<String>) -> Result<Vec<UrdfCollision>, String> {
@@ -145,7 +140,10 @@ pub fn body_collisions(body: &BodyModel, warnings: &mut Vec<String>) -> Result<V
                 placement = placement.compose(&y_to_z);
                 Geometry::Capsule { radius: *radius, half_length: height / 2.0 }
             }
-            BodyGeometry::Cone { radius, height } => Geometry::ConvexMesh { vertices: cone_points(*radius, *height), file: None },
+            BodyGeometry::Cone { radius, height } => {
+                placement = placement.compose(&y_to_z);
+                Geometry::Cone { radius: *radius, half_length: height / 2.0 }
+            }
             BodyGeometry::Points { vertices } => {
                 crate::mesh::check_hull_points(vertices).map_err(|e| format!("{}: extrusion: {e}", s.at))?;
                 Geometry::ConvexMesh { vertices: vertices.clone(), file: None }

@@ -23,8 +23,8 @@ pub const INERTIA_RANGE: (f64, f64) = (1e-12, 1e9);
 /// `<body>_j<index>`, loop names `loop<index>`).
 pub fn validate(scene: &mut Scene, file: &str) -> Check {
     let v = Validator { file };
-    v.world(scene)?;
-    v.contact(scene)?;
+    v.world(&scene.world)?;
+    v.contact(&scene.contact)?;
     v.engine(scene)?;
     for (name, m) in &scene.materials {
         v.material(&format!("materials.{name}"), m)?;
@@ -116,6 +116,32 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     Ok(())
 }
 
+/// The file's checks of a setting changed while running (`World::set_*`): `what` is the
+/// setting (`gravity`, `contact`, `material`, `mode`), the error [`SimError::Input`] naming
+/// the key and the reason.
+pub fn check_setting(what: &str, contact: Option<&super::ContactParams>, material: Option<&Material>, mode: Option<ContactMode>, gravity: Option<[f64; 3]>) -> Check {
+    let v = Validator { file: "" };
+    let r = (|| {
+        if let Some(g) = gravity {
+            v.world(&super::WorldParams { gravity: g, ..Default::default() })?;
+        }
+        if let Some(c) = contact {
+            v.contact(c)?;
+        }
+        if let Some(m) = material {
+            v.material(what, m)?;
+        }
+        if let Some(m) = mode {
+            v.mode(what, m)?;
+        }
+        Ok(())
+    })();
+    r.map_err(|e| match e {
+        SimError::Scene { path, reason, .. } => SimError::Input(format!("{what}: {path}: {reason}")),
+        e => e,
+    })
+}
+
 struct Validator<'a> {
     file: &'a str,
 }
@@ -154,8 +180,7 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn world(&self, s: &Scene) -> Check {
-        let w = &s.world;
+    fn world(&self, w: &super::WorldParams) -> Check {
         let g = w.gravity.iter().map(|x| x * x).sum::<f64>().sqrt();
         if g.is_nan() || g > MAX_GRAVITY {
             return Err(self.err("world.gravity", format!("its norm must be at most {MAX_GRAVITY:e} m/s² (found {g:e})")));
@@ -169,8 +194,7 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn contact(&self, s: &Scene) -> Check {
-        let c = &s.contact;
+    fn contact(&self, c: &super::ContactParams) -> Check {
         self.nonneg("contact.error_correction_rate", c.error_correction_rate)?;
         if c.error_correction_rate > 1.0 {
             return Err(self.err("contact.error_correction_rate", "must be within [0, 1]"));
@@ -292,7 +316,7 @@ impl Validator<'_> {
             );
             return Err(self.err(&format!("{at}.mass"), reason));
         }
-        if free && b.mass <= 0.0 {
+        if free && b.mass <= 0.0 && b.density.is_none() {
             return Err(self.err(&format!("{at}.mass"), "a free body needs a positive mass"));
         }
         let m = &b.inertia;
@@ -323,6 +347,17 @@ impl Validator<'_> {
             if matches!(s.geometry, Geometry::TriMesh { .. } | Geometry::Plane) && !is_static && s.collide {
                 let reason = "planes and triangle meshes are for static bodies only (use a box or a convex mesh)";
                 return Err(self.err(&format!("{sat}.type"), reason));
+            }
+        }
+        if let Some(rho) = b.density {
+            self.positive(&format!("{at}.density"), rho)?;
+            if b.mass != 0.0 || b.com != [0.0; 3] || b.inertia != [[0.0; 3]; 3] {
+                return Err(self.err(&format!("{at}.density"), "give either density (mass properties from the shapes) or mass, com and inertia, not both"));
+            }
+            let m = b.mass_properties().map_err(|e| self.err(&format!("{at}.density"), e))?.mass;
+            if !(MASS_RANGE.0..=MASS_RANGE.1).contains(&m) {
+                let reason = format!("the shapes' mass {m:e} kg is outside [{:e}, {:e}] kg (is the density in kg/m³?)", MASS_RANGE.0, MASS_RANGE.1);
+                return Err(self.err(&format!("{at}.density"), reason));
             }
         }
         Ok(())
@@ -523,7 +558,7 @@ impl Validator<'_> {
                 self.nonneg(&format!("{at}.half_length"), *half_length)?;
                 self.within_extent(&format!("{at}.half_length"), *half_length)
             }
-            Geometry::Cylinder { radius, half_length } => {
+            Geometry::Cylinder { radius, half_length } | Geometry::Cone { radius, half_length } => {
                 self.size(&format!("{at}.radius"), *radius)?;
                 self.size(&format!("{at}.half_length"), *half_length)
             }

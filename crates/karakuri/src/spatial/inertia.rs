@@ -13,6 +13,115 @@ pub struct Inertia {
     pub inertia_com: Mat3,
 }
 
+/// A homogeneous solid in its own frame, centred on its bounding box, with its axis (if it
+/// has one) along z: the one place the primitive mass formulas live (the scene's `density`
+/// bodies and MJCF geoms use them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Solid {
+    /// A ball.
+    Sphere {
+        /// Radius (m).
+        radius: f64,
+    },
+    /// A box.
+    Box {
+        /// Half side lengths (m).
+        half_extents: Vec3,
+    },
+    /// A cylinder along z.
+    Cylinder {
+        /// Radius (m).
+        radius: f64,
+        /// Half length (m).
+        half_length: f64,
+    },
+    /// A capsule along z: a cylinder of half length `half_length` and two hemispheres.
+    Capsule {
+        /// Radius (m).
+        radius: f64,
+        /// Half length of the cylindrical part (m).
+        half_length: f64,
+    },
+    /// A cone along z, its base at `z = −half_length`, its apex at `+half_length`.
+    Cone {
+        /// Base radius (m).
+        radius: f64,
+        /// Half its height (m).
+        half_length: f64,
+    },
+    /// An ellipsoid of semi-axes along x, y, z.
+    Ellipsoid {
+        /// Semi-axes (m).
+        radii: Vec3,
+    },
+}
+
+impl Solid {
+    /// Volume (m³).
+    pub fn volume(&self) -> f64 {
+        let pi = std::f64::consts::PI;
+        match *self {
+            Solid::Sphere { radius: r } => 4.0 * pi * r.powi(3) / 3.0,
+            Solid::Box { half_extents: h } => 8.0 * h.x * h.y * h.z,
+            Solid::Cylinder { radius: r, half_length: l } => pi * r * r * 2.0 * l,
+            Solid::Capsule { radius: r, half_length: l } => pi * (r * r * 2.0 * l + 4.0 * r.powi(3) / 3.0),
+            Solid::Cone { radius: r, half_length: l } => pi * r * r * 2.0 * l / 3.0,
+            Solid::Ellipsoid { radii: a } => 4.0 * pi * a.x * a.y * a.z / 3.0,
+        }
+    }
+
+    /// Centre of mass in the solid's frame (the cone's is a quarter of its height above the
+    /// base).
+    pub fn com(&self) -> Vec3 {
+        match *self {
+            Solid::Cone { half_length, .. } => Vec3::new(0.0, 0.0, -half_length / 2.0),
+            _ => Vec3::zeros(),
+        }
+    }
+
+    /// Principal moments about the centre of mass (the solid's axes) for mass `m`.
+    pub fn moments(&self, m: f64) -> Vec3 {
+        match *self {
+            Solid::Sphere { radius: r } => Vec3::repeat(2.0 * m * r * r / 5.0),
+            Solid::Box { half_extents: s } => Vec3::new(
+                m * (s.y * s.y + s.z * s.z) / 3.0,
+                m * (s.x * s.x + s.z * s.z) / 3.0,
+                m * (s.x * s.x + s.y * s.y) / 3.0,
+            ),
+            Solid::Cylinder { radius: r, half_length } => {
+                let h = 2.0 * half_length;
+                let xy = m * (3.0 * r * r + h * h) / 12.0;
+                Vec3::new(xy, xy, m * r * r / 2.0)
+            }
+            Solid::Capsule { radius: r, half_length } => {
+                // the hemispheres about their own centres, moved to the capsule's (exact)
+                let h = 2.0 * half_length;
+                let sphere_mass = m * 4.0 * r / (4.0 * r + 3.0 * h);
+                let cyl_mass = m - sphere_mass;
+                let sphere_inertia = 2.0 * sphere_mass * r * r / 5.0;
+                let xy = cyl_mass * (3.0 * r * r + h * h) / 12.0 + sphere_inertia + sphere_mass * h * (3.0 * r + 2.0 * h) / 8.0;
+                Vec3::new(xy, xy, cyl_mass * r * r / 2.0 + sphere_inertia)
+            }
+            Solid::Cone { radius: r, half_length } => {
+                let h = 2.0 * half_length;
+                let xy = 3.0 * m * r * r / 20.0 + 3.0 * m * h * h / 80.0;
+                Vec3::new(xy, xy, 3.0 * m * r * r / 10.0)
+            }
+            Solid::Ellipsoid { radii: s } => Vec3::new(
+                m * (s.y * s.y + s.z * s.z) / 5.0,
+                m * (s.x * s.x + s.z * s.z) / 5.0,
+                m * (s.x * s.x + s.y * s.y) / 5.0,
+            ),
+        }
+    }
+
+    /// The spatial inertia of the solid at density `density` (kg/m³), in its own frame.
+    pub fn inertia(&self, density: f64) -> Inertia {
+        let m = density * self.volume();
+        Inertia::new(m, self.com(), Mat3::from_diagonal(&self.moments(m)))
+    }
+}
+
 impl Default for Inertia {
     fn default() -> Self {
         Self::zero()

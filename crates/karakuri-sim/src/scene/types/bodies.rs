@@ -30,6 +30,10 @@ pub struct BodySpec {
     /// Rotational inertia about the centre of mass, body axes.
     #[serde(default)]
     pub inertia: [[f64; 3]; 3],
+    /// Density (kg/m³) of homogeneous shapes: with it, and no `mass`, `com` or `inertia`, the
+    /// body's mass properties are its shapes' ([`BodySpec::mass_properties`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density: Option<f64>,
     /// Shapes.
     #[serde(default)]
     pub shapes: Vec<ShapeSpec>,
@@ -62,6 +66,27 @@ fn world() -> String {
 }
 
 impl BodySpec {
+    /// The mass properties in the body frame: `mass`, `com`, `inertia` as given, or, with a
+    /// `density`, the sum of its shapes' as homogeneous solids (sphere, box, capsule,
+    /// cylinder, cone; overlapping shapes count twice). An error names the shape that has no
+    /// volume formula.
+    pub fn mass_properties(&self) -> Result<karakuri::spatial::Inertia, String> {
+        use karakuri::spatial::{quat_from_xyzw, Inertia, Mat3, Se3, Vec3};
+        let Some(density) = self.density else {
+            let i = Mat3::from_fn(|r, c| self.inertia[r][c]);
+            return Ok(Inertia::new(self.mass, Vec3::from(self.com), i));
+        };
+        let mut sum = Inertia::zero();
+        for (k, s) in self.shapes.iter().enumerate() {
+            let solid = s.geometry.solid().ok_or_else(|| {
+                format!("shapes[{k}]: density gives the mass of spheres, boxes, capsules, cylinders and cones only: give mass, com and inertia")
+            })?;
+            let x = Se3::new(quat_from_xyzw(&s.pose.orientation), Vec3::from(s.pose.position));
+            sum = sum.combined(&solid.inertia(density).transformed(&x));
+        }
+        Ok(sum)
+    }
+
     /// No joints and parent `world`.
     pub fn is_static(&self) -> bool {
         self.joints.is_empty() && self.parent == "world"

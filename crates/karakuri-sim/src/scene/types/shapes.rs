@@ -53,6 +53,14 @@ pub enum Geometry {
         /// Half length (m).
         half_length: f64,
     },
+    /// Cone along the shape's z: its base (a disc) at `z = −half_length`, its apex at
+    /// `+half_length` (Choreonoid's and parry's cone, centred on its height).
+    Cone {
+        /// Base radius (m).
+        radius: f64,
+        /// Half its height (m).
+        half_length: f64,
+    },
     /// Infinite plane, normal = shape +z, through the shape origin.
     Plane,
     /// Convex hull of points.
@@ -71,6 +79,33 @@ pub enum Geometry {
         /// The mesh file they were read from (`None`: given inline).
         file: Option<MeshFile>,
     },
+}
+
+impl Geometry {
+    /// The homogeneous solid of a bounded primitive (sphere, box, capsule, cylinder, cone),
+    /// for mass properties from a density; `None` for planes and meshes.
+    pub fn solid(&self) -> Option<karakuri::spatial::Solid> {
+        use karakuri::spatial::{Solid, Vec3};
+        Some(match *self {
+            Geometry::Sphere { radius } => Solid::Sphere { radius },
+            Geometry::Box { half_extents: h } => Solid::Box { half_extents: Vec3::new(h[0], h[1], h[2]) },
+            Geometry::Capsule { radius, half_length } => Solid::Capsule { radius, half_length },
+            Geometry::Cylinder { radius, half_length } => Solid::Cylinder { radius, half_length },
+            Geometry::Cone { radius, half_length } => Solid::Cone { radius, half_length },
+            _ => return None,
+        })
+    }
+
+    /// Points of a cone along z (its apex, then `n` points of its base circle): what draws
+    /// it as a hull.
+    pub fn cone_points(radius: f64, half_length: f64, n: usize) -> Vec<[f64; 3]> {
+        let mut out = vec![[0.0, 0.0, half_length]];
+        for k in 0..n {
+            let a = std::f64::consts::TAU * k as f64 / n as f64;
+            out.push([radius * a.cos(), radius * a.sin(), -half_length]);
+        }
+        out
+    }
 }
 
 /// A mesh file behind a `convex_mesh` or `trimesh` shape: a saved scene writes this, not the
@@ -142,6 +177,8 @@ pub enum ShapeKind {
     Capsule,
     /// [`Geometry::Cylinder`].
     Cylinder,
+    /// [`Geometry::Cone`].
+    Cone,
     /// [`Geometry::Plane`].
     Plane,
     /// [`Geometry::ConvexMesh`].
@@ -198,11 +235,11 @@ impl ShapeFile {
     }
 
     fn geometry(&mut self) -> Result<Geometry, String> {
-        let kind = self.kind.ok_or("`type`: missing (sphere, box, capsule, cylinder, plane, convex_mesh, trimesh)")?;
+        let kind = self.kind.ok_or("`type`: missing (sphere, box, capsule, cylinder, cone, plane, convex_mesh, trimesh)")?;
         let (name, keys): (&str, &[&str]) = match kind {
             ShapeKind::Sphere => ("sphere", &["radius"]),
             ShapeKind::Box => ("box", &["half_extents"]),
-            ShapeKind::Capsule | ShapeKind::Cylinder => ("capsule or cylinder", &["radius", "half_length"]),
+            ShapeKind::Capsule | ShapeKind::Cylinder | ShapeKind::Cone => ("capsule, cylinder or cone", &["radius", "half_length"]),
             ShapeKind::Plane => ("plane", &[]),
             ShapeKind::ConvexMesh => ("convex_mesh", &["vertices", "file", "scale"]),
             ShapeKind::Trimesh => ("trimesh", &["vertices", "triangles", "file", "scale"]),
@@ -225,6 +262,10 @@ impl ShapeFile {
                 half_length: req(self.half_length, "half_length")?,
             },
             ShapeKind::Cylinder => Geometry::Cylinder {
+                radius: req(self.radius, "radius")?,
+                half_length: req(self.half_length, "half_length")?,
+            },
+            ShapeKind::Cone => Geometry::Cone {
                 radius: req(self.radius, "radius")?,
                 half_length: req(self.half_length, "half_length")?,
             },
@@ -314,6 +355,10 @@ impl From<ShapeSpec> for ShapeFile {
             Geometry::Cylinder { radius, half_length } => {
                 (f.radius, f.half_length) = (Some(radius), Some(half_length));
                 ShapeKind::Cylinder
+            }
+            Geometry::Cone { radius, half_length } => {
+                (f.radius, f.half_length) = (Some(radius), Some(half_length));
+                ShapeKind::Cone
             }
             Geometry::Plane => ShapeKind::Plane,
             Geometry::ConvexMesh { vertices, file } => {

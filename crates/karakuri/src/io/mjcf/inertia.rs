@@ -11,7 +11,7 @@ use super::mesh_inertia::{MeshAssets, MeshGeom};
 use super::orient::{frame, fromto};
 use super::xml::{numbers, numbers_vec, Element};
 use super::MjcfError;
-use crate::spatial::{Inertia, Mat3, Se3, Vec3};
+use crate::spatial::{Inertia, Mat3, Se3, Solid, Vec3};
 
 /// Masses at or below this are ignored (MuJoCo's `mjEPS`).
 const EPS: f64 = 1e-14;
@@ -56,13 +56,8 @@ pub(super) fn geom_mass(g: &Resolved, parent: &Se3, c: &Compiler) -> Result<Opti
         }
         local = x;
     }
-    let pi = std::f64::consts::PI;
     let volume = match kind {
-        "sphere" => 4.0 * pi * s[0].powi(3) / 3.0,
-        "capsule" => pi * (s[0] * s[0] * 2.0 * s[1] + 4.0 * s[0].powi(3) / 3.0),
-        "cylinder" => pi * s[0] * s[0] * 2.0 * s[1],
-        "ellipsoid" => 4.0 * pi * s[0] * s[1] * s[2] / 3.0,
-        "box" => 8.0 * s[0] * s[1] * s[2],
+        "sphere" | "capsule" | "cylinder" | "ellipsoid" | "box" => solid(kind, s).map_or(0.0, |x| x.volume()),
         "plane" => 0.0,
         "mesh" => return mesh_geom(g, parent.compose(&local), group),
         "sdf" | "hfield" => f64::NAN,
@@ -131,35 +126,22 @@ fn mesh_geom(g: &Resolved, frame: Se3, group: i64) -> Result<Option<GeomMass>, M
     Ok(Some(GeomMass { mass: f64::NAN, frame, moments: Vec3::zeros(), group, mesh: Some(MeshGeom { mesh, mass, density, at }) }))
 }
 
+/// The solid of a primitive geom of MuJoCo's half sizes `s` (the one place of the formulas:
+/// [`Solid`]).
+fn solid(kind: &str, s: [f64; 3]) -> Option<Solid> {
+    Some(match kind {
+        "sphere" => Solid::Sphere { radius: s[0] },
+        "capsule" => Solid::Capsule { radius: s[0], half_length: s[1] },
+        "cylinder" => Solid::Cylinder { radius: s[0], half_length: s[1] },
+        "ellipsoid" => Solid::Ellipsoid { radii: Vec3::new(s[0], s[1], s[2]) },
+        "box" => Solid::Box { half_extents: Vec3::new(s[0], s[1], s[2]) },
+        _ => return None,
+    })
+}
+
 /// Principal moments of a solid shape of mass `m`, sizes `s` (MuJoCo's half sizes).
 fn moments(kind: &str, m: f64, s: [f64; 3]) -> Vec3 {
-    match kind {
-        "sphere" => Vec3::repeat(2.0 * m * s[0] * s[0] / 5.0),
-        "capsule" => {
-            let (r, h) = (s[0], 2.0 * s[1]);
-            let sphere_mass = m * 4.0 * r / (4.0 * r + 3.0 * h);
-            let cyl_mass = m - sphere_mass;
-            let sphere_inertia = 2.0 * sphere_mass * r * r / 5.0;
-            let xy = cyl_mass * (3.0 * r * r + h * h) / 12.0 + sphere_inertia + sphere_mass * h * (3.0 * r + 2.0 * h) / 8.0;
-            Vec3::new(xy, xy, cyl_mass * r * r / 2.0 + sphere_inertia)
-        }
-        "cylinder" => {
-            let (r, h) = (s[0], 2.0 * s[1]);
-            let xy = m * (3.0 * r * r + h * h) / 12.0;
-            Vec3::new(xy, xy, m * r * r / 2.0)
-        }
-        "ellipsoid" => Vec3::new(
-            m * (s[1] * s[1] + s[2] * s[2]) / 5.0,
-            m * (s[0] * s[0] + s[2] * s[2]) / 5.0,
-            m * (s[0] * s[0] + s[1] * s[1]) / 5.0,
-        ),
-        "box" => Vec3::new(
-            m * (s[1] * s[1] + s[2] * s[2]) / 3.0,
-            m * (s[0] * s[0] + s[2] * s[2]) / 3.0,
-            m * (s[0] * s[0] + s[1] * s[1]) / 3.0,
-        ),
-        _ => Vec3::zeros(),
-    }
+    solid(kind, s).map_or(Vec3::zeros(), |x| x.moments(m))
 }
 
 /// The inertia of the selected geoms, in the body frame (mesh geoms' from their meshes).
