@@ -15,7 +15,7 @@ pub use super::state::{WarmEntry, WarmKey};
 use super::state::SimState;
 pub use super::work::ContactRows;
 use super::work::StepData;
-use super::tracks::no_slip_velocity;
+use super::tracks::friction_frame;
 use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
@@ -91,6 +91,9 @@ struct ContactFrame {
     jb: usize,
     p: Vec3,
     dirs: [Vec3; 3],
+    /// The length of `dirs[2]` (a track's lateral friction ratio, else 1): slip along it is
+    /// its row's velocity over this.
+    lateral: f64,
 }
 
 impl ContactFrame {
@@ -129,16 +132,26 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             });
             continue;
         }
-        let (t1, t2) = tangents(&n);
+        // the friction directions and B's velocity relative to A's at which their surfaces
+        // do not slip (tracks drive along their own direction 1, else tangents and zero)
+        let ff = friction_frame(m, s, w, (c.shape_a, c.shape_b), &n);
+        // a track's own coefficient across the belt: direction 2's row scaled by its ratio to
+        // the contact's, which turns the friction disk into an ellipse (constraint contacts)
+        let lateral = match (ff.lateral, c.mode) {
+            (Some((mu2, g)), ContactMode::Lcp) => {
+                let mu = if mat.static_friction > 0.0 { mat.static_friction } else { mat.dynamic_friction };
+                1.0 + (mu2 / mu - 1.0) * g
+            }
+            _ => 1.0,
+        };
         let frame = ContactFrame {
             ja: sa.joint,
             jb: sb.joint,
             p: c.point,
-            dirs: [n, t1, t2],
+            dirs: [n, ff.t1, ff.t2 * lateral],
+            lateral,
         };
-        // B's velocity relative to A's at which their surfaces do not slip (tracks)
-        let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
-        let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
+        let tangent_targets = [ff.targets[0], ff.targets[1] * lateral];
         // the slip (the tangential relative velocity beyond the surfaces' own) chooses the
         // friction coefficient
         let pick_mu = |slip: &Vec3| {
@@ -155,7 +168,7 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 row_dot(&w.row, &s.v)
             };
             let vn = rel(&n);
-            let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
+            let vt = Vec3::new(rel(&ff.t1) - tangent_targets[0], rel(&ff.t2) - tangent_targets[1], 0.0);
             let mu = pick_mu(&vt);
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
@@ -322,7 +335,7 @@ fn springhead_block(
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let [vn, vt1, vt2] = pr.block_dots(bi, sv);
-    let vt = Vec3::new(vt1 - tangent_targets[0], vt2 - tangent_targets[1], 0.0);
+    let vt = Vec3::new(vt1 - tangent_targets[0], (vt2 - tangent_targets[1]) / frame.lateral, 0.0);
     let mu = mu_of_slip(&vt);
     pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());
