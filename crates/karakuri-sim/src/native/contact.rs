@@ -136,13 +136,13 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         // do not slip (tracks drive along their own direction 1, else tangents and zero)
         let ff = friction_frame(m, s, w, (c.shape_a, c.shape_b), &n);
         // a track's own coefficient across the belt: direction 2's row scaled by its ratio to
-        // the contact's, which turns the friction disk into an ellipse (constraint contacts)
-        let lateral = match (ff.lateral, c.mode) {
-            (Some((mu2, g)), ContactMode::Lcp) => {
+        // the contact's, which turns the friction disk into an ellipse
+        let lateral = match ff.lateral {
+            Some((mu2, g)) => {
                 let mu = if mat.static_friction > 0.0 { mat.static_friction } else { mat.dynamic_friction };
                 1.0 + (mu2 / mu - 1.0) * g
             }
-            _ => 1.0,
+            None => 1.0,
         };
         let frame = ContactFrame {
             ja: sa.joint,
@@ -168,8 +168,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 row_dot(&w.row, &s.v)
             };
             let vn = rel(&n);
-            let vt = Vec3::new(rel(&ff.t1) - tangent_targets[0], rel(&ff.t2) - tangent_targets[1], 0.0);
-            let mu = pick_mu(&vt);
+            let vt = Vec3::new(rel(&frame.dirs[1]) - tangent_targets[0], rel(&frame.dirs[2]) - tangent_targets[1], 0.0);
+            let mu = pick_mu(&Vec3::new(vt.x, vt.y / lateral, 0.0));
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
                 raw: ci,
@@ -202,8 +202,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
 /// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
-/// velocities (slip: beyond the track surfaces' velocity) and the friction coefficient.
-/// Returns the force on B (world).
+/// velocities along the frame's rows (slip: beyond the track surfaces' velocity) and the
+/// friction coefficient. Returns the force on B (world).
 fn penalty_impulses(
     m: &SimModel,
     w: &mut StepData,
@@ -219,15 +219,19 @@ fn penalty_impulses(
         return Vec3::zeros();
     }
     let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
+    // (slip in the rows' coordinates: with a track's scaled direction 2 (`frame.lateral`)
+    // the disk there is the friction ellipse; the same length for an orthonormal frame)
     let vt_w = t1 * vt.x + t2 * vt.y;
-    let slip = vt_w.norm();
+    let slip = if frame.lateral == 1.0 { vt_w.norm() } else { vt.norm() };
     let ft = if slip > 1e-12 {
         -vt_w / slip * (mu * fn_).min(damping.max(stiffness * dt) * slip)
     } else {
         Vec3::zeros()
     };
     let f = n * fn_ + ft;
-    for dir in frame.dirs {
+    // f along the frame's unit directions (a track's scaled direction 2 divided back)
+    for (k, dir) in frame.dirs.iter().enumerate() {
+        let dir = if k == 2 { dir / frame.lateral } else { *dir };
         let fd = f.dot(&dir);
         if fd == 0.0 {
             continue;

@@ -59,8 +59,7 @@ pub struct TrackSpec {
     #[serde(default)]
     pub speed: f64,
     /// Friction coefficient across the belt (direction 2), replacing the contact's static
-    /// coefficient there (the dynamic one scaled alike); `None`: the contact's own. Constraint
-    /// contacts only (penalty contacts' friction is isotropic).
+    /// coefficient there (the dynamic one scaled alike); `None`: the contact's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateral_friction: Option<f64>,
 }
