@@ -154,23 +154,28 @@ fn step(h: f64) -> String {
 }
 
 #[test]
-fn a_crawler_climbs_a_step_lower_than_its_sprockets() {
-    // the step's edge, at h = 0.6 R, meets the front sprocket below its centre, at θ below the
+fn a_crawler_climbs_steps_up_to_its_sprocket_radius() {
+    // the step's edge at h = 0.6 R meets the front sprocket below its centre, at θ below the
     // horizontal (sin θ = (R − h) / R = 0.4); the sprocket's outward normal there is
     // n = (cos θ, 0, −sin θ), along which the surface moves y × n = (−sin θ, 0, −cos θ): back
     // and down. Held by the edge, the surface pushes the track up and forward, (sin θ, 0,
     // cos θ) times the friction force, and the edge's normal force (−cos θ, 0, sin θ) N also
     // lifts: the front rises onto the step and the rear tracks push the crawler after it. On
     // the step it rides h higher at the track speed again.
-    let h = 0.6 * R;
-    let mut w = crawler("step", (0.3, 0.3), (None, false), &step(h));
-    w.run(6.0).unwrap();
-    let s = *w.state("c/base").unwrap();
-    println!("step {h:.3} m: base at {:?} at 6 s, speed {:.4}", s.pose.translation, s.linear.x);
-    // the whole crawler (rear sprocket at x − 0.28) is on the step, riding h higher
-    assert!(s.pose.translation.x - HALF_LENGTH - R > 0.6, "base at {:?}", s.pose.translation);
-    assert!((s.pose.translation.z - (R + 0.05 + h)).abs() < 5e-3, "base at {:?}", s.pose.translation);
-    assert!((s.linear.x / 0.3 - 1.0).abs() < 0.03, "{:?}", s.linear);
+    // The same at h = R, where the edge meets the sprocket at its centre's height (n = +x,
+    // the surface moving straight down): 0024's fixed direction, −x projected onto that
+    // contact plane, gave no drive there and the crawler stalled at the step (its scene-body
+    // version in main: at x = 0.320 from 1 s on; 0.9 R it climbed).
+    for h in [0.6 * R, R] {
+        let mut w = crawler("step", (0.3, 0.3), (None, false), &step(h));
+        w.run(6.0).unwrap();
+        let s = *w.state("c/base").unwrap();
+        println!("step {h:.3} m: base at {:?} at 6 s, speed {:.4}", s.pose.translation, s.linear.x);
+        // the whole crawler (rear sprocket at x − 0.28) is on the step, riding h higher
+        assert!(s.pose.translation.x - HALF_LENGTH - R > 0.6, "step {h}: base at {:?}", s.pose.translation);
+        assert!((s.pose.translation.z - (R + 0.05 + h)).abs() < 5e-3, "step {h}: base at {:?}", s.pose.translation);
+        assert!((s.linear.x / 0.3 - 1.0).abs() < 0.03, "step {h}: {:?}", s.linear);
+    }
 }
 
 #[test]
@@ -249,5 +254,66 @@ fn a_crawler_run_is_bit_identical_when_repeated() {
     };
     for tank in [false, true] {
         assert_eq!(run(tank), run(tank), "tank: {tank}");
+    }
+}
+
+#[test]
+fn a_scene_trajectory_commands_track_speeds_like_joint_targets() {
+    // the built-in `trajectory` controller names tracks as it names joints: each period the
+    // track's speed command is its column (linearly interpolated): 0.1 m/s up to 0.5 s,
+    // then 0.25 m/s; the crawler follows the command
+    // (the table beside the scene file, in the directory `crawler` writes for tag "table")
+    let dir = std::env::temp_dir().join(format!("karakuri-crawler-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("speeds.csv"), "time,c/left,c/right\n0,0.1,0.1\n0.5,0.1,0.1\n0.6,0.25,0.25\n9,0.25,0.25\n").unwrap();
+    let controller = "\ncontrollers: [{type: trajectory, table: speeds.csv, joints: [c/left, c/right]}]";
+    let mut w = crawler("table", (0.0, 0.0), (None, false), controller);
+    w.run(0.45).unwrap();
+    assert_eq!(w.track_speed("c/left").unwrap(), 0.1);
+    let early = w.state("c/base").unwrap().linear.x;
+    w.run(1.0).unwrap();
+    let late = w.state("c/base").unwrap().linear.x;
+    println!("trajectory: {early:.5} m/s at 0.45 s (0.1 commanded), {late:.5} at 1.45 s (0.25)");
+    assert!((early / 0.1 - 1.0).abs() < 0.02 && (late / 0.25 - 1.0).abs() < 0.02, "{early}, {late}");
+    assert_eq!(w.track_speed("c/right").unwrap(), 0.25);
+}
+
+#[test]
+fn an_mjcf_crawler_takes_its_tracks_from_the_scene() {
+    // the same crawler as an MJCF robot: a free body with two welded child bodies (no
+    // joints) carrying each track's box and sprocket cylinders (MJCF cylinders along z,
+    // turned onto y); the scene names the child bodies as tracks
+    let dir = std::env::temp_dir().join(format!("karakuri-crawler-mjcf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let track = |name: &str, y: f64| {
+        format!(
+            r#"<body name="{name}" pos="0 {y} -0.05"><geom type="box" size="{HALF_LENGTH} 0.05 {R}" mass="1"/>
+  <geom type="cylinder" size="{R} 0.05" pos="{HALF_LENGTH} 0 0" euler="90 0 0" mass="0.01"/>
+  <geom type="cylinder" size="{R} 0.05" pos="-{HALF_LENGTH} 0 0" euler="90 0 0" mass="0.01"/></body>"#
+        )
+    };
+    let xml = format!(
+        r#"<mujoco><worldbody><body name="base" pos="0 0 {z}"><freejoint/><inertial pos="0 0 0" mass="10" diaginertia="0.15 0.2 0.3"/>{l}{r}</body></worldbody></mujoco>"#,
+        z = R + 0.05,
+        l = track("left", GAUGE / 2.0),
+        r = track("right", -GAUGE / 2.0)
+    );
+    std::fs::write(dir.join("crawler.xml"), xml).unwrap();
+    let text = "name: m\nworld: {dt: 0.001}\nbodies: [{name: ground, shapes: [{type: plane}]}]\nrobots:\n  - name: c\n    mjcf: crawler.xml\n    tracks: [{link: left, axis: [0, 1, 0], speed: 0.2}, {link: right, axis: [0, 1, 0], speed: 0.2}]\n";
+    let mut w = World::new(Scene::from_str(text, dir.join("m.yaml").to_str().unwrap()).unwrap()).unwrap();
+    assert_eq!(w.tracks(), ["c/left".to_string(), "c/right".to_string()]);
+    w.run(1.5).unwrap();
+    let s = *w.state("c/base").unwrap();
+    println!("mjcf crawler: {:?} m/s (0.2 commanded)", s.linear);
+    assert!((s.linear.x / 0.2 - 1.0).abs() < 0.02 && s.angular.z.abs() < 1e-2, "{s:?}");
+    // a link the robot does not have, and an axis missing where no file gives one
+    for (tracks, key, why) in [
+        ("[{link: nope, axis: [0, 1, 0]}]", "robots[0].tracks[0].link", "no link 'nope'"),
+        ("[{link: left}]", "robots[0].tracks[0].axis", "give the axis"),
+        ("[{link: left, axis: [0, 1, 0]}, {link: left, axis: [0, 1, 0]}]", "robots[0].tracks[1].link", "two tracks"),
+    ] {
+        let bad = text.replace(text.lines().last().unwrap(), &format!("    tracks: {tracks}"));
+        let err = Scene::from_str(&bad, dir.join("m.yaml").to_str().unwrap()).and_then(World::new).err().expect("refused").to_string();
+        assert!(err.contains(key) && err.contains(why), "{tracks}: {err}");
     }
 }
