@@ -15,7 +15,7 @@ pub use super::state::{WarmEntry, WarmKey};
 use super::state::SimState;
 pub use super::work::ContactRows;
 use super::work::StepData;
-use super::tracks::friction_frame;
+use super::tracks::{friction_frame, FrictionFrame};
 use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
@@ -134,7 +134,10 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
         }
         // the friction directions and B's velocity relative to A's at which their surfaces
         // do not slip (tracks drive along their own direction 1, else tangents and zero)
-        let ff = friction_frame(m, s, w, (c.shape_a, c.shape_b), &n);
+        let ff = friction_frame(m, s, w, (c.shape_a, c.shape_b), &n).unwrap_or_else(|| {
+            let (t1, t2) = tangents(&n);
+            FrictionFrame { t1, t2, targets: [0.0; 2], lateral: None }
+        });
         // a track's own coefficient across the belt: direction 2's row scaled by its ratio to
         // the contact's, which turns the friction disk into an ellipse
         let lateral = match ff.lateral {

@@ -59,29 +59,24 @@ pub fn drive(axis: &Vec3, n: &Vec3) -> Option<(Vec3, f64)> {
     (c > 1e-9).then(|| (u / c, (c / FULL_DRIVE).min(1.0)))
 }
 
-/// The friction frame of a contact of normal `n` (from A to B) between shapes `a` and `b`:
-/// without a track, [`super::contact::tangents`] and targets 0; with one, direction 1 along
-/// the surface motion of A's track (else B's) and targets `s_a − s_b`, `s` a shape's surface
-/// velocity (`speed · weight · u`, zero without a track). Reads `m.shape_track`,
-/// `w.track_axis`, `s.track_speeds`.
-pub fn friction_frame(m: &SimModel, s: &SimState, w: &StepData, (a, b): (usize, usize), n: &Vec3) -> FrictionFrame {
+/// The friction frame of a contact of normal `n` (from A to B) between shapes `a` and `b`
+/// when one of them is a track's and not along its axis: direction 1 along the surface motion
+/// of A's track (else B's), targets `s_a − s_b`, `s` a shape's surface velocity
+/// (`speed · weight · u`, zero without a track). `None` otherwise (the contact's frame is
+/// then the plain tangents with targets 0). Reads `m.shape_track`, `w.track_axis`,
+/// `s.track_speeds`.
+pub fn friction_frame(m: &SimModel, s: &SimState, w: &StepData, (a, b): (usize, usize), n: &Vec3) -> Option<FrictionFrame> {
     let (ka, kb) = (m.shape_track[a], m.shape_track[b]);
-    let plain = || {
-        let (t1, t2) = super::contact::tangents(n);
-        FrictionFrame { t1, t2, targets: [0.0; 2], lateral: None }
-    };
     if ka.is_none() && kb.is_none() {
-        return plain();
+        return None;
     }
     // each side's track at the contact: (track, direction, weight), its outward normal ±n
     let side = |k: Option<usize>, out: Vec3| k.and_then(|k| drive(&w.track_axis[k], &out).map(|(u, g)| (k, u, g)));
     let (sa, sb) = (side(ka, *n), side(kb, -n));
-    let Some((k, t1, g)) = sa.or(sb) else {
-        return plain();
-    };
+    let (k, t1, g) = sa.or(sb)?;
     let velocity = |x: Option<(usize, Vec3, f64)>| x.map_or(Vec3::zeros(), |(k, u, g)| u * (s.track_speeds[k] * g));
     let rel = velocity(sa) - velocity(sb);
     let t2 = n.cross(&t1);
     let lateral = m.tracks[k].lateral_friction.map(|mu| (mu, g));
-    FrictionFrame { t1, t2, targets: [rel.dot(&t1), rel.dot(&t2)], lateral }
+    Some(FrictionFrame { t1, t2, targets: [rel.dot(&t1), rel.dot(&t2)], lateral })
 }
