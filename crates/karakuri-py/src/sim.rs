@@ -213,6 +213,25 @@ joint_view_methods!(PyWorld {
         Ok(())
     }
 
+    /// The track surfaces by name (scene bodies with ``track``, ``robot/link`` for a robot's
+    /// tracks and a ``.body`` file's ``pseudo_continuous_track`` links).
+    #[getter]
+    fn track_names(&self) -> Vec<String> {
+        self.layout.tracks.clone()
+    }
+
+    /// A track's surface speed command (m/s) by name.
+    fn track_speed(&self, track: &str) -> PyResult<f64> {
+        self.world().track_speed(track).map_err(sim_error)
+    }
+
+    /// Sets a track's surface speed (m/s) by name, used from the next step on (a positive
+    /// speed turns the surface positively about the track's axis). ``ValueError`` for an
+    /// unknown track or a speed that is not finite.
+    fn set_track_speed(&mut self, track: &str, speed: f64) -> PyResult<()> {
+        self.world_mut().set_track_speed(track, speed).map_err(sim_error)
+    }
+
     /// The time step (s).
     #[getter]
     fn dt(&self) -> f64 {

@@ -32,3 +32,19 @@ def test_world_from_a_body_file():
     world.step()
     assert "SR1/WaistGyro" in world.sensor_names
     assert "SR1/LLEG_KNEE" in world.joint_names
+
+
+def test_tank_tracks_are_commanded_by_name():
+    # Tank.body's TRACK_L and TRACK_R are pseudo_continuous_track links: tracks named after
+    # them, their surface speed a command; at 0.3 m/s on both the Tank drives forward (+x) at
+    # 0.3 m/s (the friction rows hold the tracks' bottom runs at -0.3 m/s against the floor)
+    world = karakuri.World.from_file(str(DATA / "Tank" / "Tank.body"))
+    assert world.track_names == ["Tank/TRACK_L", "Tank/TRACK_R"]
+    for track in world.track_names:
+        world.set_track_speed(track, 0.3)
+    assert world.track_speed("Tank/TRACK_L") == 0.3
+    with pytest.raises(ValueError, match="nope"):
+        world.set_track_speed("nope", 0.1)
+    world.step(round(1.5 / world.dt))
+    v = world.linear_velocities[world.body_index("Tank/CHASSIS")]
+    assert abs(v[0] - 0.3) < 0.01 and abs(v[1]) < 0.01, v

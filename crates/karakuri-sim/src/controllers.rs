@@ -42,21 +42,35 @@ impl Controller for HoldPosture {
     }
 }
 
-/// `trajectory`: each period, joint `j`'s actuator target is column `j` of the table at
-/// `t + period` (the value to reach by the next call, as a scene target is evaluated at the
-/// step's end); linear interpolation, clamped outside the table's time range.
+/// `trajectory`: each period, joint `j`'s actuator target (or track `j`'s surface speed) is
+/// column `j` of the table at `t + period` (the value to reach by the next call, as a scene
+/// target is evaluated at the step's end); linear interpolation, clamped outside the table's
+/// time range.
 pub struct Trajectory {
-    /// The joints' indices in [`ControlIo::layout`]'s joints, one per column.
-    joints: Vec<usize>,
+    /// What each column commands.
+    joints: Vec<Column>,
     table: TableFile,
     period: f64,
+}
+
+/// What a [`Trajectory`] column commands.
+#[derive(Clone, Copy)]
+enum Column {
+    /// A joint (index in [`ControlIo::layout`]'s joints): its actuator's target.
+    Joint(usize),
+    /// A track (index in the layout's tracks): its surface speed.
+    Track(usize),
 }
 
 impl Controller for Trajectory {
     fn update(&mut self, io: &mut ControlIo<'_>) {
         let t = io.time + self.period;
-        for (c, &k) in self.joints.iter().enumerate() {
-            io.commands[k] = Some(self.table.at(t, c).0);
+        for (c, column) in self.joints.iter().enumerate() {
+            let x = self.table.at(t, c).0;
+            match *column {
+                Column::Joint(k) => io.commands[k] = Some(x),
+                Column::Track(k) => io.track_commands[k] = Some(x),
+            }
         }
     }
 
@@ -82,7 +96,7 @@ pub fn from_scene(scene: &Scene, engine: &dyn Engine, layout: &Layout) -> Result
     let names = &layout.joints;
     let index = |at: &str, name: &str| {
         layout.joint(name).ok_or_else(|| {
-            scene_error(&file, at, format!("no 1-dof joint named '{name}' (robot joints are 'robot/joint')"))
+            scene_error(&file, at, format!("no 1-dof joint named '{name}' (robot joints are 'robot/joint'; a trajectory may also name a track)"))
         })
     };
     let mut out: Vec<BuiltIn> = Vec::with_capacity(scene.controllers.len());
@@ -121,12 +135,19 @@ pub fn from_scene(scene: &Scene, engine: &dyn Engine, layout: &Layout) -> Result
                 out.push((Box::new(ctl), period.unwrap_or(engine.dt())));
             }
             ControllerSpec::Trajectory { table, joints, period } => {
-                let ks: Vec<usize> = joints.iter().map(|n| index(&format!("{at}.joints"), n)).collect::<Result<_, _>>()?;
-                for &k in &ks {
+                let mut ks = Vec::with_capacity(joints.len());
+                for n in joints {
+                    // a track by its name (its surface speed), else a joint (its actuator)
+                    if let Some(k) = layout.track(n).filter(|_| layout.joint(n).is_none()) {
+                        ks.push(Column::Track(k));
+                        continue;
+                    }
+                    let k = index(&format!("{at}.joints"), n)?;
                     if layout.joint_infos[k].actuator.is_none() {
                         let reason = format!("joint '{}' has no actuator for the trajectory to command", names[k]);
                         return Err(scene_error(&file, &format!("{at}.joints"), reason));
                     }
+                    ks.push(Column::Joint(k));
                 }
                 let period = period.unwrap_or(engine.dt());
                 out.push((Box::new(Trajectory { joints: ks, table: table.clone(), period }), period));

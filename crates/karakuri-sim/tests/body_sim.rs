@@ -50,11 +50,11 @@ fn sr1_stands_at_its_standard_pose() {
 }
 
 /// PA10 (fixed base, Visual .wrl parts not read, Collision shapes), the Tank (a SubBody, track
-/// links) and the closed-link sample (a hinge extra joint) run 1 s with finite states; the
+/// links: driven in crawlers.rs) and the closed-link sample (a hinge extra joint) run 1 s with finite states; the
 /// closed loop stays closed.
 #[test]
 fn pa10_tank_and_closed_link_run() {
-    for (file, what) in [("PA10/PA10.body", "VRML"), ("Tank/Tank.body", "track links"), ("misc/ClosedLinkSample.body", "held as a piston")] {
+    for (file, what) in [("PA10/PA10.body", "VRML"), ("Tank/Tank.body", "VRML"), ("misc/ClosedLinkSample.body", "held as a piston")] {
         let mut w = World::from_file(repo(&format!("tests/data/body/{file}"))).unwrap_or_else(|e| panic!("{file}: {e}"));
         w.run(1.0).unwrap_or_else(|e| panic!("{file}: {e}"));
         for b in w.bodies() {

@@ -294,7 +294,7 @@ bodies:
   - name: belt
     pose_in_parent: {position: [0, 3, 0.05]}
     shapes: [{type: box, half_extents: [2, 0.5, 0.05]}]
-    track: {direction: [1, 0, 0], speed: 0.5}
+    track: {axis: [0, 1, 0], speed: 0.5, lateral_friction: 0.3}
   - name: box
     mass: 1
     inertia: [[0.006, 0, 0], [0, 0.006, 0], [0, 0, 0.006]]

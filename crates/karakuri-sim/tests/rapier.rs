@@ -309,7 +309,7 @@ mod with_rapier {
         assert!(e.starts_with("perturbations") && e.contains("not mapped"), "{e}");
         let e = load(&|s| {
             let i = s.bodies.len() - 1;
-            s.bodies[i].track = Some(karakuri_sim::scene::TrackSpec { direction: [1.0, 0.0, 0.0], speed: 0.5 });
+            s.bodies[i].track = Some(karakuri_sim::scene::TrackSpec { axis: [0.0, 1.0, 0.0], speed: 0.5, lateral_friction: None });
         });
         assert!(e.contains(".track") && e.contains("track surfaces"), "{e}");
         // the scene key reads `name` as well as `type`

@@ -1,10 +1,12 @@
 //! Track surfaces (Choreonoid's conveyors and crawlers): `bodies[].track` gives a body's
-//! contacts a tangential surface velocity that friction carries other bodies along.
+//! contacts a tangential surface velocity (about the track's axis, along `axis × n`) that
+//! friction carries other bodies along. Crawlers on robots and their physics: crawlers.rs.
 
 use karakuri_sim::{ControlIo, Controller, Scene, SimError, World};
 
-/// A static conveyor belt (its top at z = 0.1) moving along x at `speed`, a 1 kg box resting
-/// on it (friction 0.5 by default).
+/// A static conveyor belt (its top at z = 0.1) moving along x at `speed` (axis +y: the top
+/// surface, outward normal +z, moves along y × z = +x), a 1 kg box resting on it (friction 0.5
+/// by default).
 fn conveyor(speed: f64) -> Scene {
     let text = format!(
         r#"
@@ -14,7 +16,7 @@ bodies:
   - name: belt
     pose_in_parent: {{position: [0, 0, 0.05]}}
     shapes: [{{type: box, half_extents: [3, 0.5, 0.05]}}]
-    track: {{direction: [1, 0, 0], speed: {speed}}}
+    track: {{axis: [0, 1, 0], speed: {speed}}}
   - name: box
     mass: 1
     inertia: [[0.006, 0, 0], [0, 0.006, 0], [0, 0, 0.006]]
@@ -65,9 +67,11 @@ fn track_speed_commands_are_checked_and_named() {
     let err = w.set_track_speed("belt", f64::NAN).unwrap_err().to_string();
     assert!(err.contains("belt") && err.contains("not finite"), "{err}");
     for (track, key) in [
-        ("{direction: [0, 0, 0], speed: 1}", "bodies[0].track.direction"),
-        ("{direction: [2, 0, 0], speed: 1}", "bodies[0].track.direction"),
-        ("{direction: [1, 0, 0], sped: 1}", "bodies[0].track"),
+        ("{axis: [0, 0, 0], speed: 1}", "bodies[0].track.axis"),
+        ("{axis: [2, 0, 0], speed: 1}", "bodies[0].track.axis"),
+        ("{axis: [0, 1, 0], sped: 1}", "bodies[0].track"),
+        ("{axis: [0, 1, 0], speed: 1, lateral_friction: 0}", "bodies[0].track.lateral_friction"),
+        ("{direction: [1, 0, 0], speed: 1}", "bodies[0].track"),
     ] {
         let text = format!("bodies:\n  - {{name: belt, shapes: [{{type: box, half_extents: [1, 1, 0.1]}}], track: {track}}}\n");
         let err = Scene::from_str(&text, "bad.yaml").unwrap_err().to_string();
@@ -77,8 +81,8 @@ fn track_speed_commands_are_checked_and_named() {
 
 /// A skid-steered vehicle on the floor: a 10 kg chassis (free body, no contact of its own)
 /// with two track bodies fixed under it at y = ±0.3 (children without joints: rigid parts of
-/// the chassis), their belts' bottom runs moving along the chassis' −x (a positive speed
-/// drives the vehicle forward, +x).
+/// the chassis), turning about the chassis' +y: their bottom runs (outward normal −z) move
+/// along y × (−z) = −x, so a positive speed drives the vehicle forward, +x.
 fn vehicle(left: f64, right: f64) -> Scene {
     let track = |name: &str, y: f64, speed: f64| {
         format!(
@@ -89,7 +93,7 @@ fn vehicle(left: f64, right: f64) -> Scene {
     mass: 1
     inertia: [[0.002, 0, 0], [0, 0.05, 0], [0, 0, 0.05]]
     shapes: [{{type: box, half_extents: [0.4, 0.06, 0.05]}}]
-    track: {{direction: [-1, 0, 0], speed: {speed}}}"#
+    track: {{axis: [0, 1, 0], speed: {speed}}}"#
         )
     };
     let text = format!(
@@ -206,7 +210,7 @@ fn a_urdf_robot_drives_on_track_bodies_welded_to_its_base() {
     inertia: [[0.002, 0, 0], [0, 0.05, 0], [0, 0, 0.05]]
     joints: [{{type: free, name: {name}_free, q0: {{position: [0, {y}, 0.05]}}}}]
     shapes: [{{type: box, half_extents: [0.4, 0.06, 0.05]}}]
-    track: {{direction: [-1, 0, 0], speed: {speed}}}"#
+    track: {{axis: [0, 1, 0], speed: {speed}}}"#
         )
     };
     let text = format!(

@@ -134,6 +134,13 @@ class World:
     def set_targets(self, targets: ArrayLike) -> None:
         """Target of every actuator ``(nactuators,)``."""
     @property
+    def track_names(self) -> List[str]:
+        """The track surfaces (scene bodies with ``track``, ``robot/link`` for robots')."""
+    def track_speed(self, track: str) -> float:
+        """A track's surface speed command (m/s) by name."""
+    def set_track_speed(self, track: str, speed: float) -> None:
+        """A track's surface speed (m/s) by name, from the next step on."""
+    @property
     def time(self) -> float:
         """Simulated time (s)."""
     @property

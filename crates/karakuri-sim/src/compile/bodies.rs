@@ -10,7 +10,7 @@ use karakuri::spatial::{Inertia, Se3, Vec3};
 use super::builder::{
     model_err, scene_err, se3, v3, ActuatorSetting, Builder, DofSetting, FreeStart, JointValue, LimitSetting,
 };
-use super::model::{SimBody, Track};
+use super::model::{SimBody, Track, TrackOwner};
 use crate::scene::JointSpec;
 use crate::SimError;
 
@@ -37,8 +37,9 @@ pub(super) fn scene_bodies(b: &mut Builder) -> Result<(), SimError> {
         };
         let body = SimBody { name: bs.name.clone(), joint, placement, parent, mass: inertia.mass, bounds: None };
         if let Some(t) = bs.track {
-            let direction = body.placement.rotation * v3(&t.direction);
-            b.tracks.push(Track { name: bs.name.clone(), body: bi, joint, direction, speed: t.speed });
+            let axis = body.placement.rotation * v3(&t.axis);
+            let (speed, lateral_friction) = (t.speed, t.lateral_friction);
+            b.tracks.push(Track { name: bs.name.clone(), owner: TrackOwner::Body(bi), joint, axis, speed, lateral_friction });
         }
         b.bodies.push(body);
     }

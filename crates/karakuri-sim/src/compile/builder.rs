@@ -126,7 +126,7 @@ pub(super) struct Builder<'s> {
     pub(super) limits: Vec<LimitSetting>,
     /// Scene bodies' joint actuators.
     pub(super) actuators: Vec<ActuatorSetting>,
-    /// Track surfaces of scene bodies.
+    /// Track surfaces (scene bodies', then robots').
     pub(super) tracks: Vec<Track>,
     /// Non-fatal remarks.
     pub(super) warnings: Vec<String>,

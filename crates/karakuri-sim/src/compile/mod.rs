@@ -12,12 +12,14 @@
 //! ```text
 //! bodies         scene bodies → free flyers, hinge chains, fixed frames (bodies.rs)
 //! robots         each robot from its source (URDF), grafted as a subtree (robots.rs)
+//!                its tracks: `tracks` entries, a .body's track links     (tracks.rs)
 //!   → the world model
 //! limits         position ranges                                        (limits.rs)
 //! dofs           one-dof joints; armature, springs, friction            (dofs.rs)
 //! actuators      bodies' joint actuators, robots' by name               (actuators.rs)
 //! initial        q0, v0                                                 (initial.rs)
 //! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
+//!                each shape's track                                     (tracks.rs)
 //! loops          loop closures                                          (loops.rs)
 //!                an MJCF robot's connect and weld equalities       (mjcf_constraints.rs)
 //! sensors        sensors; an MJCF robot's                  (sensors.rs, mjcf_constraints.rs)
@@ -42,12 +44,13 @@ mod model;
 mod perturbations;
 mod robots;
 mod sensors;
+mod tracks;
 
 pub use actuators::check_command;
 pub use colliders::mean_material;
 pub use perturbations::{push_on, window_steps};
 pub use model::{
-    joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track,
+    joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track, TrackOwner,
 };
 
 use crate::engine::{BodyInfo, RobotInfo};
@@ -68,6 +71,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     let (q0, v0) = initial::initial_state(&b, &model, &actuators);
     let o_m_i = initial::placements(&model, &q0)?;
     let shapes = colliders::shapes(&b)?;
+    let shape_track = tracks::shape_tracks(&b, &b.tracks);
     let mut loops = loops::loops(&b, &model, &o_m_i)?;
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
     let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
@@ -118,6 +122,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         one_dof_actuator,
         collider,
         tracks: std::mem::take(&mut b.tracks),
+        shape_track,
         perturbations,
         q0,
         v0,

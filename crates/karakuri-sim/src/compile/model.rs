@@ -210,19 +210,36 @@ pub struct Friction {
     pub friction: f64,
 }
 
-/// A track surface (Choreonoid's crawlers and conveyors), resolved onto the world model.
+/// A track surface (Choreonoid's pseudo continuous track: crawlers and conveyors), resolved
+/// onto the world model: its surface turns about `axis` (see [`crate::scene::TrackSpec`]).
 #[derive(Clone, Debug)]
 pub struct Track {
-    /// The body's name (the track's name for commands).
+    /// Its name for commands: the scene body's, or `robot/link`.
     pub name: String,
-    /// The body (index into [`CompiledWorld::bodies`]).
-    pub body: usize,
-    /// The model joint that moves the body (0: static).
+    /// Whose shapes it drives.
+    pub owner: TrackOwner,
+    /// The model joint that moves it (0: static).
     pub joint: usize,
-    /// The surface's direction of motion in the joint frame (unit).
-    pub direction: Vec3,
+    /// The axis the surface turns about, in the joint frame (unit).
+    pub axis: Vec3,
     /// The scene's speed (m/s), the command until one is set.
     pub speed: f64,
+    /// The friction coefficient across the belt, if the track has its own.
+    pub lateral_friction: Option<f64>,
+}
+
+/// Whose collision shapes a [`Track`] drives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrackOwner {
+    /// A scene body's shapes (index into the scene's bodies).
+    Body(usize),
+    /// The shapes of robot `robot`'s link `link` (its URDF collisions and extra shapes).
+    Link {
+        /// The robot (index into the scene's robots).
+        robot: usize,
+        /// The link's name.
+        link: String,
+    },
 }
 
 /// A wrench on a body for the steps `from_step..to_step` (a step `k` runs from `t = k dt` to
@@ -298,8 +315,10 @@ pub struct CompiledWorld {
     pub one_dof_actuator: Vec<Option<usize>>,
     /// Collision shapes (in their joints' frames) and the pairs that may touch.
     pub collider: Collider,
-    /// Track surfaces, in scene order.
+    /// Track surfaces: scene bodies' in scene order, then each robot's.
     pub tracks: Vec<Track>,
+    /// Each collision shape's track, if any `(collider shapes)`.
+    pub shape_track: Vec<Option<usize>>,
     /// The scene's `perturbations`, windows in steps.
     pub perturbations: Vec<Push>,
     /// Initial configuration `(nq)`.

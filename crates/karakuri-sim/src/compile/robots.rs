@@ -64,6 +64,7 @@ pub(super) fn robots(b: &mut Builder) -> Result<(), SimError> {
             let (linear, angular) = (rs.base_velocity.linear, rs.base_velocity.angular);
             b.free_start.push(FreeStart { joint: g.joint[1], pose: rs.pose, linear, angular });
         }
+        super::tracks::robot_tracks(b, ri, body.as_ref(), &g)?;
         b.robots.push(g);
         b.mjcf_worlds.push(world);
     }

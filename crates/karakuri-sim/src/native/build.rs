@@ -1,7 +1,7 @@
 //! `SimModel::from_scene`: the compile step's [`CompiledWorld`] (the world's karakuri [`Model`],
 //! bodies, dof layout, actuators, limits, sensors, loops, colliders, initial state), then what
 //! only the native engine derives from it: the joint-force set of the scene's springs and
-//! dampers, the friction rows, the track lookup, the sleep trees and the stage plan.
+//! dampers, the friction rows, the track names, the sleep trees and the stage plan.
 
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ pub use crate::compile::{Actuator, DofParams, Limit, LinearRow, LoopSpec, Spatia
 /// The description of a simulated world (MuJoCo's `mjModel`): built once by
 /// [`SimModel::from_scene`], read by every stage, never written by a step. Its fields are the
 /// [`CompiledWorld`]'s as they are (the model to `perturbations`, `tracks`; `frictions` as rows),
-/// then the native engine's own (joint-force sets, track lookup, sleep, plan). A clone is what
+/// then the native engine's own (joint-force sets, track names, sleep, plan). A clone is what
 /// a world's runtime settings change (`NativeEngine::change`: `Arc::make_mut`, so worlds that
 /// share a model copy it on their first change; the joint-force sets are shared).
 #[derive(Clone)]
@@ -78,8 +78,8 @@ pub struct SimModel {
     pub frictions: Vec<JointFriction>,
     /// Track surfaces, in scene order.
     pub tracks: Vec<Track>,
-    /// Each body's track, if any `(bodies)`.
-    pub body_track: Vec<Option<usize>>,
+    /// Each collision shape's track, if any `(collider shapes)`.
+    pub shape_track: Vec<Option<usize>>,
     /// Names of [`SimModel::tracks`].
     pub track_names: Vec<String>,
     /// The sleep settings and trees (see [`super::sleep`]).
@@ -112,11 +112,11 @@ impl SimModel {
     }
 
     /// The native engine's model of a compiled scene: the compiled parts as they are, the
-    /// springs as the first joint-force set, the friction rows, the track lookup, the sleep
+    /// springs as the first joint-force set, the friction rows, the track names, the sleep
     /// trees and the stage plan.
     pub fn from_compiled(w: CompiledWorld) -> SimModel {
         let plan = StagePlan::of(&w);
-        let (track_names, body_track) = track_lookup(&w);
+        let track_names = w.tracks.iter().map(|t| t.name.clone()).collect();
         let mut sim = SimModel {
             joint_forces: spring_set(w.springs),
             frictions: w.frictions.iter().map(|f| JointFriction { dof: f.dof, friction: f.friction }).collect(),
@@ -144,7 +144,7 @@ impl SimModel {
             perturbations: w.perturbations,
             track_names,
             tracks: w.tracks,
-            body_track,
+            shape_track: w.shape_track,
             sleep: Default::default(),
             plan,
             robots: w.robots,
@@ -171,11 +171,3 @@ fn spring_set(springs: Springs) -> Arc<[JointForceSet]> {
     Arc::new([JointForceSet { iq, dof, forces: Box::new(forces) }])
 }
 
-/// The tracks' names, and each body's track `(bodies)`.
-fn track_lookup(w: &CompiledWorld) -> (Vec<String>, Vec<Option<usize>>) {
-    let mut body_track = vec![None; w.bodies.len()];
-    for (k, t) in w.tracks.iter().enumerate() {
-        body_track[t.body] = Some(k);
-    }
-    (w.tracks.iter().map(|t| t.name.clone()).collect(), body_track)
-}

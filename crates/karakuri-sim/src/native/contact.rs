@@ -15,7 +15,7 @@ pub use super::state::{WarmEntry, WarmKey};
 use super::state::SimState;
 pub use super::work::ContactRows;
 use super::work::StepData;
-use super::tracks::no_slip_velocity;
+use super::tracks::{friction_frame, FrictionFrame};
 use crate::collision::RawContact;
 pub use crate::compile::mean_material;
 use crate::sort::sort_nearly_sorted;
@@ -91,6 +91,9 @@ struct ContactFrame {
     jb: usize,
     p: Vec3,
     dirs: [Vec3; 3],
+    /// The length of `dirs[2]` (a track's lateral friction ratio, else 1): slip along it is
+    /// its row's velocity over this.
+    lateral: f64,
 }
 
 impl ContactFrame {
@@ -129,16 +132,29 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
             });
             continue;
         }
-        let (t1, t2) = tangents(&n);
+        // the friction directions and B's velocity relative to A's at which their surfaces
+        // do not slip (tracks drive along their own direction 1, else tangents and zero)
+        let ff = friction_frame(m, s, w, (c.shape_a, c.shape_b), &n).unwrap_or_else(|| {
+            let (t1, t2) = tangents(&n);
+            FrictionFrame { t1, t2, targets: [0.0; 2], lateral: None }
+        });
+        // a track's own coefficient across the belt: direction 2's row scaled by its ratio to
+        // the contact's, which turns the friction disk into an ellipse
+        let lateral = match ff.lateral {
+            Some((mu2, g)) => {
+                let mu = if mat.static_friction > 0.0 { mat.static_friction } else { mat.dynamic_friction };
+                1.0 + (mu2 / mu - 1.0) * g
+            }
+            None => 1.0,
+        };
         let frame = ContactFrame {
             ja: sa.joint,
             jb: sb.joint,
             p: c.point,
-            dirs: [n, t1, t2],
+            dirs: [n, ff.t1, ff.t2 * lateral],
+            lateral,
         };
-        // B's velocity relative to A's at which their surfaces do not slip (tracks)
-        let no_slip = no_slip_velocity(m, w, sa.body, sb.body, &n);
-        let tangent_targets = [no_slip.dot(&t1), no_slip.dot(&t2)];
+        let tangent_targets = [ff.targets[0], ff.targets[1] * lateral];
         // the slip (the tangential relative velocity beyond the surfaces' own) chooses the
         // friction coefficient
         let pick_mu = |slip: &Vec3| {
@@ -155,8 +171,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
                 row_dot(&w.row, &s.v)
             };
             let vn = rel(&n);
-            let vt = Vec3::new(rel(&t1) - tangent_targets[0], rel(&t2) - tangent_targets[1], 0.0);
-            let mu = pick_mu(&vt);
+            let vt = Vec3::new(rel(&frame.dirs[1]) - tangent_targets[0], rel(&frame.dirs[2]) - tangent_targets[1], 0.0);
+            let mu = pick_mu(&Vec3::new(vt.x, vt.y / lateral, 0.0));
             let f = penalty_impulses(m, w, &c, &frame, (vn, vt, mu), (stiffness, damping));
             ContactRows {
                 raw: ci,
@@ -189,8 +205,8 @@ pub fn contact_rows(m: &SimModel, s: &SimState, w: &mut StepData) {
 
 /// A penalty contact: spring-damper normal force and regularised Coulomb friction, applied
 /// as impulses `dt qH⁻¹ Jᵀ f` on `w.v_free`. `(vn, vt, μ)` are the approach and slip
-/// velocities (slip: beyond the track surfaces' velocity) and the friction coefficient.
-/// Returns the force on B (world).
+/// velocities along the frame's rows (slip: beyond the track surfaces' velocity) and the
+/// friction coefficient. Returns the force on B (world).
 fn penalty_impulses(
     m: &SimModel,
     w: &mut StepData,
@@ -206,15 +222,19 @@ fn penalty_impulses(
         return Vec3::zeros();
     }
     let fn_ = (stiffness * c.depth - damping * vn).max(0.0);
+    // (slip in the rows' coordinates: with a track's scaled direction 2 (`frame.lateral`)
+    // the disk there is the friction ellipse; the same length for an orthonormal frame)
     let vt_w = t1 * vt.x + t2 * vt.y;
-    let slip = vt_w.norm();
+    let slip = if frame.lateral == 1.0 { vt_w.norm() } else { vt.norm() };
     let ft = if slip > 1e-12 {
         -vt_w / slip * (mu * fn_).min(damping.max(stiffness * dt) * slip)
     } else {
         Vec3::zeros()
     };
     let f = n * fn_ + ft;
-    for dir in frame.dirs {
+    // f along the frame's unit directions (a track's scaled direction 2 divided back)
+    for (k, dir) in frame.dirs.iter().enumerate() {
+        let dir = if k == 2 { dir / frame.lateral } else { *dir };
         let fd = f.dot(&dir);
         if fd == 0.0 {
             continue;
@@ -322,7 +342,7 @@ fn springhead_block(
     // relative velocity of B with respect to A at the contact point, before the step
     let sv = s.v.as_slice();
     let [vn, vt1, vt2] = pr.block_dots(bi, sv);
-    let vt = Vec3::new(vt1 - tangent_targets[0], vt2 - tangent_targets[1], 0.0);
+    let vt = Vec3::new(vt1 - tangent_targets[0], (vt2 - tangent_targets[1]) / frame.lateral, 0.0);
     let mu = mu_of_slip(&vt);
     pr.blocks[bi].resting = vt.norm() <= cp.friction_threshold_velocity;
     let vfree_n = pr.row_dot(bi, 0, w.v_free.as_slice());

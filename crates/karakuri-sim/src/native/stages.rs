@@ -123,7 +123,7 @@ pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
     Ok(())
 }
 
-/// Constraint, in an Euler step: the tracks' surface velocities (`w.track_velocity`), contact blocks (and
+/// Constraint, in an Euler step: the tracks' world axes (`w.track_axis`), contact blocks (and
 /// penalty impulses on `w.v_free`), then the loop, limit, servo and joint-friction rows as
 /// one-row blocks, all into `w.problem`, then the solve island by island (see
 /// [`crate::solver`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
@@ -148,7 +148,7 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     w.problem.clear();
     w.contact_rows.clear();
     if m.plan.tracks {
-        tracks::track_velocities(m, s, w)?;
+        tracks::track_axes(m, w)?;
     }
     contact::contact_rows(m, s, w);
     // the rows after the contacts' (loops first), and their warm impulses, in one order

@@ -259,8 +259,8 @@ pub struct StepData {
     pub force_work: JointForceWork,
     /// What was registered on this world after it was built (the model stays as built).
     pub registered: Registrations,
-    /// Each track's surface velocity `speed · R d` at the step's start, world axes `(tracks)`.
-    pub track_velocity: Vec<Vec3>,
+    /// Each track's axis `R a` at the step's start, world axes `(tracks)`.
+    pub track_axis: Vec<Vec3>,
     /// Split-impulse scratch: the pseudo-velocity that removes penetration.
     pub split: SplitWork,
     /// Impact-pass scratch.
@@ -333,7 +333,7 @@ impl StepData {
                 fw.fit(m.joint_forces.iter().map(|f| f.dof.len()).max().unwrap_or(0));
                 fw
             },
-            track_velocity: vec![Vec3::zeros(); m.tracks.len()],
+            track_axis: vec![Vec3::zeros(); m.tracks.len()],
             split: SplitWork {
                 active: false,
                 b: Vec::new(),

@@ -70,8 +70,11 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
         return Err(refuse(scene, &format!("sensors[{i}].noise"), "sensor noise (not mapped yet)".into()));
     }
     if let Some(t) = w.tracks.first() {
-        // tracks are scene bodies': the body index is the scene's
-        return Err(refuse(scene, &format!("bodies[{}].track", t.body), "track surfaces (not mapped yet)".into()));
+        let at = match &t.owner {
+            crate::compile::TrackOwner::Body(bi) => format!("bodies[{bi}].track"),
+            crate::compile::TrackOwner::Link { robot, .. } => format!("robots[{robot}].tracks ({})", t.name),
+        };
+        return Err(refuse(scene, &at, "track surfaces (not mapped yet)".into()));
     }
     if !w.perturbations.is_empty() {
         return Err(refuse(scene, "perturbations", "external wrenches (not mapped yet)".into()));

@@ -101,7 +101,7 @@ fn lowest_point(body: &BodyModel, collisions: &[UrdfCollision]) -> Option<f64> {
 }
 
 /// One warning per kind of thing read but not simulated: devices other than the four sensors,
-/// VRML visuals (drawn as the collision shapes), track links (loaded as fixed links).
+/// VRML visuals (drawn as the collision shapes).
 fn not_simulated(body: &BodyModel, warnings: &mut Vec<String>) {
     let others: Vec<String> = body.devices.iter().filter_map(|d| match &d.kind {
         DeviceKind::Other(kind) => Some(format!("'{}' ({kind})", d.name)),
@@ -113,10 +113,6 @@ fn not_simulated(body: &BodyModel, warnings: &mut Vec<String>) {
     let vrml = body.shapes.iter().filter(|s| matches!(s.geometry, BodyGeometry::Vrml { .. })).count();
     if vrml > 0 {
         warnings.push(format!("{vrml} VRML resource(s) not read: the collision shapes are drawn instead"));
-    }
-    let tracks: Vec<&str> = body.links.iter().filter(|l| l.kind == karakuri::io::body::BodyJointKind::PseudoContinuousTrack).map(|l| l.name.as_str()).collect();
-    if !tracks.is_empty() {
-        warnings.push(format!("track links {} (pseudo_continuous_track) move with their parent; their surface is not driven yet", tracks.join(", ")));
     }
 }
 

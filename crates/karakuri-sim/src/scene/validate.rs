@@ -104,12 +104,16 @@ pub fn validate(scene: &mut Scene, file: &str) -> Check {
     for (bi, b) in scene.bodies.iter_mut().enumerate() {
         if let Some(t) = &mut b.track {
             let at = format!("bodies[{bi}].track");
-            if t.direction.iter().all(|&x| x == 0.0) {
-                return Err(v.err(&format!("{at}.direction"), "the direction is zero; give the surface's direction of motion as a unit vector in the body's axes"));
-            }
-            v.unit(&format!("{at}.direction"), &mut t.direction)?;
-            if !t.speed.is_finite() {
-                return Err(v.err(&format!("{at}.speed"), format!("must be a finite number (found {})", t.speed)));
+            v.track(&at, Some(&mut t.axis), t.speed, t.lateral_friction)?;
+        }
+    }
+    for (ri, r) in scene.robots.iter_mut().enumerate() {
+        for k in 0..r.tracks.len() {
+            let at = format!("robots[{ri}].tracks[{k}]");
+            let t = &mut r.tracks[k];
+            v.track(&at, t.axis.as_mut(), t.speed, t.lateral_friction)?;
+            if r.tracks[..k].iter().any(|o| o.link == r.tracks[k].link) {
+                return Err(v.err(&format!("{at}.link"), format!("link '{}' has two tracks", r.tracks[k].link)));
             }
         }
     }
@@ -147,6 +151,23 @@ struct Validator<'a> {
 }
 
 impl Validator<'_> {
+    /// A track's axis (made unit), speed and lateral friction.
+    fn track(&self, at: &str, axis: Option<&mut [f64; 3]>, speed: f64, lateral: Option<f64>) -> Result<(), SimError> {
+        if let Some(axis) = axis {
+            if axis.iter().all(|&x| x == 0.0) {
+                return Err(self.err(&format!("{at}.axis"), "the axis is zero; give the axis the surface turns about as a unit vector in the body's axes"));
+            }
+            self.unit(&format!("{at}.axis"), axis)?;
+        }
+        if !speed.is_finite() {
+            return Err(self.err(&format!("{at}.speed"), format!("must be a finite number (found {speed})")));
+        }
+        if let Some(mu) = lateral.filter(|mu| !(mu.is_finite() && *mu > 0.0)) {
+            return Err(self.err(&format!("{at}.lateral_friction"), format!("must be a finite number above 0 (found {mu})")));
+        }
+        Ok(())
+    }
+
     fn err(&self, path: &str, reason: impl Into<String>) -> SimError {
         scene_error(self.file, path, reason)
     }

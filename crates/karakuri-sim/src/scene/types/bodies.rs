@@ -1,4 +1,4 @@
-//! Free bodies and conveyor tracks.
+//! Free bodies and track surfaces (conveyors, crawlers).
 
 use serde::{Deserialize, Serialize};
 
@@ -46,19 +46,45 @@ pub struct BodySpec {
     pub track: Option<TrackSpec>,
 }
 
-/// `bodies[].track`: the body's surface moves at `speed · direction` relative to the body
-/// (Choreonoid's crawlers and conveyors): at each of its contacts, the direction (body axes,
-/// rotated with the body) projected onto the contact plane times the speed is the surface's
-/// tangential velocity, which friction carries the other body along.
+/// `bodies[].track`, `robots[].tracks[]`: a track surface (Choreonoid's pseudo continuous
+/// track: crawlers and conveyors). Its surface turns about `axis` like a wheel's rim: at each
+/// contact, with `n` the surface's outward normal, it moves at `speed` along `axis × n`
+/// (normalised), which is friction direction 1; direction 2 (`n × (axis × n)`, across the
+/// belt) has the friction coefficient `lateral_friction`. A contact whose normal is along the
+/// axis (a belt's side) has ordinary friction.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrackSpec {
-    /// Direction of the surface's motion in the body's axes (unit).
-    pub direction: [f64; 3],
-    /// Speed (m/s) at the start; a command ([`crate::World::set_track_speed`], controllers)
-    /// replaces it.
+    /// The axis the surface turns about, in the body's (link's) axes (unit): `[0, 1, 0]` for a
+    /// belt running along x (its top moves +x at a positive speed, its bottom −x).
+    pub axis: [f64; 3],
+    /// Surface speed (m/s) at the start; a command ([`crate::World::set_track_speed`],
+    /// controllers) replaces it.
     #[serde(default)]
     pub speed: f64,
+    /// Friction coefficient across the belt (direction 2), replacing the contact's static
+    /// coefficient there (the dynamic one scaled alike); `None`: the contact's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateral_friction: Option<f64>,
+}
+
+/// `robots[].tracks[]`: a robot link whose collision shapes are a track surface, named
+/// `robot/link`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobotTrackSpec {
+    /// The link (URDF link, MJCF body, `.body` link).
+    pub link: String,
+    /// The axis in the link's axes (unit); for a `.body` link of `jointType:
+    /// pseudo_continuous_track` it defaults to its `jointAxis`, else it is required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
+    /// Surface speed (m/s) at the start.
+    #[serde(default)]
+    pub speed: f64,
+    /// Friction coefficient across the belt (as [`TrackSpec::lateral_friction`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateral_friction: Option<f64>,
 }
 
 fn world() -> String {

@@ -32,7 +32,7 @@ pub use engine::{EngineKind, EngineParams, Integrator, SleepParams, SolverKind, 
 pub use contact::{ContactMode, ContactParams, ModeKind, PairSpec};
 pub use shapes::{Geometry, Material, MeshFile, ShapeKind, ShapeSpec, DEFAULT_MATERIAL};
 pub use joints::{JointKind, JointSpec};
-pub use bodies::{BodySpec, TrackSpec};
+pub use bodies::{BodySpec, RobotTrackSpec, TrackSpec};
 pub use actuators::{ActuatorMode, ActuatorSpec, JointSelection, Ramp, RobotActuatorSpec, Sine, Target};
 pub use robots::{LoopConstraint, LoopKind, RobotCollision, RobotRoot, RobotSpec};
 pub use sensors::{PerComponent, PerturbationSpec, SensorKind, SensorNoise, SensorSpec};

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::basics::{yes, Named, Pose, Twist};
 use super::shapes::{LinkedShapes, ShapeSpec};
 use super::actuators::RobotActuatorSpec;
+use super::bodies::RobotTrackSpec;
 
 /// How a robot's root link is attached.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,6 +100,10 @@ pub struct RobotSpec {
     /// Actuators of its joints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actuators: Vec<RobotActuatorSpec>,
+    /// Track surfaces on its links (`robot/link`); a `.body` robot's `pseudo_continuous_track`
+    /// links are tracks without being listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tracks: Vec<RobotTrackSpec>,
     /// Keep self-collision between links that already overlap in the initial configuration
     /// (by default such pairs are excluded and listed in a warning, as MoveIt's "disabled
     /// collisions": CAD links often overlap by millimetres where they are joined).
