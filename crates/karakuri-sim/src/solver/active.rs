@@ -73,6 +73,8 @@ impl Dense {
         self.state.resize(k, State::Zero);
         self.dir.clear();
         self.dir.resize(k, 0.0);
+        self.slip.clear();
+        self.slip.resize(k, 0.0);
         self.lambda.clear();
         for p in 0..k {
             let i = self.rows[p];
@@ -106,13 +108,20 @@ impl Dense {
     }
 
     /// Solves the set: `u = b` for the free rows, a sliding contact's friction `μ λ_n d`
-    /// folded into its normal's column, held rows at their bounds; `eps` added to the
-    /// diagonal and `eps λ` of the last impulses to the right-hand side (a proximal step). Writes `lambda` (every row) and `u` (`c + W λ − b`); false when the matrix
-    /// is singular.
+    /// folded into its normal's column plus an impulse `λ_e` across `d` (along `e`, `d`
+    /// turned a quarter) whose row asks `u_e + k λ_e = 0`, `k` the contact's slip compliance
+    /// (`slip`: the Newton step on the direction `d = −u_t/|u_t|`, whose derivative across
+    /// `d` is `−(I − d dᵀ)/|u_t|`), held rows at their bounds; `eps` added to the diagonal
+    /// and `eps λ` of the last impulses to the right-hand side (a proximal step). Writes
+    /// `lambda` (every row) and `u` (`c + W λ − b`); false when the matrix is singular.
     fn solve_set(&mut self, kind: &[RowKind], b: &[f64], eps: f64) -> bool {
         let k = self.rows.len();
         self.idx.clear();
-        self.idx.extend((0..k).filter(|&p| self.state[p] == State::Free));
+        for p in 0..k {
+            if self.state[p] == State::Free || self.across(kind, p) {
+                self.idx.push(p);
+            }
+        }
         let n = self.idx.len();
         self.a.clear();
         self.a.resize(n * n, 0.0);
@@ -120,25 +129,34 @@ impl Dense {
         self.rhs.clear();
         for x in 0..n {
             let p = self.idx[x];
-            let wp = &self.w[p * k..(p + 1) * k];
-            let mut rhs = b[self.rows[p]] - self.c[p];
-            for q in 0..k {
-                rhs -= wp[q] * held(self.state[q], kind[self.rows[q]]);
+            // the equation: row p, or for a slide's `e` unknown the rows t1, t2 along e
+            let (eq, we) = self.combination(p);
+            let mut rhs = 0.0;
+            for (&i, &wi) in eq.iter().zip(&we) {
+                if wi == 0.0 {
+                    continue;
+                }
+                let wp = &self.w[i * k..(i + 1) * k];
+                let mut ri = b[self.rows[i]] - self.c[i];
+                for q in 0..k {
+                    ri -= wp[q] * held(self.state[q], kind[self.rows[q]]);
+                }
+                rhs += wi * ri;
             }
             self.rhs.push(rhs);
             // proximal: of equal solutions, the one nearest the last impulses
-            self.r.push(rhs + eps * self.lambda[p]);
+            self.r.push(rhs + eps * self.unknown(p));
             for y in 0..n {
                 let q = self.idx[y];
-                let mut a = wp[q];
-                if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
-                    if self.state[q + 1] == State::Slide {
-                        a += mu * (self.dir[q + 1] * wp[q + 1] + self.dir[q + 2] * wp[q + 2]);
+                let mut a = 0.0;
+                for (&i, &wi) in eq.iter().zip(&we) {
+                    if wi != 0.0 {
+                        a += wi * self.column(kind, i, q);
                     }
                 }
                 self.a[x * n + y] = a;
             }
-            self.a[x * n + x] += eps;
+            self.a[x * n + x] += eps + if self.across(kind, p) { self.slip[p] } else { 0.0 };
         }
         for p in 0..k {
             self.lambda[p] = held(self.state[p], kind[self.rows[p]]);
@@ -151,19 +169,64 @@ impl Dense {
         true
     }
 
+    /// Whether island row `p` is a sliding contact's first tangent row: the slot of its
+    /// unknown `λ_e` across the slip.
+    #[inline]
+    fn across(&self, kind: &[RowKind], p: usize) -> bool {
+        self.state[p] == State::Slide && p > 0 && matches!(kind[self.rows[p - 1]], RowKind::Normal { .. })
+    }
+
+    /// The rows (and their weights) whose combination is the equation of unknown `p`: the
+    /// row itself, or for a slide's `e` unknown its tangent rows along `e = (−d₂, d₁)`.
+    #[inline]
+    fn combination(&self, p: usize) -> ([usize; 2], [f64; 2]) {
+        if self.state[p] == State::Slide {
+            ([p, p + 1], [-self.dir[p + 1], self.dir[p]])
+        } else {
+            ([p, p], [1.0, 0.0])
+        }
+    }
+
+    /// The current value of unknown `p` (a slide's `e` unknown: its friction along `e`).
+    #[inline]
+    fn unknown(&self, p: usize) -> f64 {
+        if self.state[p] == State::Slide {
+            -self.dir[p + 1] * self.lambda[p] + self.dir[p] * self.lambda[p + 1]
+        } else {
+            self.lambda[p]
+        }
+    }
+
+    /// Entry of the set's matrix: row `i` of `W` times the column of unknown `q` (a sliding
+    /// normal carries its friction `μ d`, a slide's `e` unknown is its tangents along `e`).
+    #[inline]
+    fn column(&self, kind: &[RowKind], i: usize, q: usize) -> f64 {
+        let k = self.rows.len();
+        let wi = &self.w[i * k..(i + 1) * k];
+        if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
+            if self.state[q + 1] == State::Slide {
+                return wi[q] + mu * (self.dir[q + 1] * wi[q + 1] + self.dir[q + 2] * wi[q + 2]);
+            }
+        }
+        if self.state[q] == State::Slide {
+            return -self.dir[q + 1] * wi[q] + self.dir[q] * wi[q + 1];
+        }
+        wi[q]
+    }
+
     /// Solves the set solved last again (its factors kept) with `eps λ` of its solution
     /// added to the right-hand side: the proximal step that removes the regularisation's error.
     fn refine(&mut self, kind: &[RowKind], b: &[f64], eps: f64) {
         let n = self.idx.len();
         for x in 0..n {
-            self.r[x] = self.rhs[x] + eps * self.lambda[self.idx[x]];
+            self.r[x] = self.rhs[x] + eps * self.unknown(self.idx[x]);
         }
         lu_apply(&self.a, &self.perm, &mut self.r, n);
         self.take_solution(kind, b);
     }
 
-    /// The set's impulses from its solution `r` (the sliding friction from its normal) and
-    /// the row velocities `u = c + W λ − b`.
+    /// The set's impulses from its solution `r` (the sliding friction from its normal and
+    /// its `e` unknown) and the row velocities `u = c + W λ − b`.
     fn take_solution(&mut self, kind: &[RowKind], b: &[f64]) {
         let k = self.rows.len();
         for x in 0..self.idx.len() {
@@ -172,9 +235,10 @@ impl Dense {
         for p in 0..k {
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
                 if self.state[p + 1] == State::Slide {
-                    let ln = self.lambda[p];
-                    self.lambda[p + 1] = mu * ln * self.dir[p + 1];
-                    self.lambda[p + 2] = mu * ln * self.dir[p + 2];
+                    let (ln, le) = (self.lambda[p], self.lambda[p + 1]);
+                    let (d1, d2) = (self.dir[p + 1], self.dir[p + 2]);
+                    self.lambda[p + 1] = mu * ln * d1 - le * d2;
+                    self.lambda[p + 2] = mu * ln * d2 + le * d1;
                 }
             }
         }
@@ -238,27 +302,35 @@ impl Dense {
             if nt > mu * ln.max(0.0) * (1.0 + 1e-9) + lt {
                 self.dir[t1] = l1 / nt;
                 self.dir[t2] = l2 / nt;
+                self.slip[t1] = (u1 * u1 + u2 * u2).sqrt() / (mu * ln).max(lt);
                 State::Slide
             } else {
                 State::Free
             }
         } else {
-            // sliding: the friction must oppose the slip
+            // sliding: the friction must oppose the slip, and lie on the cone (no `λ_e`)
             let (d1, d2) = (self.dir[t1], self.dir[t2]);
             let nu = (u1 * u1 + u2 * u2).sqrt();
+            let le = -d2 * l1 + d1 * l2;
+            let w = self.w[t1 * self.rows.len() + t1].max(self.w[t2 * self.rows.len() + t2]);
             if u1 * d1 + u2 * d2 > vt {
                 State::Free
             } else if nu > vt {
                 let (e1, e2) = (-u1 / nu, -u2 / nu);
-                // the friction impulse's change if `d` turned, as a row velocity
-                let w = self.w[t1 * self.rows.len() + t1].max(self.w[t2 * self.rows.len() + t2]);
-                let moved = mu * ln.abs() * ((e1 - d1).powi(2) + (e2 - d2).powi(2)).sqrt() * w;
+                // the Newton step's compliance across the slip at this iterate
+                self.slip[t1] = nu / (mu * ln).max(lt);
+                // the friction impulse's change if `d` turned, and its part off the cone, as
+                // row velocities
+                let moved = (mu * ln.abs() * ((e1 - d1).powi(2) + (e2 - d2).powi(2)).sqrt() + le.abs()) * w;
                 if moved > 100.0 * vt {
                     self.dir[t1] = e1;
                     self.dir[t2] = e2;
                     return true;
                 }
                 State::Slide
+            } else if le.abs() * w > 100.0 * vt {
+                // not slipping, its friction off the cone: it sticks
+                State::Free
             } else {
                 State::Slide
             }
