@@ -13,7 +13,13 @@ use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
 /// Sets an island tries before it gives up (Gauss–Seidel goes on from the warm start).
-const MAX_SETS: usize = 8;
+const MAX_SETS: usize = 16;
+
+/// A set whose bilateral rows miss their targets by more than this many velocity
+/// tolerances after its solve is refused: its loop rows are redundant with targets no motion
+/// meets (a closed chain's drift corrections), and the regularised solve answers with
+/// impulses of order `residual / eps` (Choreonoid's ClosedLinkSample diverged so).
+const INCONSISTENT: f64 = 100.0;
 
 /// Proximal refinements of a settled set's impulses: each solves the set again with
 /// `eps λ` of the last solution added to its right-hand side (the factors kept), which takes
@@ -50,12 +56,18 @@ impl Solve<'_> {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
+                if !d.consistent(&p.kind, INCONSISTENT * tol) {
+                    return None;
+                }
                 d.project(&p.kind);
                 self.set_island(s, e);
                 return Some(it + 1);
             }
         }
         // not settled: the last set's impulses, made feasible, are still a start
+        if !d.consistent(&p.kind, INCONSISTENT * tol) {
+            return None;
+        }
         d.project(&p.kind);
         self.set_island(s, e);
         Some(MAX_SETS)
@@ -145,7 +157,7 @@ impl Dense {
             }
             self.rhs.push(rhs);
             // proximal: of equal solutions, the one nearest the last impulses
-            self.r.push(rhs + eps * self.unknown(p));
+            self.r.push(rhs + eps * self.prox(kind, p));
             for y in 0..n {
                 let q = self.idx[y];
                 let mut a = 0.0;
@@ -169,6 +181,11 @@ impl Dense {
         true
     }
 
+    /// Whether the last set met its bilateral rows' targets to within `tol`.
+    fn consistent(&self, kind: &[RowKind], tol: f64) -> bool {
+        (0..self.rows.len()).all(|p| kind[self.rows[p]] != RowKind::Bilateral || self.u[p].abs() <= tol)
+    }
+
     /// Whether island row `p` is a sliding contact's first tangent row: the slot of its
     /// unknown `λ_e` across the slip.
     #[inline]
@@ -184,6 +201,18 @@ impl Dense {
             ([p, p + 1], [-self.dir[p + 1], self.dir[p]])
         } else {
             ([p, p], [1.0, 0.0])
+        }
+    }
+
+    /// The proximal term's impulse of unknown `p`: its current value, but none for a
+    /// bilateral row (loop closures, equalities: their redundant rows take the least-norm
+    /// impulses, which the proximal term would let drift from step to step).
+    #[inline]
+    fn prox(&self, kind: &[RowKind], p: usize) -> f64 {
+        if kind[self.rows[p]] == RowKind::Bilateral {
+            0.0
+        } else {
+            self.unknown(p)
         }
     }
 
@@ -219,7 +248,7 @@ impl Dense {
     fn refine(&mut self, kind: &[RowKind], b: &[f64], eps: f64) {
         let n = self.idx.len();
         for x in 0..n {
-            self.r[x] = self.rhs[x] + eps * self.unknown(self.idx[x]);
+            self.r[x] = self.rhs[x] + eps * self.prox(kind, self.idx[x]);
         }
         lu_apply(&self.a, &self.perm, &mut self.r, n);
         self.take_solution(kind, b);

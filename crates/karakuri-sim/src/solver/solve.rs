@@ -117,16 +117,19 @@ impl Solve<'_> {
             let k = p.kind[p.blocks[b as usize].row];
             !matches!(k, RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. })
         });
-        // a tree other than a free body (a robot, a chain), and no loop closure or equality (a
-        // bilateral row): the active set's islands. With a loop the sets can settle on a
-        // singular system (Choreonoid's ClosedLinkSample, a piston loop under servos, diverged
-        // in 37 steps); the sweeps keep it.
+        // a tree other than a free body (a robot, a chain) with no loop closure or equality (a
+        // bilateral row), or with one and a contact with friction: the active set's islands
+        // (its sets refuse a loop whose rows cannot all be met, `active.rs`). A loop without
+        // contacts (Choreonoid's ClosedLinkSample, a piston loop under servos) stays with the
+        // sweeps.
+        let contact = blocks.iter().any(|&b| matches!(p.kind[p.blocks[b as usize].row], RowKind::Normal { friction: 2, .. }));
         let articulated = blocks.iter().any(|&b| {
             p.blocks[b as usize].trees.iter().any(|&t| t != NONE && p.trees.len[t as usize] != 6)
-        }) && blocks.iter().all(|&b| {
-            let bl = &p.blocks[b as usize];
-            p.kind[bl.row..bl.row + bl.n].iter().all(|k| !matches!(k, RowKind::Bilateral))
-        });
+        }) && (contact
+            || blocks.iter().all(|&b| {
+                let bl = &p.blocks[b as usize];
+                p.kind[bl.row..bl.row + bl.n].iter().all(|k| !matches!(k, RowKind::Bilateral))
+            }));
         if settings.exact && frictionless && nrows <= settings.direct_max_rows.min(EXACT_MAX_ROWS) {
             if let Some(it) = self.direct(s, e, v_free, false) {
                 stats.iterations = stats.iterations.max(it);
