@@ -18,8 +18,8 @@ const STALL: f64 = 0.25;
 /// Active-set solves with friction (`active.rs`) a small island gets in one solve: after
 /// its first sweep, then every [`SWEEPS_PER_SUBSPACE_STEP`] sweeps while it has not
 /// converged, each kept only when the sweep after it moves less than the one before (a
-/// rejected or unsettled one ends the tries of this solve).
-const SET_TRIES: usize = 3;
+/// refused one is undone and the sweeps go on to the next try).
+const SET_TRIES: usize = 10;
 
 impl Problem {
     /// Solves the problem (prepared by [`Problem::prepare`]) island by island from its warm
@@ -186,8 +186,9 @@ impl Solve<'_> {
                     }
                     self.restore_island(s, e);
                 }
-                // it did not help this island: no more tries in this step
-                tries = set_tries;
+                // refused or not settled: the sweeps go on, and the next try starts from
+                // where they got to (a set that did not settle from the first sweep's impulses
+                // often does from later ones: the ragdoll's landings)
             }
             if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
                 // only where the sweeps stall (a rate worse than STALL per period)
