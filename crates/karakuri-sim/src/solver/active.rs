@@ -16,6 +16,10 @@ use super::workspace::{Dense, Solve, State};
 /// Sets an island tries before it gives up (Gauss–Seidel goes on from the warm start).
 const MAX_SETS: usize = 16;
 
+/// Sets in a row without a smaller residual after which the sets count as cycling (the
+/// best one so far is offered).
+const STALE_SETS: usize = 4;
+
 /// A set whose bilateral rows miss their targets by more than this many velocity
 /// tolerances after its solve is refused: its loop rows are redundant with targets no motion
 /// meets (a closed chain's drift corrections), and the regularised solve answers with
@@ -49,7 +53,7 @@ impl Solve<'_> {
         let eps = REGULARIZATION * self.scale.max(1e-300);
         // a row velocity and an impulse that count as zero
         let (vt, lt) = (0.1 * tol, 0.1 * tol / self.scale.max(1e-300));
-        let mut best = f64::INFINITY;
+        let (mut best, mut since) = (f64::INFINITY, 0);
         for it in 0..MAX_SETS {
             if !d.solve_set(&p.kind, b, eps) {
                 return None;
@@ -57,7 +61,14 @@ impl Solve<'_> {
             let m = d.residual(&p.kind, b);
             if m < best {
                 best = m;
+                since = 0;
                 std::mem::swap(&mut d.best, &mut d.proj);
+            } else {
+                since += 1;
+                if since >= STALE_SETS {
+                    // cycling: the best of the sets so far is what this try offers
+                    break;
+                }
             }
             if !d.next_set(&p.kind, vt, lt) {
                 for _ in 0..REFINEMENTS {
@@ -72,7 +83,7 @@ impl Solve<'_> {
             }
         }
         // not settled (the sets cycle among degenerate contacts): the feasible impulses of
-        // least residual among them are still a start
+        // least residual among them are still a start (reported as MAX_SETS sets)
         if !d.consistent(&p.kind, INCONSISTENT * tol) {
             return None;
         }
