@@ -78,9 +78,27 @@ def karakuri_us(binary, path, scene, tmp):
         ns = [int(r["wall_ns"]) for r in csv.DictReader(f) if r["step"] != "0"]
     if len(ns) != n:
         raise RuntimeError("%s: %d steps in steps.csv, expected %d" % (path, len(ns), n))
-    nb = max(1, n // mjs.BATCH)
-    means = [sum(ns[i * mjs.BATCH:(i + 1) * mjs.BATCH]) / mjs.BATCH / 1000.0 for i in range(nb)]
+    return batch_median_us(ns)
+
+
+def batch_median_us(ns):
+    """The median over consecutive batches of mjs.BATCH per-step wall times (ns) of their mean, in µs."""
+    nb = max(1, len(ns) // mjs.BATCH)
+    b = min(mjs.BATCH, len(ns))
+    means = [sum(ns[i * b:(i + 1) * b]) / b / 1000.0 for i in range(nb)]
     return statistics.median(means)
+
+
+def replace_section(path, begin, end, text):
+    """Put text between the begin and end marker lines of the file at path (exits if they are missing)."""
+    doc = open(path).read()
+    if begin not in doc or end not in doc:
+        sys.exit("%s: no %s ... %s markers" % (path, begin, end))
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(head + begin + "\n" + text + "\n" + end + tail)
+    print("wrote %s" % path, file=sys.stderr)
 
 
 def main():
@@ -151,14 +169,7 @@ def main():
         if max(loads) > args.max_load and not args.force:
             sys.exit("not writing %s: the load average reached %.2f (> %.2f): the machine is not quiet "
                      "(--force to write anyway)" % (DOC, max(loads), args.max_load))
-        doc = open(DOC).read()
-        if BEGIN not in doc or END not in doc:
-            sys.exit("%s: no %s ... %s markers" % (DOC, BEGIN, END))
-        head, rest = doc.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        with open(DOC, "w") as f:
-            f.write(head + BEGIN + "\n" + table + "\n" + END + tail)
-        print("wrote %s" % DOC, file=sys.stderr)
+        replace_section(DOC, BEGIN, END, table)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,22 @@
 //! velocity). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
 //! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
 
+use super::cone::project;
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
 /// Sets an island tries before it gives up (Gauss–Seidel goes on from the warm start).
-const MAX_SETS: usize = 8;
+const MAX_SETS: usize = 16;
+
+/// Sets in a row without a smaller residual after which the sets count as cycling (the
+/// best one so far is offered).
+const STALE_SETS: usize = 4;
+
+/// A set whose bilateral rows miss their targets by more than this many velocity
+/// tolerances after its solve is refused: its loop rows are redundant with targets no motion
+/// meets (a closed chain's drift corrections), and the regularised solve answers with
+/// impulses of order `residual / eps` (Choreonoid's ClosedLinkSample diverged so).
+const INCONSISTENT: f64 = 100.0;
 
 /// Proximal refinements of a settled set's impulses: each solves the set again with
 /// `eps λ` of the last solution added to its right-hand side (the factors kept), which takes
@@ -42,22 +53,44 @@ impl Solve<'_> {
         let eps = REGULARIZATION * self.scale.max(1e-300);
         // a row velocity and an impulse that count as zero
         let (vt, lt) = (0.1 * tol, 0.1 * tol / self.scale.max(1e-300));
+        let (mut best, mut since) = (f64::INFINITY, 0);
         for it in 0..MAX_SETS {
             if !d.solve_set(&p.kind, b, eps) {
                 return None;
             }
+            let m = d.residual(&p.kind, b);
+            if m < best {
+                best = m;
+                since = 0;
+                std::mem::swap(&mut d.best, &mut d.proj);
+            } else {
+                since += 1;
+                if since >= STALE_SETS {
+                    // cycling: the best of the sets so far is what this try offers
+                    break;
+                }
+            }
             if !d.next_set(&p.kind, vt, lt) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
+                }
+                if !d.consistent(&p.kind, INCONSISTENT * tol) {
+                    return None;
                 }
                 d.project(&p.kind);
                 self.set_island(s, e);
                 return Some(it + 1);
             }
         }
-        // not settled: the last set's impulses, made feasible, are still a start
-        d.project(&p.kind);
+        // not settled (the sets cycle among degenerate contacts): the feasible impulses of
+        // least residual among them are still a start (reported as MAX_SETS sets)
+        if !d.consistent(&p.kind, INCONSISTENT * tol) {
+            return None;
+        }
+        std::mem::swap(&mut d.lambda, &mut d.best);
         self.set_island(s, e);
+        let d = &mut self.work.dense;
+        std::mem::swap(&mut d.lambda, &mut d.best);
         Some(MAX_SETS)
     }
 }
@@ -73,6 +106,8 @@ impl Dense {
         self.state.resize(k, State::Zero);
         self.dir.clear();
         self.dir.resize(k, 0.0);
+        self.slip.clear();
+        self.slip.resize(k, 0.0);
         self.lambda.clear();
         for p in 0..k {
             let i = self.rows[p];
@@ -106,13 +141,20 @@ impl Dense {
     }
 
     /// Solves the set: `u = b` for the free rows, a sliding contact's friction `μ λ_n d`
-    /// folded into its normal's column, held rows at their bounds; `eps` added to the
-    /// diagonal and `eps λ` of the last impulses to the right-hand side (a proximal step). Writes `lambda` (every row) and `u` (`c + W λ − b`); false when the matrix
-    /// is singular.
+    /// folded into its normal's column plus an impulse `λ_e` across `d` (along `e`, `d`
+    /// turned a quarter) whose row asks `u_e + k λ_e = 0`, `k` the contact's slip compliance
+    /// (`slip`: the Newton step on the direction `d = −u_t/|u_t|`, whose derivative across
+    /// `d` is `−(I − d dᵀ)/|u_t|`), held rows at their bounds; `eps` added to the diagonal
+    /// and `eps λ` of the last impulses to the right-hand side (a proximal step). Writes
+    /// `lambda` (every row) and `u` (`c + W λ − b`); false when the matrix is singular.
     fn solve_set(&mut self, kind: &[RowKind], b: &[f64], eps: f64) -> bool {
         let k = self.rows.len();
         self.idx.clear();
-        self.idx.extend((0..k).filter(|&p| self.state[p] == State::Free));
+        for p in 0..k {
+            if self.state[p] == State::Free || self.across(kind, p) {
+                self.idx.push(p);
+            }
+        }
         let n = self.idx.len();
         self.a.clear();
         self.a.resize(n * n, 0.0);
@@ -120,25 +162,34 @@ impl Dense {
         self.rhs.clear();
         for x in 0..n {
             let p = self.idx[x];
-            let wp = &self.w[p * k..(p + 1) * k];
-            let mut rhs = b[self.rows[p]] - self.c[p];
-            for q in 0..k {
-                rhs -= wp[q] * held(self.state[q], kind[self.rows[q]]);
+            // the equation: row p, or for a slide's `e` unknown the rows t1, t2 along e
+            let (eq, we) = self.combination(p);
+            let mut rhs = 0.0;
+            for (&i, &wi) in eq.iter().zip(&we) {
+                if wi == 0.0 {
+                    continue;
+                }
+                let wp = &self.w[i * k..(i + 1) * k];
+                let mut ri = b[self.rows[i]] - self.c[i];
+                for q in 0..k {
+                    ri -= wp[q] * held(self.state[q], kind[self.rows[q]]);
+                }
+                rhs += wi * ri;
             }
             self.rhs.push(rhs);
             // proximal: of equal solutions, the one nearest the last impulses
-            self.r.push(rhs + eps * self.lambda[p]);
+            self.r.push(rhs + eps * self.prox(kind, p));
             for y in 0..n {
                 let q = self.idx[y];
-                let mut a = wp[q];
-                if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
-                    if self.state[q + 1] == State::Slide {
-                        a += mu * (self.dir[q + 1] * wp[q + 1] + self.dir[q + 2] * wp[q + 2]);
+                let mut a = 0.0;
+                for (&i, &wi) in eq.iter().zip(&we) {
+                    if wi != 0.0 {
+                        a += wi * self.column(kind, i, q);
                     }
                 }
                 self.a[x * n + y] = a;
             }
-            self.a[x * n + x] += eps;
+            self.a[x * n + x] += eps + if self.across(kind, p) { self.slip[p] } else { 0.0 };
         }
         for p in 0..k {
             self.lambda[p] = held(self.state[p], kind[self.rows[p]]);
@@ -151,19 +202,136 @@ impl Dense {
         true
     }
 
+    /// The natural residual of the last set's impulses made feasible (kept in `proj`), as a
+    /// row velocity: the largest over the rows of the change one projected Jacobi step would
+    /// make (`min(λ_n W_nn, u_n)` for a normal or one-sided row, the friction's step
+    /// `λ_t − u_t / W_tt` projected on its disk, a bilateral row's `u`, a bounded row's step
+    /// clamped).
+    fn residual(&mut self, kind: &[RowKind], b: &[f64]) -> f64 {
+        let k = self.rows.len();
+        self.proj.clear();
+        self.proj.extend_from_slice(&self.lambda[..k]);
+        let mut p = 0;
+        while p < k {
+            let i = self.rows[p];
+            let n = match kind[i] {
+                RowKind::Normal { friction, .. } => 1 + friction,
+                _ => 1,
+            };
+            project(&kind[i..i + n], &mut self.proj[p..p + n], 0, n);
+            p += n;
+        }
+        let (w, proj, c) = (&self.w, &self.proj, &self.c);
+        let u = |q: usize| c[q] + w[q * k..(q + 1) * k].iter().zip(proj.iter()).map(|(a, l)| a * l).sum::<f64>() - b[self.rows[q]];
+        let mut m: f64 = 0.0;
+        let mut p = 0;
+        while p < k {
+            let wp = w[p * k + p];
+            let l = proj[p];
+            match kind[self.rows[p]] {
+                RowKind::Normal { friction, mu } => {
+                    m = m.max((l * wp).min(u(p)).abs());
+                    if friction == 2 {
+                        let wt = w[(p + 1) * k + p + 1].max(w[(p + 2) * k + p + 2]);
+                        if wt > 0.0 {
+                            let (l1, l2) = (proj[p + 1], proj[p + 2]);
+                            let (mut x1, mut x2) = (l1 - u(p + 1) / wt, l2 - u(p + 2) / wt);
+                            let (nx, lim) = ((x1 * x1 + x2 * x2).sqrt(), mu * l);
+                            if nx > lim {
+                                x1 *= lim / nx;
+                                x2 *= lim / nx;
+                            }
+                            m = m.max(((l1 - x1).powi(2) + (l2 - x2).powi(2)).sqrt() * wt);
+                        }
+                    }
+                    p += 1 + friction;
+                    continue;
+                }
+                RowKind::Unilateral => m = m.max((l * wp).min(u(p)).abs()),
+                RowKind::Bilateral => m = m.max(u(p).abs()),
+                RowKind::Bounded { lo, hi } if wp > 0.0 => m = m.max((l - (l - u(p) / wp).clamp(lo, hi)).abs() * wp),
+                _ => {}
+            }
+            p += 1;
+        }
+        m
+    }
+
+    /// Whether the last set met its bilateral rows' targets to within `tol`.
+    fn consistent(&self, kind: &[RowKind], tol: f64) -> bool {
+        (0..self.rows.len()).all(|p| kind[self.rows[p]] != RowKind::Bilateral || self.u[p].abs() <= tol)
+    }
+
+    /// Whether island row `p` is a sliding contact's first tangent row: the slot of its
+    /// unknown `λ_e` across the slip.
+    #[inline]
+    fn across(&self, kind: &[RowKind], p: usize) -> bool {
+        self.state[p] == State::Slide && p > 0 && matches!(kind[self.rows[p - 1]], RowKind::Normal { .. })
+    }
+
+    /// The rows (and their weights) whose combination is the equation of unknown `p`: the
+    /// row itself, or for a slide's `e` unknown its tangent rows along `e = (−d₂, d₁)`.
+    #[inline]
+    fn combination(&self, p: usize) -> ([usize; 2], [f64; 2]) {
+        if self.state[p] == State::Slide {
+            ([p, p + 1], [-self.dir[p + 1], self.dir[p]])
+        } else {
+            ([p, p], [1.0, 0.0])
+        }
+    }
+
+    /// The proximal term's impulse of unknown `p`: its current value, but none for a
+    /// bilateral row (loop closures, equalities: their redundant rows take the least-norm
+    /// impulses, which the proximal term would let drift from step to step).
+    #[inline]
+    fn prox(&self, kind: &[RowKind], p: usize) -> f64 {
+        if kind[self.rows[p]] == RowKind::Bilateral {
+            0.0
+        } else {
+            self.unknown(p)
+        }
+    }
+
+    /// The current value of unknown `p` (a slide's `e` unknown: its friction along `e`).
+    #[inline]
+    fn unknown(&self, p: usize) -> f64 {
+        if self.state[p] == State::Slide {
+            -self.dir[p + 1] * self.lambda[p] + self.dir[p] * self.lambda[p + 1]
+        } else {
+            self.lambda[p]
+        }
+    }
+
+    /// Entry of the set's matrix: row `i` of `W` times the column of unknown `q` (a sliding
+    /// normal carries its friction `μ d`, a slide's `e` unknown is its tangents along `e`).
+    #[inline]
+    fn column(&self, kind: &[RowKind], i: usize, q: usize) -> f64 {
+        let k = self.rows.len();
+        let wi = &self.w[i * k..(i + 1) * k];
+        if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
+            if self.state[q + 1] == State::Slide {
+                return wi[q] + mu * (self.dir[q + 1] * wi[q + 1] + self.dir[q + 2] * wi[q + 2]);
+            }
+        }
+        if self.state[q] == State::Slide {
+            return -self.dir[q + 1] * wi[q] + self.dir[q] * wi[q + 1];
+        }
+        wi[q]
+    }
+
     /// Solves the set solved last again (its factors kept) with `eps λ` of its solution
     /// added to the right-hand side: the proximal step that removes the regularisation's error.
     fn refine(&mut self, kind: &[RowKind], b: &[f64], eps: f64) {
         let n = self.idx.len();
         for x in 0..n {
-            self.r[x] = self.rhs[x] + eps * self.lambda[self.idx[x]];
+            self.r[x] = self.rhs[x] + eps * self.prox(kind, self.idx[x]);
         }
         lu_apply(&self.a, &self.perm, &mut self.r, n);
         self.take_solution(kind, b);
     }
 
-    /// The set's impulses from its solution `r` (the sliding friction from its normal) and
-    /// the row velocities `u = c + W λ − b`.
+    /// The set's impulses from its solution `r` (the sliding friction from its normal and
+    /// its `e` unknown) and the row velocities `u = c + W λ − b`.
     fn take_solution(&mut self, kind: &[RowKind], b: &[f64]) {
         let k = self.rows.len();
         for x in 0..self.idx.len() {
@@ -172,9 +340,10 @@ impl Dense {
         for p in 0..k {
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
                 if self.state[p + 1] == State::Slide {
-                    let ln = self.lambda[p];
-                    self.lambda[p + 1] = mu * ln * self.dir[p + 1];
-                    self.lambda[p + 2] = mu * ln * self.dir[p + 2];
+                    let (ln, le) = (self.lambda[p], self.lambda[p + 1]);
+                    let (d1, d2) = (self.dir[p + 1], self.dir[p + 2]);
+                    self.lambda[p + 1] = mu * ln * d1 - le * d2;
+                    self.lambda[p + 2] = mu * ln * d2 + le * d1;
                 }
             }
         }
@@ -238,27 +407,35 @@ impl Dense {
             if nt > mu * ln.max(0.0) * (1.0 + 1e-9) + lt {
                 self.dir[t1] = l1 / nt;
                 self.dir[t2] = l2 / nt;
+                self.slip[t1] = (u1 * u1 + u2 * u2).sqrt() / (mu * ln).max(lt);
                 State::Slide
             } else {
                 State::Free
             }
         } else {
-            // sliding: the friction must oppose the slip
+            // sliding: the friction must oppose the slip, and lie on the cone (no `λ_e`)
             let (d1, d2) = (self.dir[t1], self.dir[t2]);
             let nu = (u1 * u1 + u2 * u2).sqrt();
+            let le = -d2 * l1 + d1 * l2;
+            let w = self.w[t1 * self.rows.len() + t1].max(self.w[t2 * self.rows.len() + t2]);
             if u1 * d1 + u2 * d2 > vt {
                 State::Free
             } else if nu > vt {
                 let (e1, e2) = (-u1 / nu, -u2 / nu);
-                // the friction impulse's change if `d` turned, as a row velocity
-                let w = self.w[t1 * self.rows.len() + t1].max(self.w[t2 * self.rows.len() + t2]);
-                let moved = mu * ln.abs() * ((e1 - d1).powi(2) + (e2 - d2).powi(2)).sqrt() * w;
+                // the Newton step's compliance across the slip at this iterate
+                self.slip[t1] = nu / (mu * ln).max(lt);
+                // the friction impulse's change if `d` turned, and its part off the cone, as
+                // row velocities
+                let moved = (mu * ln.abs() * ((e1 - d1).powi(2) + (e2 - d2).powi(2)).sqrt() + le.abs()) * w;
                 if moved > 100.0 * vt {
                     self.dir[t1] = e1;
                     self.dir[t2] = e2;
                     return true;
                 }
                 State::Slide
+            } else if le.abs() * w > 100.0 * vt {
+                // not slipping, its friction off the cone: it sticks
+                State::Free
             } else {
                 State::Slide
             }

@@ -18,8 +18,8 @@ const STALL: f64 = 0.25;
 /// Active-set solves with friction (`active.rs`) a small island gets in one solve: after
 /// its first sweep, then every [`SWEEPS_PER_SUBSPACE_STEP`] sweeps while it has not
 /// converged, each kept only when the sweep after it moves less than the one before (a
-/// rejected or unsettled one ends the tries of this solve).
-const SET_TRIES: usize = 3;
+/// refused one is undone and the sweeps go on to the next try).
+const SET_TRIES: usize = 10;
 
 impl Problem {
     /// Solves the problem (prepared by [`Problem::prepare`]) island by island from its warm
@@ -117,16 +117,19 @@ impl Solve<'_> {
             let k = p.kind[p.blocks[b as usize].row];
             !matches!(k, RowKind::Normal { friction: 2, .. } | RowKind::Bounded { .. })
         });
-        // a tree other than a free body (a robot, a chain), and no loop closure or equality (a
-        // bilateral row): the active set's islands. With a loop the sets can settle on a
-        // singular system (Choreonoid's ClosedLinkSample, a piston loop under servos, diverged
-        // in 37 steps); the sweeps keep it.
+        // a tree other than a free body (a robot, a chain) with no loop closure or equality (a
+        // bilateral row), or with one and a contact with friction: the active set's islands
+        // (its sets refuse a loop whose rows cannot all be met, `active.rs`). A loop without
+        // contacts (Choreonoid's ClosedLinkSample, a piston loop under servos) stays with the
+        // sweeps.
+        let contact = blocks.iter().any(|&b| matches!(p.kind[p.blocks[b as usize].row], RowKind::Normal { friction: 2, .. }));
         let articulated = blocks.iter().any(|&b| {
             p.blocks[b as usize].trees.iter().any(|&t| t != NONE && p.trees.len[t as usize] != 6)
-        }) && blocks.iter().all(|&b| {
-            let bl = &p.blocks[b as usize];
-            p.kind[bl.row..bl.row + bl.n].iter().all(|k| !matches!(k, RowKind::Bilateral))
-        });
+        }) && (contact
+            || blocks.iter().all(|&b| {
+                let bl = &p.blocks[b as usize];
+                p.kind[bl.row..bl.row + bl.n].iter().all(|k| !matches!(k, RowKind::Bilateral))
+            }));
         if settings.exact && frictionless && nrows <= settings.direct_max_rows.min(EXACT_MAX_ROWS) {
             if let Some(it) = self.direct(s, e, v_free, false) {
                 stats.iterations = stats.iterations.max(it);
@@ -183,8 +186,9 @@ impl Solve<'_> {
                     }
                     self.restore_island(s, e);
                 }
-                // it did not help this island: no more tries in this step
-                tries = set_tries;
+                // refused or not settled: the sweeps go on, and the next try starts from
+                // where they got to (a set that did not settle from the first sweep's impulses
+                // often does from later ones: the ragdoll's landings)
             }
             if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
                 // only where the sweeps stall (a rate worse than STALL per period)

@@ -67,7 +67,7 @@ impl Workspace {
             ensure(v, k * k);
         }
         ensure(&mut d.state, k);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.u, &mut d.rhs] {
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free] {
@@ -272,8 +272,15 @@ pub(super) struct Dense {
     pub state: Vec<State>,
     /// A sliding contact's friction direction, on its tangent rows (`active.rs`) `(k)`.
     pub dir: Vec<f64>,
+    /// A sliding contact's slip compliance `|u_t| / (μ λ_n)` across its direction (the
+    /// Newton step's), on its first tangent row (`active.rs`) `(k)`.
+    pub slip: Vec<f64>,
     /// Row velocities `c + W λ − b` of the last set solved (`active.rs`) `(k)`.
     pub u: Vec<f64>,
+    /// A set's impulses made feasible, for its residual (`active.rs`) `(k)`.
+    pub proj: Vec<f64>,
+    /// The feasible impulses of least residual among the sets solved (`active.rs`) `(k)`.
+    pub best: Vec<f64>,
     /// The set's right-hand side before its solve (`active.rs`) `(≤ k)`.
     pub rhs: Vec<f64>,
     /// The LU factorisation's row swaps (`active.rs`) `(≤ k)`.
