@@ -3,7 +3,8 @@
 //! speed along `a × n`. A URDF crawler (tracks declared in the scene, `robots[].tracks`) drives
 //! at its track speed, spins at the kinematic rate when its tracks slide freely sideways,
 //! climbs a step lower than its sprockets and cannot get over a wall; Choreonoid's Tank
-//! (`jointType: pseudo_continuous_track`) drives when its tracks are commanded.
+//! (`jointType: pseudo_continuous_track`) drives, turns and climbs a step when its tracks are
+//! commanded.
 
 use std::path::{Path, PathBuf};
 
@@ -316,4 +317,34 @@ fn an_mjcf_crawler_takes_its_tracks_from_the_scene() {
         let err = Scene::from_str(&bad, dir.join("m.yaml").to_str().unwrap()).and_then(World::new).err().expect("refused").to_string();
         assert!(err.contains(key) && err.contains(why), "{tracks}: {err}");
     }
+}
+
+#[test]
+fn choreonoids_tank_climbs_a_step_lower_than_its_sprockets() {
+    // Tank.body's tracks end in sprockets of radius R = 0.08 m (cylinders at ±0.26 m on a
+    // 0.52 × 0.16 m box), the chassis 0.106 m up with the tracks' bottoms on the floor. A step
+    // of h = R/2 = 0.04 m whose face is at x = 0.6 meets the front sprocket below its centre
+    // (sin θ = (R − h)/R = 0.5): as for the crawler above, the surface moving back and down
+    // there pushes the front up and onto the step. Commanded 0.3 m/s for 8 s, the whole Tank
+    // (rear sprocket at x − 0.34) ends on the step, riding h higher than on the floor, at the
+    // track speed again.
+    let body = repo("tests/data/body/Tank/Tank.body");
+    let h = 0.04;
+    let text = format!(
+        "name: tank_step\nworld: {{dt: 0.001}}\nbodies:\n  - {{name: floor, shapes: [{{type: plane}}]}}\n  - {{name: step, pose_in_parent: {{position: [2.6, 0, {}]}}, shapes: [{{type: box, half_extents: [2, 1, {}]}}]}}\nrobots: [{{name: tank, body: {}}}]\n",
+        h / 2.0,
+        h / 2.0,
+        body.display()
+    );
+    let mut w = World::new(Scene::from_str(&text, "tank_step.yaml").unwrap()).unwrap();
+    w.run(0.5).unwrap();
+    let z_floor = w.state("tank/CHASSIS").unwrap().pose.translation.z;
+    w.set_track_speed("tank/TRACK_L", 0.3).unwrap();
+    w.set_track_speed("tank/TRACK_R", 0.3).unwrap();
+    w.run(8.0).unwrap();
+    let s = *w.state("tank/CHASSIS").unwrap();
+    println!("Tank on the step: chassis at {:?}, {:?} m/s (on the floor z = {z_floor:.4})", s.pose.translation, s.linear);
+    assert!(s.pose.translation.x - 0.34 > 0.6, "chassis at {:?}", s.pose.translation);
+    assert!((s.pose.translation.z - (z_floor + h)).abs() < 5e-3, "chassis at {:?}, on the floor {z_floor}", s.pose.translation);
+    assert!((s.linear.x / 0.3 - 1.0).abs() < 0.03, "{:?}", s.linear);
 }
