@@ -227,6 +227,13 @@ fn pages_load_draw_and_agree_in_chromium() {
     let s = load(&browser, &ur5, "", &profile);
     check_drawn(&s, "ur5 model page");
     assert_eq!(s.num("joints"), 6.0, "ur5: a slider per joint: {:?}", s.attrs);
+    // framed at a readable scale (the model's box spans two thirds of the view one way, and
+    // fits in it) with world +z up on screen (issue 31: "a small stick figure lying flat")
+    let extent = s.list("extent");
+    println!("ur5 model page: box spans {extent:?} of the view, +z up by {}", s.get("up"));
+    assert!(extent.len() == 2 && extent.iter().cloned().fold(0.0, f64::max) >= 0.65, "ur5 framed at {extent:?} of the view");
+    assert!(extent.iter().all(|&e| e <= 1.0), "ur5 leaves the view: {extent:?}");
+    assert!(s.num("up") > 0.05, "world +z is not up on screen: {:?}", s.attrs);
 
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -716,7 +716,18 @@ function model() {
     el('pre', null, D.summary + ((D.notes || []).length ? '\n\nnotes:\n' + D.notes.join('\n') : '')));
   side.append(info);
   main.append(side);
-  statusProbe = () => probe({ joints: String(inputs.length) });
+  // what the tests read of the framing: the model's box on screen (share of the view's width
+  // and height, normalised device coordinates span 2) and whether world +z points up there
+  statusProbe = () => {
+    const ndc = [];
+    for (let k = 0; k < 8; k++) {
+      const c = new THREE.Vector3(k & 1 ? box.max.x : box.min.x, k & 2 ? box.max.y : box.min.y, k & 4 ? box.max.z : box.min.z);
+      ndc.push(c.project(camera));
+    }
+    const span = (a) => (Math.max(...ndc.map((v) => v[a])) - Math.min(...ndc.map((v) => v[a]))) / 2;
+    const up = center.clone().add(new THREE.Vector3(0, 0, radius)).project(camera).y - center.clone().project(camera).y;
+    probe({ joints: String(inputs.length), extent: JSON.stringify([+span('x').toFixed(3), +span('y').toFixed(3)]), up: String(+up.toFixed(3)) });
+  };
   resize();
   render();
   statusEl.dataset.readyms = performance.now().toFixed(0);
