@@ -9,7 +9,7 @@
 //! velocity). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
 //! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
 
-use super::cone::project;
+use super::cone::project_set;
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
@@ -211,16 +211,7 @@ impl Dense {
         let k = self.rows.len();
         self.proj.clear();
         self.proj.extend_from_slice(&self.lambda[..k]);
-        let mut p = 0;
-        while p < k {
-            let i = self.rows[p];
-            let n = match kind[i] {
-                RowKind::Normal { friction, .. } => 1 + friction,
-                _ => 1,
-            };
-            project(&kind[i..i + n], &mut self.proj[p..p + n], 0, n);
-            p += n;
-        }
+        project_set(&self.rows, kind, &mut self.proj);
         let (w, proj, c) = (&self.w, &self.proj, &self.c);
         let u = |q: usize| c[q] + w[q * k..(q + 1) * k].iter().zip(proj.iter()).map(|(a, l)| a * l).sum::<f64>() - b[self.rows[q]];
         let mut m: f64 = 0.0;

@@ -105,3 +105,19 @@ pub(super) fn impulses(
 pub(super) fn idle(old: [f64; 3], new: [f64; 3], slack: f64, margin: f64) -> bool {
     old == [0.0; 3] && new == [0.0; 3] && slack > margin
 }
+
+/// Projects `values` (one per row of the set `rows`, a contact's normal then its friction rows
+/// together) onto each row's feasible set: friction inside the cone of its normal impulse.
+pub(super) fn project_set(rows: &[usize], kind: &[RowKind], values: &mut [f64]) {
+    let k = rows.len();
+    let mut p = 0;
+    while p < k {
+        let i = rows[p];
+        let n = match kind[i] {
+            RowKind::Normal { friction, .. } => 1 + friction,
+            _ => 1,
+        };
+        project(&kind[i..i + n], &mut values[p..p + n], 0, n);
+        p += n;
+    }
+}

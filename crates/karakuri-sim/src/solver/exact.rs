@@ -6,7 +6,7 @@
 
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
-use super::cone::project;
+use super::cone::project_set;
 use super::kernels::dot;
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
@@ -251,17 +251,7 @@ impl Dense {
     /// The friction of `lambda` back inside the cones of the new normal impulses.
     #[inline]
     pub(super) fn project(&mut self, kind: &[RowKind]) {
-        let k = self.rows.len();
-        let mut p = 0;
-        while p < k {
-            let i = self.rows[p];
-            let n = match kind[i] {
-                RowKind::Normal { friction, .. } => 1 + friction,
-                _ => 1,
-            };
-            project(&kind[i..i + n], &mut self.lambda[p..p + n], 0, n);
-            p += n;
-        }
+        project_set(&self.rows, kind, &mut self.lambda);
     }
 }
 
