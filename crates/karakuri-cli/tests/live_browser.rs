@@ -13,6 +13,8 @@
 //! `apt-get install chromium` (`.ci/run` installs it), or set `CHROMIUM` to the browser.
 //! A non-loopback address is refused without a browser.
 
+mod browser;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -21,17 +23,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tungstenite::{Message, WebSocket};
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -183,9 +174,7 @@ fn list(s: &Value, key: &str) -> Vec<f64> {
 
 #[test]
 fn the_live_page_shows_and_steers_the_running_simulation() {
-    let Some(exe) = chromium() else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI: chromium is needed for the live viewer's browser test");
-        eprintln!("note: no chromium (set CHROMIUM or install it): the live viewer's browser test is skipped");
+    let Some(exe) = browser::chromium("the live viewer's browser test") else {
         return;
     };
     let (mut sim, url) = start_sim();

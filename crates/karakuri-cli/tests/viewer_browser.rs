@@ -13,20 +13,11 @@
 //! Without Chromium the test prints a note and passes, unless `CI=true` (then it fails):
 //! `apt-get install chromium` (`.ci/run` installs it), or set `CHROMIUM` to the browser.
 
+mod browser;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -201,11 +192,7 @@ fn check_replay(browser: &Path, page: &Path, profile: &Path) {
 
 #[test]
 fn pages_load_draw_and_agree_in_chromium() {
-    let Some(browser) = chromium() else {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true and no Chromium: install the `chromium` package (.ci/run does) or set CHROMIUM");
-        }
-        eprintln!("note: viewer browser test skipped: no chromium on PATH (apt-get install chromium, or set CHROMIUM)");
+    let Some(browser) = browser::chromium("the viewer's browser test") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("karakuri-viewer-test-{}", std::process::id()));

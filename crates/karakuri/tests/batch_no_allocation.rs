@@ -1,32 +1,12 @@
 //! A batched call on one thread allocates nothing after the first (a counting global
 //! allocator): the workspace holds every buffer, whatever the number of states.
-#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
+#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition (counting/mod.rs)
+
+mod counting;
 
 use karakuri::algorithms::{random_configuration, SplitMix64};
 use karakuri::batch::{self, BatchWorkspace};
 use karakuri::io::urdf::{self, Root};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// The only test in this binary, so no other thread allocates while it counts.
 #[test]
@@ -61,10 +41,10 @@ fn batched_calls_allocate_nothing_after_the_first() {
         batch::aba_derivatives(&model, ws, q, v, a, d1, d2, m).unwrap();
     };
     run(&mut ws, n);
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = counting::allocations();
     for k in [n, 1, 4, 5] {
         run(&mut ws, k);
     }
-    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let after = counting::allocations();
     assert_eq!(after - before, 0, "batched calls allocated {} times", after - before);
 }

@@ -1,32 +1,12 @@
 //! The hot-path algorithms allocate nothing once `Data` exists (a counting global allocator).
-#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition
+#![allow(unsafe_code)] // implementing GlobalAlloc is unsafe by definition (counting/mod.rs)
+
+mod counting;
 
 use karakuri::algorithms::*;
 use karakuri::constraints::{constrained_dynamics_derivatives, ConstrainedDerivatives};
 use karakuri::io::urdf::{self, Root};
 use karakuri::{Data, JointId};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// The only test in this binary, so no other thread allocates while it counts.
 #[test]
@@ -79,8 +59,8 @@ fn hot_paths_allocate_nothing() {
         constrained_dynamics_derivatives(&model, data, &mut cs, &mut constrained, &q, &v, &a, method).unwrap();
     };
     run(&mut data);
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = counting::allocations();
     run(&mut data);
-    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let after = counting::allocations();
     assert_eq!(after - before, 0, "hot-path algorithms allocated {} times", after - before);
 }
