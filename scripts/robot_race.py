@@ -291,7 +291,11 @@ def mujoco_run(m, d, reset, n, dt, root, feet):
         mujoco.mj_step(m, d)
         ncon += d.ncon
         if k == min(settle, n):
+            # mj_step leaves xpos at the step's start state: the poses of qpos after step k
+            # (what karakuri's trajectory row k holds) need the kinematics of the new qpos
+            mujoco.mj_kinematics(m, d)
             at_settle = [d.xpos[f][:2].copy() for f in fids]
+    mujoco.mj_kinematics(m, d)
     slip = max((math.hypot(*(d.xpos[f][:2] - p)) * 1000 for f, p in zip(fids, at_settle)),
                default=None) if n > settle else None
     return ncon / n, float(d.xpos[rid][2]), slip

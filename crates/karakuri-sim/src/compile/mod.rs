@@ -39,6 +39,7 @@ mod dofs;
 mod initial;
 mod limits;
 mod loops;
+mod mjcf_actuators;
 mod mjcf_constraints;
 mod model;
 mod perturbations;
@@ -48,6 +49,7 @@ mod tracks;
 
 pub use actuators::check_command;
 pub use colliders::mean_material;
+pub use mjcf_actuators::{ActuatorForce, ActuatorForceSet};
 pub use perturbations::{push_on, window_steps};
 pub use model::{
     joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track, TrackOwner,
@@ -76,6 +78,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
     let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
     let spatial_tendons = mjcf_constraints::mjcf_spatial_tendons(&mut b, &model);
+    let actuator_forces = mjcf_actuators::actuator_forces(&mut b, &model);
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
@@ -109,6 +112,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         infos,
         dofs,
         springs,
+        actuator_forces,
         frictions,
         limits,
         loops,

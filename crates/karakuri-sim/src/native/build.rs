@@ -12,7 +12,7 @@ use super::joint_forces::{JointForceSet, JointFriction};
 use super::plan::StagePlan;
 use super::sleep::SleepModel;
 use crate::collision::Collider;
-use crate::compile::{compile, CompiledWorld, Springs};
+use crate::compile::{compile, ActuatorForceSet, CompiledWorld, Springs};
 use crate::engine::{BodyInfo, RobotInfo, SensorInfo};
 use crate::scene::{ContactParams, EngineParams, Integrator, Scene};
 use crate::SimError;
@@ -118,7 +118,7 @@ impl SimModel {
         let plan = StagePlan::of(&w);
         let track_names = w.tracks.iter().map(|t| t.name.clone()).collect();
         let mut sim = SimModel {
-            joint_forces: spring_set(w.springs),
+            joint_forces: spring_set(w.springs, w.actuator_forces),
             frictions: w.frictions.iter().map(|f| JointFriction { dof: f.dof, friction: f.friction }).collect(),
             model: w.model,
             dt: w.dt,
@@ -162,12 +162,17 @@ impl SimModel {
     }
 }
 
-/// The scene's springs and dampers as the world's first joint-force set (none without any).
-fn spring_set(springs: Springs) -> Arc<[JointForceSet]> {
-    if springs.dof.is_empty() {
-        return Arc::new([]);
+/// The scene's springs and dampers as the world's first joint-force set (none without any),
+/// then each MJCF actuator carried as a joint force.
+fn spring_set(springs: Springs, actuators: Vec<ActuatorForceSet>) -> Arc<[JointForceSet]> {
+    let mut sets = Vec::with_capacity(1 + actuators.len());
+    if !springs.dof.is_empty() {
+        let Springs { iq, dof, forces } = springs;
+        sets.push(JointForceSet { iq, dof, forces: Box::new(forces) });
     }
-    let Springs { iq, dof, forces } = springs;
-    Arc::new([JointForceSet { iq, dof, forces: Box::new(forces) }])
+    for a in actuators {
+        sets.push(JointForceSet { iq: a.iq, dof: a.dof, forces: Box::new(a.forces) });
+    }
+    sets.into()
 }
 
