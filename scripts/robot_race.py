@@ -37,7 +37,11 @@ karakuri's per-step `wall_ns` of a few µs seldom does; on a quiet machine the t
 agree), the ratio karakuri / MuJoCo, the mean
 number of contacts per step (MuJoCo: `d.ncon`), the share of karakuri's steps whose solve met
 `engine.tolerance` (`converged`), the root body's height at the end in both engines (the first
-body with a free joint; for fixed-base scenes the first free object), and for standing robots
+body with a free joint, else the first body: the origin of its frame in world z, MuJoCo's read
+after `mj_kinematics`, since `mj_step` leaves `xpos` at the step's start state; gymnasium's
+hopper and walker2d balance upright on a limp chain from qpos0, an unstable equilibrium that
+MuJoCo's soft foot contact tips over and karakuri's hard one does not: decision 0070), and for
+standing robots
 the foot slip: the largest horizontal travel of a foot body between 0.5 s (settled) and the
 end, in mm. A model karakuri refuses is reported as refused with its first error line.
 `--write-doc` replaces the table between the `robot-race` markers of docs/PERFORMANCE.md.

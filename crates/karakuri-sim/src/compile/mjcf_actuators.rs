@@ -8,7 +8,6 @@
 use karakuri::io::mjcf::{Actuator as MjcfActuator, ActuatorDynamics, MjcfWorld, Transmission};
 use karakuri::Model;
 
-use super::builder::Builder;
 use crate::joint_forces::{JointForce, JointForces};
 
 /// One MJCF actuator as a force on its joints: with `L = Σ cᵢ qᵢ` (`cᵢ = gear · coefᵢ`: the
@@ -143,8 +142,8 @@ pub(super) fn pending_force(
 }
 
 /// The pending actuator forces on the built world model's indices.
-pub(super) fn actuator_forces(b: &mut Builder, model: &Model) -> Vec<ActuatorForceSet> {
-    std::mem::take(&mut b.actuator_forces)
+pub(super) fn actuator_forces(pending: Vec<PendingForce>, model: &Model) -> Vec<ActuatorForceSet> {
+    pending
         .into_iter()
         .map(|p| ActuatorForceSet {
             name: p.name,

@@ -17,6 +17,7 @@
 //! limits         position ranges                                        (limits.rs)
 //! dofs           one-dof joints; armature, springs, friction            (dofs.rs)
 //! actuators      bodies' joint actuators, robots' by name               (actuators.rs)
+//!                an MJCF robot's other actuators as joint forces     (mjcf_actuators.rs)
 //! initial        q0, v0                                                 (initial.rs)
 //! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
 //!                each shape's track                                     (tracks.rs)
@@ -78,7 +79,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
     let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
     let spatial_tendons = mjcf_constraints::mjcf_spatial_tendons(&mut b, &model);
-    let actuator_forces = mjcf_actuators::actuator_forces(&mut b, &model);
+    let actuator_forces = mjcf_actuators::actuator_forces(std::mem::take(&mut b.actuator_forces), &model);
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
