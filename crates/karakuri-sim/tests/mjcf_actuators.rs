@@ -120,6 +120,9 @@ fn dm_control_quadruped_stands_at_mujocos_height() {
     let mut w = World::new(scene).unwrap();
     w.run(2.0).unwrap();
     let z = w.state("quadruped/torso").unwrap().pose.translation.z;
+    // its actuators drive the whole tree (as the world's actuators do, they keep it awake)
+    let robot = w.bodies().iter().filter(|b| b.name.starts_with("quadruped/") && b.name != "quadruped/ball").count();
+    assert!(w.sleeping_bodies().unwrap() <= w.bodies().len() - robot, "{}", w.sleeping_bodies().unwrap());
     // the feet on the floor within the tolerance; the ball that fell on the back rests at it
     // (1.005 mm of 1 mm: the depth the error correction settles at)
     for c in w.contacts() {

@@ -76,6 +76,8 @@ pub struct SimModel {
     pub joint_forces: Arc<[JointForceSet]>,
     /// Joints with Coulomb friction (a bounded row each).
     pub frictions: Vec<JointFriction>,
+    /// The dofs an MJCF actuator carried as a joint force drives (their trees never sleep).
+    pub forced_dofs: Vec<usize>,
     /// Track surfaces, in scene order.
     pub tracks: Vec<Track>,
     /// Each collision shape's track, if any `(collider shapes)`.
@@ -117,7 +119,9 @@ impl SimModel {
     pub fn from_compiled(w: CompiledWorld) -> SimModel {
         let plan = StagePlan::of(&w);
         let track_names = w.tracks.iter().map(|t| t.name.clone()).collect();
+        let forced_dofs = w.actuator_forces.iter().flat_map(|a| a.dof.iter().copied()).collect();
         let mut sim = SimModel {
+            forced_dofs,
             joint_forces: spring_set(w.springs, w.actuator_forces),
             frictions: w.frictions.iter().map(|f| JointFriction { dof: f.dof, friction: f.friction }).collect(),
             model: w.model,
