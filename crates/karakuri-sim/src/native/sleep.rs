@@ -18,8 +18,8 @@
 //! with an awake tree's shape wakes the sleeping island at once, before the solve, and the
 //! detection runs again with it awake; a push (perturbation or API wrench) on one of its
 //! bodies or a user joint torque on one of its dofs wakes it at the start of the step; a track
-//! speed command wakes every island. Trees with an actuator, a track, a force sensor or a
-//! user-registered joint force never sleep (something outside the state drives them).
+//! speed command wakes every island. Trees with an actuator (an MJCF one carried as a joint
+//! force too), a track, a force sensor or a user-registered joint force never sleep (something outside the state drives them).
 //!
 //! Determinism: every decision is a function of the state ([`SimState::sleep`] holds the
 //! counters and the islands, so a checkpoint carries them and a resumed run is bit-identical)
@@ -64,6 +64,9 @@ impl SleepModel {
         };
         for a in &m.actuators {
             forbid(model.dof_joint[a.dof]);
+        }
+        for &dof in &m.forced_dofs {
+            forbid(model.dof_joint[dof]);
         }
         for t in &m.tracks {
             forbid(t.joint);
