@@ -3,6 +3,7 @@
 //! applied. A world without actuators (`m.plan.actuators` off) skips them.
 
 use super::build::SimModel;
+use super::sleep;
 use super::output::StepOutput;
 use super::state::SimState;
 use super::work::StepData;
@@ -17,8 +18,9 @@ use crate::SimError;
 /// end state (`q⁺ = q + dt v⁺`), made implicit as the passive springs are: `dt (kd + dt kp)`
 /// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
 /// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
-/// the sign of the prediction) explicitly for this step. A velocity servo is a row of the
-/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`,
+/// the sign of the prediction) explicitly for this step. A command that differs from the last
+/// step's wakes its tree's island or restarts its still count ([`sleep::note_command`]). A velocity servo is a row of the
+/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`, `s.sleep`,
 /// `w.act_base`, `w.act_gain`. A world without actuators (`m.plan.actuators` off) skips it.
 #[inline]
 pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
@@ -29,6 +31,7 @@ pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out:
     w.servo_diag.fill(0.0);
     for (i, a) in m.actuators.iter().enumerate() {
         let (x, rate) = s.targets[i].at(t);
+        sleep::note_command(m, &mut s.sleep, i, a.dof, [x, rate]);
         let e = a.effort_limit;
         let (base, gain) = match a.mode {
             ActuatorMode::Torque => (x.clamp(-e, e), 0.0),
