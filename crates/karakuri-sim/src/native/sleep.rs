@@ -30,9 +30,10 @@
 //!
 //! Determinism: every decision is a function of the state ([`SimState::sleep`] holds the
 //! counters and the islands, so a checkpoint carries them and a resumed run is bit-identical)
-//! taken in a fixed order (trees in model order, contacts in detection order). Not covered:
-//! the kinematics and the iteration matrix of the whole world are still computed every step
-//! (one `compute_all_terms` call); for a sleeping tree they cannot change.
+//! taken in a fixed order (trees in model order, contacts in detection order). The kinematics
+//! of the whole world (one `compute_all_terms` call) are skipped in a step every tree slept
+//! through ([`kinematics_unchanged`]); with some tree awake they are computed for all, and
+//! the iteration matrix every step.
 
 use karakuri::model::JointType;
 use karakuri::spatial::Motion;
@@ -231,6 +232,17 @@ pub fn hold_state(m: &SimModel, s: &mut SimState, w: &StepData) {
         let (a, n) = m.sleep.q_range[t];
         s.q.as_mut_slice()[a..a + n].copy_from_slice(&w.q_start.as_slice()[a..a + n]);
     }
+}
+
+/// Whether the kinematics stage may keep `w.data` as it is: every tree slept through the whole
+/// step (none woke: a woken tree is awake now; none fell asleep: that happens after this
+/// check), so `s.q` and `s.v = 0` are bit for bit the previous step's end state, at which
+/// `w.data` was computed (by the last kinematics stage or by [`update`]); nothing stepped it
+/// in between (not an RK4 step, whose evaluations overwrite `w.data`, nor a world with loops,
+/// whose projection runs the kinematics at trial configurations). A world of sleeping robots
+/// then skips its largest remaining cost. Reads `s.sleep`, `w.rk4`.
+pub fn kinematics_unchanged(m: &SimModel, s: &SimState, w: &StepData) -> bool {
+    m.sleep.enabled && !w.rk4.taken && m.loops.is_empty() && s.sleep.all_asleep()
 }
 
 /// The union–find root of tree `t`.

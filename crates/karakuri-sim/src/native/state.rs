@@ -157,6 +157,11 @@ impl SleepState {
         self.island.iter().any(|&i| i != NONE)
     }
 
+    /// Whether every tree sleeps (false in a world of none).
+    pub fn all_asleep(&self) -> bool {
+        !self.island.is_empty() && self.island.iter().all(|&i| i != NONE)
+    }
+
     /// Sleeping trees.
     pub fn sleeping_trees(&self) -> usize {
         self.island.iter().filter(|&&i| i != NONE).count()
