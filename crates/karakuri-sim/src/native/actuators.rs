@@ -3,8 +3,8 @@
 //! applied. A world without actuators (`m.plan.actuators` off) skips them.
 
 use super::build::SimModel;
-use super::sleep;
 use super::output::StepOutput;
+use super::sleep;
 use super::state::SimState;
 use super::work::StepData;
 use crate::scene::ActuatorMode;
@@ -19,9 +19,10 @@ use crate::SimError;
 /// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
 /// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
 /// the sign of the prediction) explicitly for this step. A command that differs from the last
-/// step's wakes its tree's island or restarts its still count ([`sleep::note_command`]). A velocity servo is a row of the
-/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`, `s.sleep`,
-/// `w.act_base`, `w.act_gain`. A world without actuators (`m.plan.actuators` off) skips it.
+/// step's wakes its tree's island or restarts its still count ([`sleep::note_command`]). A
+/// velocity servo is a row of the constraint stage. Reads `s.q`, `s.v`, `s.targets`,
+/// `m.actuators`; writes `w.servo_diag`, `w.act_base`, `w.act_gain`, `s.sleep`. A world
+/// without actuators (`m.plan.actuators` off) skips it.
 #[inline]
 pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.actuators {

@@ -19,10 +19,11 @@
 //! detection runs again with it awake; a push (perturbation or API wrench) on one of its
 //! bodies or a user joint torque on one of its dofs wakes it at the start of the step; a track
 //! speed command wakes every island. With `engine.sleep.actuated`, a robot held by position
-//! servos (or constant torque commands) sleeps as a passive tree does once its commands have not changed for
-//! `engine.sleep.time`; a changed command (a new target, a moving signal, another torque)
-//! wakes it in the step it applies ([`note_command`]), and while it sleeps each servo reports
-//! its torque at the held configuration, the one that holds the robot against gravity. Trees
+//! servos (or constant torque commands) sleeps as a passive tree does once its commands have
+//! not changed for `engine.sleep.time`; a changed command (a new target, a moving signal,
+//! another torque) wakes it in the step it applies ([`note_command`]), and while it sleeps
+//! each servo reports its torque at the held configuration, the one that holds the robot
+//! against gravity. Trees
 //! with a velocity servo, a prescribed joint, a track, a force sensor or a user-registered
 //! joint force never sleep (something outside the state drives them), nor, without
 //! `actuated` (the default), trees with any actuator: a servo-held tree slower than the
@@ -74,7 +75,8 @@ impl SleepModel {
         // with `actuated`, a position servo or a torque command holds its tree while the
         // command stays the same (`note_command` wakes it on a change); a velocity servo's or
         // a prescribed joint's torque is a row's impulse, which a sleeping tree has none of
-        let may_sleep = |mode: ActuatorMode| p.actuated && matches!(mode, ActuatorMode::Position | ActuatorMode::Torque);
+        let may_sleep =
+            |mode: ActuatorMode| p.actuated && matches!(mode, ActuatorMode::Position | ActuatorMode::Torque);
         for a in m.actuators.iter().filter(|a| !may_sleep(a.mode)) {
             forbid(model.dof_joint[a.dof]);
         }
