@@ -6,7 +6,7 @@
 //! into the normal's: the matrix is not symmetric, so an LU with row pivoting), and the next
 //! set follows from the solution (a normal pulling lets go, a violated row joins, friction
 //! outside its cone slides, a slide that turned sticks, a slide's `d` turns against its slip
-//! velocity). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
+//! velocity, or to its friction when it no longer slips). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
 //! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
 
 use super::cone::project_set;
@@ -39,8 +39,9 @@ const REGULARIZATION: f64 = 1e-7;
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
     /// current impulses, at velocity tolerance `tol` (`formed`: the island's `W` and `c` are
-    /// in `dense` already): the number of sets solved when one set is its own successor (its
-    /// impulses, refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
+    /// in `dense` already): the number of sets solved when one set is its own successor or
+    /// its impulses meet the tolerance (the natural residual below `0.1 tol`: its impulses,
+    /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
     /// written).
     pub(super) fn contact_set(&mut self, s: usize, e: usize, v_free: &[f64], tol: f64, formed: bool) -> Option<usize> {
