@@ -6,7 +6,7 @@
 //! into the normal's: the matrix is not symmetric, so an LU with row pivoting), and the next
 //! set follows from the solution (a normal pulling lets go, a violated row joins, friction
 //! outside its cone slides, a slide that turned sticks, a slide's `d` turns against its slip
-//! velocity). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
+//! velocity, or to its friction when it no longer slips). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
 //! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
 
 use super::cone::project_set;
@@ -39,8 +39,9 @@ const REGULARIZATION: f64 = 1e-7;
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
     /// current impulses, at velocity tolerance `tol` (`formed`: the island's `W` and `c` are
-    /// in `dense` already): the number of sets solved when one set is its own successor (its
-    /// impulses, refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
+    /// in `dense` already): the number of sets solved when one set is its own successor or
+    /// its impulses meet the tolerance (the natural residual below `0.1 tol`: its impulses,
+    /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
     /// written).
     pub(super) fn contact_set(&mut self, s: usize, e: usize, v_free: &[f64], tol: f64, formed: bool) -> Option<usize> {
@@ -49,7 +50,9 @@ impl Solve<'_> {
         if !formed {
             d.form(p, &self.work.islands.order[s..e], v_free);
         }
-        d.set_start(&p.kind, &self.sol.lambda, b);
+        d.lambda.clear();
+        d.lambda.extend(d.rows.iter().map(|&i| self.sol.lambda[i]));
+        d.set_start(&p.kind, b);
         let eps = REGULARIZATION * self.scale.max(1e-300);
         // a row velocity and an impulse that count as zero
         let (vt, lt) = (0.1 * tol, 0.1 * tol / self.scale.max(1e-300));
@@ -70,7 +73,9 @@ impl Solve<'_> {
                     break;
                 }
             }
-            if !d.next_set(&p.kind, vt, lt) {
+            // the impulses solve the problem to the tolerance (a slide whose direction still
+            // turns by less than that), or the set is its own successor
+            if m <= vt || !d.next_set(&p.kind, vt, lt) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
@@ -96,11 +101,11 @@ impl Solve<'_> {
 }
 
 impl Dense {
-    /// The first set, from the impulses `lambda`: a contact with a positive normal impulse is
-    /// active (sliding along its impulse when its friction is on the cone), as is one
-    /// violated at `v_free` (`c < b`), a one-sided row likewise, a bounded row at the bound it is at. Reads `rows`, `c`;
-    /// writes `state`, `dir` and `lambda` (the impulses the first set starts from).
-    fn set_start(&mut self, kind: &[RowKind], lambda: &[f64], b: &[f64]) {
+    /// The first set, from the impulses in `lambda` (island order): a contact with a positive
+    /// normal impulse is active (sliding along its impulse when its friction is on the cone),
+    /// as is one violated at `v_free` (`c < b`), a one-sided row likewise, a bounded row at the
+    /// bound it is at. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
+    fn set_start(&mut self, kind: &[RowKind], b: &[f64]) {
         let k = self.rows.len();
         self.state.clear();
         self.state.resize(k, State::Zero);
@@ -108,21 +113,20 @@ impl Dense {
         self.dir.resize(k, 0.0);
         self.slip.clear();
         self.slip.resize(k, 0.0);
-        self.lambda.clear();
+        let lambda = &self.lambda;
         for p in 0..k {
             let i = self.rows[p];
-            self.lambda.push(lambda[i]);
             self.state[p] = match kind[i] {
                 RowKind::Bilateral => State::Free,
-                RowKind::Unilateral | RowKind::Normal { .. } if lambda[i] > 0.0 || self.c[p] < b[i] => State::Free,
+                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || self.c[p] < b[i] => State::Free,
                 RowKind::Unilateral | RowKind::Normal { .. } => State::Zero,
-                RowKind::Bounded { hi, .. } if lambda[i] >= hi => State::Hi,
-                RowKind::Bounded { lo, .. } if lambda[i] <= lo => State::Lo,
+                RowKind::Bounded { hi, .. } if lambda[p] >= hi => State::Hi,
+                RowKind::Bounded { lo, .. } if lambda[p] <= lo => State::Lo,
                 RowKind::Bounded { .. } => State::Free,
                 RowKind::Tangent => self.state[p],
             };
             if let RowKind::Normal { friction: 2, mu } = kind[i] {
-                let (ln, t1, t2) = (lambda[i], lambda[i + 1], lambda[i + 2]);
+                let (ln, t1, t2) = (lambda[p], lambda[p + 1], lambda[p + 2]);
                 let nt = (t1 * t1 + t2 * t2).sqrt();
                 let slide = ln > 0.0 && nt > 0.0 && nt >= mu * ln * (1.0 - 1e-9);
                 let st = match self.state[p] {
@@ -156,6 +160,25 @@ impl Dense {
             }
         }
         let n = self.idx.len();
+        // each row's target less the held rows' velocity
+        self.g.clear();
+        for p in 0..k {
+            self.g.push(b[self.rows[p]] - self.c[p]);
+        }
+        for q in 0..k {
+            let h = held(self.state[q], kind[self.rows[q]]);
+            if h != 0.0 {
+                for (g, w) in self.g.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
+                    *g -= w * h;
+                }
+            }
+        }
+        // row i of W times each unknown's column (W is symmetric: a column is a row)
+        self.cols.clear();
+        self.cols.resize(k * n, 0.0);
+        for y in 0..n {
+            self.column(kind, y, n);
+        }
         self.a.clear();
         self.a.resize(n * n, 0.0);
         self.r.clear();
@@ -165,30 +188,19 @@ impl Dense {
             // the equation: row p, or for a slide's `e` unknown the rows t1, t2 along e
             let (eq, we) = self.combination(p);
             let mut rhs = 0.0;
+            let row = &mut self.a[x * n..(x + 1) * n];
             for (&i, &wi) in eq.iter().zip(&we) {
                 if wi == 0.0 {
                     continue;
                 }
-                let wp = &self.w[i * k..(i + 1) * k];
-                let mut ri = b[self.rows[i]] - self.c[i];
-                for q in 0..k {
-                    ri -= wp[q] * held(self.state[q], kind[self.rows[q]]);
+                rhs += wi * self.g[i];
+                for (a, c) in row.iter_mut().zip(&self.cols[i * n..(i + 1) * n]) {
+                    *a += wi * c;
                 }
-                rhs += wi * ri;
             }
             self.rhs.push(rhs);
             // proximal: of equal solutions, the one nearest the last impulses
             self.r.push(rhs + eps * self.prox(kind, p));
-            for y in 0..n {
-                let q = self.idx[y];
-                let mut a = 0.0;
-                for (&i, &wi) in eq.iter().zip(&we) {
-                    if wi != 0.0 {
-                        a += wi * self.column(kind, i, q);
-                    }
-                }
-                self.a[x * n + y] = a;
-            }
             self.a[x * n + x] += eps + if self.across(kind, p) { self.slip[p] } else { 0.0 };
         }
         for p in 0..k {
@@ -293,21 +305,35 @@ impl Dense {
         }
     }
 
-    /// Entry of the set's matrix: row `i` of `W` times the column of unknown `q` (a sliding
-    /// normal carries its friction `μ d`, a slide's `e` unknown is its tangents along `e`).
+    /// Fills entry `y` of every row of `cols` (`n` unknowns): row `i` of `W` times the column
+    /// of unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
+    /// unknown is its tangents along `e`).
     #[inline]
-    fn column(&self, kind: &[RowKind], i: usize, q: usize) -> f64 {
+    fn column(&mut self, kind: &[RowKind], y: usize, n: usize) {
         let k = self.rows.len();
-        let wi = &self.w[i * k..(i + 1) * k];
+        let q = self.idx[y];
+        let (w, cols) = (&self.w, &mut self.cols);
+        let wq = |r: usize| &w[r * k..(r + 1) * k];
+        let out = cols.iter_mut().skip(y).step_by(n);
         if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
             if self.state[q + 1] == State::Slide {
-                return wi[q] + mu * (self.dir[q + 1] * wi[q + 1] + self.dir[q + 2] * wi[q + 2]);
+                let (d1, d2) = (self.dir[q + 1], self.dir[q + 2]);
+                for (((o, a), b), c) in out.zip(wq(q)).zip(wq(q + 1)).zip(wq(q + 2)) {
+                    *o = a + mu * (d1 * b + d2 * c);
+                }
+                return;
             }
         }
         if self.state[q] == State::Slide {
-            return -self.dir[q + 1] * wi[q] + self.dir[q] * wi[q + 1];
+            let (d1, d2) = (self.dir[q], self.dir[q + 1]);
+            for ((o, a), b) in out.zip(wq(q)).zip(wq(q + 1)) {
+                *o = -d2 * a + d1 * b;
+            }
+            return;
         }
-        wi[q]
+        for (o, a) in out.zip(wq(q)) {
+            *o = *a;
+        }
     }
 
     /// Solves the set solved last again (its factors kept) with `eps λ` of its solution
@@ -425,8 +451,13 @@ impl Dense {
                 }
                 State::Slide
             } else if le.abs() * w > 100.0 * vt {
-                // not slipping, its friction off the cone: it sticks
-                State::Free
+                // not slipping, its friction off the cone: `d` turns to the friction's
+                // direction (sticking there would put it outside the cone again: the sets
+                // would cycle between the two)
+                let nt = (l1 * l1 + l2 * l2).sqrt();
+                self.dir[t1] = l1 / nt;
+                self.dir[t2] = l2 / nt;
+                return true;
             } else {
                 State::Slide
             }
@@ -470,13 +501,15 @@ fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool 
                 a.swap(c * n + j, best * n + j);
             }
         }
-        let d = a[c * n + c];
-        for i in c + 1..n {
-            let f = a[i * n + c] / d;
-            a[i * n + c] = f;
+        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+        let pivot_row = &top[c * n + c..(c + 1) * n];
+        let d = pivot_row[0];
+        for row in below.chunks_exact_mut(n) {
+            let f = row[c] / d;
+            row[c] = f;
             if f != 0.0 {
-                for j in c + 1..n {
-                    a[i * n + j] -= f * a[c * n + j];
+                for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
+                    *x -= f * u;
                 }
             }
         }

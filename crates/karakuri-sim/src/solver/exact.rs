@@ -7,7 +7,6 @@
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project_set;
-use super::kernels::dot;
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve};
@@ -100,13 +99,23 @@ impl Solve<'_> {
 
 impl Dense {
     /// Forms the island's dense `W` and `c = J v_free` over its rows (`rows`), the island
-    /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read).
+    /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read). Each entry runs over the nonzero
+    /// entries of one row's `J` only (a servo's row has one, a foot's contact its leg's and
+    /// the base's), in `dot`'s order: a skipped term adds a zero.
     #[inline]
     pub(super) fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
         self.rows.clear();
+        self.nz.clear();
+        self.nz_start.clear();
+        self.nz_start.push(0);
         for &b in island {
             let bl = p.blocks[b as usize];
             self.rows.extend(bl.row..bl.row + bl.n);
+            for ra in 0..bl.n {
+                let row = &p.j[bl.off + ra * bl.width..bl.off + (ra + 1) * bl.width];
+                self.nz.extend((0..bl.width).filter(|&j| row[j] != 0.0).map(|j| j as u32));
+                self.nz_start.push(self.nz.len());
+            }
         }
         let k = self.rows.len();
         self.w.clear();
@@ -119,12 +128,13 @@ impl Dense {
             for ra in 0..bla.n {
                 let row = &p.j[bla.off + ra * bla.width..bla.off + (ra + 1) * bla.width];
                 self.c.push(piece_dot(&p.trees, &bla, row, v_free));
+                let nz = &self.nz[self.nz_start[pa]..self.nz_start[pa + 1]];
                 let mut pb = 0;
                 for &bb in island {
                     let blb = p.blocks[bb as usize];
                     for rb in 0..blb.n {
                         if pb <= pa {
-                            let x = cross_dot(&p.trees, &p.j, &p.mj, (&bla, ra), (&blb, rb));
+                            let x = cross_dot(&p.trees, (&p.j, &p.mj, nz), (&bla, ra), (&blb, rb));
                             self.w[pa * k + pb] = x;
                             self.w[pb * k + pa] = x;
                         }
@@ -256,8 +266,9 @@ impl Dense {
 }
 
 /// `W` entry `J_a · (qH⁻¹ Jᵀ)_b` of row `ra` of block `a` and row `rb` of block `b`: the sum
-/// over the trees they share.
-fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b, rb): (&Block, usize)) -> f64 {
+/// over the trees they share, each tree's in `dot`'s order over `nz`, the nonzero entries of
+/// `J_a`'s row (ascending).
+fn cross_dot(trees: &Trees, (j, mj, nz): (&[f64], &[f64], &[u32]), (a, ra): (&Block, usize), (b, rb): (&Block, usize)) -> f64 {
     let ja = &j[a.off + ra * a.width..a.off + (ra + 1) * a.width];
     let mb = &mj[b.off + rb * b.width..b.off + (rb + 1) * b.width];
     let mut x = 0.0;
@@ -269,7 +280,16 @@ fn cross_dot(trees: &Trees, j: &[f64], mj: &[f64], (a, ra): (&Block, usize), (b,
         let l = trees.len[t as usize];
         let ca = if sa == 0 { 0 } else { a.n0 };
         let cb = if sb == 0 { 0 } else { b.n0 };
-        x += dot(&ja[ca..ca + l], &mb[cb..cb + l]);
+        // the first tree's columns come first in `nz`
+        let split = nz.partition_point(|&c| (c as usize) < a.n0);
+        let cols = if sa == 0 { &nz[..split] } else { &nz[split..] };
+        let (ja, mb) = (&ja[ca..ca + l], &mb[cb..cb + l]);
+        let mut y = -0.0;
+        for &c in cols {
+            let c = c as usize - ca;
+            y += ja[c] * mb[c];
+        }
+        x += y;
     }
     x
 }

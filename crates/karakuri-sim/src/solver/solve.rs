@@ -174,17 +174,11 @@ impl Solve<'_> {
                 tries += 1;
                 self.save_island(s, e);
                 let cs = self.contact_set(s, e, v_free, settings.tolerance, tries > 1);
-                if cs.is_some() {
-                    let after = self.sweep(s, e, it % 2 == 1);
-                    it += 1;
-                    if after < residual {
-                        residual = after;
-                        if residual <= settings.tolerance {
-                            break;
-                        }
-                        continue;
+                if cs.is_some() && self.keep_if_better(s, e, &mut it, &mut residual) {
+                    if residual <= settings.tolerance {
+                        break;
                     }
-                    self.restore_island(s, e);
+                    continue;
                 }
                 // refused or not settled: the sweeps go on, and the next try starts from
                 // where they got to (a set that did not settle from the first sweep's impulses
@@ -202,20 +196,29 @@ impl Solve<'_> {
                 // kept only when the sweep after it moves less than the one before
                 self.save_island(s, e);
                 self.subspace_step(s, e, v_free);
-                let after = self.sweep(s, e, it % 2 == 1);
-                it += 1;
-                if after < residual {
-                    residual = after;
-                    if residual <= settings.tolerance {
-                        break;
-                    }
-                } else {
-                    self.restore_island(s, e);
+                if !self.keep_if_better(s, e, &mut it, &mut residual) {
                     // it did not help this island: no second try in this step
                     checked = f64::INFINITY;
+                } else if residual <= settings.tolerance {
+                    break;
                 }
             }
         }
         (it, residual)
+    }
+
+    /// The sweep after a try (an active set, a subspace step; the impulses before it kept by
+    /// [`Solve::save_island`]), sweep `it` of the island: the try is kept when that sweep
+    /// moves less than `residual`, the last one before it (then `residual` is the new one),
+    /// else the impulses before it are put back. Counts the sweep in `it`; whether it kept.
+    fn keep_if_better(&mut self, s: usize, e: usize, it: &mut usize, residual: &mut f64) -> bool {
+        let after = self.sweep(s, e, *it % 2 == 1);
+        *it += 1;
+        if after < *residual {
+            *residual = after;
+            return true;
+        }
+        self.restore_island(s, e);
+        false
     }
 }

@@ -63,11 +63,13 @@ impl Workspace {
         for v in [&mut d.rows, &mut d.idx, &mut d.perm] {
             ensure(v, k);
         }
-        for v in [&mut d.w, &mut d.a] {
+        for v in [&mut d.w, &mut d.a, &mut d.cols] {
             ensure(v, k * k);
         }
         ensure(&mut d.state, k);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs] {
+        ensure(&mut d.nz, k * model.nv);
+        ensure(&mut d.nz_start, k + 1);
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free] {
@@ -285,6 +287,15 @@ pub(super) struct Dense {
     pub rhs: Vec<f64>,
     /// The LU factorisation's row swaps (`active.rs`) `(≤ k)`.
     pub perm: Vec<usize>,
+    /// The set's matrix by rows of `W`: row `i`'s entry for each unknown, before the slides'
+    /// rows are combined (`active.rs`) `(k x ≤ k)`.
+    pub cols: Vec<f64>,
+    /// Each row's target less `c` and the held rows' velocity (`active.rs`) `(k)`.
+    pub g: Vec<f64>,
+    /// The nonzero columns of each row's `J`, row after row (`exact.rs`) `(≤ k x nv)`.
+    pub nz: Vec<u32>,
+    /// Where each row's nonzero columns start in `nz`, then the end `(k + 1)`.
+    pub nz_start: Vec<usize>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
