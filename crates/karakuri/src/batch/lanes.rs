@@ -73,6 +73,38 @@ pub(crate) type M3 = [[L; 3]; 3];
 pub(crate) type V6 = [L; 6];
 /// A 6x6 matrix of lanes, `m[row][col]`.
 pub(crate) type M6 = [[L; 6]; 6];
+/// A symmetric 6x6 matrix of lanes: the upper triangle, row by row (entry `(r, c)`, `r ≤ c`, at
+/// `IX[r][c]`).
+pub(crate) type S6 = [L; 21];
+
+/// Where entry `(r, c)` of a symmetric 6x6 matrix is in an [`S6`].
+pub(crate) const IX: [[usize; 6]; 6] = {
+    let mut t = [[0; 6]; 6];
+    let (mut r, mut k) = (0, 0);
+    while r < 6 {
+        let mut c = r;
+        while c < 6 {
+            t[r][c] = k;
+            t[c][r] = k;
+            k += 1;
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// An [`S6`] from a scalar symmetric 6x6 matrix (its upper triangle).
+pub(crate) fn pack(m: &Mat6) -> [f64; 21] {
+    let mut out = [0.0; 21];
+    for r in 0..6 {
+        for c in r..6 {
+            out[IX[r][c]] = m[(r, c)];
+        }
+    }
+    out
+}
+
 
 #[inline(always)]
 pub(crate) fn splat3(x: &crate::spatial::Vec3) -> V3 {
@@ -276,6 +308,33 @@ fn sin_cos(x: L) -> (L, L) {
     (sn, cs)
 }
 
+/// `λX_i`'s rotation as `P R_a(θ)` for a revolute joint about ±x, ±y, ±z (`a`) behind a placement
+/// whose rotation `P` is a quarter turn: row `i` of `P` is `sign[i]` at column `perm[i]`, and
+/// `inv` is `perm`'s inverse. ABA in lanes turns vectors and inertias with it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AxisRot {
+    pub(crate) a: usize,
+    pub(crate) perm: [usize; 3],
+    pub(crate) inv: [usize; 3],
+    pub(crate) sign: [f64; 3],
+}
+
+impl AxisRot {
+    fn of(model: &Model, i: usize) -> Option<AxisRot> {
+        let a = model.elementary_rotation_axis[i]?;
+        let r = &model.joint_placements[i].rotation;
+        let mut out = AxisRot { a, perm: [0; 3], inv: [0; 3], sign: [0.0; 3] };
+        for row in 0..3 {
+            let col = (0..3).find(|&c| r[(row, c)].abs() == 1.0)?;
+            if (0..3).any(|c| c != col && r[(row, c)] != 0.0) {
+                return None;
+            }
+            (out.perm[row], out.inv[col], out.sign[row]) = (col, row, r[(row, col)]);
+        }
+        Some(out)
+    }
+}
+
 /// The lane buffers of one thread, sized for the model once.
 pub(crate) struct LaneWorkspace {
     /// `λX_i` per joint.
@@ -290,14 +349,16 @@ pub(crate) struct LaneWorkspace {
     pub(crate) x1: Vec<L>,
     pub(crate) x2: Vec<L>,
     pub(crate) out: Vec<L>,
-    /// ABA: `c = v × v_J`, `IA`, `D⁻¹` per joint; `U` columns and `u` per dof; each body's
-    /// 6x6 inertia (constant, scalar).
+    /// ABA: `c = v × v_J`, `IA` (upper triangle), `D⁻¹` per joint; `U` columns and `u` per
+    /// dof; each body's 6x6 inertia (constant, scalar, upper triangle).
     pub(crate) c: Vec<LMotion>,
-    pub(crate) ia: Vec<M6>,
+    pub(crate) ia: Vec<S6>,
     pub(crate) d_inv: Vec<M6>,
     pub(crate) u_cols: Vec<V6>,
     pub(crate) u: Vec<L>,
-    pub(crate) inertia6: Vec<Mat6>,
+    pub(crate) inertia21: Vec<[f64; 21]>,
+    /// Each joint's [`AxisRot`], if it has one.
+    pub(crate) axis_rot: Vec<Option<AxisRot>>,
 }
 
 impl LaneWorkspace {
@@ -312,11 +373,12 @@ impl LaneWorkspace {
             x2: vec![L::default(); nv],
             out: vec![L::default(); nv],
             c: vec![LMotion::default(); nj],
-            ia: vec![[[L::default(); 6]; 6]; nj],
+            ia: vec![[L::default(); 21]; nj],
             d_inv: vec![[[L::default(); 6]; 6]; nj],
             u_cols: vec![[L::default(); 6]; nv],
             u: vec![L::default(); nv],
-            inertia6: model.inertias.iter().map(|y| y.to_matrix()).collect(),
+            inertia21: model.inertias.iter().map(|y| pack(&y.to_matrix())).collect(),
+            axis_rot: (0..nj).map(|i| AxisRot::of(model, i)).collect(),
         }
     }
 
