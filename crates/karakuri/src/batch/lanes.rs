@@ -11,7 +11,7 @@
 //! (the CPU must have the feature): the crate's only `unsafe` blocks, each right after the
 //! check (0064).
 //!
-//! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, unrotated
+//! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, any
 //! placement) are computed in lanes, sines and cosines included; the other joints' per lane by
 //! the scalar code; then the rest of the recursion runs in lanes.
 
@@ -136,12 +136,12 @@ pub(crate) fn dot3(a: V3, b: V3) -> L {
 /// `m x`: row i is `(m_i0 x0 + m_i1 x1) + m_i2 x2` (nalgebra's gemv, a column at a time).
 #[inline(always)]
 pub(crate) fn mul_mv(m: &M3, x: V3) -> V3 {
-    std::array::from_fn(|i| m[i][0] * x[0] + m[i][1] * x[1] + m[i][2] * x[2])
+    [m[0][0] * x[0] + m[0][1] * x[1] + m[0][2] * x[2], m[1][0] * x[0] + m[1][1] * x[1] + m[1][2] * x[2], m[2][0] * x[0] + m[2][1] * x[1] + m[2][2] * x[2]]
 }
 /// `mᵀ x`, as nalgebra's product by the transposed matrix.
 #[inline(always)]
 pub(crate) fn tr_mul_mv(m: &M3, x: V3) -> V3 {
-    std::array::from_fn(|i| m[0][i] * x[0] + m[1][i] * x[1] + m[2][i] * x[2])
+    [m[0][0] * x[0] + m[1][0] * x[1] + m[2][0] * x[2], m[0][1] * x[0] + m[1][1] * x[1] + m[2][1] * x[2], m[0][2] * x[0] + m[1][2] * x[1] + m[2][2] * x[2]]
 }
 
 /// `I v` of a body inertia `(m, c, I_c)` (`Inertia::mul_motion`).
@@ -150,7 +150,12 @@ pub(crate) fn inertia_mul(m: &Model, i: usize, v: LMotion) -> LMotion {
     let y = &m.inertias[i];
     let c = splat3(&y.com);
     let lin = scale3(L::splat(y.mass), sub3(v.lin, cross(c, v.ang)));
-    let ic: M3 = std::array::from_fn(|r| std::array::from_fn(|k| L::splat(y.inertia_com[(r, k)])));
+    let mut ic: M3 = [[L::splat(0.0); 3]; 3];
+    for (r, row) in ic.iter_mut().enumerate() {
+        for (k, e) in row.iter_mut().enumerate() {
+            *e = L::splat(y.inertia_com[(r, k)]);
+        }
+    }
     LMotion { lin, ang: add3(mul_mv(&ic, v.ang), cross(c, lin)) }
 }
 
@@ -250,20 +255,28 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
     }
 }
 
-/// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z behind an unrotated placement (the
-/// usual URDF joint, `jcalc::update_joint_placement`'s fast path): the angles' sines and
-/// cosines in lanes ([`sin_cos`]), the rotation as `mul_axis_rotation(1, ...)` computes it.
-/// `None` for every other joint (placed lane by lane by the scalar code).
+/// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z (the usual URDF joint,
+/// `jcalc::update_joint_placement`'s fast path): the angles' sines and cosines in lanes
+/// ([`sin_cos`]), the rotation as `mul_axis_rotation(P, ...)` computes it (`P` the placement
+/// rotation, the identity if unrotated). `None` for every other joint (placed lane by lane by
+/// the scalar code).
 #[inline(always)]
 fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
     let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
         return None;
     };
-    let (c, sign) = axis.signed_basis().filter(|_| model.placement_quarter_turn[i] == Some(0))?;
+    let (c, sign) = axis.signed_basis()?;
     let (s, cos) = sin_cos(L(std::array::from_fn(angle)));
     let s = L::splat(sign) * s;
     let (o, z) = (L::splat(1.0), L::splat(0.0));
-    let e = [[o, z, z], [z, o, z], [z, z, o]]; // the identity's columns
+    // the placement rotation's columns (the identity's for an unrotated placement, as the
+    // scalar code takes it then)
+    let pr = &model.joint_placements[i].rotation;
+    let e: [V3; 3] = if model.placement_quarter_turn[i] == Some(0) {
+        [[o, z, z], [z, o, z], [z, z, o]]
+    } else {
+        [0, 1, 2].map(|k| [L::splat(pr[(0, k)]), L::splat(pr[(1, k)]), L::splat(pr[(2, k)])])
+    };
     let comb = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] + b * w[0], a * u[1] + b * w[1], a * u[2] + b * w[2]] };
     let diff = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] - b * w[0], a * u[1] - b * w[1], a * u[2] - b * w[2]] };
     let cols: [V3; 3] = match c {
