@@ -209,9 +209,10 @@ fn transform_add(x: &LSe3, rot: Option<&AxisRot>, ia: &S6, acc: &mut S6) {
     match rot {
         Some(r) => {
             let (cs, sn) = cos_sin(x, r);
-            a = perm_conj(r, &rotate_plane(&a, r.a, cs, sn));
-            b = perm_conj(r, &rotate_plane(&b, r.a, cs, sn));
-            c = perm_conj(r, &rotate_plane(&c, r.a, cs, sn));
+            (a, b, c) = (rotate_plane(&a, r.a, cs, sn), rotate_plane(&b, r.a, cs, sn), rotate_plane(&c, r.a, cs, sn));
+            if !r.identity {
+                (a, b, c) = (perm_conj(r, &a), perm_conj(r, &b), perm_conj(r, &c));
+            }
         }
         None => {
             a = mul33_t(&mul33(&x.r, &a), &x.r);
@@ -316,8 +317,8 @@ fn first_pass(m: &Model, w: &mut LaneWorkspace) {
         let p = m.parents[i];
         let v_j = joint_motion(m, i, &w.x1);
         let v = inv_act(&w.li[i], w.axis_rot[i].as_ref(), w.v[p]).add(v_j);
-        w.v[i] = v;
         w.c[i] = v.cross(v_j);
+        w.v[i] = v;
         for e in 0..21 {
             w.ia[i][e] = L::splat(w.inertia21[i][e]);
         }

@@ -330,13 +330,15 @@ pub(crate) struct AxisRot {
     pub(crate) perm: [usize; 3],
     pub(crate) inv: [usize; 3],
     pub(crate) sign: [f64; 3],
+    /// `P` is the identity.
+    pub(crate) identity: bool,
 }
 
 impl AxisRot {
     fn of(model: &Model, i: usize) -> Option<AxisRot> {
         let a = model.elementary_rotation_axis[i]?;
         let r = &model.joint_placements[i].rotation;
-        let mut out = AxisRot { a, perm: [0; 3], inv: [0; 3], sign: [0.0; 3] };
+        let mut out = AxisRot { a, perm: [0; 3], inv: [0; 3], sign: [0.0; 3], identity: false };
         for row in 0..3 {
             let col = (0..3).find(|&c| r[(row, c)].abs() == 1.0)?;
             if (0..3).any(|c| c != col && r[(row, c)] != 0.0) {
@@ -344,6 +346,7 @@ impl AxisRot {
             }
             (out.perm[row], out.inv[col], out.sign[row]) = (col, row, r[(row, col)]);
         }
+        out.identity = out.perm == [0, 1, 2] && out.sign == [1.0; 3];
         Some(out)
     }
 }
