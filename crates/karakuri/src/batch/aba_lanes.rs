@@ -240,11 +240,15 @@ fn transform_add(x: &LSe3, rot: Option<&AxisRot>, ia: &S6, acc: &mut S6) {
     }
 }
 
-/// `D⁻¹` of joint `i` (`D = Sᵀ U` plus armature) by Cholesky, lane by lane where it branches (a
-/// non-positive pivot gives NaN).
+/// `D⁻¹` of joint `i` (`D = Sᵀ U` plus armature) by Cholesky into the top-left `nv x nv` of
+/// `out`, lane by lane where it branches (a non-positive pivot gives NaN).
 #[inline(always)]
-fn invert_d(m: &Model, u_cols: &[V6], i: usize) -> M6 {
+fn invert_d(m: &Model, u_cols: &[V6], i: usize, out: &mut M6) {
     let (iv, nv) = (m.idx_v[i], m.nvs[i]);
+    if nv == 1 {
+        out[0][0] = L::splat(1.0) / (dot_const(&s6(m, iv), &u_cols[iv]) + L::splat(m.armature[iv]));
+        return;
+    }
     let z = L::splat(0.0);
     let mut d = [[z; 6]; 6];
     for r in 0..nv {
@@ -253,11 +257,6 @@ fn invert_d(m: &Model, u_cols: &[V6], i: usize) -> M6 {
             d[r][k] = dot_const(&s, &u_cols[iv + k]);
         }
         d[r][r] += L::splat(m.armature[iv + r]);
-    }
-    let mut out = [[z; 6]; 6];
-    if nv == 1 {
-        out[0][0] = L::splat(1.0) / d[0][0];
-        return out;
     }
     for j in 0..nv {
         let mut djj = d[j][j];
@@ -295,7 +294,6 @@ fn invert_d(m: &Model, u_cols: &[V6], i: usize) -> M6 {
             out[c][r] = x;
         }
     }
-    out
 }
 
 /// Every group of `LANES` states of the `k` given (the last one padded).
@@ -348,7 +346,7 @@ fn second_pass(m: &Model, w: &mut LaneWorkspace) {
             };
             w.u[k] = w.x2[k] - spa;
         }
-        w.d_inv[i] = invert_d(m, &w.u_cols, i);
+        invert_d(m, &w.u_cols, i, &mut w.d_inv[i]);
         let p = m.parents[i];
         if p == 0 {
             continue;
