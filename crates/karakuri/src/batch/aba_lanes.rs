@@ -330,7 +330,9 @@ fn second_pass(m: &Model, w: &mut LaneWorkspace) {
     for i in (1..m.njoints).rev() {
         let (iv, nv) = (m.idx_v[i], m.nvs[i]);
         let pa = to6(w.f[i]);
-        let mut ia = w.ia[i];
+        // IA_i updated in place (a copy is a 672-byte memcpy per joint), the parent's beside it
+        let (head, tail) = w.ia.split_at_mut(i);
+        let ia = &mut tail[0];
         for k in iv..iv + nv {
             let spa = match m.dof_axis[k] {
                 Some(e) => {
@@ -340,7 +342,7 @@ fn second_pass(m: &Model, w: &mut LaneWorkspace) {
                     pa[e]
                 }
                 None => {
-                    w.u_cols[k] = sym_mul_const(&ia, &s6(m, k));
+                    w.u_cols[k] = sym_mul_const(ia, &s6(m, k));
                     dot_const(&s6(m, k), &pa)
                 }
             };
@@ -370,14 +372,14 @@ fn second_pass(m: &Model, w: &mut LaneWorkspace) {
                 udu[a] += wr[a] * w.u[iv + r];
             }
         }
-        let iac = sym_mul(&ia, &to6(w.c[i]));
+        let iac = sym_mul(ia, &to6(w.c[i]));
         let mut pa_i = pa;
         for e in 0..6 {
             pa_i[e] = (pa[e] + iac[e]) + udu[e];
         }
-        let (x, rot) = (w.li[i], w.axis_rot[i]);
-        transform_add(&x, rot.as_ref(), &ia, &mut w.ia[p]);
-        let fp = act_force(&x, rot.as_ref(), from6(pa_i));
+        let (x, rot) = (&w.li[i], w.axis_rot[i].as_ref());
+        transform_add(x, rot, ia, &mut head[p]);
+        let fp = act_force(x, rot, from6(pa_i));
         w.f[p] = w.f[p].add(fp);
     }
 }
