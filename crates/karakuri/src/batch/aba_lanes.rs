@@ -12,6 +12,9 @@
 //! The result equals the single call to rounding, not bit for bit (the operations differ):
 //! record 0068 states the tolerance and `tests/batch.rs` checks it.
 
+// index loops over the dofs and the 6x6 entries, as the formulas are written
+#![allow(clippy::needless_range_loop)]
+
 use super::lanes::{inertia_mul, joint_motion, AxisRot, LMotion, LSe3, LaneWorkspace, IX, L, LANES, M3, M6, S6, V6};
 use crate::model::Model;
 

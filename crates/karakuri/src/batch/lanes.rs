@@ -226,6 +226,7 @@ impl LSe3 {
 /// `S_i x_i` of joint `i` in lanes: `Motion::zero()` plus each dof's `S_k x_k`, in order
 /// (`jcalc::joint_motion`).
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // `S` and `x` indexed by the same dof
 pub(crate) fn joint_motion(model: &Model, i: usize, x: &[L]) -> LMotion {
     let iv = model.idx_v[i];
     let mut m = LMotion::default();

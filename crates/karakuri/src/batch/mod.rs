@@ -48,7 +48,7 @@ fn states(model: &Model, ws: &BatchWorkspace, q: &[f64]) -> Result<usize, BatchE
     if model.nq == 0 {
         return Ok(0);
     }
-    if q.len() % model.nq != 0 {
+    if !q.len().is_multiple_of(model.nq) {
         return Err(BatchError::Ragged { got: q.len(), nq: model.nq });
     }
     Ok(q.len() / model.nq)
