@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Batched dynamics (karakuri.batch, issue 33) against single calls and Pinocchio, one run.
 
-    cargo build --release -p karakuri --example batch_bench
-    PYTHONPATH=<karakuri package> python3 scripts/bench-batch-vs-pinocchio.py [--time 0.3] [--rounds 7] [--write-doc]
+    scripts/bench-batch            (builds what it needs, then runs this with --write-doc)
+    or: cargo build --release -p karakuri --example batch_bench
+        PYTHONPATH=<karakuri package> python3 scripts/bench-batch-vs-pinocchio.py [--time 0.3] [--rounds 7] [--write-doc]
 
 Per robot and algorithm (rnea, aba), ns per state:
 
@@ -128,6 +129,7 @@ def main():
     ap.add_argument("--write-doc", action="store_true")
     args = ap.parse_args()
     rows = []
+    load_start = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     for name, floating in ROBOTS:
         print(f">> {name}", flush=True)
         r = karakuri_rust(name, floating, args.time)
@@ -139,7 +141,8 @@ def main():
     load = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     header = (
         f"ns per state; karakuri {karakuri.__version__}, pinocchio {pin.__version__}, Python {platform.python_version()}, "
-        f"{platform.processor() or platform.machine()}, load average {' '.join(load)} at the end of the run."
+        f"{platform.processor() or platform.machine()}, load average {' '.join(load_start)} at the start of the run, "
+        f"{' '.join(load)} at the end."
     )
     print(header, one, two, sep="\n\n")
     if args.write_doc:

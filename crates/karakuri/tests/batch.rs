@@ -1,6 +1,7 @@
 //! Every batched function (karakuri::batch) against the single-state function it batches, bit
-//! for bit, state by state, on random trees of every joint kind and on every reference robot of
-//! tests/data, on 1, 2 and 3 threads; and the errors of bad arguments.
+//! for bit (ABA: within the tolerance of record 0068), state by state, on random trees of every
+//! joint kind and on every reference robot of tests/data, on 1, 2 and 3 threads; and the errors
+//! of bad arguments.
 
 mod common;
 
@@ -59,6 +60,23 @@ fn same(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64]) {
 }
 
 /// Every batched output of `n` states on `threads` threads, in a fixed order.
+/// ABA in lanes takes other (cheaper) operations than the single call, so its q̈ differs by
+/// rounding (record 0068): every entry within `ABA_TOL · (1 + max |q̈|)` of the single call's.
+/// The largest seen on these models is 4e-15.
+const ABA_TOL: f64 = 1e-12;
+
+fn close(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let scale = 1.0 + want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let mut worst = 0.0f64;
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        let e = (g - w).abs() / scale;
+        assert!(e <= ABA_TOL, "{} {what}, state {s}, entry {k}: batch {g:e}, single {w:e}, error {e:e} of the scale", model.name);
+        worst = worst.max(e);
+    }
+    worst
+}
+
 fn batched(model: &Model, x: &[Vec<f64>; 4], threads: usize) -> Vec<Vec<f64>> {
     let (n, nv, nj) = (x[0].len() / model.nq, model.nv, model.njoints);
     let mut ws = BatchWorkspace::new(model, threads);
@@ -104,7 +122,10 @@ fn check_against_single(model: &Model, x: &[Vec<f64>; 4], out: &[Vec<f64>]) {
         same("nonlinear_effects", model, s, got(2), alg::nonlinear_effects(model, &mut d, &q, &v).as_slice());
         same("gravity_torques", model, s, got(3), alg::gravity_torques(model, &mut d, &q).as_slice());
         same("crba", model, s, got(4), &row_major(alg::mass_matrix(model, &mut d, &q)));
-        same("aba", model, s, got(5), alg::forward_dynamics(model, &mut d, &q, &v, &tau).as_slice());
+        let e = close("aba", model, s, got(5), alg::forward_dynamics(model, &mut d, &q, &v, &tau).as_slice());
+        if std::env::var_os("BATCH_ABA_ERRORS").is_some() {
+            println!("{} aba state {s}: {e:e}", model.name);
+        }
         same("mass_matrix_inverse", model, s, got(6), &row_major(alg::mass_matrix_inverse(model, &mut d, &q)));
         same("joint_jacobians", model, s, got(7), &row_major(alg::joint_jacobians(model, &mut d, &q)));
         alg::rnea_derivatives(model, &mut d, &mut ws, &q, &v, &a);
@@ -120,7 +141,7 @@ fn check_against_single(model: &Model, x: &[Vec<f64>; 4], out: &[Vec<f64>]) {
 
 /// 7 states: a lane group of four and a partial group of three.
 #[test]
-fn every_batched_function_equals_the_single_call_bit_for_bit() {
+fn every_batched_function_equals_the_single_call() {
     for (k, model) in models().iter().enumerate() {
         let x = states(model, 7, 100 + k as u64);
         check_against_single(model, &x, &batched(model, &x, 1));

@@ -10,7 +10,7 @@
 Each function takes states stacked row by row, ``Q`` of shape ``(N, nq)`` and ``V``, ``A``,
 ``TAU`` of shape ``(N, nv)`` (any real arrays; converted to C-contiguous float64), and returns
 new arrays with one result per row: row ``i`` equals, bit for bit, the single-state function
-(``karakuri.rnea``, ...) at state ``i``. The work runs in Rust with the GIL released, on
+(``karakuri.rnea``, ...) at state ``i`` (``aba``: to rounding, within ``1e-12 (1 + max |ddq|)``). The work runs in Rust with the GIL released, on
 ``threads`` threads (default: every core the process may use), each thread on a contiguous
 chunk of the states; a result does not depend on the number of threads. ``rnea``, ``nle`` and
 ``aba`` carry four states at once through the recursions in SIMD lanes where the model's

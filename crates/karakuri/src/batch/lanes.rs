@@ -11,7 +11,7 @@
 //! (the CPU must have the feature): the crate's only `unsafe` blocks, each right after the
 //! check (0064).
 //!
-//! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, unrotated
+//! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, any
 //! placement) are computed in lanes, sines and cosines included; the other joints' per lane by
 //! the scalar code; then the rest of the recursion runs in lanes.
 
@@ -73,6 +73,38 @@ pub(crate) type M3 = [[L; 3]; 3];
 pub(crate) type V6 = [L; 6];
 /// A 6x6 matrix of lanes, `m[row][col]`.
 pub(crate) type M6 = [[L; 6]; 6];
+/// A symmetric 6x6 matrix of lanes: the upper triangle, row by row (entry `(r, c)`, `r ≤ c`, at
+/// `IX[r][c]`).
+pub(crate) type S6 = [L; 21];
+
+/// Where entry `(r, c)` of a symmetric 6x6 matrix is in an [`S6`].
+pub(crate) const IX: [[usize; 6]; 6] = {
+    let mut t = [[0; 6]; 6];
+    let (mut r, mut k) = (0, 0);
+    while r < 6 {
+        let mut c = r;
+        while c < 6 {
+            t[r][c] = k;
+            t[c][r] = k;
+            k += 1;
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// An [`S6`] from a scalar symmetric 6x6 matrix (its upper triangle).
+pub(crate) fn pack(m: &Mat6) -> [f64; 21] {
+    let mut out = [0.0; 21];
+    for r in 0..6 {
+        for c in r..6 {
+            out[IX[r][c]] = m[(r, c)];
+        }
+    }
+    out
+}
+
 
 #[inline(always)]
 pub(crate) fn splat3(x: &crate::spatial::Vec3) -> V3 {
@@ -104,12 +136,12 @@ pub(crate) fn dot3(a: V3, b: V3) -> L {
 /// `m x`: row i is `(m_i0 x0 + m_i1 x1) + m_i2 x2` (nalgebra's gemv, a column at a time).
 #[inline(always)]
 pub(crate) fn mul_mv(m: &M3, x: V3) -> V3 {
-    std::array::from_fn(|i| m[i][0] * x[0] + m[i][1] * x[1] + m[i][2] * x[2])
+    [m[0][0] * x[0] + m[0][1] * x[1] + m[0][2] * x[2], m[1][0] * x[0] + m[1][1] * x[1] + m[1][2] * x[2], m[2][0] * x[0] + m[2][1] * x[1] + m[2][2] * x[2]]
 }
 /// `mᵀ x`, as nalgebra's product by the transposed matrix.
 #[inline(always)]
 pub(crate) fn tr_mul_mv(m: &M3, x: V3) -> V3 {
-    std::array::from_fn(|i| m[0][i] * x[0] + m[1][i] * x[1] + m[2][i] * x[2])
+    [m[0][0] * x[0] + m[1][0] * x[1] + m[2][0] * x[2], m[0][1] * x[0] + m[1][1] * x[1] + m[2][1] * x[2], m[0][2] * x[0] + m[1][2] * x[1] + m[2][2] * x[2]]
 }
 
 /// `I v` of a body inertia `(m, c, I_c)` (`Inertia::mul_motion`).
@@ -118,7 +150,12 @@ pub(crate) fn inertia_mul(m: &Model, i: usize, v: LMotion) -> LMotion {
     let y = &m.inertias[i];
     let c = splat3(&y.com);
     let lin = scale3(L::splat(y.mass), sub3(v.lin, cross(c, v.ang)));
-    let ic: M3 = std::array::from_fn(|r| std::array::from_fn(|k| L::splat(y.inertia_com[(r, k)])));
+    let mut ic: M3 = [[L::splat(0.0); 3]; 3];
+    for (r, row) in ic.iter_mut().enumerate() {
+        for (k, e) in row.iter_mut().enumerate() {
+            *e = L::splat(y.inertia_com[(r, k)]);
+        }
+    }
     LMotion { lin, ang: add3(mul_mv(&ic, v.ang), cross(c, lin)) }
 }
 
@@ -189,6 +226,7 @@ impl LSe3 {
 /// `S_i x_i` of joint `i` in lanes: `Motion::zero()` plus each dof's `S_k x_k`, in order
 /// (`jcalc::joint_motion`).
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // `S` and `x` indexed by the same dof
 pub(crate) fn joint_motion(model: &Model, i: usize, x: &[L]) -> LMotion {
     let iv = model.idx_v[i];
     let mut m = LMotion::default();
@@ -218,20 +256,28 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
     }
 }
 
-/// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z behind an unrotated placement (the
-/// usual URDF joint, `jcalc::update_joint_placement`'s fast path): the angles' sines and
-/// cosines in lanes ([`sin_cos`]), the rotation as `mul_axis_rotation(1, ...)` computes it.
-/// `None` for every other joint (placed lane by lane by the scalar code).
+/// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z (the usual URDF joint,
+/// `jcalc::update_joint_placement`'s fast path): the angles' sines and cosines in lanes
+/// ([`sin_cos`]), the rotation as `mul_axis_rotation(P, ...)` computes it (`P` the placement
+/// rotation, the identity if unrotated). `None` for every other joint (placed lane by lane by
+/// the scalar code).
 #[inline(always)]
 fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
     let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
         return None;
     };
-    let (c, sign) = axis.signed_basis().filter(|_| model.placement_quarter_turn[i] == Some(0))?;
+    let (c, sign) = axis.signed_basis()?;
     let (s, cos) = sin_cos(L(std::array::from_fn(angle)));
     let s = L::splat(sign) * s;
     let (o, z) = (L::splat(1.0), L::splat(0.0));
-    let e = [[o, z, z], [z, o, z], [z, z, o]]; // the identity's columns
+    // the placement rotation's columns (the identity's for an unrotated placement, as the
+    // scalar code takes it then)
+    let pr = &model.joint_placements[i].rotation;
+    let e: [V3; 3] = if model.placement_quarter_turn[i] == Some(0) {
+        [[o, z, z], [z, o, z], [z, z, o]]
+    } else {
+        [0, 1, 2].map(|k| [L::splat(pr[(0, k)]), L::splat(pr[(1, k)]), L::splat(pr[(2, k)])])
+    };
     let comb = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] + b * w[0], a * u[1] + b * w[1], a * u[2] + b * w[2]] };
     let diff = |a: L, u: &V3, b: L, w: &V3| -> V3 { [a * u[0] - b * w[0], a * u[1] - b * w[1], a * u[2] - b * w[2]] };
     let cols: [V3; 3] = match c {
@@ -276,6 +322,36 @@ fn sin_cos(x: L) -> (L, L) {
     (sn, cs)
 }
 
+/// `λX_i`'s rotation as `P R_a(θ)` for a revolute joint about ±x, ±y, ±z (`a`) behind a placement
+/// whose rotation `P` is a quarter turn: row `i` of `P` is `sign[i]` at column `perm[i]`, and
+/// `inv` is `perm`'s inverse. ABA in lanes turns vectors and inertias with it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AxisRot {
+    pub(crate) a: usize,
+    pub(crate) perm: [usize; 3],
+    pub(crate) inv: [usize; 3],
+    pub(crate) sign: [f64; 3],
+    /// `P` is the identity.
+    pub(crate) identity: bool,
+}
+
+impl AxisRot {
+    fn of(model: &Model, i: usize) -> Option<AxisRot> {
+        let a = model.elementary_rotation_axis[i]?;
+        let r = &model.joint_placements[i].rotation;
+        let mut out = AxisRot { a, perm: [0; 3], inv: [0; 3], sign: [0.0; 3], identity: false };
+        for row in 0..3 {
+            let col = (0..3).find(|&c| r[(row, c)].abs() == 1.0)?;
+            if (0..3).any(|c| c != col && r[(row, c)] != 0.0) {
+                return None;
+            }
+            (out.perm[row], out.inv[col], out.sign[row]) = (col, row, r[(row, col)]);
+        }
+        out.identity = out.perm == [0, 1, 2] && out.sign == [1.0; 3];
+        Some(out)
+    }
+}
+
 /// The lane buffers of one thread, sized for the model once.
 pub(crate) struct LaneWorkspace {
     /// `λX_i` per joint.
@@ -290,14 +366,16 @@ pub(crate) struct LaneWorkspace {
     pub(crate) x1: Vec<L>,
     pub(crate) x2: Vec<L>,
     pub(crate) out: Vec<L>,
-    /// ABA: `c = v × v_J`, `IA`, `D⁻¹` per joint; `U` columns and `u` per dof; each body's
-    /// 6x6 inertia (constant, scalar).
+    /// ABA: `c = v × v_J`, `IA` (upper triangle), `D⁻¹` per joint; `U` columns and `u` per
+    /// dof; each body's 6x6 inertia (constant, scalar, upper triangle).
     pub(crate) c: Vec<LMotion>,
-    pub(crate) ia: Vec<M6>,
+    pub(crate) ia: Vec<S6>,
     pub(crate) d_inv: Vec<M6>,
     pub(crate) u_cols: Vec<V6>,
     pub(crate) u: Vec<L>,
-    pub(crate) inertia6: Vec<Mat6>,
+    pub(crate) inertia21: Vec<[f64; 21]>,
+    /// Each joint's [`AxisRot`], if it has one.
+    pub(crate) axis_rot: Vec<Option<AxisRot>>,
 }
 
 impl LaneWorkspace {
@@ -312,11 +390,12 @@ impl LaneWorkspace {
             x2: vec![L::default(); nv],
             out: vec![L::default(); nv],
             c: vec![LMotion::default(); nj],
-            ia: vec![[[L::default(); 6]; 6]; nj],
+            ia: vec![[L::default(); 21]; nj],
             d_inv: vec![[[L::default(); 6]; 6]; nj],
             u_cols: vec![[L::default(); 6]; nv],
             u: vec![L::default(); nv],
-            inertia6: model.inertias.iter().map(|y| y.to_matrix()).collect(),
+            inertia21: model.inertias.iter().map(|y| pack(&y.to_matrix())).collect(),
+            axis_rot: (0..nj).map(|i| AxisRot::of(model, i)).collect(),
         }
     }
 
