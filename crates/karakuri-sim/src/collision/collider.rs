@@ -13,7 +13,7 @@ use crate::sort::sort_nearly_sorted;
 use super::box_box::{box_box, BoxManifold};
 use super::{mean_material, ColShape, RawContact};
 use super::shapes::{from_pvec, to_parry};
-use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, shifted, BALL_FEATURE};
+use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The collision description of a world: its shapes and which pairs may touch (built once).
 #[derive(Clone)]
@@ -49,14 +49,12 @@ pub struct Collider {
     /// The pairs `(i, j)`, `i < j`, whose material is not the mean of their shapes' (an MJCF
     /// robot's: MuJoCo's friction rule, `<pair>`s), sorted; empty in most worlds.
     materials: Vec<((usize, usize), Material)>,
-    /// Each shape's MuJoCo `(margin, gap)` (an MJCF geom's; None: the step's margin applies)
-    /// `(nshapes)`: a pair of two such shapes makes contacts closer than the larger margin and
-    /// reports them as touching at `margin - gap` ([`Collider::pair_margins`]); all None in
-    /// most worlds.
-    margins: Vec<Option<(f64, f64)>>,
-    /// The pairs `(i, j)`, `i < j`, of MJCF geoms with their own `(margin, gap)` (`<pair>`s),
-    /// sorted.
-    own_margins: Vec<((usize, usize), (f64, f64))>,
+    /// Each shape's MuJoCo `margin` (an MJCF geom's; None: the step's margin applies)
+    /// `(nshapes)`: a pair of two such shapes makes contacts closer than the larger margin
+    /// plus their motion bands ([`Collider::pair_margin`]); all None in most worlds.
+    margins: Vec<Option<f64>>,
+    /// The pairs `(i, j)`, `i < j`, of MJCF geoms with their own `margin` (`<pair>`s), sorted.
+    own_margins: Vec<((usize, usize), f64)>,
     /// How far each shape reaches from its joint's origin (its bounding sphere's far side)
     /// `(nshapes)`: with the joint's speeds, how far it may move in a step ([`Collider::set_motion`]).
     reach: Vec<f64>,
@@ -176,9 +174,9 @@ impl Collider {
         }
     }
 
-    /// The same collider, shapes `k` with `margins[k] = Some((margin, gap))` taking MuJoCo's
-    /// contact distances (MJCF geoms), pairs `((i, j), (margin, gap))` (`i < j`) their own.
-    pub fn with_margins(mut self, margins: Vec<Option<(f64, f64)>>, mut own: Vec<((usize, usize), (f64, f64))>) -> Self {
+    /// The same collider, shapes `k` with `margins[k] = Some(margin)` taking MuJoCo's contact
+    /// distance (MJCF geoms), pairs `((i, j), margin)` (`i < j`) their own.
+    pub fn with_margins(mut self, margins: Vec<Option<f64>>, mut own: Vec<((usize, usize), f64)>) -> Self {
         own.sort_by_key(|m| m.0);
         self.margins = margins;
         self.margins.resize(self.shapes.len(), None);
@@ -186,23 +184,21 @@ impl Collider {
         self
     }
 
-    /// The distances of shapes `a < b` for the step's `margin`: `(detect, offset)`, contacts
-    /// made closer than `detect`, their depth measured from `offset` (a contact `offset` apart
-    /// touches). Two MJCF geoms: MuJoCo's `margin` (the larger of theirs, or their `<pair>`'s)
-    /// plus their speculative bands (`band`, [`Collider::set_motion`]), and `margin - gap`
-    /// (its `includemargin`); other pairs: `(margin, 0)`.
+    /// The distance below which shapes `a < b` make contacts, for the step's `margin`: two MJCF
+    /// geoms, MuJoCo's `margin` (the larger of theirs, or their `<pair>`'s) plus their
+    /// speculative bands (`band`, [`Collider::set_motion`]); other pairs, `margin`.
     #[inline]
-    fn pair_margins(&self, a: usize, b: usize, margin: f64, band: &[f64]) -> (f64, f64) {
+    fn pair_margin(&self, a: usize, b: usize, margin: f64, band: &[f64]) -> f64 {
         let (Some(ma), Some(mb)) = (self.margins[a], self.margins[b]) else {
-            return (margin, 0.0);
+            return margin;
         };
         let own = if self.own_margins.is_empty() {
             None
         } else {
             self.own_margins.binary_search_by_key(&(a, b), |m| m.0).ok().map(|k| self.own_margins[k].1)
         };
-        let (m, gap) = own.unwrap_or((ma.0.max(mb.0), ma.1.max(mb.1)));
-        (m + band[a] + band[b], m - gap)
+        let m = own.unwrap_or(ma.max(mb));
+        m + band[a] + band[b]
     }
 
     /// The same collider, pairs `((i, j), material)` (`i < j`) taking their own material
@@ -458,7 +454,7 @@ impl Collider {
                 to_parry(&x)
             };
             if !s.unbounded && aabb(k) {
-                let loose = self.margins[k].map_or(margin, |(m, _)| (m + work.band[k]).max(margin));
+                let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
                 work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(loose);
             }
         }
@@ -480,14 +476,14 @@ impl Collider {
             match test {
                 SmallTest::Balls(ra, rb) => {
                     let centre = |p: &PPose| Vec3::new(p.translation.x, p.translation.y, p.translation.z);
-                    let (detect, offset) = self.pair_margins(a, b, margin, &work.band);
+                    let detect = self.pair_margin(a, b, margin, &work.band);
                     if let Some((point, normal, depth)) = ball_ball(&centre(&work.poses[a]), ra, &centre(&work.poses[b]), rb, detect) {
                         out.push(RawContact {
                             shape_a: a,
                             shape_b: b,
                             point,
                             normal,
-                            depth: shifted(depth, offset),
+                            depth,
                             features: (BALL_FEATURE, BALL_FEATURE),
                             mode,
                         });
@@ -503,7 +499,7 @@ impl Collider {
     /// `work.poses`: their contacts, in manifold order, appended to `out`.
     #[inline]
     fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
-        let (margin, offset) = self.pair_margins(a, b, margin, &work.band);
+        let margin = self.pair_margin(a, b, margin, &work.band);
         if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
             let m = &mut work.boxes;
             box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
@@ -513,7 +509,7 @@ impl Collider {
                     shape_b: b,
                     point: 0.5 * (c.p_a + c.p_b),
                     normal: m.normal,
-                    depth: shifted(-c.dist, offset),
+                    depth: -c.dist,
                     features: c.features,
                     mode,
                 });
@@ -549,7 +545,7 @@ impl Collider {
             };
             if let Some((point, normal, depth)) = mesh.and_then(|mesh| back_face(mesh, m, &normal)) {
                 let features = (m.subshape1 << 20, m.subshape2 << 20);
-                out.push(RawContact { shape_a: a, shape_b: b, point, normal, depth: shifted(depth, offset), features, mode });
+                out.push(RawContact { shape_a: a, shape_b: b, point, normal, depth, features, mode });
                 continue;
             }
             let at = |k: usize| from_pvec(w1.transform_point(m.points[k].local_p1));
@@ -566,7 +562,7 @@ impl Collider {
                     shape_b: b,
                     point: 0.5 * (p1 + p2),
                     normal,
-                    depth: shifted(-c.dist, offset),
+                    depth: -c.dist,
                     features: (
                         c.fid1.0 ^ (m.subshape1 << 20),
                         c.fid2.0 ^ (m.subshape2 << 20),

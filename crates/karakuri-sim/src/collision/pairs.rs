@@ -192,17 +192,6 @@ pub(super) fn back_face(
     Some((deepest + 0.5 * depth * n, sign * n, depth))
 }
 
-/// A depth measured from `offset` instead of from touching (`depth` itself, its bits kept,
-/// when `offset` is 0).
-#[inline]
-pub(super) fn shifted(depth: f64, offset: f64) -> f64 {
-    if offset == 0.0 {
-        depth
-    } else {
-        depth + offset
-    }
-}
-
 /// The pairs parry's dispatcher sends to its generic polygonal-feature path (every pair but
 /// balls, two boxes, two capsules, a triangle and a box, and half-spaces, which have their own).
 fn generic_pair(t1: ShapeType, t2: ShapeType) -> bool {

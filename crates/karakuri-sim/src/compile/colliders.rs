@@ -181,11 +181,11 @@ impl Mjcf<'_> {
         Some(ga.bits_meet(gb).then(|| ga.mixed_friction(gb)))
     }
 
-    /// MuJoCo's contact distances: each shape's `(margin, gap)` when it is an MJCF geom, and the
+    /// MuJoCo's contact distances: each shape's `margin` when it is an MJCF geom, and the
     /// shape pairs of `<pair>`s with their own (for [`Collider::with_margins`]).
-    fn margins(&self) -> (Vec<Option<(f64, f64)>>, Vec<((usize, usize), (f64, f64))>) {
+    fn margins(&self) -> (Vec<Option<f64>>, Vec<((usize, usize), f64)>) {
         let rule = |k: usize| self.origins.get(k).copied().flatten().and_then(|(r, c)| Some((r, c, self.rules[r]?)));
-        let per_shape = (0..self.origins.len()).map(|k| rule(k).map(|(_, c, ru)| (ru.geoms[c].margin, ru.geoms[c].gap))).collect();
+        let per_shape = (0..self.origins.len()).map(|k| rule(k).map(|(_, c, ru)| ru.geoms[c].margin)).collect();
         let mut own = vec![];
         for (r, rules) in self.rules.iter().enumerate() {
             let Some(rules) = rules else { continue };

@@ -17,9 +17,9 @@
 //! `conaffinity` bits, bodies welded together or parent and child (unless `<flag
 //! filterparent="disable">`), `<exclude>`, and `<pair>`s (always tested, their own friction).
 //! Friction is the sliding coefficient (`friction[0]`) of the geom of higher `priority`, else
-//! the larger; `condim` 1 is frictionless; `margin`/`gap` set where contacts are made and where
-//! they act (the collider's MJCF margins). `solref`/`solimp`, torsional and rolling friction
-//! are not simulated (a warning counts the geoms that set them).
+//! the larger; `condim` 1 is frictionless; `margin` sets where contacts are made (the
+//! collider's MJCF margins). `solref`/`solimp`, `gap` (the `margin − gap` stand-off), torsional
+//! and rolling friction are not simulated (a warning counts the geoms that set them).
 
 use karakuri::io::mjcf::{GeomShape, HeightGrid, Integrator, MjcfWorld};
 use karakuri::io::urdf::{self, GeometryObject, Shape};
@@ -66,11 +66,12 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     let geoms = || world.geoms.iter().filter(|g| g.contype != 0 || g.conaffinity != 0);
     let soft = geoms().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
         + world.contact_pairs.iter().filter(|p| p.solref != SOLREF || p.solimp != SOLIMP).count();
+    let standoff = geoms().filter(|g| g.margin - g.gap > 0.0).count() + world.contact_pairs.iter().filter(|p| p.margin - p.gap > 0.0).count();
     let condim = geoms().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
-    if soft + condim > 0 {
+    if soft + standoff + condim > 0 {
         warnings.push(format!(
             "contacts are hard with sliding friction: {soft} geom(s)/pair(s) with their own solref/solimp, \
-             {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
+             {standoff} acting at margin - gap > 0 (they act at touching), {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
         ));
     }
     let o = &world.option;
