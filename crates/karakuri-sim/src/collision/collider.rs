@@ -93,6 +93,9 @@ pub struct CollisionWork {
     poses: Vec<PPose>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
+    /// Each convex hull's box in its own frame (others: None) `(nshapes)`: its world box is
+    /// this one's, turned (a few operations where the hull's takes every vertex).
+    hull_boxes: Vec<Option<Aabb>>,
     /// The bounded shapes sorted by `aabb.mins.x` (sweep and prune), kept from the last step
     /// (nearly sorted: bodies move little in a step) and re-sorted by insertion `(≤ nshapes)`.
     order: Vec<usize>,
@@ -299,8 +302,7 @@ impl Collider {
     /// Buffers for [`Collider::detect`].
     pub fn work(&self) -> CollisionWork {
         let n = self.shapes.len();
-        // a triangle mesh's pairs fill a manifold per triangle near the other shape: room for
-        // that many (up to 128, with 16 points each) and the mesh's triangle list
+        // room for a manifold per triangle near a shape (up to 128, 16 points each)
         let triangles = self.shapes.iter().filter_map(|s| s.shape.as_trimesh()).map(|m| m.num_triangles()).max().unwrap_or(0);
         let mut manifolds = vec![manifold_with_room()];
         manifolds.extend((1..triangles.min(128)).map(|_| {
@@ -311,6 +313,7 @@ impl Collider {
         CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
+            hull_boxes: self.shapes.iter().map(|s| s.shape.as_convex_polyhedron().map(|h| h.local_aabb())).collect(),
             order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
@@ -455,7 +458,8 @@ impl Collider {
             };
             if !s.unbounded && aabb(k) {
                 let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
-                work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(loose);
+                let aabb = work.hull_boxes[k].map_or_else(|| s.shape.compute_aabb(&work.poses[k]), |b| b.transform_by(&work.poses[k]));
+                work.aabbs[k] = aabb.loosened(loose);
             }
         }
     }
