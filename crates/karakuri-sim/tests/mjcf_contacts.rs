@@ -173,7 +173,7 @@ fn a_keyframe_is_chosen_by_name() {
 }
 
 /// What hard contacts and karakuri's integrators do not carry is said at load, counted: a
-/// geom's own `solref`, a `margin`, `condim` 6, `impratio` 10, the implicitfast integrator;
+/// geom's own `solref`, a `margin` (its `margin - gap` stand-off), `condim` 6, `impratio` 10, the implicitfast integrator;
 /// a geom that never collides (bits 0/0) is not counted.
 #[test]
 fn soft_contact_parameters_and_options_not_simulated_are_warned() {
@@ -183,7 +183,47 @@ fn soft_contact_parameters_and_options_not_simulated_are_warned() {
         <geom type="sphere" size="0.1" solref="0.05 1" contype="0" conaffinity="0"/></body></worldbody></mujoco>"#;
     let w = world("soft", xml);
     let said = w.warnings().join("\n");
-    assert!(said.contains("1 geom(s)/pair(s) with their own solref/solimp, 1 with a margin or gap, 1 with condim 4 or 6"), "{said}");
+    assert!(said.contains("1 geom(s)/pair(s) with their own solref/solimp, 1 acting at margin - gap > 0 (they act at touching), 1 with condim 4 or 6"), "{said}");
     assert!(said.contains("<option integrator> implicit/implicitfast: stepped semi-implicit Euler"), "{said}");
     assert!(said.contains("<option impratio=\"10\"> not simulated"), "{said}");
+}
+
+/// MuJoCo's `margin` (its collision driver: a contact exists while `dist < margin`): balls
+/// falling on a plane make their first contact within a step's travel of `margin` (the
+/// larger geom's, or the `<pair>`'s 0.04), a ball of no margin within a step's travel of the
+/// plane (the speculative band of its speed, `(|v| + g dt) dt`, not the scene's 0.01
+/// `prediction_distance`); all rest on the plane (hard contacts act at touching: the
+/// `margin - gap` stand-off is not simulated, a warning says so).
+#[test]
+fn margin_decides_where_contacts_begin() {
+    let ball = |n: &str, x: f64, attrs: &str| {
+        format!(r#"<body name="{n}" pos="{x} 0 0.3"><freejoint/><geom name="{n}" type="sphere" size="0.05" {attrs}/></body>"#)
+    };
+    let bodies = [ball("m", 0.0, r#"margin="0.02""#), ball("mg", 0.5, r#"margin="0.02" gap="0.02""#), ball("none", 1.0, ""), ball("p", 1.5, r#"margin="0.02""#)].concat();
+    let xml = format!(
+        r#"<mujoco><worldbody><geom name="floor" type="plane" size="5 5 0.1"/>{bodies}</worldbody>
+  <contact><pair geom1="floor" geom2="p" margin="0.04"/></contact></mujoco>"#
+    );
+    let mut w = world("margins", &xml);
+    assert!(w.warnings().iter().any(|m| m.contains("3 acting at margin - gap > 0")), "{:?}", w.warnings());
+    let names = ["m", "mg", "none", "p"];
+    let ids: Vec<usize> = names.iter().map(|n| w.body_index(&format!("margins/{n}")).unwrap()).collect();
+    let mut first: Vec<Option<(f64, f64)>> = vec![None; 4];
+    for _ in 0..500 {
+        w.step().unwrap();
+        for (k, &b) in ids.iter().enumerate() {
+            if first[k].is_none() {
+                let c = w.contacts().iter().find(|c| c.body_a == b || c.body_b == b);
+                first[k] = c.map(|c| (-c.depth, w.states()[b].linear.norm()));
+            }
+        }
+    }
+    let dt = w.dt();
+    for (k, margin) in [0.02, 0.02, 0.0, 0.04].into_iter().enumerate() {
+        let (gap, v) = first[k].unwrap();
+        let travel = (v + 9.81 * dt) * dt;
+        assert!(gap < margin + travel && gap > margin - travel, "ball {}: first contact {gap} m away, margin {margin}, step travel {travel}", names[k]);
+        let h = z(&w, &format!("margins/{}", names[k]));
+        assert!((h - 0.05).abs() < 1.5e-3, "ball {} at z = {h}, expected resting on the plane at 0.05", names[k]);
+    }
 }

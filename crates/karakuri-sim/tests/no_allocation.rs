@@ -74,8 +74,9 @@ fn allocations_outside_new_highs(world: &mut World, steps: usize) -> (usize, usi
 
 /// The only test in this binary, so no other thread allocates while it counts. Every
 /// validation scene (contacts with friction, restitution, stacks, RK4, loops with SHAKE, the
-/// direct solver, a mixed pile), an MJCF robot's sensors, equalities and tendon range, and a
-/// penalty, a joint-limit and an actuator and sensor scene.
+/// direct solver, a mixed pile), an MJCF robot's sensors, equalities and tendon range, triangle
+/// meshes (trimesh floors, a height field), and a penalty, a joint-limit and an actuator and
+/// sensor scene.
 #[test]
 fn a_running_step_allocates_nothing() {
     let scenes = [
@@ -113,6 +114,14 @@ fn a_running_step_allocates_nothing() {
     let (stray, highs) = allocations_outside_new_highs(&mut world, 1000);
     eprintln!("SR1.body: {stray} allocations outside the {highs} steps with a new contact high");
     total += stray;
+    // triangle meshes: balls on trimesh floors (ball-triangle pairs), and an MJCF height field
+    // (a static trimesh solid) under a rolling ball and a resting box (box-triangle pairs)
+    let slope = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mjcf/hfield/slope.xml");
+    for (name, mut world) in [("trimesh_floor.yaml", World::new(scene("trimesh_floor.yaml")).unwrap()), ("slope.xml", World::from_file(slope).unwrap())] {
+        let (stray, highs) = allocations_outside_new_highs(&mut world, 1000);
+        eprintln!("{name}: {stray} allocations outside the {highs} steps with a new contact high");
+        total += stray;
+    }
     for text in [PENALTY, LIMITS, ACTUATORS, JOINTS_AND_TRACKS, CYLINDERS_AND_CONES] {
         let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
         if world.joint_index("hinge").is_some() {

@@ -13,7 +13,7 @@ use crate::sort::sort_nearly_sorted;
 use super::box_box::{box_box, BoxManifold};
 use super::{mean_material, ColShape, RawContact};
 use super::shapes::{from_pvec, to_parry};
-use super::pairs::{ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
+use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The collision description of a world: its shapes and which pairs may touch (built once).
 #[derive(Clone)]
@@ -49,6 +49,15 @@ pub struct Collider {
     /// The pairs `(i, j)`, `i < j`, whose material is not the mean of their shapes' (an MJCF
     /// robot's: MuJoCo's friction rule, `<pair>`s), sorted; empty in most worlds.
     materials: Vec<((usize, usize), Material)>,
+    /// Each shape's MuJoCo `margin` (an MJCF geom's; None: the step's margin applies)
+    /// `(nshapes)`: a pair of two such shapes makes contacts closer than the larger margin
+    /// plus their motion bands ([`Collider::pair_margin`]); all None in most worlds.
+    margins: Vec<Option<f64>>,
+    /// The pairs `(i, j)`, `i < j`, of MJCF geoms with their own `margin` (`<pair>`s), sorted.
+    own_margins: Vec<((usize, usize), f64)>,
+    /// How far each shape reaches from its joint's origin (its bounding sphere's far side)
+    /// `(nshapes)`: with the joint's speeds, how far it may move in a step ([`Collider::set_motion`]).
+    reach: Vec<f64>,
 }
 
 /// At most this many candidate pairs, a world's pairs are tested one by one
@@ -84,6 +93,9 @@ pub struct CollisionWork {
     poses: Vec<PPose>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
+    /// Each convex hull's box in its own frame (others: None) `(nshapes)`: its world box is
+    /// this one's, turned (a few operations where the hull's takes every vertex).
+    hull_boxes: Vec<Option<Aabb>>,
     /// The bounded shapes sorted by `aabb.mins.x` (sweep and prune), kept from the last step
     /// (nearly sorted: bodies move little in a step) and re-sorted by insertion `(≤ nshapes)`.
     order: Vec<usize>,
@@ -105,6 +117,11 @@ pub struct CollisionWork {
     boxes: BoxManifold,
     /// The EPA of the generic convex pairs (its buffers kept from step to step).
     epa: parry3d_f64::query::epa::EPA,
+    /// How far each shape with MuJoCo margins may move in this step `(nshapes)` (0 until
+    /// [`Collider::set_motion`]): added to its pairs' `margin` as a speculative band.
+    band: Vec<f64>,
+    /// The triangles of a mesh near the other shape of a pair (a kept buffer: no allocation).
+    triangles: Vec<u32>,
 }
 
 impl Collider {
@@ -145,9 +162,46 @@ impl Collider {
                 .iter()
                 .map(|s| s.shape.as_cuboid().map(|c| from_pvec(c.half_extents)))
                 .collect(),
+            margins: vec![None; shapes.len()],
+            reach: shapes
+                .iter()
+                .map(|s| {
+                    let b = s.shape.compute_local_bounding_sphere();
+                    let c = s.placement.transform_point(&from_pvec(b.center));
+                    if s.unbounded { 0.0 } else { c.norm() + b.radius }
+                })
+                .collect(),
             shapes,
             materials: vec![],
+            own_margins: vec![],
         }
+    }
+
+    /// The same collider, shapes `k` with `margins[k] = Some(margin)` taking MuJoCo's contact
+    /// distance (MJCF geoms), pairs `((i, j), margin)` (`i < j`) their own.
+    pub fn with_margins(mut self, margins: Vec<Option<f64>>, mut own: Vec<((usize, usize), f64)>) -> Self {
+        own.sort_by_key(|m| m.0);
+        self.margins = margins;
+        self.margins.resize(self.shapes.len(), None);
+        self.own_margins = own;
+        self
+    }
+
+    /// The distance below which shapes `a < b` make contacts, for the step's `margin`: two MJCF
+    /// geoms, MuJoCo's `margin` (the larger of theirs, or their `<pair>`'s) plus their
+    /// speculative bands (`band`, [`Collider::set_motion`]); other pairs, `margin`.
+    #[inline]
+    fn pair_margin(&self, a: usize, b: usize, margin: f64, band: &[f64]) -> f64 {
+        let (Some(ma), Some(mb)) = (self.margins[a], self.margins[b]) else {
+            return margin;
+        };
+        let own = if self.own_margins.is_empty() {
+            None
+        } else {
+            self.own_margins.binary_search_by_key(&(a, b), |m| m.0).ok().map(|k| self.own_margins[k].1)
+        };
+        let m = own.unwrap_or(ma.max(mb));
+        m + band[a] + band[b]
     }
 
     /// The same collider, pairs `((i, j), material)` (`i < j`) taking their own material
@@ -248,19 +302,45 @@ impl Collider {
     /// Buffers for [`Collider::detect`].
     pub fn work(&self) -> CollisionWork {
         let n = self.shapes.len();
+        // room for a manifold per triangle near a shape (up to 128, 16 points each)
+        let triangles = self.shapes.iter().filter_map(|s| s.shape.as_trimesh()).map(|m| m.num_triangles()).max().unwrap_or(0);
+        let mut manifolds = vec![manifold_with_room()];
+        manifolds.extend((1..triangles.min(128)).map(|_| {
+            let mut m = ContactManifold::new();
+            m.points.reserve(16);
+            m
+        }));
         CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
+            hull_boxes: self.shapes.iter().map(|s| s.shape.as_convex_polyhedron().map(|h| h.local_aabb())).collect(),
             order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
             sorted: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
             first: vec![0; n + 1],
-            manifolds: vec![manifold_with_room()],
+            manifolds,
             frozen: vec![false; n],
             frames: vec![Se3::identity(); n],
             boxes: BoxManifold::default(),
             epa: super::pairs::warm_epa(),
+            band: vec![0.0; n],
+            triangles: Vec::with_capacity(triangles.min(4096)),
+        }
+    }
+
+    /// The speculative band of each shape with MuJoCo margins into `work`: how far it may move
+    /// in a step of `dt` at its joint's velocity `velocities` (each joint's spatial velocity in
+    /// its frame: `|v| + |ω| reach`) under an acceleration of at most `accel`, so two MJCF
+    /// geoms closing in on each other meet at the surface (karakuri's contacts are hard: one
+    /// that appears only once they overlap leaves them overlapping), while geoms at rest make
+    /// no contact before `margin`, as in MuJoCo. Other shapes keep the step's margin.
+    pub fn set_motion(&self, work: &mut CollisionWork, velocities: &[karakuri::spatial::Motion], dt: f64, accel: f64) {
+        for (k, s) in self.shapes.iter().enumerate() {
+            if self.margins[k].is_some() && s.joint != 0 {
+                let v = &velocities[s.joint];
+                work.band[k] = (v.linear.norm() + v.angular.norm() * self.reach[k] + accel * dt) * dt;
+            }
         }
     }
 
@@ -377,7 +457,9 @@ impl Collider {
                 to_parry(&x)
             };
             if !s.unbounded && aabb(k) {
-                work.aabbs[k] = s.shape.compute_aabb(&work.poses[k]).loosened(margin);
+                let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
+                let aabb = work.hull_boxes[k].map_or_else(|| s.shape.compute_aabb(&work.poses[k]), |b| b.transform_by(&work.poses[k]));
+                work.aabbs[k] = aabb.loosened(loose);
             }
         }
     }
@@ -398,7 +480,8 @@ impl Collider {
             match test {
                 SmallTest::Balls(ra, rb) => {
                     let centre = |p: &PPose| Vec3::new(p.translation.x, p.translation.y, p.translation.z);
-                    if let Some((point, normal, depth)) = ball_ball(&centre(&work.poses[a]), ra, &centre(&work.poses[b]), rb, margin) {
+                    let detect = self.pair_margin(a, b, margin, &work.band);
+                    if let Some((point, normal, depth)) = ball_ball(&centre(&work.poses[a]), ra, &centre(&work.poses[b]), rb, detect) {
                         out.push(RawContact {
                             shape_a: a,
                             shape_b: b,
@@ -420,6 +503,7 @@ impl Collider {
     /// `work.poses`: their contacts, in manifold order, appended to `out`.
     #[inline]
     fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
+        let margin = self.pair_margin(a, b, margin, &work.band);
         if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
             let m = &mut work.boxes;
             box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
@@ -437,18 +521,18 @@ impl Collider {
             return;
         }
         let (pa, pb) = (work.poses[a], work.poses[b]);
-        if !narrow_phase(
+        let Some(count) = narrow_phase(
             &pa.inv_mul(&pb),
             (&self.shapes[a].shape, self.types[a]),
             (&self.shapes[b].shape, self.types[b]),
             self.composite[a] || self.composite[b],
             margin,
-            &mut work.manifolds,
+            (&mut work.manifolds, &mut work.triangles),
             &mut work.epa,
-        ) {
+        ) else {
             return;
-        }
-        for m in &work.manifolds {
+        };
+        for m in &work.manifolds[..count] {
             // a convex pair's manifold is in the shapes' own frames
             let w1 = m.subshape_pos1().map_or(pa, |sub| pa * *sub);
             let w2 = m.subshape_pos2().map_or(pb, |sub| pb * *sub);
@@ -458,7 +542,12 @@ impl Collider {
                 continue;
             }
             let normal = normal / nn;
-            if let Some((point, normal, depth)) = self.back_face((a, b), (&pa, &pb), m, &normal) {
+            let mesh = match (self.types[a], self.types[b]) {
+                (ShapeType::TriMesh, _) => Some((&self.shapes[a].shape, &pa, m.subshape1, 1.0, &self.shapes[b].shape, &pb)),
+                (_, ShapeType::TriMesh) => Some((&self.shapes[b].shape, &pb, m.subshape2, -1.0, &self.shapes[a].shape, &pa)),
+                _ => None,
+            };
+            if let Some((point, normal, depth)) = mesh.and_then(|mesh| back_face(mesh, m, &normal)) {
                 let features = (m.subshape1 << 20, m.subshape2 << 20);
                 out.push(RawContact { shape_a: a, shape_b: b, point, normal, depth, features, mode });
                 continue;
@@ -486,31 +575,6 @@ impl Collider {
                 });
             }
         }
-    }
-}
-
-impl Collider {
-    /// A manifold of a triangle mesh's triangle whose normal points out of its back face: the
-    /// other shape has passed the surface (a foot that starts inside a height field's terrain,
-    /// which MuJoCo's soft contacts allow). A mesh's triangles face outward (a solid's surface),
-    /// so this is one contact of the solid: the triangle's outward normal (from shape `a` to
-    /// `b`), the other shape's deepest point along it, and its depth below the triangle's plane.
-    /// `None`: no mesh, or the front face.
-    fn back_face(&self, (a, b): (usize, usize), (pa, pb): (&PPose, &PPose), m: &ContactManifold<(), ()>, normal: &Vec3) -> Option<(Vec3, Vec3, f64)> {
-        let (mesh, triangle, pose, sign, other, other_pose) = match (self.types[a], self.types[b]) {
-            (ShapeType::TriMesh, _) => (a, m.subshape1, pa, 1.0, b, pb),
-            (_, ShapeType::TriMesh) => (b, m.subshape2, pb, -1.0, a, pa),
-            _ => return None,
-        };
-        let tri = self.shapes[mesh].shape.as_trimesh()?.triangle(triangle);
-        let n = from_pvec(pose.rotation * tri.normal()?);
-        if sign * normal.dot(&n) >= 0.0 || m.points.is_empty() {
-            return None;
-        }
-        let dir = -n;
-        let deepest = from_pvec(self.shapes[other].shape.as_support_map()?.support_point(other_pose, parry3d_f64::math::Vector::new(dir.x, dir.y, dir.z)));
-        let depth = (from_pvec(pose.transform_point(tri.a)) - deepest).dot(&n);
-        Some((deepest + 0.5 * depth * n, sign * n, depth))
     }
 }
 

@@ -2,11 +2,12 @@
 //! manifolds for the rest, and `four_of`, which keeps four points of a larger contact polygon.
 
 use karakuri::spatial::Vec3;
+use parry3d_f64::bounding_volume::BoundingVolume;
 use parry3d_f64::math::Pose as PPose;
 use parry3d_f64::query::epa::EPA;
 use parry3d_f64::query::gjk::{self, CsoPoint, GJKResult, VoronoiSimplex};
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher, TrackedContact};
-use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, PolygonalFeatureMap, ShapeType, SharedShape};
+use parry3d_f64::shape::{PackedFeatureId, PolygonalFeature, PolygonalFeatureMap, Shape, ShapeType, SharedShape, TriMesh};
 
 /// The feature both sides of a ball–ball contact carry: parry's `PackedFeatureId::face(0)`
 /// (the face header, code 0), which its manifold gives.
@@ -50,41 +51,59 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 }
 
 /// The narrow phase of one pair: the contact manifolds of shapes `s1`, `s2` at relative pose
-/// `pos12` into `manifolds`, every one computed afresh (nothing is carried from an earlier
-/// step). Which function handles a pair:
+/// `pos12` into `manifolds` (kept from step to step with their points' room), every one
+/// computed afresh (nothing is carried from an earlier step); returns how many it filled, or
+/// None when parry does not support the pair. Which function handles a pair:
 ///
 /// | pair | function |
 /// | --- | --- |
 /// | plane – convex (but a ball) | [`plane_convex`] (here: parry's allocates a point list per call) |
 /// | convex – convex through parry's generic path (cylinders, cones, hulls, capsule – box) | [`pfm_pfm`] (here: parry's builds an EPA per call) |
 /// | convex – convex, balls | parry's `contact_manifold_convex_convex` into the kept manifold |
-/// | triangle meshes and other composites | parry's `contact_manifolds` (its own buffers) |
+/// | triangle mesh – convex | [`trimesh_convex`]: each triangle near the shape as a convex pair (parry's composite path allocates its workspace and manifolds per call) |
+/// | other composites | parry's `contact_manifolds` (its own buffers) |
 ///
 /// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
-/// mesh. Returns false when parry does not support the pair.
+/// mesh; `triangles` the kept buffer of a mesh's triangles.
 pub(super) fn narrow_phase(
     pos12: &PPose,
     (s1, t1): (&SharedShape, ShapeType),
     (s2, t2): (&SharedShape, ShapeType),
     composite: bool,
     margin: f64,
-    manifolds: &mut Vec<ContactManifold<(), ()>>,
+    (manifolds, triangles): (&mut Vec<ContactManifold<(), ()>>, &mut Vec<u32>),
     epa: &mut EPA,
-) -> bool {
-    let dispatcher = DefaultQueryDispatcher;
+) -> Option<usize> {
     if composite {
+        let plain = |s: &SharedShape| s.as_composite_shape().is_none() && s.shape_type() != ShapeType::HeightField;
+        let fixed = |m: &TriMesh| m.pseudo_normals().is_none();
+        match (s1.as_trimesh(), s2.as_trimesh()) {
+            (Some(mesh), None) if plain(s2) && fixed(mesh) => {
+                return Some(trimesh_convex(pos12, mesh, (&*s2.0, t2), false, margin, (manifolds, triangles), epa));
+            }
+            (None, Some(mesh)) if plain(s1) && fixed(mesh) => {
+                return Some(trimesh_convex(pos12, mesh, (&*s1.0, t1), true, margin, (manifolds, triangles), epa));
+            }
+            _ => {}
+        }
         manifolds.clear();
         let mut workspace = None;
-        return dispatcher
+        return DefaultQueryDispatcher
             .contact_manifolds(pos12, &*s1.0, &*s2.0, margin, manifolds, &mut workspace)
-            .is_ok();
+            .is_ok()
+            .then_some(manifolds.len());
     }
     if manifolds.is_empty() {
         manifolds.push(manifold_with_room());
     }
-    manifolds.truncate(1);
     let m = &mut manifolds[0];
     reset(m);
+    convex_pair(pos12, (&*s1.0, t1), (&*s2.0, t2), margin, m, epa).then_some(1)
+}
+
+/// One convex pair into the fresh manifold `m` (see [`narrow_phase`]); false when parry does
+/// not support it.
+fn convex_pair(pos12: &PPose, (s1, t1): (&dyn Shape, ShapeType), (s2, t2): (&dyn Shape, ShapeType), margin: f64, m: &mut ContactManifold<(), ()>, epa: &mut EPA) -> bool {
     let ball = t1 == ShapeType::Ball || t2 == ShapeType::Ball;
     if !ball && t1 == ShapeType::HalfSpace {
         return plane_convex(pos12, s1, s2, margin, m, false);
@@ -98,9 +117,79 @@ pub(super) fn narrow_phase(
             return true;
         }
     }
-    dispatcher
-        .contact_manifold_convex_convex(pos12, &*s1.0, &*s2.0, None, None, margin, m)
-        .is_ok()
+    DefaultQueryDispatcher.contact_manifold_convex_convex(pos12, s1, s2, None, None, margin, m).is_ok()
+}
+
+/// A triangle mesh (`mesh`, the pair's second shape when `flipped`) against a convex shape:
+/// parry's `contact_manifolds_trimesh_shape` with a fresh workspace, the same operations in
+/// the same order, into kept buffers: the triangles whose boxes meet the shape's box
+/// (loosened by `margin`, then by a tenth of its size up to 0.1, as parry does) in the mesh's
+/// bounding-volume hierarchy's order into `triangles`, then one fresh manifold per triangle
+/// (an empty one where they do not touch), the triangle a convex pair ([`convex_pair`]).
+/// Returns how many manifolds it filled.
+fn trimesh_convex(
+    pos12: &PPose,
+    mesh: &TriMesh,
+    (other, t_other): (&dyn Shape, ShapeType),
+    flipped: bool,
+    margin: f64,
+    (manifolds, triangles): (&mut Vec<ContactManifold<(), ()>>, &mut Vec<u32>),
+    epa: &mut EPA,
+) -> usize {
+    // the other shape in the mesh's frame, and back (parry's inverse of the inverse)
+    let pos_m = if flipped { pos12.inverse() } else { *pos12 };
+    let mut aabb = other.compute_aabb(&pos_m).loosened(margin);
+    let extra = (aabb.maxs - aabb.mins).map(|e| (e / 10.0).min(0.1));
+    aabb.mins -= extra;
+    aabb.maxs += extra;
+    triangles.clear();
+    triangles.extend(mesh.bvh().intersect_aabb(&aabb));
+    let back = flipped.then(|| pos_m.inverse());
+    let mut used = 0;
+    for &t in triangles.iter().filter(|&&t| (t as usize) < mesh.num_triangles()) {
+        if used == manifolds.len() {
+            manifolds.push(manifold_with_room());
+        }
+        let m = &mut manifolds[used];
+        used += 1;
+        reset(m);
+        let tri = mesh.triangle(t);
+        match &back {
+            Some(pos21) => {
+                m.subshape2 = t;
+                convex_pair(pos21, (other, t_other), (&tri, ShapeType::Triangle), margin, m, epa);
+            }
+            None => {
+                m.subshape1 = t;
+                convex_pair(&pos_m, (&tri, ShapeType::Triangle), (other, t_other), margin, m, epa);
+            }
+        }
+    }
+    used
+}
+
+/// A manifold of a triangle mesh's triangle whose normal points out of its back face: the
+/// other shape has passed the surface (a foot that starts inside a height field's terrain,
+/// which MuJoCo's soft contacts allow). A mesh's triangles face outward (a solid's surface),
+/// so this is one contact of the solid: the triangle's outward normal (from the pair's first
+/// shape to its second: `sign` 1 when the mesh is the first, -1 else), the other shape's
+/// deepest point along it, and its depth below the triangle's plane. `(mesh, its pose, the
+/// triangle, sign, other, its pose)`; `normal` the manifold's (world). `None`: the front face.
+pub(super) fn back_face(
+    (mesh, pose, triangle, sign, other, other_pose): (&SharedShape, &PPose, u32, f64, &SharedShape, &PPose),
+    m: &ContactManifold<(), ()>,
+    normal: &Vec3,
+) -> Option<(Vec3, Vec3, f64)> {
+    let v = |p: parry3d_f64::math::Vector| Vec3::new(p.x, p.y, p.z);
+    let tri = mesh.as_trimesh()?.triangle(triangle);
+    let n = v(pose.rotation * tri.normal()?);
+    if sign * normal.dot(&n) >= 0.0 || m.points.is_empty() {
+        return None;
+    }
+    let dir = -n;
+    let deepest = v(other.as_support_map()?.support_point(other_pose, parry3d_f64::math::Vector::new(dir.x, dir.y, dir.z)));
+    let depth = (v(pose.transform_point(tri.a)) - deepest).dot(&n);
+    Some((deepest + 0.5 * depth * n, sign * n, depth))
 }
 
 /// The pairs parry's dispatcher sends to its generic polygonal-feature path (every pair but
@@ -203,8 +292,8 @@ fn pfm_pfm(
 /// half-space dispatch, into the kept point list.
 fn plane_convex(
     pos12: &PPose,
-    plane: &SharedShape,
-    convex: &SharedShape,
+    plane: &dyn Shape,
+    convex: &dyn Shape,
     margin: f64,
     m: &mut ContactManifold<(), ()>,
     flipped: bool,

@@ -180,6 +180,24 @@ impl Mjcf<'_> {
         let (ga, gb) = (&a.geoms[ca], &b.geoms[cb]);
         Some(ga.bits_meet(gb).then(|| ga.mixed_friction(gb)))
     }
+
+    /// MuJoCo's contact distances: each shape's `margin` when it is an MJCF geom, and the
+    /// shape pairs of `<pair>`s with their own (for [`Collider::with_margins`]).
+    fn margins(&self) -> (Vec<Option<f64>>, Vec<((usize, usize), f64)>) {
+        let rule = |k: usize| self.origins.get(k).copied().flatten().and_then(|(r, c)| Some((r, c, self.rules[r]?)));
+        let per_shape = (0..self.origins.len()).map(|k| rule(k).map(|(_, c, ru)| ru.geoms[c].margin)).collect();
+        let mut own = vec![];
+        for (r, rules) in self.rules.iter().enumerate() {
+            let Some(rules) = rules else { continue };
+            let shape = |c: usize| self.origins.iter().position(|o| *o == Some((r, c)));
+            for (&(ca, cb, _), &m) in rules.pairs.iter().zip(&rules.pair_margins) {
+                if let (Some(i), Some(j)) = (shape(ca), shape(cb)) {
+                    own.push(((i.min(j), i.max(j)), m));
+                }
+            }
+        }
+        (per_shape, own)
+    }
 }
 
 /// The body pairs `(a, b)`, `a < b`, of one robot whose collision shapes overlap at the
@@ -278,5 +296,6 @@ fn pair_table(scene: &Scene, bodies: &[SimBody], shapes: Vec<ColShape>, mjcf: &M
         }
         Some(pair_modes.iter().find(|(k, _)| *k == key).map_or(default_mode, |(_, m)| *m))
     });
-    collider.with_pair_materials(materials.into_inner())
+    let (margins, own) = mjcf.margins();
+    collider.with_pair_materials(materials.into_inner()).with_margins(margins, own)
 }

@@ -52,6 +52,8 @@ pub fn position(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut Ste
         *sk = Motion::from_slice(jac.column(k).as_slice());
     }
     if m.plan.contacts {
+        let g = m.model.gravity_vector().norm();
+        m.collider.set_motion(&mut w.collision, w.data.joint_velocities()?, m.dt, g);
         m.collider.detect(
             &mut w.collision,
             w.data.joint_placements()?,

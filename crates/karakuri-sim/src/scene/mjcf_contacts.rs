@@ -2,7 +2,8 @@
 //! (`<pair>`s always; else not two geoms of one weld body, nor parent and child unless `<flag
 //! filterparent="disable">`, nor an `<exclude>`d body pair, and only when the `contype` /
 //! `conaffinity` bits meet) and with what sliding friction (a `<pair>`'s own; else the geom
-//! of higher `priority`'s, else the larger; 0 when the pair's `condim` is 1), as MuJoCo's
+//! of higher `priority`'s, else the larger; 0 when the pair's `condim` is 1) and from what
+//! distance (`margin`: a `<pair>`'s own, else the larger of the two geoms'), as MuJoCo's
 //! collision driver and `mj_contactParam` decide them.
 
 use karakuri::io::mjcf::MjcfWorld;
@@ -17,6 +18,8 @@ pub struct MjcfContactRules {
     pub excludes: Vec<(usize, usize)>,
     /// `<pair>`s: collision indices (smaller first) and the sliding friction (0 for `condim` 1).
     pub pairs: Vec<(usize, usize, f64)>,
+    /// Each `<pair>`'s `margin`, in the order of `pairs`.
+    pub pair_margins: Vec<f64>,
     /// `<flag filterparent>` enabled (MuJoCo's default): parent and child never touch.
     pub filter_parent: bool,
 }
@@ -40,6 +43,8 @@ pub struct GeomRule {
     pub priority: i32,
     /// `condim`.
     pub condim: u8,
+    /// `margin`: contacts are made closer than this (m).
+    pub margin: f64,
 }
 
 impl MjcfContactRules {
@@ -62,20 +67,21 @@ impl MjcfContactRules {
                 let weld = world.geom_placement(i).0 .0;
                 let (contype, conaffinity, priority, condim) = (g.contype, g.conaffinity, g.priority, g.condim);
                 let weld_parent = weld_parent(weld);
-                GeomRule { body: g.body, weld, weld_parent, contype, conaffinity, friction: g.friction[0], priority, condim }
+                let margin = g.margin;
+                GeomRule { body: g.body, weld, weld_parent, contype, conaffinity, friction: g.friction[0], priority, condim, margin }
             })
             .collect();
         let excludes = world.contact_excludes.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
         let index = |g: usize| kept.iter().position(|&k| k == g);
-        let pairs = world
+        let (pairs, pair_margins) = world
             .contact_pairs
             .iter()
             .filter_map(|p| {
                 let (a, b) = (index(p.geoms.0)?, index(p.geoms.1)?);
-                Some((a.min(b), a.max(b), if p.condim == 1 { 0.0 } else { p.friction[0] }))
+                Some(((a.min(b), a.max(b), if p.condim == 1 { 0.0 } else { p.friction[0] }), p.margin))
             })
-            .collect();
-        MjcfContactRules { geoms, excludes, pairs, filter_parent: !world.option.filterparent_disabled }
+            .unzip();
+        MjcfContactRules { geoms, excludes, pairs, pair_margins, filter_parent: !world.option.filterparent_disabled }
     }
 
     /// Whether collisions `a` and `b` of this robot touch (MuJoCo's `<pair>`s, else its

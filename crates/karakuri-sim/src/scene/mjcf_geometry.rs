@@ -17,8 +17,9 @@
 //! `conaffinity` bits, bodies welded together or parent and child (unless `<flag
 //! filterparent="disable">`), `<exclude>`, and `<pair>`s (always tested, their own friction).
 //! Friction is the sliding coefficient (`friction[0]`) of the geom of higher `priority`, else
-//! the larger; `condim` 1 is frictionless. `solref`/`solimp`, `margin`/`gap`, torsional and
-//! rolling friction are not simulated (a warning counts the geoms that set them).
+//! the larger; `condim` 1 is frictionless; `margin` sets where contacts are made (the
+//! collider's MJCF margins). `solref`/`solimp`, `gap` (the `margin − gap` stand-off), torsional
+//! and rolling friction are not simulated (a warning counts the geoms that set them).
 
 use karakuri::io::mjcf::{GeomShape, HeightGrid, Integrator, MjcfWorld};
 use karakuri::io::urdf::{self, GeometryObject, Shape};
@@ -53,7 +54,7 @@ pub fn load_mjcf_robot(scene: &Scene, ri: usize) -> Result<(UrdfRobot, MjcfWorld
 
 /// One warning for each part of the file the simulator does not carry yet, so nothing is dropped
 /// silently: contact softness and the friction beyond sliding (geoms and pairs whose
-/// `solref`/`solimp` are not MuJoCo's defaults, a `margin` or `gap`, `condim` 4 or 6: hard
+/// `solref`/`solimp` are not MuJoCo's defaults, `condim` 4 or 6: hard
 /// contacts with sliding friction instead), the options karakuri does not honour (the
 /// sensors, equalities and tendon parts without a counterpart are named by the compile step's
 /// `mjcf_constraints`).
@@ -65,13 +66,12 @@ fn not_carried(world: &MjcfWorld, warnings: &mut Vec<String>) {
     let geoms = || world.geoms.iter().filter(|g| g.contype != 0 || g.conaffinity != 0);
     let soft = geoms().filter(|g| g.solref != SOLREF || g.solimp != SOLIMP).count()
         + world.contact_pairs.iter().filter(|p| p.solref != SOLREF || p.solimp != SOLIMP).count();
-    let margins = geoms().filter(|g| g.margin != 0.0 || g.gap != 0.0).count()
-        + world.contact_pairs.iter().filter(|p| p.margin != 0.0 || p.gap != 0.0).count();
+    let standoff = geoms().filter(|g| g.margin - g.gap > 0.0).count() + world.contact_pairs.iter().filter(|p| p.margin - p.gap > 0.0).count();
     let condim = geoms().filter(|g| g.condim > 3).count() + world.contact_pairs.iter().filter(|p| p.condim > 3).count();
-    if soft + margins + condim > 0 {
+    if soft + standoff + condim > 0 {
         warnings.push(format!(
             "contacts are hard with sliding friction: {soft} geom(s)/pair(s) with their own solref/solimp, \
-             {margins} with a margin or gap, {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
+             {standoff} acting at margin - gap > 0 (they act at touching), {condim} with condim 4 or 6 (torsional/rolling friction) not simulated (docs/MJCF.md)"
         ));
     }
     let o = &world.option;
