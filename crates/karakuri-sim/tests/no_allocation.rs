@@ -134,6 +134,35 @@ fn a_running_step_allocates_nothing() {
     assert_eq!(total, 0, "steps allocated (see the lines above)");
 }
 
+/// The step derivatives (decision record 0069) allocate at their first call only: a floating
+/// quadruped under PD (semi-implicit Euler) and the double pendulum (RK4), derivatives and
+/// steps in turn.
+#[test]
+fn step_derivatives_allocate_nothing_after_the_first_call() {
+    let solo = "robots:
+  - {name: solo, urdf: builtin:solo12.urdf, root: floating, collision: none, joint_damping: 0.05,
+     pose: {position: [0, 0, 1]}, base_velocity: {angular: [0.5, 0.2, 0.1]},
+     actuators: [{joints: '*', mode: position, kp: 8.0, kd: 0.2, target: 0.1}]}";
+    let pendulum = std::fs::read_to_string(scene_path("06_double_pendulum.json")).unwrap();
+    for text in [solo, pendulum.as_str()] {
+        let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
+        let (nv, nu) = world.step_derivative_sizes();
+        let mut d = karakuri_sim::StepDerivatives::new(nv, nu);
+        let first = ALLOCATIONS.load(Ordering::SeqCst);
+        COUNTING.with(|c| c.set(true));
+        world.step_derivatives(&mut d).unwrap();
+        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        assert!(before > first, "the first call makes the workspace (the counter counts)");
+        for _ in 0..20 {
+            world.step_derivatives(&mut d).unwrap();
+            world.step().unwrap();
+        }
+        COUNTING.with(|c| c.set(false));
+        let n = ALLOCATIONS.load(Ordering::SeqCst) - before;
+        assert_eq!(n, 0, "{nv} dofs: {n} allocations in 20 derivative calls and steps");
+    }
+}
+
 /// Cylinders and cones piled crosswise: their pairs penetrate (GJK finds an intersection,
 /// then EPA runs), the generic convex path whose EPA the collision workspace keeps.
 const CYLINDERS_AND_CONES: &str = r#"
