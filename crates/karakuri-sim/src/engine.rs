@@ -380,6 +380,13 @@ pub trait Engine {
         let _ = on;
         Err(unsupported(self.name(), "stage timing (time_stages)"))
     }
+    /// Sets the one-dof joints' positions (`q`) and / or velocities (`dq`), each over
+    /// [`Description::joints`] (the world checks lengths and values), the rest of the state
+    /// kept; the next step starts from it. The default: [`SimError::Unsupported`].
+    fn set_joint_states(&mut self, q: Option<&[f64]>, dq: Option<&[f64]>) -> Result<(), SimError> {
+        let _ = (q, dq);
+        Err(unsupported(self.name(), "setting joint positions and velocities"))
+    }
     /// The derivatives of the next step at the state now, `A = ∂x⁺/∂x` and `B = ∂x⁺/∂u`
     /// (state and input order: [`crate::derivatives`]), into `out`; nothing of the world
     /// changes. An engine that cannot, or a step it cannot differentiate, is

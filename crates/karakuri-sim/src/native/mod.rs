@@ -402,6 +402,23 @@ impl Engine for NativeEngine {
         Ok(reached)
     }
 
+    fn set_joint_states(&mut self, q: Option<&[f64]>, dq: Option<&[f64]>) -> Result<(), SimError> {
+        let (m, s) = (&self.model, &mut self.state);
+        for (k, &j) in m.one_dof.iter().enumerate() {
+            if let Some(q) = q {
+                s.q[m.model.idx_q[j]] = q[k];
+            }
+            if let Some(dq) = dq {
+                s.v[m.model.idx_v[j]] = dq[k];
+            }
+        }
+        // a state set by hand: no loop prediction from the last step, every island awake
+        s.loop_predicted.clear();
+        s.sleep.wake_all();
+        dynamics::compute_terms(m, &s.q, &s.v, &mut self.work.data);
+        Ok(())
+    }
+
     fn step_derivatives(&mut self, out: &mut crate::derivatives::StepDerivatives) -> Result<(), SimError> {
         let dw = self.deriv.get_or_insert_with(|| Box::new(derivatives::DerivWork::new(&self.model)));
         derivatives::step_derivatives(&self.model, &self.state, &self.work, dw, out)

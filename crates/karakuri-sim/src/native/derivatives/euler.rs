@@ -12,7 +12,7 @@ use super::super::build::SimModel;
 use super::super::state::SimState;
 use super::super::work::StepData;
 use super::smooth::Eval;
-use super::tangent::blocks;
+use super::tangent::{blocks, Blocks};
 use crate::engine::unsupported;
 use crate::SimError;
 
@@ -24,12 +24,16 @@ pub struct EulerWork {
     f: DMatrix<f64>,
     /// `∂v_free/∂u` `(n x nu)`.
     fu: DMatrix<f64>,
+    /// Each joint's update blocks `(njoints)`.
+    blocks: Vec<Blocks>,
 }
 
 impl EulerWork {
     /// Buffers for `n` dofs and `nu` actuated joints.
-    pub fn new(n: usize, nu: usize) -> EulerWork {
-        EulerWork { v_free: DVector::zeros(n), f: DMatrix::zeros(n, 2 * n), fu: DMatrix::zeros(n, nu) }
+    pub fn new(model: &karakuri::Model, nu: usize) -> EulerWork {
+        let n = model.nv;
+        let blocks = (0..model.njoints).map(|_| Blocks::default()).collect();
+        EulerWork { v_free: DVector::zeros(n), f: DMatrix::zeros(n, 2 * n), fu: DMatrix::zeros(n, nu), blocks }
     }
 }
 
@@ -57,35 +61,50 @@ pub fn derivatives(
             )));
         }
     }
-    a.fill(0.0);
-    b.fill(0.0);
     for j in 1..model.njoints {
         let (iv, nv) = (model.idx_v[j], model.nvs[j]);
-        let bl = blocks(&model.joint_types[j], &ew.v_free.as_slice()[iv..iv + nv], dt).ok_or_else(|| {
+        ew.blocks[j] = blocks(&model.joint_types[j], &ew.v_free.as_slice()[iv..iv + nv], dt).ok_or_else(|| {
             unsupported("native", &format!("step derivatives of joint '{}' (a planar joint)", model.joint_names[j]))
         })?;
-        for r in 0..nv {
-            for c in 0..nv {
-                a[(iv + r, iv + c)] += bl.pq[(r, c)];
-                let (pv, vv) = (bl.pv[(r, c)], bl.vv[(r, c)]);
-                if pv != 0.0 {
-                    add_row(a, iv + r, pv, &ew.f, iv + c);
-                    add_row(b, iv + r, pv, &ew.fu, iv + c);
-                }
-                if vv != 0.0 {
-                    add_row(a, n + iv + r, vv, &ew.f, iv + c);
-                    add_row(b, n + iv + r, vv, &ew.fu, iv + c);
-                }
+    }
+    // column by column (contiguous): A's = [Pq e_c (c < n)] + the update of F's column, B's of Fu's
+    for c in 0..2 * n {
+        let col = &mut a.as_mut_slice()[c * 2 * n..(c + 1) * 2 * n];
+        update(m, &ew.blocks, &ew.f.as_slice()[c * n..(c + 1) * n], col);
+        if c < n {
+            let j = model.dof_joint[c];
+            let (iv, nv) = (model.idx_v[j], model.nvs[j]);
+            for r in 0..nv {
+                col[iv + r] += ew.blocks[j].pq[(r, c - iv)];
             }
         }
+    }
+    for c in 0..b.ncols() {
+        update(m, &ew.blocks, &ew.fu.as_slice()[c * n..(c + 1) * n], &mut b.as_mut_slice()[c * 2 * n..(c + 1) * 2 * n]);
     }
     Ok(())
 }
 
-/// `dst[r, :] += k src[s, :]`.
-fn add_row(dst: &mut DMatrix<f64>, r: usize, k: f64, src: &DMatrix<f64>, s: usize) {
-    for c in 0..src.ncols() {
-        dst[(r, c)] += k * src[(s, c)];
+/// `out = [Pv f; Vv f]` joint by joint for a column `f` of `∂v_free` (`n`), `out` `(2n)`.
+fn update(m: &SimModel, blocks: &[Blocks], f: &[f64], out: &mut [f64]) {
+    let (model, n) = (&m.model, m.model.nv);
+    let (oq, ov) = out.split_at_mut(n);
+    for j in 1..model.njoints {
+        let (iv, nv, b) = (model.idx_v[j], model.nvs[j], &blocks[j]);
+        if nv == 1 {
+            oq[iv] = b.pv[(0, 0)] * f[iv];
+            ov[iv] = f[iv];
+            continue;
+        }
+        for r in 0..nv {
+            let (mut q, mut v) = (0.0, 0.0);
+            for k in 0..nv {
+                q += b.pv[(r, k)] * f[iv + k];
+                v += b.vv[(r, k)] * f[iv + k];
+            }
+            oq[iv + r] = q;
+            ov[iv + r] = v;
+        }
     }
 }
 

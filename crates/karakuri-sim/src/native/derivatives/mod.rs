@@ -29,11 +29,12 @@ use crate::SimError;
 
 /// The step derivatives' workspace, made once for a world.
 pub struct DerivWork {
-    /// Tangent index (the output's order) → model velocity index `(nv)`.
-    order: Vec<usize>,
     eval: smooth::Eval,
     euler: euler::EulerWork,
     rk4: rk4::Rk4Work,
+    /// Output row / column → model row / column `(2 nv)`: the tangent order (one-dof joints in
+    /// `one_dof` order, then the other joints' dofs) for positions, then for velocities.
+    at: Vec<usize>,
     /// `A`, `B` in model order.
     a: DMatrix<f64>,
     b: DMatrix<f64>,
@@ -51,9 +52,9 @@ impl DerivWork {
             }
         }
         DerivWork {
-            order,
             eval: smooth::Eval::new(m),
-            euler: euler::EulerWork::new(n, nu),
+            euler: euler::EulerWork::new(model, nu),
+            at: (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect(),
             rk4: rk4::Rk4Work::new(n),
             a: DMatrix::zeros(2 * n, 2 * n),
             b: DMatrix::zeros(2 * n, nu),
@@ -90,15 +91,17 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
         euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), (&mut dw.a, &mut dw.b))?;
     }
     // model order -> the tangent order: position rows / columns, then velocity ones
-    let at = |i: usize| if i < n { dw.order[i] } else { n + dw.order[i - n] };
-    for c in 0..2 * n {
-        for r in 0..2 * n {
-            out.a[(r, c)] = dw.a[(at(r), at(c))];
+    let side = 2 * n;
+    for (c, &mc) in dw.at.iter().enumerate() {
+        let src = &dw.a.as_slice()[mc * side..(mc + 1) * side];
+        for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
+            *o = src[mr];
         }
     }
     for c in 0..dw.nu() {
-        for r in 0..2 * n {
-            out.b[(r, c)] = dw.b[(at(r), c)];
+        let src = &dw.b.as_slice()[c * side..(c + 1) * side];
+        for (o, &mr) in out.b.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
+            *o = src[mr];
         }
     }
     Ok(())

@@ -51,6 +51,8 @@ pub struct Eval {
     jf_out: Vec<JointForce>,
     /// Each actuator's column of `u` (`usize::MAX`: none) `(actuators)`.
     u_col: Vec<usize>,
+    /// The solve's right-hand sides by dof, `(2n + nu) x n` (column k: dof k of each).
+    rhs_t: DMatrix<f64>,
 }
 
 impl Eval {
@@ -81,6 +83,7 @@ impl Eval {
             jf_dq: Vec::new(),
             jf_out: Vec::new(),
             u_col,
+            rhs_t: DMatrix::zeros(2 * n + nu, n),
         }
     }
 
@@ -190,16 +193,63 @@ impl Eval {
         self.qdd -= &self.h;
         self.qh.solve(self.qdd.as_mut_slice());
         rnea_derivatives(&m.model, &mut self.data, &mut self.ws, q, v, &self.qdd);
-        self.aq.copy_from(&self.dtau_dq);
-        self.aq -= &self.ws.dtau_dq;
-        self.av.copy_from(&self.dtau_dv);
-        self.av -= &self.ws.dtau_dv;
-        self.au.copy_from(&self.dtau_du);
-        for mat in [&mut self.aq, &mut self.av, &mut self.au] {
-            for col in mat.as_mut_slice().chunks_exact_mut(n) {
-                self.qh.solve(col);
+        // the right-hand sides transposed (row k: dof k of every column), solved together
+        let nu = self.au.ncols();
+        let m_rhs = 2 * n + nu;
+        for k in 0..n {
+            let row = &mut self.rhs_t.as_mut_slice()[k * m_rhs..(k + 1) * m_rhs];
+            for c in 0..n {
+                row[c] = self.dtau_dq[(k, c)] - self.ws.dtau_dq[(k, c)];
+                row[n + c] = self.dtau_dv[(k, c)] - self.ws.dtau_dv[(k, c)];
+            }
+            for c in 0..nu {
+                row[2 * n + c] = self.dtau_du[(k, c)];
+            }
+        }
+        solve_rows(&self.qh, self.rhs_t.as_mut_slice(), m_rhs);
+        for c in 0..n {
+            for k in 0..n {
+                let row = &self.rhs_t.as_slice()[k * m_rhs..];
+                self.aq[(k, c)] = row[c];
+                self.av[(k, c)] = row[n + c];
+            }
+        }
+        for c in 0..nu {
+            for k in 0..n {
+                self.au[(k, c)] = self.rhs_t.as_slice()[k * m_rhs + 2 * n + c];
             }
         }
         Ok(())
+    }
+}
+
+/// `qH X = B` for `m` right-hand sides stored by dof: `x[k m..(k + 1) m]` holds dof k of every
+/// one (`n m` entries), overwritten by the solutions; `L⁻ᵀ`, `D⁻¹`, `L⁻¹` as
+/// [`Factorization::solve`], each row update over the `m` columns at once (contiguous).
+fn solve_rows(qh: &Factorization, x: &mut [f64], m: usize) {
+    let n = qh.n();
+    for k in (0..n).rev() {
+        let (anc, l) = qh.row(k);
+        let (before, rest) = x.split_at_mut(k * m);
+        let xk = &rest[..m];
+        for (&a, &lv) in anc.iter().zip(l) {
+            for (y, &v) in before[a * m..(a + 1) * m].iter_mut().zip(xk) {
+                *y -= lv * v;
+            }
+        }
+    }
+    for k in 0..n {
+        let inv = 1.0 / qh.d(k);
+        x[k * m..(k + 1) * m].iter_mut().for_each(|v| *v *= inv);
+    }
+    for k in 0..n {
+        let (anc, l) = qh.row(k);
+        let (before, rest) = x.split_at_mut(k * m);
+        let xk = &mut rest[..m];
+        for (&a, &lv) in anc.iter().zip(l) {
+            for (y, &v) in xk.iter_mut().zip(&before[a * m..(a + 1) * m]) {
+                *y -= lv * v;
+            }
+        }
     }
 }

@@ -36,6 +36,7 @@ pub fn right_jacobian(phi: &Vec3) -> Mat3 {
 /// The blocks of one joint's update: `δq⁺ = Pq δq + Pv δv`, `δv⁺ = Vv δv` with `δv` the
 /// velocity after the velocity update (`vel`, the joint's part of it), the joint's first
 /// `nv` rows and columns of each.
+#[derive(Clone, Debug, Default)]
 pub struct Blocks {
     /// `∂q⁺/∂q`.
     pub pq: Mat6,
