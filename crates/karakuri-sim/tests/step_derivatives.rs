@@ -202,6 +202,18 @@ fn a_pd_held_arm() {
     check(&mut w, &model, &order, &targets, "ur5 PD (Euler)");
 }
 
+/// dm_control's humanoid (MJCF: a floating base, 21 hinges with armature and damping, 21
+/// motors) with contacts off, a second into a fall from its initial pose.
+#[test]
+fn the_mjcf_humanoid_without_contacts() {
+    let xml = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/mjcf/dm_control/humanoid.xml");
+    let text = format!("contact: {{mode: none}}\nrobots: [{{name: h, mjcf: {xml}, collision: none}}]\n");
+    let (mut w, model, order) = world(&text);
+    w.run(0.02).unwrap();
+    let targets: Vec<(String, f64)> = w.layout().actuated.iter().enumerate().map(|(i, &k)| (w.one_dof_joints()[k].clone(), 0.02 * i as f64 - 0.2)).collect();
+    check(&mut w, &model, &order, &targets, "humanoid MJCF, no contacts (Euler)");
+}
+
 /// SplitMix64, for the random trees.
 struct Rng(u64);
 
