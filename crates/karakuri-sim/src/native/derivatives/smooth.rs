@@ -196,27 +196,31 @@ impl Eval {
         // the right-hand sides transposed (row k: dof k of every column), solved together
         let nu = self.au.ncols();
         let m_rhs = 2 * n + nu;
-        for k in 0..n {
-            let row = &mut self.rhs_t.as_mut_slice()[k * m_rhs..(k + 1) * m_rhs];
+        // column c of each matrix (contiguous) into entry c of every dof's row (stride m_rhs)
+        let rhs = self.rhs_t.as_mut_slice();
+        let pairs = [(&self.dtau_dq, &self.ws.dtau_dq, 0), (&self.dtau_dv, &self.ws.dtau_dv, n)];
+        for (applied, rnea, off) in pairs {
             for c in 0..n {
-                row[c] = self.dtau_dq[(k, c)] - self.ws.dtau_dq[(k, c)];
-                row[n + c] = self.dtau_dv[(k, c)] - self.ws.dtau_dv[(k, c)];
-            }
-            for c in 0..nu {
-                row[2 * n + c] = self.dtau_du[(k, c)];
-            }
-        }
-        solve_rows(&self.qh, self.rhs_t.as_mut_slice(), m_rhs);
-        for c in 0..n {
-            for k in 0..n {
-                let row = &self.rhs_t.as_slice()[k * m_rhs..];
-                self.aq[(k, c)] = row[c];
-                self.av[(k, c)] = row[n + c];
+                let (x, y) = (&applied.as_slice()[c * n..(c + 1) * n], &rnea.as_slice()[c * n..(c + 1) * n]);
+                for ((dst, a), r) in rhs[off + c..].iter_mut().step_by(m_rhs).zip(x).zip(y) {
+                    *dst = a - r;
+                }
             }
         }
         for c in 0..nu {
-            for k in 0..n {
-                self.au[(k, c)] = self.rhs_t.as_slice()[k * m_rhs + 2 * n + c];
+            let x = &self.dtau_du.as_slice()[c * n..(c + 1) * n];
+            for (dst, a) in rhs[2 * n + c..].iter_mut().step_by(m_rhs).zip(x) {
+                *dst = *a;
+            }
+        }
+        solve_rows(&self.qh, self.rhs_t.as_mut_slice(), m_rhs);
+        let rhs = self.rhs_t.as_slice();
+        for (mat, off, cols) in [(&mut self.aq, 0, n), (&mut self.av, n, n), (&mut self.au, 2 * n, nu)] {
+            for c in 0..cols {
+                let col = &mut mat.as_mut_slice()[c * n..(c + 1) * n];
+                for (dst, x) in col.iter_mut().zip(rhs[off + c..].iter().step_by(m_rhs)) {
+                    *dst = *x;
+                }
             }
         }
         Ok(())
