@@ -93,3 +93,17 @@ bodies:
 """)
     with pytest.raises(ValueError, match="contacts"):
         w.step_derivatives()
+
+
+def test_the_ilqr_example_swings_the_cart_pole_up():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "ilqr_cartpole.py"
+    spec = importlib.util.spec_from_file_location("ilqr_cartpole", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    costs, final = module.ilqr(iterations=100, log=lambda *_: None)
+    assert all(b < a for a, b in zip(costs, costs[1:])), "iLQR's accepted steps lower the cost"
+    assert costs[-1] < costs[0] / 50
+    assert abs(final[1] - np.pi) < 0.05 and abs(final[0]) < 0.05, final
