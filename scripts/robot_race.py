@@ -37,7 +37,11 @@ karakuri's per-step `wall_ns` of a few µs seldom does; on a quiet machine the t
 agree), the ratio karakuri / MuJoCo, the mean
 number of contacts per step (MuJoCo: `d.ncon`), the share of karakuri's steps whose solve met
 `engine.tolerance` (`converged`), the root body's height at the end in both engines (the first
-body with a free joint; for fixed-base scenes the first free object), and for standing robots
+body with a free joint, else the first body: the origin of its frame in world z, MuJoCo's read
+after `mj_kinematics`, since `mj_step` leaves `xpos` at the step's start state; gymnasium's
+hopper and walker2d balance upright on a limp chain from qpos0, an unstable equilibrium that
+MuJoCo's soft foot contact tips over and karakuri's hard one does not: decision 0070), and for
+standing robots
 the foot slip: the largest horizontal travel of a foot body between 0.5 s (settled) and the
 end, in mm. A model karakuri refuses is reported as refused with its first error line.
 `--write-doc` replaces the table between the `robot-race` markers of docs/PERFORMANCE.md.
@@ -291,7 +295,11 @@ def mujoco_run(m, d, reset, n, dt, root, feet):
         mujoco.mj_step(m, d)
         ncon += d.ncon
         if k == min(settle, n):
+            # mj_step leaves xpos at the step's start state: the poses of qpos after step k
+            # (what karakuri's trajectory row k holds) need the kinematics of the new qpos
+            mujoco.mj_kinematics(m, d)
             at_settle = [d.xpos[f][:2].copy() for f in fids]
+    mujoco.mj_kinematics(m, d)
     slip = max((math.hypot(*(d.xpos[f][:2] - p)) * 1000 for f, p in zip(fids, at_settle)),
                default=None) if n > settle else None
     return ncon / n, float(d.xpos[rid][2]), slip

@@ -3,28 +3,15 @@
 //! Needs an installed example-robot-data (`EXAMPLE_ROBOT_DATA_DIR`, else the `cmeel.prefix` of
 //! Python's site packages); skipped with a note when there is none.
 
+#[path = "../../karakuri/tests/example_robot_data/mod.rs"]
+mod example_robot_data;
+
 use std::path::{Path, PathBuf};
 
 use karakuri::io::urdf::{self, LoadOptions, Root, Shape};
 use karakuri_cli::viewer::looks::pose7;
 use karakuri_cli::viewer::{model, page};
 use serde_json::Value;
-
-/// The installed example-robot-data's `robots/` directory, if any.
-fn example_robot_data() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("EXAMPLE_ROBOT_DATA_DIR") {
-        return Some(PathBuf::from(d)).filter(|d| d.is_dir());
-    }
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import site; print('\\n'.join(site.getsitepackages()))"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|sp| Path::new(sp).join("cmeel.prefix/share/example-robot-data/robots"))
-        .chain([PathBuf::from("/opt/openrobots/share/example-robot-data/robots")])
-        .find(|d| d.is_dir())
-}
 
 /// Every URDF visual that is a mesh is on the page as that file's mesh (the same triangles,
 /// bit for bit, as `karakuri_sim::mesh` reads them) at the visual's pose, on its body.
@@ -65,7 +52,7 @@ fn check_visual_meshes(urdf_path: &Path, package_dirs: &[PathBuf]) -> usize {
 
 #[test]
 fn go2_panda_and_ur5_are_drawn_with_their_collada_meshes() {
-    let Some(erd) = example_robot_data() else {
+    let Some(erd) = example_robot_data::robots_dir() else {
         println!("note: example-robot-data not found (set EXAMPLE_ROBOT_DATA_DIR): test skipped");
         return;
     };
@@ -83,7 +70,7 @@ fn go2_panda_and_ur5_are_drawn_with_their_collada_meshes() {
 
 #[test]
 fn talos_three_slash_package_meshes_are_found_with_and_without_package_dir() {
-    let Some(erd) = example_robot_data() else {
+    let Some(erd) = example_robot_data::robots_dir() else {
         println!("note: example-robot-data not found (set EXAMPLE_ROBOT_DATA_DIR): test skipped");
         return;
     };

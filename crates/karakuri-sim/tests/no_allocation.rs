@@ -138,6 +138,15 @@ fn a_running_step_allocates_nothing() {
         }
         total += allocations_outside_new_highs(&mut world, 600).0;
     }
+    // a Solo-12 held by its servos falls asleep (at about 0.7 s), then a new target wakes it
+    let mut world = World::new(Scene::from_str(SOLO_ASLEEP, "solo.yaml").unwrap()).unwrap();
+    let (stray, _) = allocations_outside_new_highs(&mut world, 1000);
+    assert!(world.sleeping_bodies().unwrap() > 0, "the servo-held Solo-12 does not sleep");
+    world.set_joint_target("solo/FL_KFE", -1.4).unwrap();
+    let (woken, _) = allocations_outside_new_highs(&mut world, 300);
+    assert_eq!(world.sleeping_bodies().unwrap(), 0);
+    eprintln!("servo-held Solo-12 asleep and woken: {} allocations", stray + woken);
+    total += stray + woken;
     assert_eq!(total, 0, "steps allocated (see the lines above)");
 }
 
@@ -170,6 +179,34 @@ fn step_derivatives_allocate_nothing_after_the_first_call() {
         assert_eq!(n, 0, "{nv} dofs: {n} allocations in 20 derivative calls and steps");
     }
 }
+
+/// A Solo-12 standing under PD with `engine.sleep.actuated` (0067).
+const SOLO_ASLEEP: &str = r#"
+name: solo_asleep
+world: {gravity: [0, 0, -9.81], dt: 0.001}
+engine: {sleep: {actuated: true}}
+bodies:
+  - {name: floor, parent: world, shapes: [{type: plane}]}
+robots:
+  - name: solo
+    urdf: builtin:solo12.urdf
+    root: floating
+    pose: {position: [0, 0, 0.235]}
+    q0: {FL_HAA: 0.1, FL_HFE: 0.8, FL_KFE: -1.6, FR_HAA: -0.1, FR_HFE: 0.8, FR_KFE: -1.6, HL_HAA: 0.1, HL_HFE: -0.8, HL_KFE: 1.6, HR_HAA: -0.1, HR_HFE: -0.8, HR_KFE: 1.6}
+    collision: none
+    actuators:
+      - {joints: [FL_HAA, HL_HAA], mode: position, kp: 8, kd: 0.2, target: 0.1}
+      - {joints: [FR_HAA, HR_HAA], mode: position, kp: 8, kd: 0.2, target: -0.1}
+      - {joints: [FL_HFE, FR_HFE], mode: position, kp: 8, kd: 0.2, target: 0.8}
+      - {joints: [HL_HFE, HR_HFE], mode: position, kp: 8, kd: 0.2, target: -0.8}
+      - {joints: [FL_KFE, FR_KFE], mode: position, kp: 8, kd: 0.2, target: -1.6}
+      - {joints: [HL_KFE, HR_KFE], mode: position, kp: 8, kd: 0.2, target: 1.6}
+    shapes:
+      - {link: FL_FOOT, type: sphere, radius: 0.016}
+      - {link: FR_FOOT, type: sphere, radius: 0.016}
+      - {link: HL_FOOT, type: sphere, radius: 0.016}
+      - {link: HR_FOOT, type: sphere, radius: 0.016}
+"#;
 
 /// Cylinders and cones piled crosswise: their pairs penetrate (GJK finds an intersection,
 /// then EPA runs), the generic convex path whose EPA the collision workspace keeps.

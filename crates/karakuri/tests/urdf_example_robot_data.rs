@@ -10,6 +10,8 @@
 //!   packages), against a live Pinocchio when `python3 -c 'import pinocchio'` works; skipped with
 //!   a note when the package is absent.
 
+mod example_robot_data;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -159,22 +161,6 @@ fn romeo_laas_small_non_psd_body_inertia_is_repaired_with_a_warning() {
     );
 }
 
-/// The installed example-robot-data's `robots/` directory, if any.
-fn example_robot_data() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("EXAMPLE_ROBOT_DATA_DIR") {
-        return Some(PathBuf::from(d)).filter(|d| d.is_dir());
-    }
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import site; print('\\n'.join(site.getsitepackages()))"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|sp| Path::new(sp).join("cmeel.prefix/share/example-robot-data/robots"))
-        .chain([PathBuf::from("/opt/openrobots/share/example-robot-data/robots")])
-        .find(|d| d.is_dir())
-}
-
 fn urdf_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
@@ -189,7 +175,7 @@ fn urdf_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_example_robot_data_urdf_loads_as_in_pinocchio() {
-    let Some(dir) = example_robot_data() else {
+    let Some(dir) = example_robot_data::robots_dir() else {
         println!("note: example-robot-data not found (set EXAMPLE_ROBOT_DATA_DIR): test skipped");
         return;
     };

@@ -126,6 +126,8 @@ pub(super) struct Builder<'s> {
     pub(super) limits: Vec<LimitSetting>,
     /// Scene bodies' joint actuators.
     pub(super) actuators: Vec<ActuatorSetting>,
+    /// MJCF actuators carried as joint forces (tendons, activation dynamics, ...).
+    pub(super) actuator_forces: Vec<super::mjcf_actuators::PendingForce>,
     /// Track surfaces (scene bodies', then robots').
     pub(super) tracks: Vec<Track>,
     /// Non-fatal remarks.
@@ -154,6 +156,7 @@ impl<'s> Builder<'s> {
             dofs: Vec::new(),
             limits: Vec::new(),
             actuators: Vec::new(),
+            actuator_forces: Vec::new(),
             tracks: Vec::new(),
             warnings: Vec::new(),
             body_sensors: Vec::new(),

@@ -17,6 +17,7 @@
 //! limits         position ranges                                        (limits.rs)
 //! dofs           one-dof joints; armature, springs, friction            (dofs.rs)
 //! actuators      bodies' joint actuators, robots' by name               (actuators.rs)
+//!                an MJCF robot's other actuators as joint forces     (mjcf_actuators.rs)
 //! initial        q0, v0                                                 (initial.rs)
 //! colliders      shapes in joint frames, body bounds, pair table        (colliders.rs)
 //!                each shape's track                                     (tracks.rs)
@@ -39,6 +40,7 @@ mod dofs;
 mod initial;
 mod limits;
 mod loops;
+mod mjcf_actuators;
 mod mjcf_constraints;
 mod model;
 mod perturbations;
@@ -48,6 +50,7 @@ mod tracks;
 
 pub use actuators::check_command;
 pub use colliders::mean_material;
+pub use mjcf_actuators::{ActuatorForce, ActuatorForceSet};
 pub use perturbations::{push_on, window_steps};
 pub use model::{
     joint_infos, other_joints, Actuator, CompiledWorld, DofParams, Friction, Limit, LinearRow, LoopSpec, Noise, Push, Sensor, SimBody, SpatialTendon, Springs, Track, TrackOwner,
@@ -76,6 +79,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
     loops.extend(mjcf_constraints::mjcf_loops(&mut b)?);
     let linear_rows = mjcf_constraints::mjcf_linear_rows(&mut b, &model);
     let spatial_tendons = mjcf_constraints::mjcf_spatial_tendons(&mut b, &model);
+    let actuator_forces = mjcf_actuators::actuator_forces(std::mem::take(&mut b.actuator_forces), &model);
     let mjcf_sensors = mjcf_constraints::mjcf_sensors(&mut b, &model, &actuators);
     let mut bodies = std::mem::take(&mut b.bodies);
     colliders::bounds(&mut bodies, &shapes);
@@ -109,6 +113,7 @@ pub fn compile(scene: &Scene) -> Result<CompiledWorld, SimError> {
         infos,
         dofs,
         springs,
+        actuator_forces,
         frictions,
         limits,
         loops,

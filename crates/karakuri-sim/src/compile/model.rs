@@ -291,6 +291,8 @@ pub struct CompiledWorld {
     pub dofs: DofParams,
     /// The scene's springs and dampers.
     pub springs: Springs,
+    /// MJCF actuators carried as joint forces at their held ctrl (decision 0070).
+    pub actuator_forces: Vec<super::mjcf_actuators::ActuatorForceSet>,
     /// Joints with Coulomb friction, in scene order.
     pub frictions: Vec<Friction>,
     /// Joint position ranges, in scene order.

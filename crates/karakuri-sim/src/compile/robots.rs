@@ -9,8 +9,8 @@
 //! brings its joints' springs (`stiffness` towards `springref`) and its start (the keyframe
 //! `robots[].keyframe` names, else the first, else qpos0: the free joints' poses and
 //! velocities, the one-dof joints' values and speeds) and its actuators (motor, position,
-//! velocity, general: [`mjcf_servo`]); its `armature` is already in the model's mass matrix
-//! and is not added again.
+//! velocity, general: [`mjcf_servo`]; the others as joint forces: `mjcf_actuators`); its
+//! `armature` goes with each joint into the world model (its mass matrix), not as a dof setting.
 
 use karakuri::io::body::BodyModel;
 use karakuri::io::mjcf::{from_mujoco_qpos, from_mujoco_qvel, Actuator as MjcfActuator, JointProps, MjcfWorld, Transmission};
@@ -104,6 +104,12 @@ fn graft(b: &mut Builder, ri: usize, robot: UrdfRobot, world: Option<&MjcfWorld>
         let bname = format!("{}/{}", rs.name, rm.body_names[j]);
         b.model.add_inertia(id, &bname, rm.inertias[j]).map_err(err)?;
         b.model.set_body_name(id, &bname).map_err(err)?;
+        if world.is_some() {
+            // an MJCF joint's armature (every kind, as MuJoCo's dof_armature) goes with it into
+            // the world model's mass matrix (a `.body` robot's rotor inertia is a dof setting)
+            let (iv, nv) = (rm.idx_v[j], rm.nvs[j]);
+            b.model.set_armature(id, &rm.armature[iv..iv + nv]).map_err(err)?;
+        }
         let props = world.and_then(|w| w.joints.iter().find(|p| p.name == rm.joint_names[j]));
         link_settings(b, ri, rm, j, id.0, props);
         joint[j] = id.0;
@@ -197,37 +203,48 @@ fn mjcf_start(b: &mut Builder, ri: usize, world: &MjcfWorld, key: Option<usize>,
     Ok(())
 }
 
-/// MJCF robot `ri`'s actuators on one-dof joints, each holding keyframe `key`'s `ctrl` (else
-/// 0), clamped to `ctrlrange` ([`mjcf_servo`]); any other (another transmission or activation
-/// dynamics, a second one on a joint, a gain or bias that pushes away) is left out, a warning
-/// counts them.
+/// MJCF robot `ri`'s actuators, each holding keyframe `key`'s `ctrl` (else 0), clamped to
+/// `ctrlrange`: one without activation dynamics on a hinge or slide, alone on it, whose gain and
+/// bias do not push away, is a scene actuator ([`mjcf_servo`]); any other on hinges and slides
+/// (a fixed tendon, activation dynamics, a second one on a joint, a gain or bias that pushes
+/// away) is a joint force at its held ctrl (`mjcf_actuators`, a warning counts them); a site
+/// transmission or one on a ball or free joint is left out (a warning counts them).
 fn mjcf_actuators(b: &mut Builder, ri: usize, world: &MjcfWorld, key: Option<usize>, g: &Grafted) {
     let rm = &g.robot.model;
-    let mut left_out = 0;
+    let (mut left_out, mut as_forces) = (0, 0);
+    let world_joint = |mj: usize| rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1).map(|j| g.joint[j]);
     for (ai, a) in world.actuators.iter().enumerate() {
         let ctrl = key.map_or(0.0, |k| world.keyframes[k].ctrl[ai]);
         let ctrl = a.ctrlrange.map_or(ctrl, |(lo, hi)| ctrl.clamp(lo, hi));
         let joint = match a.transmission {
-            Transmission::Joint(mj) => rm.joint_id(&world.joints[mj].name).map(|j| j.0).filter(|&j| rm.nvs[j] == 1),
+            Transmission::Joint(mj) => world_joint(mj),
             _ => None,
         };
-        let (Some(j), Some((spec, bias))) = (joint, mjcf_servo(a, ctrl)) else {
-            left_out += 1;
-            continue;
-        };
-        let joint = g.joint[j];
-        if b.actuators.iter().any(|s| s.joint == joint) {
-            left_out += 1;
-            continue;
+        if let (Some(joint), Some((spec, bias))) = (joint, mjcf_servo(a, ctrl)) {
+            if !b.actuators.iter().any(|s| s.joint == joint) {
+                b.actuators.push(ActuatorSetting { joint, spec, bias });
+                continue;
+            }
         }
-        b.actuators.push(ActuatorSetting { joint, spec, bias });
+        let name = format!("{}/{}", b.scene.robots[ri].name, a.name);
+        match super::mjcf_actuators::pending_force(name, a, world, ctrl, b.scene.world.dt, world_joint) {
+            Some(p) => {
+                b.actuator_forces.push(p);
+                as_forces += 1;
+            }
+            None => left_out += 1,
+        }
+    }
+    let file = b.scene.robots[ri].mjcf.as_deref().unwrap_or_default();
+    if as_forces > 0 {
+        b.warnings.push(format!(
+            "robots[{ri}] ('{file}'): {as_forces} actuators (tendon transmissions, activation dynamics, a second one on a joint) \
+             act as joint forces at their held ctrl: not commanded through the world, no actuatorfrc (docs/MJCF.md)"
+        ));
     }
     if left_out > 0 {
-        let rs = &b.scene.robots[ri];
-        let file = rs.mjcf.as_deref().unwrap_or_default();
         b.warnings.push(format!(
-            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (only those without activation dynamics, \
-             with fixed or affine gain and bias, on a hinge or slide, one per joint, are)"
+            "robots[{ri}] ('{file}'): {left_out} actuators not simulated yet (site transmissions, ball and free joints)"
         ));
     }
 }

@@ -4,6 +4,7 @@
 
 use super::build::{Actuator, SimModel};
 use super::output::StepOutput;
+use super::sleep;
 use super::state::SimState;
 use super::work::StepData;
 use crate::scene::ActuatorMode;
@@ -17,9 +18,11 @@ use crate::SimError;
 /// end state (`q⁺ = q + dt v⁺`), made implicit as the passive springs are: `dt (kd + dt kp)`
 /// on qH's diagonal, `kp (target − q) + kd target_v − (kd + dt kp) v` explicit. When that
 /// torque predicted at `v⁺ = v` exceeds the effort limit, the servo applies the limit (with
-/// the sign of the prediction) explicitly for this step. A velocity servo is a row of the
-/// constraint stage. Reads `s.q`, `s.v`, `s.targets`, `m.actuators`; writes `w.servo_diag`,
-/// `w.act_base`, `w.act_gain`. A world without actuators (`m.plan.actuators` off) skips it.
+/// the sign of the prediction) explicitly for this step. A command that differs from the last
+/// step's wakes its tree's island or restarts its still count ([`sleep::note_command`]). A
+/// velocity servo is a row of the constraint stage. Reads `s.q`, `s.v`, `s.targets`,
+/// `m.actuators`; writes `w.servo_diag`, `w.act_base`, `w.act_gain`, `s.sleep`. A world
+/// without actuators (`m.plan.actuators` off) skips it.
 #[inline]
 pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.actuators {
@@ -28,7 +31,9 @@ pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out:
     let t = s.time + m.dt;
     w.servo_diag.fill(0.0);
     for (i, a) in m.actuators.iter().enumerate() {
-        let c = command(a, s.targets[i].at(t), (s.q[a.iq], s.v[a.dof]), m.dt);
+        let (x, rate) = s.targets[i].at(t);
+        sleep::note_command(m, &mut s.sleep, i, a.dof, [x, rate]);
+        let c = command(a, (x, rate), (s.q[a.iq], s.v[a.dof]), m.dt);
         w.act_base[i] = c.base;
         w.act_gain[i] = c.gain;
         w.servo_diag[a.dof] += m.dt * c.gain;

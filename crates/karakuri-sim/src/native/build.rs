@@ -12,7 +12,7 @@ use super::joint_forces::{JointForceSet, JointFriction};
 use super::plan::StagePlan;
 use super::sleep::SleepModel;
 use crate::collision::Collider;
-use crate::compile::{compile, CompiledWorld, Springs};
+use crate::compile::{compile, ActuatorForceSet, CompiledWorld, Springs};
 use crate::engine::{BodyInfo, RobotInfo, SensorInfo};
 use crate::scene::{ContactParams, EngineParams, Integrator, Scene};
 use crate::SimError;
@@ -76,6 +76,8 @@ pub struct SimModel {
     pub joint_forces: Arc<[JointForceSet]>,
     /// Joints with Coulomb friction (a bounded row each).
     pub frictions: Vec<JointFriction>,
+    /// The dofs an MJCF actuator carried as a joint force drives (their trees never sleep).
+    pub forced_dofs: Vec<usize>,
     /// Track surfaces, in scene order.
     pub tracks: Vec<Track>,
     /// Each collision shape's track, if any `(collider shapes)`.
@@ -117,8 +119,10 @@ impl SimModel {
     pub fn from_compiled(w: CompiledWorld) -> SimModel {
         let plan = StagePlan::of(&w);
         let track_names = w.tracks.iter().map(|t| t.name.clone()).collect();
+        let forced_dofs = w.actuator_forces.iter().flat_map(|a| a.dof.iter().copied()).collect();
         let mut sim = SimModel {
-            joint_forces: spring_set(w.springs),
+            forced_dofs,
+            joint_forces: spring_set(w.springs, w.actuator_forces),
             frictions: w.frictions.iter().map(|f| JointFriction { dof: f.dof, friction: f.friction }).collect(),
             model: w.model,
             dt: w.dt,
@@ -162,12 +166,17 @@ impl SimModel {
     }
 }
 
-/// The scene's springs and dampers as the world's first joint-force set (none without any).
-fn spring_set(springs: Springs) -> Arc<[JointForceSet]> {
-    if springs.dof.is_empty() {
-        return Arc::new([]);
+/// The scene's springs and dampers as the world's first joint-force set (none without any),
+/// then each MJCF actuator carried as a joint force.
+fn spring_set(springs: Springs, actuators: Vec<ActuatorForceSet>) -> Arc<[JointForceSet]> {
+    let mut sets = Vec::with_capacity(1 + actuators.len());
+    if !springs.dof.is_empty() {
+        let Springs { iq, dof, forces } = springs;
+        sets.push(JointForceSet { iq, dof, forces: Box::new(forces) });
     }
-    let Springs { iq, dof, forces } = springs;
-    Arc::new([JointForceSet { iq, dof, forces: Box::new(forces) }])
+    for a in actuators {
+        sets.push(JointForceSet { iq: a.iq, dof: a.dof, forces: Box::new(a.forces) });
+    }
+    sets.into()
 }
 

@@ -108,6 +108,10 @@ impl NativeEngine {
             // a checkpoint from before sleeping: every tree awake
             state.sleep = super::sleep::SleepState::new(m);
         }
+        if state.sleep.commands.len() != m.actuators.len() {
+            // a checkpoint from before the commands were watched: as before the first step
+            state.sleep.commands = vec![super::state::NO_COMMAND; m.actuators.len()];
+        }
         if let Some(d) = diagnostics {
             // a checkpoint from before the counters moved into the state
             state.diagnostics = d;

@@ -66,7 +66,7 @@ impl StagePlan {
         let servo_rows = m.actuators.iter().any(|a| matches!(a.mode, ActuatorMode::Velocity | ActuatorMode::Prescribed));
         let fixed_rows = !m.loops.is_empty() || !m.limits.is_empty() || !m.linear_rows.is_empty() || !m.spatial_tendons.is_empty() || servo_rows || !m.frictions.is_empty();
         let mut plan = StagePlan {
-            joint_forces: !m.springs.dof.is_empty(),
+            joint_forces: !m.springs.dof.is_empty() || !m.actuator_forces.is_empty(),
             actuators: !m.actuators.is_empty(),
             perturbations: !m.perturbations.is_empty(),
             contacts: false,

@@ -18,14 +18,24 @@
 //! with an awake tree's shape wakes the sleeping island at once, before the solve, and the
 //! detection runs again with it awake; a push (perturbation or API wrench) on one of its
 //! bodies or a user joint torque on one of its dofs wakes it at the start of the step; a track
-//! speed command wakes every island. Trees with an actuator, a track, a force sensor or a
-//! user-registered joint force never sleep (something outside the state drives them).
+//! speed command wakes every island. With `engine.sleep.actuated`, a robot held by position
+//! servos (or constant torque commands) sleeps as a passive tree does once its commands have
+//! not changed for `engine.sleep.time`; a changed command (a new target, a moving signal,
+//! another torque) wakes it in the step it applies ([`note_command`]), and while it sleeps
+//! each servo reports its torque at the held configuration, the one that holds the robot
+//! against gravity. Trees
+//! with a velocity servo, a prescribed joint, a track, a force sensor or a user-registered
+//! joint force never sleep (something outside the state drives them), nor trees with an MJCF
+//! actuator carried as a joint force, nor, without
+//! `actuated` (the default), trees with any actuator: a servo-held tree slower than the
+//! thresholds may still be converging, and sleeping stops it `|M q̈ + D q̇| / kp` short (0067).
 //!
 //! Determinism: every decision is a function of the state ([`SimState::sleep`] holds the
 //! counters and the islands, so a checkpoint carries them and a resumed run is bit-identical)
-//! taken in a fixed order (trees in model order, contacts in detection order). Not covered:
-//! the kinematics and the iteration matrix of the whole world are still computed every step
-//! (one `compute_all_terms` call); for a sleeping tree they cannot change.
+//! taken in a fixed order (trees in model order, contacts in detection order). The kinematics
+//! of the whole world (one `compute_all_terms` call) are skipped in a step every tree slept
+//! through ([`kinematics_unchanged`]); with some tree awake they are computed for all, and
+//! the iteration matrix every step.
 
 use karakuri::model::JointType;
 use karakuri::spatial::Motion;
@@ -37,6 +47,7 @@ pub use super::parts::SleepModel;
 pub use super::state::{SleepState, SleptContact};
 use super::state::SimState;
 use super::work::{SleepWork, StepData};
+use crate::scene::ActuatorMode;
 use crate::solver::{Trees, NONE};
 use crate::SimError;
 
@@ -62,8 +73,16 @@ impl SleepModel {
                 sleepable[tree(j) as usize] = false;
             }
         };
-        for a in &m.actuators {
+        // with `actuated`, a position servo or a torque command holds its tree while the
+        // command stays the same (`note_command` wakes it on a change); a velocity servo's or
+        // a prescribed joint's torque is a row's impulse, which a sleeping tree has none of
+        let may_sleep =
+            |mode: ActuatorMode| p.actuated && matches!(mode, ActuatorMode::Position | ActuatorMode::Torque);
+        for a in m.actuators.iter().filter(|a| !may_sleep(a.mode)) {
             forbid(model.dof_joint[a.dof]);
+        }
+        for &dof in &m.forced_dofs {
+            forbid(model.dof_joint[dof]);
         }
         for t in &m.tracks {
             forbid(t.joint);
@@ -124,6 +143,25 @@ pub fn wake_on_actions(m: &SimModel, s: &mut SimState) {
         if tau != 0.0 {
             s.sleep.wake(trees.of_dof(k));
         }
+    }
+}
+
+/// Command watch, in the actuator commands: actuator `i` (on dof `dof`) is commanded `x`
+/// (target or torque) and `rate` (the target's rate) for the step's end time. When the bits
+/// differ from the last step's, the command is kept and its tree's island wakes (a sleeping
+/// robot takes a new target in the step it is given), or, awake, its tree's still count
+/// restarts: a tree sleeps only after `engine.sleep.time` of both rest and unchanged commands
+/// (a slow ramp or sine never puts it to sleep for a step). Reads and writes `s.sleep`.
+#[inline]
+pub fn note_command(m: &SimModel, sl: &mut SleepState, i: usize, dof: usize, [x, rate]: [f64; 2]) {
+    let bits = [x.to_bits(), rate.to_bits()];
+    if !m.sleep.enabled || sl.commands[i] == bits {
+        return;
+    }
+    sl.commands[i] = bits;
+    let t = m.sleep.trees.of_dof(dof);
+    if !sl.wake(t) {
+        sl.still[t as usize] = 0;
     }
 }
 
@@ -200,6 +238,17 @@ pub fn hold_state(m: &SimModel, s: &mut SimState, w: &StepData) {
         let (a, n) = m.sleep.q_range[t];
         s.q.as_mut_slice()[a..a + n].copy_from_slice(&w.q_start.as_slice()[a..a + n]);
     }
+}
+
+/// Whether the kinematics stage may keep `w.data` as it is: every tree slept through the whole
+/// step (none woke: a woken tree is awake now; none fell asleep: that happens after this
+/// check), so `s.q` and `s.v = 0` are bit for bit the previous step's end state, at which
+/// `w.data` was computed (by the last kinematics stage or by [`update`]); nothing stepped it
+/// in between (not an RK4 step, whose evaluations overwrite `w.data`, nor a world with loops,
+/// whose projection runs the kinematics at trial configurations). A world of sleeping robots
+/// then skips its largest remaining cost. Reads `s.sleep`, `w.rk4`.
+pub fn kinematics_unchanged(m: &SimModel, s: &SimState, w: &StepData) -> bool {
+    m.sleep.enabled && !w.rk4.taken && m.loops.is_empty() && s.sleep.all_asleep()
 }
 
 /// The union–find root of tree `t`.

@@ -290,11 +290,14 @@ pub fn guard(m: &SimModel, s: &SimState) -> Result<(), SimError> {
 
 /// Kinematics: the dynamics terms at the step's end state ([`compute_terms`]: placements,
 /// velocities, Jacobian, `M`, `h`), which the world reports and the next step starts from, then
-/// the islands that fall asleep ([`sleep::update`]). Reads `s.q`, `s.v`; writes `w.data`,
-/// `s.sleep` (and `s.v` of a tree that falls asleep).
+/// the islands that fall asleep ([`sleep::update`]); in a step every tree slept through, the
+/// terms are those of the step before, kept ([`sleep::kinematics_unchanged`]). Reads `s.q`,
+/// `s.v`; writes `w.data`, `s.sleep` (and `s.v` of a tree that falls asleep).
 #[inline]
 pub fn kinematics(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
-    compute_terms(m, &s.q, &s.v, &mut w.data);
+    if !sleep::kinematics_unchanged(m, s, w) {
+        compute_terms(m, &s.q, &s.v, &mut w.data);
+    }
     sleep::update(m, s, w)
 }
 

@@ -124,7 +124,16 @@ pub struct SleepState {
     /// The sleeping islands' contacts, reported every step they sleep (by island, in the
     /// order they fell asleep).
     pub contacts: Vec<SleptContact>,
+    /// Each actuator's command of the last step, `(x, rate)` at the step's end time as bits
+    /// ([`NO_COMMAND`] before the first step) `(actuators)`: a change wakes the actuator's
+    /// island or restarts its tree's still count (`sleep::note_command`). A checkpoint
+    /// without it restores [`NO_COMMAND`]s.
+    #[serde(default)]
+    pub commands: Vec<[u64; 2]>,
 }
+
+/// The command an actuator has before its first step (NaN bits no finite command has).
+pub const NO_COMMAND: [u64; 2] = [u64::MAX; 2];
 
 impl SleepState {
     /// Every tree awake, no still step counted.
@@ -134,6 +143,7 @@ impl SleepState {
             still: vec![0; n],
             island: vec![NONE; n],
             contacts: Vec::new(),
+            commands: vec![NO_COMMAND; m.actuators.len()],
         }
     }
 
@@ -145,6 +155,11 @@ impl SleepState {
     /// Whether any tree sleeps.
     pub fn any_asleep(&self) -> bool {
         self.island.iter().any(|&i| i != NONE)
+    }
+
+    /// Whether every tree sleeps (false in a world of none).
+    pub fn all_asleep(&self) -> bool {
+        !self.island.is_empty() && self.island.iter().all(|&i| i != NONE)
     }
 
     /// Sleeping trees.

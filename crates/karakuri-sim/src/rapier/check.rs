@@ -88,6 +88,9 @@ fn elements(scene: &Scene, w: &CompiledWorld) -> Result<(), SimError> {
     if !w.frictions.is_empty() {
         return Err(refuse(scene, "bodies / robots", "Coulomb joint friction (not mapped yet)".into()));
     }
+    if let Some(a) = w.actuator_forces.first() {
+        return Err(refuse(scene, "robots", format!("MJCF actuators carried as joint forces such as '{}' (tendon transmissions, activation dynamics: not mapped yet)", a.name)));
+    }
     if let Some(t) = w.spatial_tendons.first() {
         return Err(refuse(scene, "robots", format!("spatial tendons such as '{}' (not mapped yet)", t.name)));
     }

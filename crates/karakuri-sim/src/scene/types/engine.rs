@@ -117,6 +117,9 @@ pub struct SleepParams {
     pub angular: f64,
     /// Time (s) all trees of an island must have been still for it to fall asleep.
     pub time: f64,
+    /// Whether trees driven by position servos or torque commands may sleep too, once their
+    /// commands have stayed the same for `time` (off by default: 0067).
+    pub actuated: bool,
 }
 
 impl Default for SleepParams {
@@ -126,6 +129,7 @@ impl Default for SleepParams {
             linear: 0.01,
             angular: 0.05,
             time: 0.5,
+            actuated: false,
         }
     }
 }

@@ -113,6 +113,8 @@ fn actuator(a: &Element, names: &Names, defaults: &Defaults, c: &Compiler, index
         biasprm,
         ctrlrange: limited_range(a, r.get("ctrllimited"), r.get("ctrlrange"), "ctrlrange", c)?,
         forcerange: limited_range(a, r.get("forcelimited"), r.get("forcerange"), "forcerange", c)?,
+        actrange: limited_range(a, r.get("actlimited"), r.get("actrange"), "actrange", c)?,
+        actearly: r.get("actearly") == Some("true"),
     })
 }
 

@@ -252,6 +252,10 @@ pub struct Actuator {
     pub ctrlrange: Option<(f64, f64)>,
     /// `forcerange` when force is limited.
     pub forcerange: Option<(f64, f64)>,
+    /// `actrange` when the activation is limited (`actlimited`, or `autolimits`).
+    pub actrange: Option<(f64, f64)>,
+    /// `actearly`: the force takes the activation at the step's end.
+    pub actearly: bool,
 }
 
 /// An actuator's activation dynamics (`dyntype`).
