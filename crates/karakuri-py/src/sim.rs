@@ -10,7 +10,7 @@ use crate::convert::{array2, read_vector};
 use crate::model::homogeneous;
 use crate::errors::{sim_error, ControllerError};
 use crate::snapshot::PySnapshot;
-use karakuri_sim::{JointState, SimError, World};
+use karakuri_sim::{JointState, SimError, StepDerivatives, World};
 use nalgebra::DMatrix;
 use numpy::{PyArray1, PyArray2, PyArray3};
 use pyo3::exceptions::PyValueError;
@@ -40,6 +40,8 @@ pub struct PyWorld {
     world: Mutex<World>,
     layout: Arc<Layout>,
     controllers: Vec<PyController>,
+    /// The step derivatives' matrices, made at the first :meth:`step_derivatives`.
+    derivs: Option<StepDerivatives>,
 }
 
 impl PyWorld {
@@ -49,6 +51,7 @@ impl PyWorld {
             layout: Arc::new(Layout::of(&world)),
             world: Mutex::new(world),
             controllers: Vec::new(),
+            derivs: None,
         }
     }
     pub(crate) fn world(&self) -> MutexGuard<'_, World> {
@@ -192,6 +195,41 @@ joint_view_methods!(PyWorld {
             world.set_one_dof_torque(k, t).map_err(sim_error)?;
         }
         Ok(())
+    }
+
+    /// Sets every one-dof joint's position (rad or m), an array over :attr:`joint_names`;
+    /// velocities and the rest of the state are kept, the next step starts from it.
+    fn set_joint_positions(&mut self, q: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut x = vec![0.0; self.layout.joints.len()];
+        read_vector("q", "njoints", q, &mut x)?;
+        self.world_mut().set_joint_positions(&x).map_err(sim_error)
+    }
+
+    /// Sets every one-dof joint's velocity (rad/s or m/s), an array over :attr:`joint_names`.
+    fn set_joint_velocities(&mut self, dq: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut x = vec![0.0; self.layout.joints.len()];
+        read_vector("dq", "njoints", dq, &mut x)?;
+        self.world_mut().set_joint_velocities(&x).map_err(sim_error)
+    }
+
+    /// The derivatives of the next step at the state now, ``(A, B)``: ``A = ∂x⁺/∂x``, shape
+    /// ``(2 nv, 2 nv)``, and ``B = ∂x⁺/∂u``, ``(2 nv, nactuators)``, with the state ``x = (δq,
+    /// δv)`` in the tangent space — the one-dof joints in :attr:`joint_names` order, then each
+    /// free body or floating base as position and rotation vector (velocities: linear and
+    /// angular, body axes), a ball joint as a rotation vector — and ``u`` the targets
+    /// :meth:`set_targets` takes, over :attr:`actuator_names` (README, "Derivatives of the
+    /// step"). The world does not change; controllers are not part of it. Raises
+    /// ``ValueError`` naming what the derivatives do not go through yet (contacts,
+    /// loops, joint limits the step holds, velocity servos, ...).
+    fn step_derivatives<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let PyWorld { world, derivs, .. } = self;
+        let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let d = derivs.get_or_insert_with(|| {
+            let (nv, nu) = world.step_derivative_sizes();
+            StepDerivatives::new(nv, nu)
+        });
+        world.step_derivatives(d).map_err(sim_error)?;
+        Ok((array2(py, &d.a), array2(py, &d.b)))
     }
 
     /// Sets the target of a joint's actuator by name (a torque, position or speed by its

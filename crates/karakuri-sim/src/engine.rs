@@ -380,6 +380,21 @@ pub trait Engine {
         let _ = on;
         Err(unsupported(self.name(), "stage timing (time_stages)"))
     }
+    /// Sets the one-dof joints' positions (`q`) and / or velocities (`dq`), each over
+    /// [`Description::joints`] (the world checks lengths and values), the rest of the state
+    /// kept; the next step starts from it. The default: [`SimError::Unsupported`].
+    fn set_joint_states(&mut self, q: Option<&[f64]>, dq: Option<&[f64]>) -> Result<(), SimError> {
+        let _ = (q, dq);
+        Err(unsupported(self.name(), "setting joint positions and velocities"))
+    }
+    /// The derivatives of the next step at the state now, `A = ∂x⁺/∂x` and `B = ∂x⁺/∂u`
+    /// (state and input order: [`crate::derivatives`]), into `out`; nothing of the world
+    /// changes. An engine that cannot, or a step it cannot differentiate, is
+    /// [`SimError::Unsupported`] naming what (the default: the engine).
+    fn step_derivatives(&mut self, out: &mut crate::derivatives::StepDerivatives) -> Result<(), SimError> {
+        let _ = out;
+        Err(unsupported(self.name(), "step derivatives (step_derivatives)"))
+    }
     /// Changes a setting while running (the world has resolved the names and checked the
     /// values), in effect from the next step on; the engine refreshes whatever it derived
     /// from it (pair tables, stage plans, the kinematic terms). Returns how many collision

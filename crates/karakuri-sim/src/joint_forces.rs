@@ -56,6 +56,15 @@ pub trait JointForces: Send + Sync {
     /// Writes `out[i]` for joint `i` of the set it was registered for, from `q[i]`, `dq[i]`
     /// and the time `t` (s). `out` enters zeroed.
     fn forces(&self, t: f64, q: &[f64], dq: &[f64], out: &mut [JointForce]);
+
+    /// Whether the force is linear in `q` and `dq` with the derivatives [`JointForces::forces`]
+    /// gives (constant, exact), as [`SpringDamper`]'s. The step's derivatives
+    /// (`World::step_derivatives`) go through such forces only, and refuse a world with one
+    /// that says `false` (the default): the step makes a force implicit by its derivatives,
+    /// and a nonlinear one's would need its second derivatives.
+    fn linear(&self) -> bool {
+        false
+    }
 }
 
 /// Linear springs and viscous dampers: `τ_i = −stiffness_i (q_i − reference_i) − damping_i dq_i`
@@ -80,5 +89,9 @@ impl JointForces for SpringDamper {
                 dtau_ddq: -d,
             };
         }
+    }
+
+    fn linear(&self) -> bool {
+        true
     }
 }

@@ -81,6 +81,7 @@ pub mod collision;
 pub mod compile;
 pub mod control;
 pub mod controllers;
+pub mod derivatives;
 pub mod engine;
 mod error;
 pub mod joint_forces;
@@ -98,6 +99,7 @@ pub mod world;
 
 pub use batch::{Batch, BatchError};
 pub use control::{ControlIo, Controller};
+pub use derivatives::StepDerivatives;
 pub use engine::{BodyInfo, BodyState, ContactInfo, Diagnostics, Engine, JointState, SensorInfo, StageTimes};
 pub use engine::{ActuatorInfo, Capabilities, Description, JointInfo, Report, RobotInfo, Setting};
 pub use error::SimError;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use karakuri::spatial::Vec3;
 
 use crate::control::{ControlIo, Controller, Registered};
+use crate::derivatives::StepDerivatives;
 use crate::engine::{unsupported, BodyInfo, BodyState, Capabilities, ContactInfo, Engine, JointState, RobotInfo, StageTimes};
 use crate::layout::Layout;
 use crate::native::NativeEngine;
@@ -296,6 +297,52 @@ impl World {
         self.engine.write_states(&mut self.states);
         self.accel_ready = false;
         Ok(())
+    }
+
+    /// Sets every one-dof joint's position (rad or m), over [`World::one_dof_joints`]; the
+    /// velocities and the rest of the state are kept, the next step starts from it.
+    pub fn set_joint_positions(&mut self, q: &[f64]) -> Result<(), SimError> {
+        self.set_joint_states(Some(q), None)
+    }
+
+    /// Sets every one-dof joint's velocity (rad/s or m/s), over [`World::one_dof_joints`].
+    pub fn set_joint_velocities(&mut self, dq: &[f64]) -> Result<(), SimError> {
+        self.set_joint_states(None, Some(dq))
+    }
+
+    fn set_joint_states(&mut self, q: Option<&[f64]>, dq: Option<&[f64]>) -> Result<(), SimError> {
+        let n = self.layout.joints.len();
+        for (what, x) in [("positions", q), ("velocities", dq)] {
+            let Some(x) = x else { continue };
+            if x.len() != n {
+                return Err(SimError::Input(format!("joint {what}: {} values given, the world has {n} one-dof joints", x.len())));
+            }
+            if let Some(k) = x.iter().position(|v| !v.is_finite()) {
+                return Err(SimError::Input(format!("joint {what}: joint '{}' is given {}", self.layout.joints[k], x[k])));
+            }
+        }
+        self.engine.set_joint_states(q, dq)?;
+        self.engine.write_states(&mut self.states);
+        self.accel_ready = false;
+        Ok(())
+    }
+
+    /// `(nv, nu)`: the sizes of this world's step derivatives ([`StepDerivatives::new`]):
+    /// velocity coordinates (one-dof joints, then 6 per free body, 3 per ball joint) and
+    /// actuated joints.
+    pub fn step_derivative_sizes(&self) -> (usize, usize) {
+        let l = &self.layout;
+        (l.joints.len() + l.other_joints.iter().map(|o| o.1).sum::<usize>(), l.actuated.len())
+    }
+
+    /// The derivatives of the next step at the state now (the engine's step, without the
+    /// controllers), into `out` (sized by [`World::step_derivative_sizes`]; no allocation
+    /// after the first call): `A = ∂(q⁺, v⁺)/∂(q, v)`, `B = ∂(q⁺, v⁺)/∂u` in the order of
+    /// [`crate::derivatives`]. The world does not change. A step the derivatives do not go
+    /// through (contacts and other constraint rows for now; the rapier engine) is
+    /// [`SimError::Unsupported`] naming what (decision record 0069).
+    pub fn step_derivatives(&mut self, out: &mut StepDerivatives) -> Result<(), SimError> {
+        self.engine.step_derivatives(out)
     }
 
     /// The world's fingerprint ([`snapshot::fingerprint`]): a snapshot restores only into a

@@ -19,11 +19,18 @@ thread_local! {
     /// Set on the thread that steps: only its allocations count (libtest's own threads allocate
     /// too, e.g. its "running for over 60 seconds" notice on a loaded machine).
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    /// The step derivatives' test counts on its own thread here, apart from `ALLOCATIONS`
+    /// (the tests run side by side).
+    static COUNTING_HERE: Cell<bool> = const { Cell::new(false) };
+    static HERE: Cell<usize> = const { Cell::new(0) };
 }
 
 fn count() {
     if COUNTING.with(Cell::get) {
         ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+    }
+    if COUNTING_HERE.with(Cell::get) {
+        HERE.with(|h| h.set(h.get() + 1));
     }
 }
 
@@ -150,6 +157,36 @@ fn a_running_step_allocates_nothing() {
     eprintln!("servo-held Solo-12 asleep and woken: {} allocations", stray + woken);
     total += stray + woken;
     assert_eq!(total, 0, "steps allocated (see the lines above)");
+}
+
+/// The step derivatives (decision record 0069) allocate at their first call only: a floating
+/// quadruped under PD (semi-implicit Euler) and the double pendulum (RK4), derivatives and
+/// steps in turn.
+#[test]
+fn step_derivatives_allocate_nothing_after_the_first_call() {
+    let solo = "robots:
+  - {name: solo, urdf: builtin:solo12.urdf, root: floating, collision: none, joint_damping: 0.05,
+     pose: {position: [0, 0, 1]}, base_velocity: {angular: [0.5, 0.2, 0.1]},
+     actuators: [{joints: '*', mode: position, kp: 8.0, kd: 0.2, target: 0.1}]}";
+    let pendulum = std::fs::read_to_string(scene_path("06_double_pendulum.json")).unwrap();
+    for text in [solo, pendulum.as_str()] {
+        let mut world = World::new(Scene::from_str(text, "inline.yaml").unwrap()).unwrap();
+        let (nv, nu) = world.step_derivative_sizes();
+        let mut d = karakuri_sim::StepDerivatives::new(nv, nu);
+        let here = || HERE.with(Cell::get);
+        let first = here();
+        COUNTING_HERE.with(|c| c.set(true));
+        world.step_derivatives(&mut d).unwrap();
+        let before = here();
+        assert!(before > first, "the first call makes the workspace (the counter counts)");
+        for _ in 0..20 {
+            world.step_derivatives(&mut d).unwrap();
+            world.step().unwrap();
+        }
+        COUNTING_HERE.with(|c| c.set(false));
+        let n = here() - before;
+        assert_eq!(n, 0, "{nv} dofs: {n} allocations in 20 derivative calls and steps");
+    }
 }
 
 /// A Solo-12 standing under PD with `engine.sleep.actuated` (0067).

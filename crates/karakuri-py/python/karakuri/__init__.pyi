@@ -133,6 +133,13 @@ class World:
         """Target of a joint's actuator by name (torque, position or speed by its mode)."""
     def set_targets(self, targets: ArrayLike) -> None:
         """Target of every actuator ``(nactuators,)``."""
+    def set_joint_positions(self, q: ArrayLike) -> None:
+        """Position of every one-dof joint ``(njoints,)``; the rest of the state kept."""
+    def set_joint_velocities(self, dq: ArrayLike) -> None:
+        """Velocity of every one-dof joint ``(njoints,)``; the rest of the state kept."""
+    def step_derivatives(self) -> Tuple[Matrix, Matrix]:
+        """``(A, B)`` of the next step: ``∂x⁺/∂x`` ``(2nv, 2nv)`` and ``∂x⁺/∂u`` ``(2nv, nactuators)``
+        in the tangent space (README, "Derivatives of the step")."""
     @property
     def track_names(self) -> List[str]:
         """The track surfaces (scene bodies with ``track``, ``robot/link`` for robots')."""

@@ -2,7 +2,7 @@
 //! qH's diagonal, or a row), its torque on `τ`, its row in the constraint solve and the torque it
 //! applied. A world without actuators (`m.plan.actuators` off) skips them.
 
-use super::build::SimModel;
+use super::build::{Actuator, SimModel};
 use super::output::StepOutput;
 use super::sleep;
 use super::state::SimState;
@@ -33,27 +33,44 @@ pub fn actuator_commands(m: &SimModel, s: &mut SimState, w: &mut StepData, _out:
     for (i, a) in m.actuators.iter().enumerate() {
         let (x, rate) = s.targets[i].at(t);
         sleep::note_command(m, &mut s.sleep, i, a.dof, [x, rate]);
-        let e = a.effort_limit;
-        let (base, gain) = match a.mode {
-            ActuatorMode::Torque => (x.clamp(-e, e), 0.0),
-            ActuatorMode::Position => {
-                let rate = rate.clamp(-a.velocity_limit, a.velocity_limit);
-                let gain = a.kd + m.dt * a.kp;
-                let base = a.kp * (x - s.q[a.iq]) + a.kd * rate + a.bias;
-                let predicted = base - gain * s.v[a.dof];
-                if predicted.abs() > e {
-                    (e.copysign(predicted), 0.0)
-                } else {
-                    (base, gain)
-                }
-            }
-            ActuatorMode::Velocity | ActuatorMode::Prescribed => (0.0, 0.0),
-        };
-        w.act_base[i] = base;
-        w.act_gain[i] = gain;
-        w.servo_diag[a.dof] += m.dt * gain;
+        let c = command(a, (x, rate), (s.q[a.iq], s.v[a.dof]), m.dt);
+        w.act_base[i] = c.base;
+        w.act_gain[i] = c.gain;
+        w.servo_diag[a.dof] += m.dt * c.gain;
     }
     Ok(())
+}
+
+/// An actuator's command in a step of `dt`: its torque is `base − gain · v⁺` (see
+/// [`actuator_commands`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Command {
+    /// The explicit part.
+    pub base: f64,
+    /// The implicit velocity gain (`kd + dt kp` of an unsaturated position servo, else 0).
+    pub gain: f64,
+}
+
+/// The command of actuator `a` for the target `(x, rate)` at the joint's `(q, v)` (see
+/// [`actuator_commands`]; the step derivatives differentiate the same function).
+pub fn command(a: &Actuator, (x, rate): (f64, f64), (q, v): (f64, f64), dt: f64) -> Command {
+    let e = a.effort_limit;
+    let (base, gain) = match a.mode {
+        ActuatorMode::Torque => (x.clamp(-e, e), 0.0),
+        ActuatorMode::Position => {
+            let rate = rate.clamp(-a.velocity_limit, a.velocity_limit);
+            let gain = a.kd + dt * a.kp;
+            let base = a.kp * (x - q) + a.kd * rate + a.bias;
+            let predicted = base - gain * v;
+            if predicted.abs() > e {
+                (e.copysign(predicted), 0.0)
+            } else {
+                (base, gain)
+            }
+        }
+        ActuatorMode::Velocity | ActuatorMode::Prescribed => (0.0, 0.0),
+    };
+    Command { base, gain }
 }
 
 /// Actuator torques: `τ += base − gain · v` of each torque actuator and position servo (see

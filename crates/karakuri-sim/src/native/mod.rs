@@ -18,6 +18,7 @@ pub mod actuators;
 pub mod build;
 mod checkpoint;
 pub mod contact;
+pub mod derivatives;
 pub mod dynamics;
 pub mod external;
 pub mod impact;
@@ -78,6 +79,8 @@ pub struct NativeEngine {
     out: StepOutput,
     /// Whether the step times its stages into `out.times` ([`Engine::time_stages`]).
     timing: bool,
+    /// The step derivatives' workspace, made at the first [`Engine::step_derivatives`].
+    deriv: Option<Box<derivatives::DerivWork>>,
 }
 
 impl NativeEngine {
@@ -105,7 +108,7 @@ impl NativeEngine {
         let mut out = StepOutput::new(&model);
         work.reserve(&model, &mut state, &mut out, 0);
         dynamics::compute_terms(&model, &state.q, &state.v, &mut work.data);
-        Ok(NativeEngine { model, state, work, out, timing: false })
+        Ok(NativeEngine { model, state, work, out, timing: false, deriv: None })
     }
 
     /// The world's description.
@@ -397,6 +400,28 @@ impl Engine for NativeEngine {
         self.work.reserve(&self.model, &mut self.state, &mut self.out, 0);
         self.state.sleep.wake_all();
         Ok(reached)
+    }
+
+    fn set_joint_states(&mut self, q: Option<&[f64]>, dq: Option<&[f64]>) -> Result<(), SimError> {
+        let (m, s) = (&self.model, &mut self.state);
+        for (k, &j) in m.one_dof.iter().enumerate() {
+            if let Some(q) = q {
+                s.q[m.model.idx_q[j]] = q[k];
+            }
+            if let Some(dq) = dq {
+                s.v[m.model.idx_v[j]] = dq[k];
+            }
+        }
+        // a state set by hand: no loop prediction from the last step, every island awake
+        s.loop_predicted.clear();
+        s.sleep.wake_all();
+        dynamics::compute_terms(m, &s.q, &s.v, &mut self.work.data);
+        Ok(())
+    }
+
+    fn step_derivatives(&mut self, out: &mut crate::derivatives::StepDerivatives) -> Result<(), SimError> {
+        let dw = self.deriv.get_or_insert_with(|| Box::new(derivatives::DerivWork::new(&self.model)));
+        derivatives::step_derivatives(&self.model, &self.state, &self.work, dw, out)
     }
 
     fn time_stages(&mut self, on: bool) -> Result<(), SimError> {

@@ -1,0 +1,109 @@
+"""World.step_derivatives (decision record 0069) from Python against central differences of
+the step, the state set with set_joint_positions / set_joint_velocities and the targets with
+set_targets (snapshot and restore around each difference)."""
+
+import numpy as np
+import pytest
+
+import karakuri
+
+# A double pendulum under semi-implicit Euler: a position servo on the shoulder, a torque
+# motor on the elbow, a damper and a spring.
+ARM = """
+engine: {integrator: semi_implicit_euler}
+bodies:
+  - name: upper
+    mass: 1.2
+    com: [0, 0, -0.4]
+    inertia: [[0.05, 0, 0], [0, 0.05, 0], [0, 0, 0.002]]
+    pose_in_parent: {position: [0, 0, 2]}
+    joints: [{name: shoulder, type: revolute, axis: [0, 1, 0], q0: 0.6, qd0: -0.4, damping: 0.2,
+              actuator: {mode: position, kp: 40, kd: 2, target: 0.3}}]
+  - name: lower
+    parent: upper
+    mass: 0.8
+    com: [0, 0, -0.3]
+    inertia: [[0.03, 0, 0], [0, 0.03, 0], [0, 0, 0.001]]
+    pose_in_parent: {position: [0, 0, -0.8]}
+    joints: [{name: elbow, type: revolute, axis: [0, 1, 0], q0: -0.5, qd0: 1.1, stiffness: 2,
+              actuator: {mode: torque, target: 0.5, effort_limit: 10}}]
+"""
+
+
+def world(tmp_path, text):
+    path = tmp_path / "scene.yaml"
+    path.write_text(text)
+    return karakuri.World.from_file(str(path))
+
+
+def step_from(w, snap, q, dq, u):
+    w.restore(snap)
+    w.set_joint_positions(q)
+    w.set_joint_velocities(dq)
+    w.set_targets(u)
+    w.step()
+    return np.concatenate([w.q, w.dq])
+
+
+def test_the_setters_set_the_state(tmp_path):
+    w = world(tmp_path, ARM)
+    w.set_joint_positions([0.1, 0.2])
+    w.set_joint_velocities(np.array([-1.0, 2.0]))
+    assert list(w.q) == [0.1, 0.2] and list(w.dq) == [-1.0, 2.0]
+    with pytest.raises(ValueError, match="njoints"):
+        w.set_joint_positions([0.1])
+
+
+def test_a_and_b_match_central_differences(tmp_path):
+    w = world(tmp_path, ARM)
+    w.step(50)
+    u = np.array([0.2, -0.3])
+    w.set_targets(u)
+    snap = w.snapshot()
+    q, dq = w.q.copy(), w.dq.copy()
+    A, B = w.step_derivatives()
+    assert A.shape == (4, 4) and B.shape == (4, 2)
+    x0 = step_from(w, snap, q, dq, u)
+    eps = 1e-6
+    fd_a = np.zeros((4, 4))
+    for c in range(4):
+        e = np.zeros(4)
+        e[c] = eps
+        up = step_from(w, snap, q + e[:2], dq + e[2:], u)
+        down = step_from(w, snap, q - e[:2], dq - e[2:], u)
+        fd_a[:, c] = (up - down) / (2 * eps)
+    fd_b = np.zeros((4, 2))
+    for c in range(2):
+        e = np.zeros(2)
+        e[c] = 1e-3
+        fd_b[:, c] = (step_from(w, snap, q, dq, u + e) - step_from(w, snap, q, dq, u - e)) / 2e-3
+    eye = np.eye(4)
+    assert np.abs((A - eye) - (fd_a - eye)).max() < 1e-6 * np.abs(fd_a - eye).max()
+    assert np.abs(B - fd_b).max() < 1e-6 * np.abs(fd_b).max()
+    # the step is linear in u here: B times a change of targets is the change of the step
+    assert np.allclose(step_from(w, snap, q, dq, u + [0.1, 0.1]) - x0, B @ [0.1, 0.1], atol=1e-12)
+
+
+def test_contacts_are_refused_by_name(tmp_path):
+    w = world(tmp_path, """
+bodies:
+  - {name: floor, shapes: [{type: plane}]}
+  - {name: box, mass: 1, inertia: [[0.01,0,0],[0,0.01,0],[0,0,0.01]], joints: [{type: free, q0: {position: [0, 0, 0.1]}}],
+     shapes: [{type: box, half_extents: [0.1, 0.1, 0.1]}]}
+""")
+    with pytest.raises(ValueError, match="contacts"):
+        w.step_derivatives()
+
+
+def test_the_ilqr_example_swings_the_cart_pole_up():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "ilqr_cartpole.py"
+    spec = importlib.util.spec_from_file_location("ilqr_cartpole", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    costs, final = module.ilqr(iterations=100, log=lambda *_: None)
+    assert all(b < a for a, b in zip(costs, costs[1:])), "iLQR's accepted steps lower the cost"
+    assert costs[-1] < costs[0] / 50
+    assert abs(final[1] - np.pi) < 0.05 and abs(final[0]) < 0.05, final

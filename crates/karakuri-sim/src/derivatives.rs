@@ -1,0 +1,49 @@
+//! The derivatives of one simulation step, [`StepDerivatives`]: what
+//! [`crate::World::step_derivatives`] fills (decision record 0069). A leaf: nalgebra only.
+//!
+//! The state is `x = (q, v)` in the tangent space, `2 nv` numbers, in this order:
+//!
+//! * positions: the one-dof joints in [`crate::World::one_dof_joints`] order (the joint arrays
+//!   of `World.q` / `World.dq` in Python), then each joint of more than one dof in the world
+//!   model's order — a free body or a robot's floating base as its position (3) and rotation
+//!   vector (3), a ball joint as its rotation vector (3). Both are taken in the body's own
+//!   axes: a perturbation `δ` moves the pose `(R, p)` to `(R exp(δθ), p + R δp)` (Pinocchio's
+//!   `integrate`, the core's [`karakuri::algorithms::integrate`]);
+//! * velocities, likewise: the one-dof joints' rates, then each free body's linear velocity of
+//!   its origin and its angular velocity, both in its body axes (the state's own
+//!   coordinates), a ball joint's angular velocity.
+//!
+//! `u` is the actuators' targets in the order of the actuated one-dof joints (Python's
+//! `actuator_names`, what `set_targets` takes): a torque, a position or a speed by the
+//! actuator's mode.
+
+use nalgebra::DMatrix;
+
+/// `A = ∂x⁺/∂x` `(2 nv x 2 nv)` and `B = ∂x⁺/∂u` `(2 nv x nu)` of one step `x⁺ = step(x, u)`
+/// (state order: the module documentation). Made once for a world
+/// ([`StepDerivatives::new`] with [`crate::World::step_derivative_sizes`]) and filled by every
+/// [`crate::World::step_derivatives`] call without allocating.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepDerivatives {
+    /// `∂x⁺/∂x`: rows and columns `[δq; δv]` `(2 nv x 2 nv)`.
+    pub a: DMatrix<f64>,
+    /// `∂x⁺/∂u` `(2 nv x nu)`.
+    pub b: DMatrix<f64>,
+}
+
+impl StepDerivatives {
+    /// Zero matrices for a world of `nv` velocity coordinates and `nu` actuators.
+    pub fn new(nv: usize, nu: usize) -> StepDerivatives {
+        StepDerivatives { a: DMatrix::zeros(2 * nv, 2 * nv), b: DMatrix::zeros(2 * nv, nu) }
+    }
+
+    /// `nv` (half the side of `a`).
+    pub fn nv(&self) -> usize {
+        self.a.nrows() / 2
+    }
+
+    /// `nu` (the columns of `b`).
+    pub fn nu(&self) -> usize {
+        self.b.ncols()
+    }
+}
