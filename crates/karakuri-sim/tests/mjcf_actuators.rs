@@ -6,8 +6,9 @@
 //! `World::joint_position`. And dm_control's quadruped, whose 12 actuators are all of these
 //! kinds, stands at MuJoCo's height.
 
+mod mujoco_live;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use karakuri_sim::{Scene, World};
 
@@ -69,12 +70,7 @@ for _ in range({steps}):
 print(json.dumps(out))"#,
         xml = xml.display().to_string()
     );
-    let out = Command::new("python3").args(["-c", &script]).output().ok()?;
-    if !out.status.success() {
-        eprintln!("skipped: MuJoCo not at hand (python3 -c \"import mujoco\"): {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    Some(serde_json::from_slice(&mujoco_live::run(&script)?).unwrap())
 }
 
 #[test]
@@ -138,12 +134,8 @@ for _ in range(400): mujoco.mj_step(m, d)
 mujoco.mj_kinematics(m, d); print(d.xpos[m.body('torso').id][2])"#,
         path.display().to_string()
     );
-    let out = Command::new("python3").args(["-c", &script]).output().unwrap();
-    if !out.status.success() {
-        eprintln!("skipped: MuJoCo not at hand: {}", String::from_utf8_lossy(&out.stderr));
-        return;
-    }
-    let mj: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let Some(out) = mujoco_live::run(&script) else { return };
+    let mj: f64 = String::from_utf8_lossy(&out).trim().parse().unwrap();
     println!("MuJoCo's torso at {mj:.4} m");
     // 2 cm: issue 29's bound for a standing robot (MuJoCo's toes sink 1.75 mm in its soft
     // contacts, its couplings and limits give; four splayed legs on friction hold a state the

@@ -6,8 +6,9 @@
 //! a body fixed, a joint equality couples two pendulums, a fixed tendon's range holds, and
 //! dm_control's ball-in-cup string holds its ball.
 
+mod mujoco_live;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use karakuri_sim::{Scene, World};
 
@@ -67,12 +68,7 @@ mujoco.mj_forward(m, d)
 print(json.dumps([[m.sensor(i).name, list(d.sensordata[m.sensor_adr[i]:m.sensor_adr[i] + m.sensor_dim[i]])] for i in range(m.nsensor)]))"#,
         xml = xml.display().to_string()
     );
-    let out = Command::new("python3").args(["-c", &script]).output().ok()?;
-    if !out.status.success() {
-        eprintln!("skipped: MuJoCo not at hand (python3 -c \"import mujoco\"): {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    Some(serde_json::from_slice(&mujoco_live::run(&script)?).unwrap())
 }
 
 fn world_of(name: &str, xml: &str) -> (World, PathBuf) {
@@ -352,12 +348,7 @@ for _ in range({steps}): mujoco.mj_step(m, d)
 print(json.dumps(list(d.qpos)))"#,
         xml = xml.display().to_string()
     );
-    let out = Command::new("python3").args(["-c", &script]).output().ok()?;
-    if !out.status.success() {
-        eprintln!("skipped: MuJoCo not at hand (python3 -c \"import mujoco\"): {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    Some(serde_json::from_slice(&mujoco_live::run(&script)?).unwrap())
 }
 
 /// The new kinds in a scene file: a hinged arm driven by a constant torque 0.5 (saturated at
