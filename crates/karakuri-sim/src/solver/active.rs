@@ -8,6 +8,8 @@
 //! outside its cone slides, a slide that turned sticks, a slide's `d` turns against its slip
 //! velocity, or to its friction when it no longer slips). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
 //! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
+//! A robot's servo rows, free through a try's sets, are condensed out once per try (a Schur
+//! complement): each set then solves over the contact rows only.
 
 use super::cone::project_set;
 use super::rows::RowKind;
@@ -36,6 +38,10 @@ const REFINEMENTS: usize = 2;
 /// takes the one of least norm.
 const REGULARIZATION: f64 = 1e-7;
 
+/// Servo rows (bounded rows free in a try's first set) from which a try condenses them out
+/// of its sets: fewer are not worth the complement's cost.
+const SCHUR_MIN_SERVOS: usize = 4;
+
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
     /// current impulses, at velocity tolerance `tol` (`formed`: the island's `W` and `c` are
@@ -54,6 +60,7 @@ impl Solve<'_> {
         d.lambda.extend(d.rows.iter().map(|&i| self.sol.lambda[i]));
         d.set_start(&p.kind, b);
         let eps = REGULARIZATION * self.scale.max(1e-300);
+        d.schur_start(&p.kind, eps);
         // a row velocity and an impulse that count as zero
         let (vt, lt) = (0.1 * tol, 0.1 * tol / self.scale.max(1e-300));
         let (mut best, mut since) = (f64::INFINITY, 0);
@@ -153,9 +160,10 @@ impl Dense {
     /// `lambda` (every row) and `u` (`c + W λ − b`); false when the matrix is singular.
     fn solve_set(&mut self, kind: &[RowKind], b: &[f64], eps: f64) -> bool {
         let k = self.rows.len();
+        let schur = self.schur_on();
         self.idx.clear();
         for p in 0..k {
-            if self.state[p] == State::Free || self.across(kind, p) {
+            if (self.state[p] == State::Free || self.across(kind, p)) && !(schur && self.in_servo[p]) {
                 self.idx.push(p);
             }
         }
@@ -173,11 +181,14 @@ impl Dense {
                 }
             }
         }
+        if schur {
+            self.reduce(kind, eps);
+        }
         // row i of W times each unknown's column (W is symmetric: a column is a row)
         self.cols.clear();
         self.cols.resize(k * n, 0.0);
         for y in 0..n {
-            self.column(kind, y, n);
+            self.column(kind, y, n, schur);
         }
         self.a.clear();
         self.a.resize(n * n, 0.0);
@@ -189,11 +200,12 @@ impl Dense {
             let (eq, we) = self.combination(p);
             let mut rhs = 0.0;
             let row = &mut self.a[x * n..(x + 1) * n];
+            let g = if schur { &self.gr } else { &self.g };
             for (&i, &wi) in eq.iter().zip(&we) {
                 if wi == 0.0 {
                     continue;
                 }
-                rhs += wi * self.g[i];
+                rhs += wi * g[i];
                 for (a, c) in row.iter_mut().zip(&self.cols[i * n..(i + 1) * n]) {
                     *a += wi * c;
                 }
@@ -309,10 +321,10 @@ impl Dense {
     /// of unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
     /// unknown is its tangents along `e`).
     #[inline]
-    fn column(&mut self, kind: &[RowKind], y: usize, n: usize) {
+    fn column(&mut self, kind: &[RowKind], y: usize, n: usize, schur: bool) {
         let k = self.rows.len();
         let q = self.idx[y];
-        let (w, cols) = (&self.w, &mut self.cols);
+        let (w, cols) = (if schur { &self.wr } else { &self.w }, &mut self.cols);
         let wq = |r: usize| &w[r * k..(r + 1) * k];
         let out = cols.iter_mut().skip(y).step_by(n);
         if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
@@ -340,6 +352,14 @@ impl Dense {
     /// added to the right-hand side: the proximal step that removes the regularisation's error.
     fn refine(&mut self, kind: &[RowKind], b: &[f64], eps: f64) {
         let n = self.idx.len();
+        if self.schur_on() {
+            // the servo rows' proximal terms moved: their part of the right-hand side too
+            self.reduce(kind, eps);
+            for x in 0..n {
+                let (eq, we) = self.combination(self.idx[x]);
+                self.rhs[x] = eq.iter().zip(&we).filter(|(_, &wi)| wi != 0.0).map(|(&i, &wi)| wi * self.gr[i]).sum();
+            }
+        }
         for x in 0..n {
             self.r[x] = self.rhs[x] + eps * self.prox(kind, self.idx[x]);
         }
@@ -363,6 +383,9 @@ impl Dense {
                     self.lambda[p + 2] = mu * ln * d2 + le * d1;
                 }
             }
+        }
+        if self.schur_on() {
+            self.servo_impulses(kind);
         }
         self.u.clear();
         for p in 0..k {
@@ -469,6 +492,105 @@ impl Dense {
     }
 }
 
+impl Dense {
+    /// Condenses the servo rows (bounded rows free in the try's first set, at least
+    /// [`SCHUR_MIN_SERVOS`] of them) out of the try's sets, a Schur complement: factors
+    /// `W_SS + eps I` once and forms `wr = W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other
+    /// rows. A set's equations and unknowns are combinations of the contact rows and columns
+    /// only (slides, held rows), so its condensed matrix is the same combinations of `wr`.
+    /// Reads `state`, `w`; writes `servo` (empty: none condensed), `in_servo`, `ss`, `z`, `wr`.
+    fn schur_start(&mut self, kind: &[RowKind], eps: f64) {
+        let k = self.rows.len();
+        self.servo.clear();
+        self.servo.extend((0..k).filter(|&p| matches!(kind[self.rows[p]], RowKind::Bounded { .. }) && self.state[p] == State::Free));
+        self.in_servo.clear();
+        self.in_servo.resize(k, false);
+        let m = self.servo.len();
+        if m < SCHUR_MIN_SERVOS || m == k {
+            self.servo.clear();
+            return;
+        }
+        self.ss.clear();
+        self.ss.resize(m * m, 0.0);
+        for (x, &p) in self.servo.iter().enumerate() {
+            self.in_servo[p] = true;
+            for (y, &q) in self.servo.iter().enumerate() {
+                self.ss[x * m + y] = self.w[p * k + q];
+            }
+            self.ss[x * m + x] += eps;
+        }
+        if !lu_factor(&mut self.ss, &mut self.ss_perm, m, 1e-3 * eps) {
+            self.servo.clear();
+            self.in_servo.iter_mut().for_each(|s| *s = false);
+            return;
+        }
+        // z = (W_SS + eps I)⁻¹ W_SC, its rows solved together (the servo columns zero)
+        self.z.clear();
+        for &s in &self.servo {
+            let ws = &self.w[s * k..(s + 1) * k];
+            self.z.extend(ws.iter().zip(&self.in_servo).map(|(&w, &i)| if i { 0.0 } else { w }));
+        }
+        lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, k);
+        self.wr.clear();
+        self.wr.extend_from_slice(&self.w);
+        for p in (0..k).filter(|&p| !self.in_servo[p]) {
+            let wr = &mut self.wr[p * k..(p + 1) * k];
+            for (x, &s) in self.servo.iter().enumerate() {
+                let f = self.w[p * k + s];
+                if f != 0.0 {
+                    for (a, z) in wr.iter_mut().zip(&self.z[x * k..(x + 1) * k]) {
+                        *a -= f * z;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether this set's servo rows are condensed out (all of them still free).
+    #[inline]
+    fn schur_on(&self) -> bool {
+        !self.servo.is_empty() && self.servo.iter().all(|&p| self.state[p] == State::Free)
+    }
+
+    /// The servo rows' right-hand side `rs` (`g` and the proximal term at the current
+    /// impulses), `ys = (W_SS + eps I)⁻¹ rs` and the other rows' `gr = g − W_CS ys`.
+    fn reduce(&mut self, kind: &[RowKind], eps: f64) {
+        let (k, m) = (self.rows.len(), self.servo.len());
+        self.rs.clear();
+        for x in 0..m {
+            let s = self.servo[x];
+            let r = self.g[s] + eps * self.prox(kind, s);
+            self.rs.push(r);
+        }
+        self.ys.clear();
+        self.ys.extend_from_slice(&self.rs);
+        lu_apply(&self.ss, &self.ss_perm, &mut self.ys, m);
+        // W_CS (W_SS + eps I)⁻¹ rs = zᵀ rs (the matrix is symmetric)
+        self.gr.clear();
+        self.gr.extend_from_slice(&self.g[..k]);
+        for (x, &r) in self.rs.iter().enumerate() {
+            for (g, z) in self.gr.iter_mut().zip(&self.z[x * k..(x + 1) * k]) {
+                *g -= z * r;
+            }
+        }
+    }
+
+    /// The servo rows' impulses from the other rows' (in `lambda`): `(W_SS + eps I)⁻¹ (rs −
+    /// W_SC λ_C) = ys − Σ z_q λ_q`, the held rows' part being in `rs` already.
+    fn servo_impulses(&mut self, kind: &[RowKind]) {
+        let (k, m) = (self.rows.len(), self.servo.len());
+        // the servo columns of z are zero; the held rows' are masked here
+        self.gr.clear();
+        self.gr.extend((0..k).map(|q| if held(self.state[q], kind[self.rows[q]]) == 0.0 { self.lambda[q] } else { 0.0 }));
+        for x in 0..m {
+            self.ys[x] -= self.z[x * k..(x + 1) * k].iter().zip(&self.gr).map(|(z, l)| z * l).sum::<f64>();
+        }
+        for x in 0..m {
+            self.lambda[self.servo[x]] = self.ys[x];
+        }
+    }
+}
+
 /// The impulse of a row held in state `st` (a bounded row at a bound), else 0.
 fn held(st: State, kind: RowKind) -> f64 {
     match (st, kind) {
@@ -515,6 +637,39 @@ fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool 
         }
     }
     true
+}
+
+/// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
+/// overwritten by `X`): [`lu_apply`] on whole rows.
+fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
+    for c in 0..n {
+        if perm[c] != c {
+            let (top, rest) = x.split_at_mut(perm[c] * w);
+            top[c * w..(c + 1) * w].swap_with_slice(&mut rest[..w]);
+        }
+    }
+    for c in 0..n {
+        let (top, below) = x.split_at_mut((c + 1) * w);
+        let xc = &top[c * w..];
+        for (i, row) in below.chunks_exact_mut(w).enumerate() {
+            let f = a[(c + 1 + i) * n + c];
+            if f != 0.0 {
+                row.iter_mut().zip(xc).for_each(|(r, v)| *r -= f * v);
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        let (top, below) = x.split_at_mut((c + 1) * w);
+        let xc = &mut top[c * w..];
+        for (j, row) in below.chunks_exact(w).enumerate() {
+            let f = a[c * n + c + 1 + j];
+            if f != 0.0 {
+                xc.iter_mut().zip(row).for_each(|(r, v)| *r -= f * v);
+            }
+        }
+        let d = a[c * n + c];
+        xc.iter_mut().for_each(|r| *r /= d);
+    }
 }
 
 /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).

@@ -60,19 +60,19 @@ impl Workspace {
         ensure(&mut isl.start, nt + 1);
         let d = &mut w.dense;
         let k = EXACT_MAX_ROWS;
-        for v in [&mut d.rows, &mut d.idx, &mut d.perm] {
+        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm] {
             ensure(v, k);
         }
-        for v in [&mut d.w, &mut d.a, &mut d.cols] {
+        for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z] {
             ensure(v, k * k);
         }
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
         ensure(&mut d.nz_start, k + 1);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g] {
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr] {
             ensure(v, k);
         }
-        for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free] {
+        for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free, &mut d.in_servo] {
             ensure(v, k);
         }
         ensure(&mut w.cg.dofs, nt);
@@ -296,6 +296,25 @@ pub(super) struct Dense {
     pub nz: Vec<u32>,
     /// Where each row's nonzero columns start in `nz`, then the end `(k + 1)`.
     pub nz_start: Vec<usize>,
+    /// The servo rows condensed out of this try's sets, empty when none are
+    /// (`active.rs`'s Schur complement) `(≤ k)`.
+    pub servo: Vec<usize>,
+    /// Whether each island row is one of `servo` `(k)`.
+    pub in_servo: Vec<bool>,
+    /// `W_SS + eps I` of the servo rows, LU-factored `(≤ k x k)`.
+    pub ss: Vec<f64>,
+    /// Its row swaps `(≤ k)`.
+    pub ss_perm: Vec<usize>,
+    /// `W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other rows, in `W`'s layout `(k x k)`.
+    pub wr: Vec<f64>,
+    /// `(W_SS + eps I)⁻¹ W_Sq` for each row `q`, `servo.len()` entries each `(≤ k x k)`.
+    pub z: Vec<f64>,
+    /// The servo rows' right-hand side of the set `(≤ k)`.
+    pub rs: Vec<f64>,
+    /// `(W_SS + eps I)⁻¹` of `rs`, then the servo rows' impulses `(≤ k)`.
+    pub ys: Vec<f64>,
+    /// `g` with the servo rows condensed out `(k)`.
+    pub gr: Vec<f64>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
