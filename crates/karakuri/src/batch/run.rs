@@ -1,12 +1,15 @@
 //! The driver of every batched call: argument lengths checked, the states cut into contiguous
 //! chunks (one per thread, a multiple of the lane count), each chunk handed to the call's
-//! kernel with its slot of buffers and its rows of every argument.
+//! kernel with its slot of buffers and its rows of every argument. The chunks run as tasks of
+//! rayon's pool, whose threads are kept: a scoped thread spawned per call cost 20–50 µs, more
+//! than a whole call of 1024 ur5 states (0068).
 
 use super::lanes::LANES;
 use super::workspace::{BatchError, Slot, Slots};
 use crate::model::Model;
 
-/// Fewer states than this per thread and a thread costs more (a spawn, ~20–50 µs) than it saves.
+/// Fewer states than this per thread and handing a chunk to another thread (a few µs) costs more
+/// than it saves.
 const MIN_STATES_PER_THREAD: usize = 32;
 
 /// An input: name, numbers, numbers per state, what a state's entry is.
@@ -15,8 +18,10 @@ pub(crate) type In<'a> = (&'static str, &'a [f64], usize, &'static str);
 pub(crate) type Out<'a> = (&'static str, &'a mut [f64], usize, &'static str);
 
 /// Checks every argument's length against `n` states, then runs `kernel(model, slot, k, ins,
-/// outs)` on chunks of `k` states: on the calling thread alone, or on one scoped thread per
-/// chunk but the last, which the calling thread runs.
+/// outs)` on chunks of `k` states: on the calling thread alone, or as one task of rayon's pool
+/// per chunk but the last, which the calling thread runs (`in_place_scope`: one hand-off to a
+/// waiting pool thread, not two). The chunks and their order do not
+/// depend on the threads, so neither do the results.
 pub(crate) fn run<'a, 'b, const I: usize, const O: usize, K>(
     model: &Model,
     slots: Slots<'_>,
@@ -47,7 +52,7 @@ where
     }
     let chunk = n.div_ceil(threads).next_multiple_of(LANES);
     let kernel = &kernel;
-    std::thread::scope(|scope| {
+    rayon::in_place_scope(|scope| {
         let mut left = n;
         for slot in slots.0.iter_mut().take(threads) {
             let k = chunk.min(left);
@@ -66,7 +71,7 @@ where
                 kernel(model, slot, k, head_in, head_out);
                 break;
             }
-            scope.spawn(move || kernel(model, slot, k, head_in, head_out));
+            scope.spawn(move |_| kernel(model, slot, k, head_in, head_out));
         }
     });
     Ok(())
