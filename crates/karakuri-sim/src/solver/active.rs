@@ -82,7 +82,7 @@ impl Solve<'_> {
             }
             // the impulses solve the problem to the tolerance (a slide whose direction still
             // turns by less than that), or the set is its own successor
-            if m <= vt || !d.next_set(&p.kind, vt, lt) {
+            if m <= vt || !d.next_set(&p.kind, vt, lt, since > 0) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
@@ -396,15 +396,36 @@ impl Dense {
     }
 
     /// The set after the one solved (see the module documentation), velocities below `vt`
-    /// and impulses below `lt` counting as zero; whether it differs. Reads `lambda`, `u`;
+    /// and impulses below `lt` counting as zero (`single`: only the most violated one-sided
+    /// row and its friction change, see below); whether it differs. Reads `lambda`, `u`;
     /// writes `state`, `dir`.
-    fn next_set(&mut self, kind: &[RowKind], vt: f64, lt: f64) -> bool {
+    fn next_set(&mut self, kind: &[RowKind], vt: f64, lt: f64, single: bool) -> bool {
         let k = self.rows.len();
         let mut changed = false;
+        // after a set that did not improve (the sets cycle among degenerate contacts, a
+        // block of rows switching on and off together): only the most violated one-sided
+        // row changes (single pivots, after Júdice & Pires' block principal pivoting)
+        let mut only = usize::MAX;
+        if single {
+            let mut worst = 0.0;
+            for p in 0..k {
+                let (l, u) = (self.lambda[p], self.u[p]);
+                let v = match (kind[self.rows[p]], self.state[p]) {
+                    (RowKind::Unilateral | RowKind::Normal { .. }, State::Free) if l < -lt => -l * self.w[p * k + p],
+                    (RowKind::Unilateral | RowKind::Normal { .. }, State::Zero) if u < -vt => -u,
+                    _ => 0.0,
+                };
+                if v > worst {
+                    worst = v;
+                    only = p;
+                }
+            }
+        }
         for p in 0..k {
             let (l, u) = (self.lambda[p], self.u[p]);
             let st = self.state[p];
             let next = match kind[self.rows[p]] {
+                RowKind::Unilateral | RowKind::Normal { .. } if only != usize::MAX && p != only => st,
                 RowKind::Unilateral | RowKind::Normal { .. } => match st {
                     State::Free if l < -lt => State::Zero,
                     State::Zero if u < -vt => State::Free,
@@ -424,6 +445,9 @@ impl Dense {
                 self.state[p] = next;
             }
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
+                if only != usize::MAX && p != only {
+                    continue;
+                }
                 changed |= self.next_friction(p, mu, vt, lt);
             }
         }
