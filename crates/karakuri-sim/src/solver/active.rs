@@ -12,6 +12,7 @@
 //! complement): each set then solves over the contact rows only.
 
 use super::cone::project_set;
+use super::lu::{lu_apply, lu_apply_rows, lu_factor};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
@@ -82,7 +83,7 @@ impl Solve<'_> {
             }
             // the impulses solve the problem to the tolerance (a slide whose direction still
             // turns by less than that), or the set is its own successor
-            if m <= vt || !d.next_set(&p.kind, vt, lt) {
+            if m <= vt || !d.next_set(&p.kind, vt, lt, since > 0) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
@@ -396,15 +397,36 @@ impl Dense {
     }
 
     /// The set after the one solved (see the module documentation), velocities below `vt`
-    /// and impulses below `lt` counting as zero; whether it differs. Reads `lambda`, `u`;
+    /// and impulses below `lt` counting as zero (`single`: only the most violated one-sided
+    /// row and its friction change, see below); whether it differs. Reads `lambda`, `u`;
     /// writes `state`, `dir`.
-    fn next_set(&mut self, kind: &[RowKind], vt: f64, lt: f64) -> bool {
+    fn next_set(&mut self, kind: &[RowKind], vt: f64, lt: f64, single: bool) -> bool {
         let k = self.rows.len();
         let mut changed = false;
+        // after a set that did not improve (the sets cycle among degenerate contacts, a
+        // block of rows switching on and off together): only the most violated one-sided
+        // row changes (single pivots, after Júdice & Pires' block principal pivoting)
+        let mut only = usize::MAX;
+        if single {
+            let mut worst = 0.0;
+            for p in 0..k {
+                let (l, u) = (self.lambda[p], self.u[p]);
+                let v = match (kind[self.rows[p]], self.state[p]) {
+                    (RowKind::Unilateral | RowKind::Normal { .. }, State::Free) if l < -lt => -l * self.w[p * k + p],
+                    (RowKind::Unilateral | RowKind::Normal { .. }, State::Zero) if u < -vt => -u,
+                    _ => 0.0,
+                };
+                if v > worst {
+                    worst = v;
+                    only = p;
+                }
+            }
+        }
         for p in 0..k {
             let (l, u) = (self.lambda[p], self.u[p]);
             let st = self.state[p];
             let next = match kind[self.rows[p]] {
+                RowKind::Unilateral | RowKind::Normal { .. } if only != usize::MAX && p != only => st,
                 RowKind::Unilateral | RowKind::Normal { .. } => match st {
                     State::Free if l < -lt => State::Zero,
                     State::Zero if u < -vt => State::Free,
@@ -424,6 +446,9 @@ impl Dense {
                 self.state[p] = next;
             }
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
+                if only != usize::MAX && p != only {
+                    continue;
+                }
                 changed |= self.next_friction(p, mu, vt, lt);
             }
         }
@@ -597,99 +622,5 @@ fn held(st: State, kind: RowKind) -> f64 {
         (State::Lo, RowKind::Bounded { lo, .. }) => lo,
         (State::Hi, RowKind::Bounded { hi, .. }) => hi,
         _ => 0.0,
-    }
-}
-
-/// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
-/// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
-/// `tiny`.
-fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
-    perm.clear();
-    for c in 0..n {
-        let mut best = c;
-        for i in c + 1..n {
-            if a[i * n + c].abs() > a[best * n + c].abs() {
-                best = i;
-            }
-        }
-        let pivot = a[best * n + c].abs();
-        // a NaN pivot fails too
-        if pivot.is_nan() || pivot <= tiny {
-            return false;
-        }
-        perm.push(best);
-        if best != c {
-            for j in 0..n {
-                a.swap(c * n + j, best * n + j);
-            }
-        }
-        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
-        let pivot_row = &top[c * n + c..(c + 1) * n];
-        let d = pivot_row[0];
-        for row in below.chunks_exact_mut(n) {
-            let f = row[c] / d;
-            row[c] = f;
-            if f != 0.0 {
-                for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
-                    *x -= f * u;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
-/// overwritten by `X`): [`lu_apply`] on whole rows.
-fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    for c in 0..n {
-        if perm[c] != c {
-            let (top, rest) = x.split_at_mut(perm[c] * w);
-            top[c * w..(c + 1) * w].swap_with_slice(&mut rest[..w]);
-        }
-    }
-    for c in 0..n {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &top[c * w..];
-        for (i, row) in below.chunks_exact_mut(w).enumerate() {
-            let f = a[(c + 1 + i) * n + c];
-            if f != 0.0 {
-                row.iter_mut().zip(xc).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-    }
-    for c in (0..n).rev() {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &mut top[c * w..];
-        for (j, row) in below.chunks_exact(w).enumerate() {
-            let f = a[c * n + c + 1 + j];
-            if f != 0.0 {
-                xc.iter_mut().zip(row).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-        let d = a[c * n + c];
-        xc.iter_mut().for_each(|r| *r /= d);
-    }
-}
-
-/// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
-fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
-    for c in 0..n {
-        r.swap(c, perm[c]);
-    }
-    for c in 0..n {
-        let rc = r[c];
-        if rc != 0.0 {
-            for i in c + 1..n {
-                r[i] -= a[i * n + c] * rc;
-            }
-        }
-    }
-    for c in (0..n).rev() {
-        let mut x = r[c];
-        for j in c + 1..n {
-            x -= a[c * n + j] * r[j];
-        }
-        r[c] = x / a[c * n + c];
     }
 }

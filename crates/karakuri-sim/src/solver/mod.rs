@@ -41,6 +41,7 @@ mod cone;
 mod exact;
 mod islands;
 mod kernels;
+mod lu;
 mod measures;
 mod prepare;
 mod problem;

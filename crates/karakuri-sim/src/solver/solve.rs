@@ -162,6 +162,7 @@ impl Solve<'_> {
         let mut tries = 0;
         let set_tries = if articulated { SET_TRIES } else { 0 };
         while it < settings.max_iterations {
+            let mut refused = false;
             residual = self.sweep(s, e, it % 2 == 1);
             it += 1;
             if residual <= settings.tolerance {
@@ -180,11 +181,14 @@ impl Solve<'_> {
                     }
                     continue;
                 }
+                // a refused try's sweep moved `it` off the period: the subspace step (below)
+                // still gets its turn where the sweeps stall
+                refused = it > 1;
                 // refused or not settled: the sweeps go on, and the next try starts from
                 // where they got to (a set that did not settle from the first sweep's impulses
                 // often does from later ones: the ragdoll's landings)
             }
-            if it % SWEEPS_PER_SUBSPACE_STEP == 0 && it < settings.max_iterations {
+            if (it % SWEEPS_PER_SUBSPACE_STEP == 0 || refused) && it < settings.max_iterations {
                 // only where the sweeps stall (a rate worse than STALL per period)
                 let stalled = residual > STALL * checked;
                 if checked != f64::INFINITY {

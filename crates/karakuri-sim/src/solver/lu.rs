@@ -1,0 +1,96 @@
+//! The dense LU with row pivoting of the active-set solves (`active.rs`): factor once, apply
+//! to one right-hand side or to many.
+
+/// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
+/// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
+/// `tiny`.
+pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
+    perm.clear();
+    for c in 0..n {
+        let mut best = c;
+        for i in c + 1..n {
+            if a[i * n + c].abs() > a[best * n + c].abs() {
+                best = i;
+            }
+        }
+        let pivot = a[best * n + c].abs();
+        // a NaN pivot fails too
+        if pivot.is_nan() || pivot <= tiny {
+            return false;
+        }
+        perm.push(best);
+        if best != c {
+            for j in 0..n {
+                a.swap(c * n + j, best * n + j);
+            }
+        }
+        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+        let pivot_row = &top[c * n + c..(c + 1) * n];
+        let d = pivot_row[0];
+        for row in below.chunks_exact_mut(n) {
+            let f = row[c] / d;
+            row[c] = f;
+            if f != 0.0 {
+                for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
+                    *x -= f * u;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
+/// overwritten by `X`): [`lu_apply`] on whole rows.
+pub(super) fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
+    for c in 0..n {
+        if perm[c] != c {
+            let (top, rest) = x.split_at_mut(perm[c] * w);
+            top[c * w..(c + 1) * w].swap_with_slice(&mut rest[..w]);
+        }
+    }
+    for c in 0..n {
+        let (top, below) = x.split_at_mut((c + 1) * w);
+        let xc = &top[c * w..];
+        for (i, row) in below.chunks_exact_mut(w).enumerate() {
+            let f = a[(c + 1 + i) * n + c];
+            if f != 0.0 {
+                row.iter_mut().zip(xc).for_each(|(r, v)| *r -= f * v);
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        let (top, below) = x.split_at_mut((c + 1) * w);
+        let xc = &mut top[c * w..];
+        for (j, row) in below.chunks_exact(w).enumerate() {
+            let f = a[c * n + c + 1 + j];
+            if f != 0.0 {
+                xc.iter_mut().zip(row).for_each(|(r, v)| *r -= f * v);
+            }
+        }
+        let d = a[c * n + c];
+        xc.iter_mut().for_each(|r| *r /= d);
+    }
+}
+
+/// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
+pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
+    for c in 0..n {
+        r.swap(c, perm[c]);
+    }
+    for c in 0..n {
+        let rc = r[c];
+        if rc != 0.0 {
+            for i in c + 1..n {
+                r[i] -= a[i * n + c] * rc;
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        let mut x = r[c];
+        for j in c + 1..n {
+            x -= a[c * n + j] * r[j];
+        }
+        r[c] = x / a[c * n + c];
+    }
+}
