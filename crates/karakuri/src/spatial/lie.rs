@@ -50,8 +50,9 @@ pub fn log3(r: &Mat3) -> Vec3 {
     UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(*r)).scaled_axis()
 }
 
-/// The left Jacobian of SO(3), `V(w)`, with `exp6([v; w]).translation = V(w) v`.
-fn left_jacobian(w: &Vec3) -> Mat3 {
+/// The left Jacobian of SO(3), `V(w)`, with `exp6([v; w]).translation = V(w) v` and
+/// `exp(w + δ) ≈ exp(V(w) δ) exp(w)`; the right Jacobian is `V(-w)`.
+pub fn left_jacobian3(w: &Vec3) -> Mat3 {
     let t2 = w.norm_squared();
     let k = skew(w);
     let (b, c) = if t2 < 1e-8 {
@@ -65,7 +66,7 @@ fn left_jacobian(w: &Vec3) -> Mat3 {
 
 /// SE(3) exponential of a twist `[v; w]` held for unit time, in the moving (local) frame.
 pub fn exp6(m: &Motion) -> Se3 {
-    Se3::new(exp3(&m.angular), left_jacobian(&m.angular) * m.linear)
+    Se3::new(exp3(&m.angular), left_jacobian3(&m.angular) * m.linear)
 }
 
 /// SE(3) logarithm: the twist whose exponential is `x`.

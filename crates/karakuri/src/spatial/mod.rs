@@ -15,7 +15,7 @@ mod trig;
 
 pub use force::Force;
 pub use inertia::{Inertia, OriginInertia, Solid};
-pub use lie::{exp3, exp6, log3, log6, quat_from_xyzw, quat_to_xyzw, rotation_about, rotation_about_sin_cos, skew};
+pub use lie::{exp3, exp6, left_jacobian3, log3, log6, quat_from_xyzw, quat_to_xyzw, rotation_about, rotation_about_sin_cos, skew};
 pub use motion::Motion;
 pub use se3::Se3;
 pub use trig::sin_cos;

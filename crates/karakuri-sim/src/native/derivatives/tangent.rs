@@ -17,20 +17,12 @@
 //! A ball joint is the rotation rows alone; a one-dof joint `q⁺ = q + dt v`.
 
 use karakuri::model::JointType;
-use karakuri::spatial::{exp3, skew, Mat3, Mat6, Vec3};
+use karakuri::spatial::{exp3, left_jacobian3, skew, Mat3, Mat6, Vec3};
 
-/// The right Jacobian of SO(3) at `phi`: `exp(φ + δ) ≈ exp(φ) exp(Jr(φ) δ)`.
+/// The right Jacobian of SO(3) at `phi`: `exp(φ + δ) ≈ exp(φ) exp(Jr(φ) δ)`, which is the left
+/// one at `-φ` (the core's `left_jacobian3`, the `V` of `exp6`).
 pub fn right_jacobian(phi: &Vec3) -> Mat3 {
-    let t2 = phi.norm_squared();
-    let k = skew(phi);
-    let (a, b) = if t2 < 1e-8 {
-        // the series to t⁴ (the closed form cancels there)
-        (0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0)
-    } else {
-        let t = t2.sqrt();
-        ((1.0 - t.cos()) / t2, (t - t.sin()) / (t2 * t))
-    };
-    Mat3::identity() - k * a + k * k * b
+    left_jacobian3(&-phi)
 }
 
 /// The blocks of one joint's update: `δq⁺ = Pq δq + Pv δv`, `δv⁺ = Vv δv` with `δv` the
