@@ -48,15 +48,7 @@ pub fn forces_at(
     tau.fill(0.0);
     diag.fill(0.0);
     for set in model_sets.iter().chain(world_sets) {
-        let n = set.dof.len();
-        for i in 0..n {
-            work.q[i] = q[set.iq[i]];
-            work.dq[i] = v[set.dof[i]];
-            work.out[i] = JointForce::default();
-        }
-        set.forces.forces(t, &work.q[..n], &work.dq[..n], &mut work.out[..n]);
-        for i in 0..n {
-            let (k, f) = (set.dof[i], work.out[i]);
+        for (&k, &f) in set.dof.iter().zip(evaluate(set, t, q, v, work)) {
             let d = -c * f.dtau_ddq - c * c * f.dtau_dq;
             if c > 0.0 && d >= 0.0 {
                 tau[k] += f.tau + c * f.dtau_dq * v[k];
@@ -66,6 +58,20 @@ pub fn forces_at(
             }
         }
     }
+}
+
+/// One set's forces at `(t, q, v)`: its joints' positions and velocities gathered into `work`
+/// (sized for the set: [`JointForceWork::fit`]), the set called, its forces returned in the
+/// order of `set.dof`. For the stage ([`forces_at`]) and the step derivatives.
+pub fn evaluate<'w>(set: &JointForceSet, t: f64, q: &DVector<f64>, v: &DVector<f64>, work: &'w mut JointForceWork) -> &'w [JointForce] {
+    let n = set.dof.len();
+    for i in 0..n {
+        work.q[i] = q[set.iq[i]];
+        work.dq[i] = v[set.dof[i]];
+        work.out[i] = JointForce::default();
+    }
+    set.forces.forces(t, &work.q[..n], &work.dq[..n], &mut work.out[..n]);
+    &work.out[..n]
 }
 
 /// Coulomb friction rows: `v⁺_k = 0` with the impulse bounded by `± friction · dt`, so a

@@ -12,10 +12,9 @@ use nalgebra::{DMatrix, DVector};
 
 use super::super::build::SimModel;
 use super::super::dynamics::compute_terms;
-use super::super::joint_forces::JointForceSet;
+use super::super::joint_forces::{evaluate, JointForceSet, JointForceWork};
 use super::super::state::SimState;
 use crate::engine::unsupported;
-use crate::joint_forces::JointForce;
 use crate::scene::ActuatorMode;
 use crate::SimError;
 
@@ -46,9 +45,7 @@ pub struct Eval {
     /// See `aq`.
     pub au: DMatrix<f64>,
     /// A joint-force set's positions, velocities and forces (the largest set's size).
-    jf_q: Vec<f64>,
-    jf_dq: Vec<f64>,
-    jf_out: Vec<JointForce>,
+    jf: JointForceWork,
     /// Each actuator's column of `u` (`usize::MAX`: none) `(actuators)`.
     u_col: Vec<usize>,
     /// The solve's right-hand sides by dof, `(2n + nu) x n` (column k: dof k of each).
@@ -79,9 +76,7 @@ impl Eval {
             aq: DMatrix::zeros(n, n),
             av: DMatrix::zeros(n, n),
             au: DMatrix::zeros(n, nu),
-            jf_q: Vec::new(),
-            jf_dq: Vec::new(),
-            jf_out: Vec::new(),
+            jf: JointForceWork::default(),
             u_col,
             rhs_t: DMatrix::zeros(2 * n + nu, n),
         }
@@ -129,20 +124,8 @@ impl Eval {
                 "step derivatives through the joint forces on {names:?}: they are not linear (JointForces::linear)"
             )));
         }
-        let n = set.dof.len();
-        if self.jf_q.len() < n {
-            self.jf_q.resize(n, 0.0);
-            self.jf_dq.resize(n, 0.0);
-            self.jf_out.resize(n, JointForce::default());
-        }
-        for i in 0..n {
-            self.jf_q[i] = q[set.iq[i]];
-            self.jf_dq[i] = v[set.dof[i]];
-            self.jf_out[i] = JointForce::default();
-        }
-        set.forces.forces(t, &self.jf_q[..n], &self.jf_dq[..n], &mut self.jf_out[..n]);
-        for i in 0..n {
-            let (k, f) = (set.dof[i], self.jf_out[i]);
+        self.jf.fit(set.dof.len());
+        for (&k, &f) in set.dof.iter().zip(evaluate(set, t, q, v, &mut self.jf)) {
             // the joint-force stage's rule (`forces_at`), with its derivatives
             let d = -c * f.dtau_ddq - c * c * f.dtau_dq;
             self.dtau_dq[(k, k)] += f.dtau_dq;
