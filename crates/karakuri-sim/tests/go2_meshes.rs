@@ -1,0 +1,64 @@
+//! Issue 29: the Go2 quadruped of example-robot-data with its own collision meshes (convex
+//! hulls of its STL files), the scene a new user writes (every default, no servos), dropped
+//! from 0.45 m onto a floor: the contact solve must meet `engine.tolerance` on at least 99 %
+//! of the steps, and at rest nothing may sink deeper than `contact.penetration_tolerance`.
+//! Skips without an installed example-robot-data (`example_robot_data::robots_dir`; CI
+//! installs it).
+//!
+//! Ignored while it fails (record 0074): on main 1257 of 2000 steps end above the tolerance
+//! (37 % converged) and the limp robot never comes to rest (its hips jitter at ~0.05 rad/s).
+//! Run with `cargo test -p karakuri-sim --test go2_meshes -- --ignored`.
+
+#[path = "../../karakuri/tests/example_robot_data/mod.rs"]
+mod example_robot_data;
+
+use karakuri_sim::{Scene, World};
+
+/// The scene: the Go2's URDF with its collision meshes, a floating base at 0.45 m, a floor,
+/// nothing else (every engine and contact setting its default).
+fn go2_scene(robots: &std::path::Path) -> Scene {
+    // the URDF names its meshes package://example-robot-data/robots/...: the package's parent
+    let share = robots.parent().and_then(|p| p.parent()).expect("robots/ inside share/example-robot-data");
+    let urdf = robots.join("go2_description/urdf/go2.urdf");
+    let yaml = format!(
+        "schema: karakuri-scene\nschema_version: 1\nname: go2_limp_drop\nworld: {{duration: 2.0}}\n\
+         bodies:\n  - {{name: floor, parent: world, shapes: [{{type: plane}}]}}\n\
+         robots:\n  - name: go2\n    urdf: {}\n    root: floating\n    pose: {{position: [0, 0, 0.45]}}\n    package_dirs: [{}]\n",
+        urdf.display(),
+        share.display()
+    );
+    Scene::from_str(&yaml, "go2_limp_drop.yaml").expect("the Go2 scene loads")
+}
+
+#[test]
+#[ignore = "issue 29, record 0074: 37 % of the steps converge on main"]
+fn go2_with_its_meshes_converges_and_comes_to_rest() {
+    let Some(robots) = example_robot_data::robots_dir() else {
+        eprintln!("example-robot-data not installed: skipped");
+        return;
+    };
+    let scene = go2_scene(&robots);
+    let (tol, d_tol) = (scene.engine.tolerance, scene.contact.penetration_tolerance);
+    let mut world = World::new(scene).expect("the Go2 world builds");
+    let steps = 2000;
+    let mut converged = 0;
+    let mut fastest_late: f64 = 0.0;
+    for k in 0..steps {
+        world.step().expect("a step");
+        converged += usize::from(world.last_solve().residual <= tol);
+        if k >= steps - 100 {
+            for (b, s) in world.bodies().iter().zip(world.states()) {
+                if !b.is_static {
+                    fastest_late = fastest_late.max(s.linear.norm());
+                }
+            }
+        }
+    }
+    let share = converged as f64 / steps as f64;
+    assert!(share >= 0.99, "{converged} of {steps} steps met engine.tolerance {tol:e} ({:.1} %)", 100.0 * share);
+    let deepest = world.contacts().iter().map(|c| c.depth).fold(f64::NEG_INFINITY, f64::max);
+    assert!(deepest <= d_tol, "at rest a contact is {deepest:e} m deep, more than contact.penetration_tolerance {d_tol:e}");
+    // at rest: no body's origin moves faster than 1 mm/s over the last 0.1 s (the robot
+    // lands within 0.6 s)
+    assert!(fastest_late < 1e-3, "not at rest: a body moves at {fastest_late:e} m/s in the last 100 steps");
+}
