@@ -272,7 +272,7 @@ fn rows_and_k(m: &SimModel, cw: &mut ContactWork) -> usize {
         path_of(model, a.joint, &mut cw.path);
         let mut vel = Motion::zero();
         for &k in &cw.path {
-            vel = vel + sw[k] * v[k];
+            vel += sw[k] * v[k];
         }
         let nrm = a.dirs[0];
         for &j in &cw.path {
@@ -280,7 +280,7 @@ fn rows_and_k(m: &SimModel, cw: &mut ContactWork) -> usize {
             let mut sub = Motion::zero();
             for &k in &cw.path {
                 if model.idx_v[model.dof_joint[k]] >= model.idx_v[model.dof_joint[j]] {
-                    sub = sub + sw[k] * v[k];
+                    sub += sw[k] * v[k];
                 }
             }
             let dv = sw[j].cross(&sub);
