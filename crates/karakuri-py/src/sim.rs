@@ -218,9 +218,11 @@ joint_view_methods!(PyWorld {
     /// free body or floating base as position and rotation vector (velocities: linear and
     /// angular, body axes), a ball joint as a rotation vector — and ``u`` the targets
     /// :meth:`set_targets` takes, over :attr:`actuator_names` (README, "Derivatives of the
-    /// step"). The world does not change; controllers are not part of it. Raises
-    /// ``ValueError`` naming what the derivatives do not go through yet (contacts,
-    /// loops, joint limits the step holds, velocity servos, ...).
+    /// step"). The world does not change; controllers are not part of it. Contacts of a box,
+    /// ball or capsule with a static plane are gone through by the solve's active set (record
+    /// 0078). Raises ``ValueError`` naming what the derivatives do not go through yet
+    /// (redundant sliding contacts, other shape pairs, loops, joint limits the step holds,
+    /// velocity servos, ...).
     fn step_derivatives<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
         let PyWorld { world, derivs, .. } = self;
         let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);

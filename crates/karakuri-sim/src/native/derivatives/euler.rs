@@ -11,6 +11,7 @@ use nalgebra::{DMatrix, DVector};
 use super::super::build::SimModel;
 use super::super::state::SimState;
 use super::super::work::StepData;
+use super::contact::{self, ContactWork};
 use super::smooth::Eval;
 use super::tangent::{blocks, Blocks};
 use crate::engine::unsupported;
@@ -45,11 +46,20 @@ pub fn derivatives(
     w: &StepData,
     (ev, ew): (&mut Eval, &mut EulerWork),
     (a, b): (&mut DMatrix<f64>, &mut DMatrix<f64>),
+    mut contacts: Option<&mut ContactWork>,
 ) -> Result<(), SimError> {
     let (model, dt, n) = (&m.model, m.dt, m.model.nv);
     ev.applied(m, s, &w.registered.joint_forces, (&s.q, &s.v), (s.time, dt, m.plan.actuators))?;
+    if let Some(cw) = contacts.as_deref_mut() {
+        // the contact impulses as a force at fixed λ: q̈ below is the step's whole (v⁺ − v)/dt
+        let (tau, dtau) = ev.applied_mut();
+        contact::contact_forces(m, cw, tau, dtau);
+    }
     ev.acceleration(m, &s.q, &s.v)?;
     free_velocity(m, s, ev, ew);
+    if let Some(cw) = contacts {
+        contact::add_impulse_derivatives(m, cw, &mut ew.f, &mut ew.fu)?;
+    }
     for lim in &m.limits {
         // the limit stage's test: a row is written when the free velocity could reach it
         let (qk, vk) = (s.q[lim.iq], ew.v_free[lim.dof]);

@@ -5,13 +5,19 @@
 //! Computed in the world model's order ([`smooth`]: the acceleration and its derivatives
 //! through the core's RNEA derivatives; [`euler`]: the semi-implicit Euler step and the
 //! configuration update's tangent Jacobians ([`tangent`]); [`rk4`]: the RK4 chain), then
-//! permuted into [`crate::derivatives`]' order. What the step would do that is not built yet
-//! is refused, naming it (never a wrong answer): contacts, loops, equalities, tendon ranges,
+//! permuted into [`crate::derivatives`]' order. An Euler step with contacts goes through its
+//! solve ([`contact`]: the step taken on a copy of the state, its active set differentiated,
+//! record 0078). What the step would do that is not built yet is refused, naming it (never a
+//! wrong answer): contacts the active set does not determine (redundant sliding ones), of
+//! shapes other than a box, ball or capsule on a static plane, penalty or elastic contacts,
+//! the split-impulse pass, loops, equalities, tendon ranges,
 //! velocity servos and prescribed joints, joint friction, a joint limit the step holds,
 //! pushes acting in the step, sleeping bodies or one that may fall asleep, nonlinear joint
 //! forces, planar joints. Every buffer is made at the first call ([`DerivWork`], kept by the
-//! engine): later calls allocate nothing.
+//! engine): later calls allocate nothing, but for a step with contacts (the active set's
+//! matrices, sized by its rows, and the probe's state copy).
 
+mod contact;
 mod euler;
 mod rk4;
 mod smooth;
@@ -32,6 +38,7 @@ pub struct DerivWork {
     eval: smooth::Eval,
     euler: euler::EulerWork,
     rk4: rk4::Rk4Work,
+    contact: contact::ContactWork,
     /// Output row / column → model row / column `(2 nv)`: the tangent order (one-dof joints in
     /// `one_dof` order, then the other joints' dofs) for positions, then for velocities.
     at: Vec<usize>,
@@ -56,6 +63,7 @@ impl DerivWork {
             euler: euler::EulerWork::new(model, nu),
             at: (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect(),
             rk4: rk4::Rk4Work::new(n),
+            contact: contact::ContactWork::new(),
             a: DMatrix::zeros(2 * n, 2 * n),
             b: DMatrix::zeros(2 * n, nu),
         }
@@ -88,7 +96,9 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
         rk4::derivatives(m, s, w, (&mut dw.eval, &mut dw.rk4), &mut dw.a)?;
         dw.b.fill(0.0);
     } else {
-        euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), (&mut dw.a, &mut dw.b))?;
+        let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
+        let cw = contacts.then_some(&mut dw.contact);
+        euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), (&mut dw.a, &mut dw.b), cw)?;
     }
     // model order -> the tangent order: position rows / columns, then velocity ones
     let side = 2 * n;
@@ -110,9 +120,6 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
 /// What the step would do that the derivatives do not go through yet, named.
 fn refuse(m: &SimModel, s: &SimState, w: &StepData) -> Result<(), SimError> {
     let no = |what: &str| Err(unsupported("native", &format!("step derivatives through {what} (not built yet)")));
-    if m.plan.contacts {
-        return no("contacts (a pair of shapes that can touch: set `collide: false` or contact mode `none`)");
-    }
     if !m.loops.is_empty() {
         return no("loop closures");
     }

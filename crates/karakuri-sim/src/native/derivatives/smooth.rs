@@ -164,6 +164,12 @@ impl Eval {
         }
     }
 
+    /// The applied forces `τ` and their `∂τ/∂q`, to add a force of the step's own (the
+    /// contacts' `Jᵀλ/dt` at fixed `λ`) before [`Eval::acceleration`].
+    pub fn applied_mut(&mut self) -> (&mut DVector<f64>, &mut DMatrix<f64>) {
+        (&mut self.tau, &mut self.dtau_dq)
+    }
+
     /// `q̈` at `(q, v)` with the applied forces of the last [`Eval::applied`], and its
     /// derivatives into `aq`, `av`, `au`.
     pub fn acceleration(&mut self, m: &SimModel, q: &DVector<f64>, v: &DVector<f64>) -> Result<(), SimError> {
