@@ -85,6 +85,47 @@ pub(super) fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
     }
 }
 
+/// Right-hand sides [`solve_tree_batch`] solves together.
+pub(super) const BATCH: usize = 8;
+
+/// [`solve_tree`] of the first `nb` of [`BATCH`] right-hand sides over tree dofs `s..s + n`
+/// (`x`: `n x BATCH`, dof-major, so that each step of the forward pass runs across them):
+/// the factor's rows are looked up once for all, and each right-hand side's arithmetic is
+/// that of [`solve_tree`] alone (the same operations in the same order, the backward pass
+/// skipping its zeros as it does).
+pub(super) fn solve_tree_batch(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
+    let n = x.len() / BATCH;
+    for k in (0..n).rev() {
+        let (anc, l) = f.row(s + k);
+        for col in 0..nb {
+            let xk = x[k * BATCH + col];
+            if xk != 0.0 {
+                for (&a, &lv) in anc.iter().zip(l) {
+                    x[(a - s) * BATCH + col] -= lv * xk;
+                }
+            }
+        }
+    }
+    for (k, xk) in x.chunks_exact_mut(BATCH).enumerate() {
+        let d = f.d(s + k);
+        for v in xk.iter_mut() {
+            *v /= d;
+        }
+    }
+    for k in 0..n {
+        let (anc, l) = f.row(s + k);
+        let (before, rest) = x.split_at_mut(k * BATCH);
+        let mut acc: [f64; BATCH] = rest[..BATCH].try_into().expect("a row");
+        for (&a, &lv) in anc.iter().zip(l) {
+            let xa: &[f64; BATCH] = before[(a - s) * BATCH..(a - s + 1) * BATCH].try_into().expect("a row");
+            for (y, &v) in acc.iter_mut().zip(xa) {
+                *y -= lv * v;
+            }
+        }
+        rest[..BATCH].copy_from_slice(&acc);
+    }
+}
+
 /// [`solve_tree`] of each of the `x.len() / N` columns of `x` (each `N` long, column-major)
 /// over tree dofs `s..s + N`: the factor's rows are looked up once for all of them, and each
 /// column's arithmetic is that of [`solve_tree`] alone.

@@ -10,6 +10,7 @@
 
 use karakuri::Model;
 
+use super::kernels::BATCH;
 use super::problem::{Problem, Trees};
 use super::rows::ensure;
 use super::solution::Solution;
@@ -40,6 +41,9 @@ pub struct Workspace {
     pub(super) tree_inv: Vec<f64>,
     /// What each tree's `tree_inv` was formed from and how it applies `(trees)`.
     pub(super) tree_inv_of: Vec<TreeInverse>,
+    /// Right-hand sides of the tree solves of [`Problem::prepare`], dof-major, [`BATCH`] at a
+    /// time `(largest tree's dofs x BATCH)`.
+    pub(super) batch: Vec<f64>,
     /// Calls of [`Problem::prepare`] with this workspace: the stamp of its checks of
     /// `tree_inv_of`, and the name of the problem prepared last ([`Problem`]'s `prepared`).
     pub(super) prepared: u64,
@@ -48,8 +52,10 @@ pub struct Workspace {
 impl Workspace {
     /// A workspace for the problems over `model`'s trees.
     pub fn new(model: &Model) -> Workspace {
-        let nt = Trees::new(model).start.len();
+        let trees = Trees::new(model);
+        let nt = trees.start.len();
         let mut w = Workspace {
+            batch: vec![0.0; trees.max_len() * BATCH],
             tree_inv: vec![0.0; 36 * nt],
             tree_inv_of: vec![TreeInverse::default(); nt],
             ..Workspace::default()
