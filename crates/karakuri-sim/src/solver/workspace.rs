@@ -66,7 +66,7 @@ impl Workspace {
         ensure(&mut isl.start, nt + 1);
         let d = &mut w.dense;
         let k = EXACT_MAX_ROWS;
-        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm] {
+        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off] {
             ensure(v, k);
         }
         for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z] {
@@ -302,6 +302,9 @@ pub(super) struct Dense {
     pub nz: Vec<u32>,
     /// Where each row's nonzero columns start in `nz`, then the end `(k + 1)`.
     pub nz_start: Vec<usize>,
+    /// Each row's offset in the problem's `J` and `qH⁻¹ Jᵀ` (`exact.rs`, an island on one
+    /// tree) `(k)`.
+    pub row_off: Vec<usize>,
     /// The servo rows condensed out of this try's sets, empty when none are
     /// (`active.rs`'s Schur complement) `(≤ k)`.
     pub servo: Vec<usize>,
