@@ -66,7 +66,7 @@ impl Workspace {
         ensure(&mut isl.start, nt + 1);
         let d = &mut w.dense;
         let k = EXACT_MAX_ROWS;
-        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off] {
+        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off, &mut d.ctr] {
             ensure(v, k);
         }
         for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z] {
@@ -75,7 +75,7 @@ impl Workspace {
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
         ensure(&mut d.nz_start, k + 1);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr] {
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr, &mut d.crow] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free, &mut d.in_servo] {
@@ -316,7 +316,11 @@ pub(super) struct Dense {
     pub ss_perm: Vec<usize>,
     /// `W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other rows, in `W`'s layout `(k x k)`.
     pub wr: Vec<f64>,
-    /// `(W_SS + eps I)⁻¹ W_Sq` for each row `q`, `servo.len()` entries each `(≤ k x k)`.
+    /// The rows not condensed out (C), ascending `(≤ k)`.
+    pub ctr: Vec<usize>,
+    /// A row over C: of `wr`, `gr` or the impulses while they are formed `(≤ k)`.
+    pub crow: Vec<f64>,
+    /// `(W_SS + eps I)⁻¹ W_SC`: `servo.len()` rows over C `(≤ k x k)`.
     pub z: Vec<f64>,
     /// The servo rows' right-hand side of the set `(≤ k)`.
     pub rs: Vec<f64>,
