@@ -94,6 +94,26 @@ pub(super) const BATCH: usize = 8;
 /// that of [`solve_tree`] alone (the same operations in the same order, the backward pass
 /// skipping its zeros as it does).
 pub(super) fn solve_tree_batch(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { solve_tree_batch_avx2(f, x, s, nb) };
+    }
+    solve_tree_batch_in(f, x, s, nb);
+}
+
+/// [`solve_tree_batch`] compiled for AVX2 (the same operations in the same order: the same
+/// bits, see `lu.rs`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn solve_tree_batch_avx2(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
+    solve_tree_batch_in(f, x, s, nb);
+}
+
+/// [`solve_tree_batch`]'s body.
+#[inline(always)]
+fn solve_tree_batch_in(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
     let n = x.len() / BATCH;
     for k in (0..n).rev() {
         let (anc, l) = f.row(s + k);
