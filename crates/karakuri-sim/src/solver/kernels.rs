@@ -208,6 +208,50 @@ pub(super) fn inverse3(w: &[f64; 9]) -> [f64; 9] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::DMatrix;
+
+    #[test]
+    fn batched_tree_solves_are_the_single_solves_bit_for_bit() {
+        // two trees: dofs 0..2 (a chain), 2..14 (a floating base's chain of six, two
+        // branches of three); a symmetric matrix with a dominant diagonal, factored along
+        // the pattern
+        let none = usize::MAX;
+        let parents = [none, 0, none, 2, 3, 4, 5, 6, 7, 8, 9, 7, 11, 12];
+        let n = parents.len();
+        let h = DMatrix::from_fn(n, n, |i, k| if i == k { 4.0 + i as f64 } else { 0.3 / (1.0 + (i + k) as f64) });
+        let mut f = Factorization::with_parents(&parents);
+        f.factorize(&h);
+        let (s, l) = (2, 12);
+        // right-hand sides: one entry (a joint's row), a foot's (base and a branch), dense
+        let rhs: Vec<Vec<f64>> = vec![
+            (0..l).map(|k| if k == 8 { 1.0 } else { 0.0 }).collect(),
+            (0..l).map(|k| if k < 6 || k >= 9 { 0.5 - k as f64 * 0.1 } else { 0.0 }).collect(),
+            (0..l).map(|k| (k as f64 * 0.7).sin()).collect(),
+            vec![0.0; l],
+            (0..l).map(|k| if k == 11 { -2.0 } else { 0.0 }).collect(),
+        ];
+        let mut single = rhs.clone();
+        for x in &mut single {
+            solve_tree(&f, x, s);
+        }
+        let mut batch = vec![0.0; l * BATCH];
+        let mut portable = vec![0.0; l * BATCH];
+        for (col, x) in rhs.iter().enumerate() {
+            for (k, &v) in x.iter().enumerate() {
+                batch[k * BATCH + col] = v;
+                portable[k * BATCH + col] = v;
+            }
+        }
+        solve_tree_batch(&f, &mut batch, s, rhs.len());
+        solve_tree_batch_in(&f, &mut portable, s, rhs.len());
+        for (col, x) in single.iter().enumerate() {
+            assert!(x.iter().any(|&v| v != 0.0) || col == 3);
+            for (k, &v) in x.iter().enumerate() {
+                assert_eq!(batch[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
+                assert_eq!(portable[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
+            }
+        }
+    }
 
     #[test]
     fn inverse3_inverts_and_refuses_singular_blocks() {
