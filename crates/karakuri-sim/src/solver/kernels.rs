@@ -225,7 +225,7 @@ mod tests {
         // right-hand sides: one entry (a joint's row), a foot's (base and a branch), dense
         let rhs: Vec<Vec<f64>> = vec![
             (0..l).map(|k| if k == 8 { 1.0 } else { 0.0 }).collect(),
-            (0..l).map(|k| if k < 6 || k >= 9 { 0.5 - k as f64 * 0.1 } else { 0.0 }).collect(),
+            (0..l).map(|k| if !(6..9).contains(&k) { 0.5 - k as f64 * 0.1 } else { 0.0 }).collect(),
             (0..l).map(|k| (k as f64 * 0.7).sin()).collect(),
             vec![0.0; l],
             (0..l).map(|k| if k == 11 { -2.0 } else { 0.0 }).collect(),
