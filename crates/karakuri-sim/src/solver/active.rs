@@ -523,7 +523,7 @@ impl Dense {
     /// `W_SS + eps I` once and forms `wr = W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other
     /// rows. A set's equations and unknowns are combinations of the contact rows and columns
     /// only (slides, held rows), so its condensed matrix is the same combinations of `wr`.
-    /// Reads `state`, `w`; writes `servo` (empty: none condensed), `in_servo`, `ss`, `z`, `wr`.
+    /// Reads `state`, `w`; writes `servo` (empty: none condensed), `in_servo`, `ctr`, `ss`, `z`, `wr`.
     fn schur_start(&mut self, kind: &[RowKind], eps: f64) {
         let k = self.rows.len();
         self.servo.clear();
@@ -549,24 +549,31 @@ impl Dense {
             self.in_servo.iter_mut().for_each(|s| *s = false);
             return;
         }
-        // z = (W_SS + eps I)⁻¹ W_SC, its rows solved together (the servo columns zero)
+        // z = (W_SS + eps I)⁻¹ W_SC over the other rows C (`ctr`), its rows solved together
+        self.ctr.clear();
+        self.ctr.extend((0..k).filter(|&p| !self.in_servo[p]));
+        let nc = self.ctr.len();
         self.z.clear();
         for &s in &self.servo {
-            let ws = &self.w[s * k..(s + 1) * k];
-            self.z.extend(ws.iter().zip(&self.in_servo).map(|(&w, &i)| if i { 0.0 } else { w }));
+            self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
         }
-        lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, k);
+        lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
+        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's)
         self.wr.clear();
         self.wr.extend_from_slice(&self.w);
-        for p in (0..k).filter(|&p| !self.in_servo[p]) {
-            let wr = &mut self.wr[p * k..(p + 1) * k];
+        for &p in &self.ctr {
+            self.crow.clear();
+            self.crow.extend(self.ctr.iter().map(|&q| self.w[p * k + q]));
             for (x, &s) in self.servo.iter().enumerate() {
                 let f = self.w[p * k + s];
                 if f != 0.0 {
-                    for (a, z) in wr.iter_mut().zip(&self.z[x * k..(x + 1) * k]) {
+                    for (a, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
                         *a -= f * z;
                     }
                 }
+            }
+            for (&q, &a) in self.ctr.iter().zip(&self.crow) {
+                self.wr[p * k + q] = a;
             }
         }
     }
@@ -590,25 +597,32 @@ impl Dense {
         self.ys.clear();
         self.ys.extend_from_slice(&self.rs);
         lu_apply(&self.ss, &self.ss_perm, &mut self.ys, m);
-        // W_CS (W_SS + eps I)⁻¹ rs = zᵀ rs (the matrix is symmetric)
-        self.gr.clear();
-        self.gr.extend_from_slice(&self.g[..k]);
+        // W_CS (W_SS + eps I)⁻¹ rs = zᵀ rs (the matrix is symmetric), on C's rows (the
+        // servo rows' entries of `gr` are never read)
+        let nc = self.ctr.len();
+        self.crow.clear();
+        self.crow.extend(self.ctr.iter().map(|&q| self.g[q]));
         for (x, &r) in self.rs.iter().enumerate() {
-            for (g, z) in self.gr.iter_mut().zip(&self.z[x * k..(x + 1) * k]) {
+            for (g, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
                 *g -= z * r;
             }
+        }
+        self.gr.clear();
+        self.gr.extend_from_slice(&self.g[..k]);
+        for (&q, &g) in self.ctr.iter().zip(&self.crow) {
+            self.gr[q] = g;
         }
     }
 
     /// The servo rows' impulses from the other rows' (in `lambda`): `(W_SS + eps I)⁻¹ (rs −
     /// W_SC λ_C) = ys − Σ z_q λ_q`, the held rows' part being in `rs` already.
     fn servo_impulses(&mut self, kind: &[RowKind]) {
-        let (k, m) = (self.rows.len(), self.servo.len());
-        // the servo columns of z are zero; the held rows' are masked here
-        self.gr.clear();
-        self.gr.extend((0..k).map(|q| if held(self.state[q], kind[self.rows[q]]) == 0.0 { self.lambda[q] } else { 0.0 }));
+        let (m, nc) = (self.servo.len(), self.ctr.len());
+        // z is over C's rows; the held rows' are masked here
+        self.crow.clear();
+        self.crow.extend(self.ctr.iter().map(|&q| if held(self.state[q], kind[self.rows[q]]) == 0.0 { self.lambda[q] } else { 0.0 }));
         for x in 0..m {
-            self.ys[x] -= self.z[x * k..(x + 1) * k].iter().zip(&self.gr).map(|(z, l)| z * l).sum::<f64>();
+            self.ys[x] -= self.z[x * nc..(x + 1) * nc].iter().zip(&self.crow).map(|(z, l)| z * l).sum::<f64>();
         }
         for x in 0..m {
             self.lambda[self.servo[x]] = self.ys[x];

@@ -121,6 +121,9 @@ impl Dense {
         self.w.clear();
         self.w.resize(k * k, 0.0);
         self.c.clear();
+        if self.form_one_tree(p, island, v_free) {
+            return;
+        }
         // row -> (block, row in block) by walking the island's blocks
         let mut pa = 0;
         for &ba in island {
@@ -144,6 +147,46 @@ impl Dense {
                 pa += 1;
             }
         }
+    }
+
+    /// [`Dense::form`]'s `W` and `c` of an island on one tree (a robot on the static world:
+    /// every block on that tree alone, over all its dofs), where [`cross_dot`]'s sum is the
+    /// one over `nz` of `J_a`'s row against `qH⁻¹ Jᵀ`'s row of `b`, the same sum in the same
+    /// order without the search for the shared tree; false (nothing written) for any other
+    /// island. Reads `rows`, `nz`, `nz_start`; writes `w`, `c` and `row_off`.
+    #[inline]
+    fn form_one_tree(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) -> bool {
+        let t = p.blocks[island[0] as usize].trees[0];
+        let one = |bl: &Block| bl.trees == [t, NONE] && bl.n0 == bl.width && t != NONE && bl.width == p.trees.len[t as usize];
+        if !island.iter().all(|&b| one(&p.blocks[b as usize])) {
+            return false;
+        }
+        let (k, l) = (self.rows.len(), p.trees.len[t as usize]);
+        self.row_off.clear();
+        for &b in island {
+            let bl = p.blocks[b as usize];
+            for ra in 0..bl.n {
+                let o = bl.off + ra * bl.width;
+                self.row_off.push(o);
+                self.c.push(piece_dot(&p.trees, &bl, &p.j[o..o + l], v_free));
+            }
+        }
+        for pa in 0..k {
+            let ja = &p.j[self.row_off[pa]..self.row_off[pa] + l];
+            let nz = &self.nz[self.nz_start[pa]..self.nz_start[pa + 1]];
+            for pb in 0..=pa {
+                let mb = &p.mj[self.row_off[pb]..self.row_off[pb] + l];
+                let mut y = -0.0;
+                for &c in nz {
+                    y += ja[c as usize] * mb[c as usize];
+                }
+                // `cross_dot`'s sum over the trees: 0 plus the one tree's
+                let x = 0.0 + y;
+                self.w[pa * k + pb] = x;
+                self.w[pb * k + pa] = x;
+            }
+        }
+        true
     }
 
     /// The first active set of [`Solve::direct`]: which rows are sign-free (bilateral ones,

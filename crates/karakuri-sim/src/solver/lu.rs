@@ -1,10 +1,34 @@
 //! The dense LU with row pivoting of the active-set solves (`active.rs`): factor once, apply
 //! to one right-hand side or to many.
+//!
+//! On x86-64 the factorisation and the many-right-hand-side solve are compiled twice, once for
+//! AVX2 (four `f64` an instruction on the eliminations' rows, chosen at run time) and once
+//! portable (two), as the core's lanes are (0064): the same operations in the same order (Rust
+//! never fuses a multiply and an add), so the same bits either way (0071).
 
 /// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
 /// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
 /// `tiny`.
 pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { lu_factor_avx2(a, perm, n, tiny) };
+    }
+    lu_factor_in(a, perm, n, tiny)
+}
+
+/// [`lu_factor`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lu_factor_avx2(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
+    lu_factor_in(a, perm, n, tiny)
+}
+
+/// [`lu_factor`]'s body.
+#[inline(always)]
+fn lu_factor_in(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
     perm.clear();
     for c in 0..n {
         let mut best = c;
@@ -43,6 +67,25 @@ pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f6
 /// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
 /// overwritten by `X`): [`lu_apply`] on whole rows.
 pub(super) fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { lu_apply_rows_avx2(a, perm, x, n, w) };
+    }
+    lu_apply_rows_in(a, perm, x, n, w);
+}
+
+/// [`lu_apply_rows`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lu_apply_rows_avx2(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
+    lu_apply_rows_in(a, perm, x, n, w);
+}
+
+/// [`lu_apply_rows`]'s body.
+#[inline(always)]
+fn lu_apply_rows_in(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
     for c in 0..n {
         if perm[c] != c {
             let (top, rest) = x.split_at_mut(perm[c] * w);

@@ -6,7 +6,7 @@
 
 use karakuri::linalg::Factorization;
 
-use super::kernels::{contact_w, contact_w_any, dot, inverse3, scale_columns, solve_tree, solve_tree_columns};
+use super::kernels::{contact_w, contact_w_any, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
 use super::problem::{Block, Problem, Trees, NONE};
 use super::workspace::{TreeInverse, Workspace};
 
@@ -43,6 +43,12 @@ impl Problem {
                 &mut self.mj[bl.off..bl.off + bl.n * bl.width],
             );
             block_mj(bl, (j, mj, copied), (&self.trees, fact), (&mut tree_inv[..], &mut tree_inv_of[..], stamp));
+        }
+        if copied {
+            solve_batched(&self.blocks, &self.trees, fact, &mut self.mj, &mut work.batch);
+        }
+        for bl in &self.blocks {
+            let (j, mj) = (&self.j[bl.off..bl.off + bl.n * bl.width], &self.mj[bl.off..bl.off + bl.n * bl.width]);
             let w = block_w(bl, j, mj, &mut self.diag);
             self.winv.push(if bl.n == 3 { inverse3(&w) } else { [0.0; 9] });
             self.wii.push(w);
@@ -127,7 +133,7 @@ fn block_w(bl: &Block, j: &[f64], mj: &[f64], diag: &mut Vec<f64>) -> [f64; 9] {
 /// tree by tree (the pieces are apart:
 /// the order does not change a bit): a free body through its kept inverse in `tree_inv`
 /// (made current first, see [`TreeInverse`]), a one-dof tree on the universe by `1 / D`, any
-/// other tree by its LᵀDL solve.
+/// other tree by its LᵀDL solve (with `copied`, later, by [`solve_batched`]).
 fn general_mj(
     bl: &Block,
     (j, mj, copied): (&[f64], &mut [f64], bool),
@@ -162,14 +168,67 @@ fn general_mj(
                 y[c] = x[c] / d;
             }
         } else if copied {
-            for y in mj.chunks_exact_mut(bl.width) {
-                solve_tree(fact, &mut y[c..c + l], s);
-            }
+            // solved with the other rows on the tree: `solve_batched`
         } else {
             for (x, y) in rows {
                 y[c..c + l].copy_from_slice(&x[c..c + l]);
                 solve_tree(fact, &mut y[c..c + l], s);
             }
+        }
+    }
+}
+
+/// The LᵀDL solves [`general_mj`] left (with `copied`: `mj` holds `J`): every row piece of a
+/// block on a tree of more than six dofs and more than one (an articulated robot), taken
+/// [`BATCH`] pieces of one tree at a time into `batch` (dof-major) and solved together by
+/// [`solve_tree_batch`], each piece's arithmetic that of [`solve_tree`] alone.
+fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, mj: &mut [f64], batch: &mut [f64]) {
+    // the pieces gathered: their offsets in `mj`, and their tree
+    let mut at = [0usize; BATCH];
+    let (mut nb, mut tree) = (0, NONE);
+    for bl in blocks {
+        for (slot, t) in bl.trees.into_iter().enumerate() {
+            if t == NONE {
+                continue;
+            }
+            let l = trees.len[t as usize];
+            // a free body's and a one-dof tree's pieces were done by `general_mj`
+            if l == 1 || l == 6 {
+                continue;
+            }
+            let c = if slot == 0 { 0 } else { bl.n0 };
+            for r in 0..bl.n {
+                if nb == BATCH || (nb > 0 && t != tree) {
+                    flush(trees, fact, tree, mj, batch, &at[..nb]);
+                    nb = 0;
+                }
+                tree = t;
+                let o = bl.off + r * bl.width + c;
+                for (k, &x) in mj[o..o + l].iter().enumerate() {
+                    batch[k * BATCH + nb] = x;
+                }
+                at[nb] = o;
+                nb += 1;
+            }
+        }
+    }
+    if nb > 0 {
+        flush(trees, fact, tree, mj, batch, &at[..nb]);
+    }
+}
+
+/// Solves the pieces gathered in `batch` (tree `t`, `at.len()` of them) and writes them back
+/// at their offsets `at` in `mj`.
+fn flush(trees: &Trees, fact: &Factorization, t: u32, mj: &mut [f64], batch: &mut [f64], at: &[usize]) {
+    let (s, l) = (trees.start[t as usize], trees.len[t as usize]);
+    // the lanes not in use hold zeros (no stale numbers growing from batch to batch)
+    for row in batch[..l * BATCH].chunks_exact_mut(BATCH) {
+        row[at.len()..].fill(0.0);
+    }
+    solve_tree_batch(fact, &mut batch[..l * BATCH], s, at.len());
+    for (col, &o) in at.iter().enumerate() {
+        for (k, y) in mj[o..o + l].iter_mut().enumerate() {
+            *y = batch[k * BATCH + col];
         }
     }
 }

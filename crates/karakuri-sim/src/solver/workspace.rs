@@ -10,6 +10,7 @@
 
 use karakuri::Model;
 
+use super::kernels::BATCH;
 use super::problem::{Problem, Trees};
 use super::rows::ensure;
 use super::solution::Solution;
@@ -40,6 +41,9 @@ pub struct Workspace {
     pub(super) tree_inv: Vec<f64>,
     /// What each tree's `tree_inv` was formed from and how it applies `(trees)`.
     pub(super) tree_inv_of: Vec<TreeInverse>,
+    /// Right-hand sides of the tree solves of [`Problem::prepare`], dof-major, [`BATCH`] at a
+    /// time `(largest tree's dofs x BATCH)`.
+    pub(super) batch: Vec<f64>,
     /// Calls of [`Problem::prepare`] with this workspace: the stamp of its checks of
     /// `tree_inv_of`, and the name of the problem prepared last ([`Problem`]'s `prepared`).
     pub(super) prepared: u64,
@@ -48,8 +52,10 @@ pub struct Workspace {
 impl Workspace {
     /// A workspace for the problems over `model`'s trees.
     pub fn new(model: &Model) -> Workspace {
-        let nt = Trees::new(model).start.len();
+        let trees = Trees::new(model);
+        let nt = trees.start.len();
         let mut w = Workspace {
+            batch: vec![0.0; trees.max_len() * BATCH],
             tree_inv: vec![0.0; 36 * nt],
             tree_inv_of: vec![TreeInverse::default(); nt],
             ..Workspace::default()
@@ -60,7 +66,7 @@ impl Workspace {
         ensure(&mut isl.start, nt + 1);
         let d = &mut w.dense;
         let k = EXACT_MAX_ROWS;
-        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm] {
+        for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off, &mut d.ctr] {
             ensure(v, k);
         }
         for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z] {
@@ -69,7 +75,7 @@ impl Workspace {
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
         ensure(&mut d.nz_start, k + 1);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr] {
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr, &mut d.crow] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free, &mut d.in_servo] {
@@ -296,6 +302,9 @@ pub(super) struct Dense {
     pub nz: Vec<u32>,
     /// Where each row's nonzero columns start in `nz`, then the end `(k + 1)`.
     pub nz_start: Vec<usize>,
+    /// Each row's offset in the problem's `J` and `qH⁻¹ Jᵀ` (`exact.rs`, an island on one
+    /// tree) `(k)`.
+    pub row_off: Vec<usize>,
     /// The servo rows condensed out of this try's sets, empty when none are
     /// (`active.rs`'s Schur complement) `(≤ k)`.
     pub servo: Vec<usize>,
@@ -307,7 +316,11 @@ pub(super) struct Dense {
     pub ss_perm: Vec<usize>,
     /// `W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other rows, in `W`'s layout `(k x k)`.
     pub wr: Vec<f64>,
-    /// `(W_SS + eps I)⁻¹ W_Sq` for each row `q`, `servo.len()` entries each `(≤ k x k)`.
+    /// The rows not condensed out (C), ascending `(≤ k)`.
+    pub ctr: Vec<usize>,
+    /// A row over C: of `wr`, `gr` or the impulses while they are formed `(≤ k)`.
+    pub crow: Vec<f64>,
+    /// `(W_SS + eps I)⁻¹ W_SC`: `servo.len()` rows over C `(≤ k x k)`.
     pub z: Vec<f64>,
     /// The servo rows' right-hand side of the set `(≤ k)`.
     pub rs: Vec<f64>,
