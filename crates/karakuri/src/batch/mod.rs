@@ -30,6 +30,7 @@
 
 mod aba_lanes;
 mod lanes;
+mod rnea_derivatives_lanes;
 mod rnea_lanes;
 mod run;
 mod workspace;
@@ -187,17 +188,8 @@ pub fn rnea_derivatives(
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("a", a, nv, "nv")];
     let outs = [("dtau_dq", dtau_dq, nv * nv, "nv x nv"), ("dtau_dv", dtau_dv, nv * nv, "nv x nv"), ("m", m_out, nv * nv, "nv x nv")];
-    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, a], [dq, dv, mm]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            load(&mut slot.a, a, s);
-            algorithms::rnea_derivatives(m, &mut slot.data, &mut slot.derivatives, &slot.q, &slot.v, &slot.a);
-            let r = s * nv * nv..(s + 1) * nv * nv;
-            store_row_major(&slot.derivatives.dtau_dq, &mut dq[r.clone()]);
-            store_row_major(&slot.derivatives.dtau_dv, &mut dv[r.clone()]);
-            store_row_major(&slot.data.mass_matrix, &mut mm[r]);
-        }
+    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, a], outs| {
+        rnea_derivatives_lanes::rnea_derivatives_chunk(m, &mut slot.derivs, k, q, v, a, outs);
     })
 }
 

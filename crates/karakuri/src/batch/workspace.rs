@@ -2,6 +2,7 @@
 //! [`BatchWorkspace`] that holds one slot per thread.
 
 use super::lanes;
+use super::rnea_derivatives_lanes::DerivLanes;
 use crate::algorithms::DerivativesWorkspace;
 use crate::data::Data;
 use crate::model::Model;
@@ -52,6 +53,7 @@ pub(crate) struct Slot {
     pub(crate) v: DVector<f64>,
     pub(crate) a: DVector<f64>,
     pub(crate) lanes: lanes::LaneWorkspace,
+    pub(crate) derivs: DerivLanes,
 }
 
 impl Slot {
@@ -63,6 +65,7 @@ impl Slot {
             v: DVector::zeros(model.nv),
             a: DVector::zeros(model.nv),
             lanes: lanes::LaneWorkspace::new(model),
+            derivs: DerivLanes::new(model),
         }
     }
 }
