@@ -27,6 +27,7 @@
 //! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
 //! (`batch/lanes.rs`, every joint kind; ABA on the symmetric half of the articulated inertia,
 //! `batch/aba_lanes.rs`); the others loop the single-state kernels over the states.
+//! [`rnea_derivatives`] runs in lanes too, bit for bit (`batch/rnea_derivatives_lanes.rs`, 0076).
 
 mod aba_lanes;
 mod lanes;
