@@ -54,6 +54,11 @@ pub(crate) struct DerivLanes {
     /// Strict ancestor dofs of each joint (`DerivativesWorkspace`'s lists).
     pub(crate) ancestor_dofs: Vec<usize>,
     pub(crate) ancestor_start: Vec<usize>,
+    /// ABA route: `δa_i`, `P_i` per joint; the bias τ(q̈ = 0) per dof; four states' M⁻¹.
+    pub(crate) delta_a: Vec<LMotion>,
+    pub(crate) p: Vec<LMotion>,
+    pub(crate) b: Vec<L>,
+    pub(crate) minv: Vec<f64>,
     /// The group's three output matrices (`3 * nv * nv`; the entries no kernel writes stay 0).
     pub(crate) mats: Vec<L>,
 }
@@ -78,6 +83,10 @@ impl DerivLanes {
             ancestor_dofs: d.ancestor_dofs,
             ancestor_start: d.ancestor_start,
             mats: vec![L::default(); 3 * nv * nv],
+            delta_a: vec![LMotion::default(); nj],
+            p: vec![LMotion::default(); nj],
+            b: vec![L::default(); nv],
+            minv: vec![0.0; LANES * nv * nv],
         }
     }
 
@@ -107,15 +116,17 @@ pub(crate) trait Sink {
 /// The three matrices of the group in lanes, row-major, `nv * nv` each: written with
 /// 256-bit stores, then moved to each state's rows by [`scatter`] (writing the callers' rows
 /// lane by lane from the kernel made LLVM compute the entries lane by lane too: 3x slower).
-pub(crate) struct LaneMats<'a> {
+/// Row-major, or column-major when `COL` (the ABA route's layout, that of the single call).
+pub(crate) struct LaneMats<'a, const COL: bool> {
     pub(crate) n: usize,
     pub(crate) m: &'a mut [L],
 }
 
-impl Sink for LaneMats<'_> {
+impl<const COL: bool> Sink for LaneMats<'_, COL> {
     #[inline(always)]
     fn put(&mut self, which: usize, r: usize, c: usize, x: L) {
-        self.m[(which * self.n + r) * self.n + c] = x;
+        let (a, b) = if COL { (c, r) } else { (r, c) };
+        self.m[(which * self.n + a) * self.n + b] = x;
     }
 }
 
@@ -230,14 +241,14 @@ fn mom_add(a: &mut LMomVar, o: &LMomVar) {
 
 /// `MomentumVariation::mul_motion`.
 #[inline(always)]
-fn mom_mul(b: &LMomVar, x: &LMotion) -> LMotion {
+pub(crate) fn mom_mul(b: &LMomVar, x: &LMotion) -> LMotion {
     let w = x.ang;
     LMotion { lin: scale3(L::splat(2.0), cross(w, b.h_lin)), ang: sub3(sym_mul(&b.s, w), cross(b.h_ang, w)) }
 }
 
 /// `MomentumVariation::transpose_mul_motion`.
 #[inline(always)]
-fn mom_tmul(b: &LMomVar, x: &LMotion) -> V3 {
+pub(crate) fn mom_tmul(b: &LMomVar, x: &LMotion) -> V3 {
     add3(add3(scale3(L::splat(2.0), cross(b.h_lin, x.lin)), sym_mul(&b.s, x.ang)), cross(b.h_ang, x.ang))
 }
 
@@ -409,7 +420,7 @@ fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f6
     for g in 0..k.div_ceil(LANES) {
         w.load(n, g, k, v, Some(a));
         forward(m, w, g, k, q, true);
-        backward::<true, _>(m, w, &mut LaneMats { n, m: &mut mats }, None);
+        backward::<true, _>(m, w, &mut LaneMats::<false> { n, m: &mut mats }, None);
         for (o, mat) in outs.iter_mut().zip(mats.chunks_exact(n * n)) {
             scatter(mat, g, k, o);
         }

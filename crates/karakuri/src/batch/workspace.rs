@@ -50,8 +50,6 @@ pub(crate) struct Slot {
     pub(crate) data: Data,
     pub(crate) derivatives: DerivativesWorkspace,
     pub(crate) q: DVector<f64>,
-    pub(crate) v: DVector<f64>,
-    pub(crate) a: DVector<f64>,
     pub(crate) lanes: lanes::LaneWorkspace,
     pub(crate) derivs: DerivLanes,
 }
@@ -62,8 +60,6 @@ impl Slot {
             data: Data::new(model),
             derivatives: DerivativesWorkspace::new(model),
             q: DVector::zeros(model.nq),
-            v: DVector::zeros(model.nv),
-            a: DVector::zeros(model.nv),
             lanes: lanes::LaneWorkspace::new(model),
             derivs: DerivLanes::new(model),
         }
