@@ -5,7 +5,8 @@
     or: cargo build --release -p karakuri --example batch_bench
         PYTHONPATH=<karakuri package> python3 scripts/bench-batch-vs-pinocchio.py [--time 0.3] [--rounds 7] [--write-doc]
 
-Per robot and algorithm (rnea, aba), ns per state:
+Per robot and algorithm (rnea, aba; rnea_derivatives, aba_derivatives in the one-core table), ns
+per state:
 
 * karakuri in Rust (crates/karakuri/examples/batch_bench.rs): its single call cycling over 1024
   random states; the batched call on N = 1, 8, 64, 1024 states on one thread; N = 1024 on two
@@ -13,6 +14,9 @@ Per robot and algorithm (rnea, aba), ns per state:
 * Pinocchio 4.1.0 (the pin wheel, same process as the Python rows): `rneaInParallel` /
   `abaInParallel` over a `ModelPool` with 1024 states (columns), on 1 thread (a C++ loop of its
   single call: its single-call time without Python) and on 2 threads;
+* the derivatives: Pinocchio has no `InParallel` for them; its single call is a Python loop of
+  `computeRNEADerivatives` / `computeABADerivatives` less the cost of a call from Python
+  (rnea's Python loop less its C++ loop);
 * from Python: `karakuri.batch.rnea(model, Q, V, A)` on 1 and 2 threads against a Python loop
   of `pin.rnea` over the same 1024 states.
 
@@ -77,6 +81,18 @@ def pinocchio_side(name, floating, rounds):
                 single(model, data, q, v, a)
 
         out[algo]["python_loop"] = best(rounds, loop, N)
+    # the derivatives have no InParallel: their single call is a Python loop of it less the
+    # cost of a call from Python, estimated as rnea's Python loop less its C++ loop (record 0076)
+    call = max(out["rnea"]["python_loop"] - out["rnea"][1], 0.0)
+    for algo, single in (("rnea_derivatives", pin.computeRNEADerivatives), ("aba_derivatives", pin.computeABADerivatives)):
+        cols = [(Q[:, i].copy(), V[:, i].copy(), A[:, i].copy()) for i in range(N)]
+
+        def loop(single=single, cols=cols):
+            for q, v, a in cols:
+                single(model, data, q, v, a)
+
+        t = best(rounds, loop, N)
+        out[algo] = {1: t - call, 2: float("nan"), "python_loop": t}
     return out
 
 
@@ -110,6 +126,12 @@ def tables(rows):
     ]
     for name, nv, algo, r, p, kp in rows:
         b = r["batch_1thread"]
+        if kp is None:  # the derivatives: one-core table only (Pinocchio's single estimated, 0076)
+            one.append(
+                f"| {name} ({nv}) | {algo} | {r['single']:.0f} | {b['1']:.0f} | {b['8']:.0f} | {b['64']:.0f} | {b['1024']:.0f} | "
+                f"**{b['1024'] / r['single']:.2f}** | {p[1]:.0f} | **{b['1024'] / p[1]:.2f}** |"
+            )
+            continue
         one.append(
             f"| {name} ({nv}) | {algo} | {r['single']:.0f} | {b['1']:.0f} | {b['8']:.0f} | {b['64']:.0f} | {b['1024']:.0f} | "
             f"**{b['1024'] / r['single']:.2f}** | {p[1]:.0f} | **{b['1024'] / p[1]:.2f}** |"
@@ -135,8 +157,8 @@ def main():
         r = karakuri_rust(name, floating, args.time)
         p = pinocchio_side(name, floating, args.rounds)
         kp = karakuri_python(name, floating, args.rounds)
-        for algo in ("rnea", "aba"):
-            rows.append((name, r[algo]["nv"], algo, r[algo], p[algo], kp[algo]))
+        for algo in ("rnea", "aba", "rnea_derivatives", "aba_derivatives"):
+            rows.append((name, r[algo]["nv"], algo, r[algo], p[algo], kp.get(algo)))
     one, two = tables(rows)
     load = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     header = (

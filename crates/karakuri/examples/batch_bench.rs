@@ -106,4 +106,54 @@ fn main() {
             per_n.join(", ")
         );
     }
+    derivatives(&model, budget, &q, &v, &a, &singles, &mut ws1, &mut ws2);
+}
+
+/// The same figures for the batched derivative calls (record 0076), one JSON line each.
+#[allow(clippy::too_many_arguments)]
+fn derivatives(
+    model: &karakuri::Model,
+    budget: f64,
+    q: &[f64],
+    v: &[f64],
+    a: &[f64],
+    singles: &[[DVector<f64>; 3]],
+    ws1: &mut BatchWorkspace,
+    ws2: &mut BatchWorkspace,
+) {
+    let (nq, nv) = (model.nq, model.nv);
+    let mut data = karakuri::Data::new(model);
+    let mut dws = alg::DerivativesWorkspace::new(model);
+    let mut out: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; STATES * nv * nv]);
+    for algo in ["rnea_derivatives", "aba_derivatives"] {
+        let single = time(budget, STATES, true, || {
+            for [q, v, a] in singles {
+                match algo {
+                    "rnea_derivatives" => alg::rnea_derivatives(model, &mut data, &mut dws, q, v, a),
+                    _ => alg::aba_derivatives(model, &mut data, &mut dws, q, v, a),
+                }
+                black_box(&dws);
+            }
+        });
+        let mut run = |ws: &mut BatchWorkspace, n: usize| {
+            let (q, v, a) = (&q[..n * nq], &v[..n * nv], &a[..n * nv]);
+            let [x, y, z] = &mut out;
+            let (x, y, z) = (&mut x[..n * nv * nv], &mut y[..n * nv * nv], &mut z[..n * nv * nv]);
+            match algo {
+                "rnea_derivatives" => batch::rnea_derivatives(model, ws, q, v, a, x, y, z).unwrap(),
+                _ => batch::aba_derivatives(model, ws, q, v, a, x, y, z).unwrap(),
+            }
+            black_box((x, y, z));
+        };
+        let per_n: Vec<String> = [1, 8, 64, 1024]
+            .iter()
+            .map(|&n| format!("\"{n}\": {:.1}", time(budget, n, true, || run(ws1, n))))
+            .collect();
+        let two = time(budget, STATES, false, || run(ws2, STATES));
+        println!(
+            "{{\"robot\": \"{}\", \"nv\": {nv}, \"algo\": \"{algo}\", \"single\": {single:.1}, \"batch_1thread\": {{{}}}, \"batch_2threads_1024\": {two:.1}}}",
+            model.name,
+            per_n.join(", ")
+        );
+    }
 }

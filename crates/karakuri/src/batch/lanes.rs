@@ -442,3 +442,15 @@ impl LaneWorkspace {
         }
     }
 }
+
+/// [`sin_cos`] for the derivative kernels (`batch/rnea_derivatives_lanes.rs`).
+#[inline(always)]
+pub(crate) fn lanes_sin_cos(x: L) -> (L, L) {
+    sin_cos(x)
+}
+
+/// [`placement_in_lanes`] for the derivative kernels.
+#[inline(always)]
+pub(crate) fn lanes_placement(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
+    placement_in_lanes(model, i, angle)
+}

@@ -27,9 +27,13 @@
 //! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
 //! (`batch/lanes.rs`, every joint kind; ABA on the symmetric half of the articulated inertia,
 //! `batch/aba_lanes.rs`); the others loop the single-state kernels over the states.
+//! [`rnea_derivatives`] and [`aba_derivatives`] run their recursions in lanes too, bit for bit
+//! (`batch/rnea_derivatives_lanes.rs`, `batch/aba_derivatives_lanes.rs`, 0076).
 
+mod aba_derivatives_lanes;
 mod aba_lanes;
 mod lanes;
+mod rnea_derivatives_lanes;
 mod rnea_lanes;
 mod run;
 mod workspace;
@@ -187,17 +191,8 @@ pub fn rnea_derivatives(
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("a", a, nv, "nv")];
     let outs = [("dtau_dq", dtau_dq, nv * nv, "nv x nv"), ("dtau_dv", dtau_dv, nv * nv, "nv x nv"), ("m", m_out, nv * nv, "nv x nv")];
-    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, a], [dq, dv, mm]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            load(&mut slot.a, a, s);
-            algorithms::rnea_derivatives(m, &mut slot.data, &mut slot.derivatives, &slot.q, &slot.v, &slot.a);
-            let r = s * nv * nv..(s + 1) * nv * nv;
-            store_row_major(&slot.derivatives.dtau_dq, &mut dq[r.clone()]);
-            store_row_major(&slot.derivatives.dtau_dv, &mut dv[r.clone()]);
-            store_row_major(&slot.data.mass_matrix, &mut mm[r]);
-        }
+    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, a], outs| {
+        rnea_derivatives_lanes::rnea_derivatives_chunk(m, &mut slot.derivs, k, q, v, a, outs);
     })
 }
 
@@ -217,17 +212,8 @@ pub fn aba_derivatives(
     let (n, nq, nv) = (states(model, ws, q)?, model.nq, model.nv);
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
     let outs = [("dqdd_dq", dqdd_dq, nv * nv, "nv x nv"), ("dqdd_dv", dqdd_dv, nv * nv, "nv x nv"), ("minv", minv, nv * nv, "nv x nv")];
-    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, tau], [dq, dv, mi]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            load(&mut slot.v, v, s);
-            load(&mut slot.a, tau, s);
-            algorithms::aba_derivatives(m, &mut slot.data, &mut slot.derivatives, &slot.q, &slot.v, &slot.a);
-            let r = s * nv * nv..(s + 1) * nv * nv;
-            store_row_major(&slot.derivatives.dqdd_dq, &mut dq[r.clone()]);
-            store_row_major(&slot.derivatives.dqdd_dv, &mut dv[r.clone()]);
-            store_row_major(&slot.data.mass_matrix_inverse, &mut mi[r]);
-        }
+    run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, tau], outs| {
+        aba_derivatives_lanes::aba_derivatives_chunk(m, &mut slot.derivs, &mut slot.data, &mut slot.derivatives, k, q, v, tau, outs);
     })
 }
 

@@ -2,6 +2,7 @@
 //! [`BatchWorkspace`] that holds one slot per thread.
 
 use super::lanes;
+use super::rnea_derivatives_lanes::DerivLanes;
 use crate::algorithms::DerivativesWorkspace;
 use crate::data::Data;
 use crate::model::Model;
@@ -49,9 +50,8 @@ pub(crate) struct Slot {
     pub(crate) data: Data,
     pub(crate) derivatives: DerivativesWorkspace,
     pub(crate) q: DVector<f64>,
-    pub(crate) v: DVector<f64>,
-    pub(crate) a: DVector<f64>,
     pub(crate) lanes: lanes::LaneWorkspace,
+    pub(crate) derivs: DerivLanes,
 }
 
 impl Slot {
@@ -60,9 +60,8 @@ impl Slot {
             data: Data::new(model),
             derivatives: DerivativesWorkspace::new(model),
             q: DVector::zeros(model.nq),
-            v: DVector::zeros(model.nv),
-            a: DVector::zeros(model.nv),
             lanes: lanes::LaneWorkspace::new(model),
+            derivs: DerivLanes::new(model),
         }
     }
 }
