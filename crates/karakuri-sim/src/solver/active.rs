@@ -6,8 +6,11 @@
 //! into the normal's: the matrix is not symmetric, so an LU with row pivoting), and the next
 //! set follows from the solution (a normal pulling lets go, a violated row joins, friction
 //! outside its cone slides, a slide that turned sticks, a slide's `d` turns against its slip
-//! velocity, or to its friction when it no longer slips). On articulated islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel
-//! converges at 0.8–0.95 a sweep; a few sets reach its fixed point.
+//! velocity, or to its friction when it no longer slips; while an active sticking contact's
+//! friction is outside the cone of its normal's magnitude, only such frictions change, the
+//! normals held). On articulated
+//! islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel converges at 0.8–0.95 a
+//! sweep; a few sets reach its fixed point.
 //! A robot's servo rows, free through a try's sets, are condensed out once per try (a Schur
 //! complement): each set then solves over the contact rows only.
 
@@ -398,7 +401,9 @@ impl Dense {
 
     /// The set after the one solved (see the module documentation), velocities below `vt`
     /// and impulses below `lt` counting as zero (`single`: only the most violated one-sided
-    /// row and its friction change, see below); whether it differs. Reads `lambda`, `u`;
+    /// row and its friction change, see below; else, while an active sticking contact's
+    /// friction is outside the cone of its normal's magnitude, only such contacts' friction
+    /// changes, see [`Dense::friction_out`]); whether it differs. Reads `lambda`, `u`;
     /// writes `state`, `dir`.
     fn next_set(&mut self, kind: &[RowKind], vt: f64, lt: f64, single: bool) -> bool {
         let k = self.rows.len();
@@ -407,6 +412,11 @@ impl Dense {
         // block of rows switching on and off together): only the most violated one-sided
         // row changes (single pivots, after Júdice & Pires' block principal pivoting)
         let mut only = usize::MAX;
+        // a sticking contact whose friction left its cone slides first, the normals held:
+        // the sticking set's friction on redundant contacts can be inconsistent (a landing
+        // foot's gaps closing in one step while no point slips), its impulses large and
+        // self-cancelling, and the normals they push or pull are no guide
+        let friction_first = !single && self.friction_leaves(kind, lt);
         if single {
             let mut worst = 0.0;
             for p in 0..k {
@@ -426,7 +436,7 @@ impl Dense {
             let (l, u) = (self.lambda[p], self.u[p]);
             let st = self.state[p];
             let next = match kind[self.rows[p]] {
-                RowKind::Unilateral | RowKind::Normal { .. } if only != usize::MAX && p != only => st,
+                RowKind::Unilateral | RowKind::Normal { .. } if friction_first || (only != usize::MAX && p != only) => st,
                 RowKind::Unilateral | RowKind::Normal { .. } => match st {
                     State::Free if l < -lt => State::Zero,
                     State::Zero if u < -vt => State::Free,
@@ -446,7 +456,7 @@ impl Dense {
                 self.state[p] = next;
             }
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
-                if only != usize::MAX && p != only {
+                if (only != usize::MAX && p != only) || (friction_first && !self.friction_out(p, mu, lt)) {
                     continue;
                 }
                 changed |= self.next_friction(p, mu, vt, lt);
@@ -518,6 +528,24 @@ impl Dense {
 }
 
 impl Dense {
+    /// Whether some contact's friction leaves its cone by [`Dense::friction_out`].
+    fn friction_leaves(&self, kind: &[RowKind], lt: f64) -> bool {
+        (0..self.rows.len()).any(|p| match kind[self.rows[p]] {
+            RowKind::Normal { friction: 2, mu } => self.friction_out(p, mu, lt),
+            _ => false,
+        })
+    }
+
+    /// Whether the contact whose normal is island row `p` is active and sticking with its
+    /// friction outside the cone of its normal impulse's magnitude (`|λ_t| > μ |λ_n|`): a
+    /// pressing contact that must slide, or a pulling one whose pull comes from a friction no
+    /// contact can give (it slides rather than lets go).
+    fn friction_out(&self, p: usize, mu: f64, lt: f64) -> bool {
+        let (ln, l1, l2) = (self.lambda[p], self.lambda[p + 1], self.lambda[p + 2]);
+        let out = (l1 * l1 + l2 * l2).sqrt() > mu * ln.abs() * (1.0 + 1e-9) + lt;
+        self.state[p] == State::Free && self.state[p + 1] == State::Free && out
+    }
+
     /// Condenses the servo rows (bounded rows free in the try's first set, at least
     /// [`SCHUR_MIN_SERVOS`] of them) out of the try's sets, a Schur complement: factors
     /// `W_SS + eps I` once and forms `wr = W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other
