@@ -10,12 +10,13 @@
 //! * motion subspaces: [`joint_motion`] (`S_i x_i`), [`project_force`] (`S_iᵀ f`), [`dof_dot`],
 //!   [`dof_in_frame`] (`X S_k`), [`inertia_times_dof`] (`I S_k`), [`axis_motion`] and
 //!   [`motion_cross_axis`] for one basis-vector dof;
-//! * the composite step [`add_inertia_to_parent`] (`I_λ += λX_i* I_i`).
+//! * the composite steps [`add_inertia_to_parent`] (`I_λ += λX_i* I_i`) and
+//!   [`add_articulated_to_parent`] (ABA's `IA_λ += λX_i* Ia_i λX_i⁻¹`).
 
 use crate::data::Data;
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
 use crate::spatial::quarter_turn::dispatch_quarter_turn;
-use crate::spatial::{sin_cos, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
+use crate::spatial::{sin_cos, ArticulatedInertia, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
 
 /// The placement protocol: the `(sin q, cos q)` of every revolute joint first, then for each
 /// joint `i` in order (parents first) its placements `li_m_i = X_T X_J(q)` and
@@ -100,6 +101,35 @@ pub(crate) fn add_inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &Origi
         (Some(axis), Some(turn)) => add_turned_inertia(turn, axis, li, y, parent),
         _ => parent.add_transformed(y, li),
     }
+}
+
+/// `parent += λX_i* y λX_i⁻¹` for an articulated-body inertia `y` in joint `i`'s frame (ABA's
+/// backward step), with the same fast paths as [`add_inertia_to_parent`]: plane turns of the
+/// other two axes for a revolute about ±x, ±y, ±z behind an unrotated or quarter-turn
+/// placement, three 3x3 conjugations otherwise.
+#[inline(always)]
+pub(crate) fn add_articulated_to_parent(model: &Model, i: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(axis), Some(0)) => add_turned_articulated::<0>(axis, li, y, parent),
+        (Some(axis), Some(turn)) => add_turned_articulated_after(turn, axis, li, y, parent),
+        _ => parent.add_transformed(y, li),
+    }
+}
+
+#[inline(always)]
+fn add_turned_articulated<const Q: u8>(axis: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    match axis {
+        0 => parent.add_transformed_plane::<Q, 1, 2, 0>(y, li),
+        1 => parent.add_transformed_plane::<Q, 2, 0, 1>(y, li),
+        _ => parent.add_transformed_plane::<Q, 0, 1, 2>(y, li),
+    }
+}
+
+/// [`add_articulated_to_parent`] after a quarter-turn placement: one instance per turn and
+/// axis, called rather than inlined.
+#[inline(never)]
+fn add_turned_articulated_after(turn: u8, axis: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    dispatch_quarter_turn!(turn, add_turned_articulated(axis, li, y, parent))
 }
 
 #[inline(always)]
