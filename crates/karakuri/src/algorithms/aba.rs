@@ -1,6 +1,6 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{add_articulated_to_parent, axis_motion, check_len, joint_motion, place_joints};
+use super::{add_articulated_to_parent, axis_motion, check_len, force_to_parent, joint_motion, motion_cross_axis, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh};
 use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
@@ -49,10 +49,21 @@ fn aba_impl<'a>(
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
     place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
-        let v_j = joint_motion(model, i, vs);
-        let vi = data.li_m_i[i].inv_act_motion(&data.v[p]) + v_j;
+        let vp = motion_to_joint(model, i, &data.li_m_i[i], &data.v[p]);
+        let (vi, c) = match unit_dof(model, i) {
+            Some(e) => {
+                let x = vs[model.idx_v[i]];
+                let vi = vp + axis_motion(e, x);
+                (vi, motion_cross_axis(&vi, e, x))
+            }
+            None => {
+                let v_j = joint_motion(model, i, vs);
+                let vi = vp + v_j;
+                (vi, vi.cross(&v_j))
+            }
+        };
         data.v[i] = vi;
-        data.c[i] = vi.cross(&v_j);
+        data.c[i] = c;
         let inertia = &model.origin_inertias[i];
         data.ia[i] = ArticulatedInertia::from_origin(inertia);
         data.pa[i] = vi.cross_force(&inertia.mul_motion(&vi));
@@ -102,15 +113,22 @@ fn aba_impl<'a>(
         let pa_i = Force::from_slice(&std::array::from_fn::<f64, 6, _>(|e| (pa[e] + iac[e]) + udu[e]));
         let x = &data.li_m_i[i];
         add_articulated_to_parent(model, i, x, ia, &mut ia_lo[p]);
-        let fp = x.act_force(&pa_i);
+        let fp = force_to_parent(model, i, x, &pa_i);
         data.pa[p] += fp;
     }
-    // pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
-    // (gravity folded in as a base acceleration -g: the accelerations are a_gf, not a)
+    forward_accelerations(model, data);
+    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS_WITH_GRAVITY;
+    &data.ddq
+}
+
+/// Pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i, into
+/// `data.ddq` and `data.a_gf` (gravity folded in as a base acceleration -g).
+#[inline(always)]
+fn forward_accelerations(model: &Model, data: &mut Data) {
     data.a_gf[0] = -model.gravity;
     for i in 1..model.njoints {
         let p = model.parents[i];
-        let a_prime = data.li_m_i[i].inv_act_motion(&data.a_gf[p]) + data.c[i];
+        let a_prime = motion_to_joint(model, i, &data.li_m_i[i], &data.a_gf[p]) + data.c[i];
         match unit_dof(model, i) {
             Some(e) => {
                 let iv = model.idx_v[i];
@@ -127,8 +145,6 @@ fn aba_impl<'a>(
             }
         }
     }
-    data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS_WITH_GRAVITY;
-    &data.ddq
 }
 
 /// The axis `e` (in `0..6` of `[linear; angular]`) of a joint of one dof whose motion subspace

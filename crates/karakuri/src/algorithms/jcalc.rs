@@ -148,6 +148,62 @@ fn add_turned_inertia(turn: u8, axis: usize, li: &Se3, y: &OriginInertia, parent
     dispatch_quarter_turn!(turn, add_turned_plane(axis, li, y, parent))
 }
 
+/// `λX_i m` (`li` = `li_m_i`: a motion of the parent expressed in joint `i`'s frame); a revolute
+/// about ±x, ±y, ±z behind an unrotated placement turns the other two axes in their plane
+/// (`li.rotation` = `R_K(θ)`, read off it) instead of two 3x3 products.
+#[inline(always)]
+pub(crate) fn motion_to_joint(model: &Model, i: usize, li: &Se3, m: &Motion) -> Motion {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(0), Some(0)) => turned_inv::<1, 2>(li, m),
+        (Some(1), Some(0)) => turned_inv::<2, 0>(li, m),
+        (Some(_), Some(0)) => turned_inv::<0, 1>(li, m),
+        _ => li.inv_act_motion(m),
+    }
+}
+
+/// `λX_i* f` (a force of joint `i`'s frame expressed in its parent's), with the plane turn of
+/// [`motion_to_joint`].
+#[inline(always)]
+pub(crate) fn force_to_parent(model: &Model, i: usize, li: &Se3, f: &Force) -> Force {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(0), Some(0)) => turned_force::<1, 2>(li, f),
+        (Some(1), Some(0)) => turned_force::<2, 0>(li, f),
+        (Some(_), Some(0)) => turned_force::<0, 1>(li, f),
+        _ => li.act_force(f),
+    }
+}
+
+/// `Rᵀ x` for `R` the elementary rotation in the plane `(I, J)` of cosine `c`, sine `s`.
+#[inline(always)]
+fn plane_t<const I: usize, const J: usize>(c: f64, s: f64, x: &Vec3) -> Vec3 {
+    let mut o = *x;
+    o[I] = c * x[I] + s * x[J];
+    o[J] = c * x[J] - s * x[I];
+    o
+}
+
+/// `R x` for `R` the elementary rotation in the plane `(I, J)` of cosine `c`, sine `s`.
+#[inline(always)]
+fn plane<const I: usize, const J: usize>(c: f64, s: f64, x: &Vec3) -> Vec3 {
+    let mut o = *x;
+    o[I] = c * x[I] - s * x[J];
+    o[J] = s * x[I] + c * x[J];
+    o
+}
+
+#[inline(always)]
+fn turned_inv<const I: usize, const J: usize>(li: &Se3, m: &Motion) -> Motion {
+    let (c, s) = (li.rotation[(I, I)], li.rotation[(J, I)]);
+    Motion::new(plane_t::<I, J>(c, s, &(m.linear - li.translation.cross(&m.angular))), plane_t::<I, J>(c, s, &m.angular))
+}
+
+#[inline(always)]
+fn turned_force<const I: usize, const J: usize>(li: &Se3, f: &Force) -> Force {
+    let (c, s) = (li.rotation[(I, I)], li.rotation[(J, I)]);
+    let linear = plane::<I, J>(c, s, &f.linear);
+    Force::new(linear, plane::<I, J>(c, s, &f.angular) + li.translation.cross(&linear))
+}
+
 /// `I S_k`: the inertia `y` (in dof `k`'s joint frame) times dof `k`'s motion subspace; a
 /// column of the 6x6 inertia, read off without products when `S_k` is a basis vector.
 #[inline(always)]
