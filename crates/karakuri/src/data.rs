@@ -2,7 +2,7 @@
 
 use crate::linalg::Factorization;
 use crate::model::Model;
-use crate::spatial::{Force, Mat6, Motion, OriginInertia, Se3, Vec3, Vec6};
+use crate::spatial::{ArticulatedInertia, Force, Mat6, Motion, OriginInertia, Se3, Vec3, Vec6};
 use nalgebra::{DMatrix, DVector};
 
 /// A set of derived quantities of a [`Data`], one bit each: [`Data::fresh`] is the set that
@@ -146,7 +146,7 @@ pub struct Data {
     /// `F_k = I^c_i S_k` of each dof k (of joint i) in CRBA's working frame `(nv)`.
     pub(crate) f_world: Vec<Force>,
     /// Articulated-body inertia `IA` `(njoints)`.
-    pub(crate) ia: Vec<Mat6>,
+    pub(crate) ia: Vec<ArticulatedInertia>,
     /// Articulated bias force `pA` `(njoints)`.
     pub(crate) pa: Vec<Force>,
     /// Velocity-product acceleration `c = v × vJ` `(njoints)`.
@@ -210,7 +210,7 @@ impl Data {
             ycrb: vec![OriginInertia::zero(); nj],
             s_world: vec![Motion::zero(); nv],
             f_world: vec![Force::zero(); nv],
-            ia: vec![Mat6::zeros(); nj],
+            ia: vec![ArticulatedInertia::default(); nj],
             pa: vec![Force::zero(); nj],
             c: vec![Motion::zero(); nj],
             u_cols: vec![Vec6::zeros(); nv],

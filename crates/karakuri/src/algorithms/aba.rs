@@ -1,10 +1,10 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{check_len, joint_motion, place_joints};
+use super::{add_articulated_to_parent, axis_motion, check_len, force_to_parent, joint_motion, motion_cross_axis, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh};
 use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
-use crate::spatial::{skew, Force, Mat3, Mat6, Motion, Se3, Vec6};
+use crate::spatial::{skew, ArticulatedInertia, Force, Mat3, Mat6, Motion, Se3, Vec6};
 use nalgebra::DVector;
 
 /// q̈ = M⁻¹ (τ - C q̇ - g): the accelerations produced by joint forces `tau`, in `data.ddq`.
@@ -49,69 +49,159 @@ fn aba_impl<'a>(
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
     place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
-        let v_j = joint_motion(model, i, vs);
-        data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[p]) + v_j;
-        data.c[i] = data.v[i].cross(&v_j);
-        let inertia = &model.inertias[i];
-        data.ia[i] = inertia.to_matrix();
-        data.pa[i] = data.v[i].cross_force(&inertia.mul_motion(&data.v[i]));
+        let vp = motion_to_joint(model, i, &data.li_m_i[i], &data.v[p]);
+        let (vi, c) = match unit_dof(model, i) {
+            Some(e) => {
+                let x = vs[model.idx_v[i]];
+                let vi = vp + axis_motion(e, x);
+                (vi, motion_cross_axis(&vi, e, x))
+            }
+            None => {
+                let v_j = joint_motion(model, i, vs);
+                let vi = vp + v_j;
+                (vi, vi.cross(&v_j))
+            }
+        };
+        data.v[i] = vi;
+        data.c[i] = c;
+        let inertia = &model.origin_inertias[i];
+        data.ia[i] = ArticulatedInertia::from_origin(inertia);
+        data.pa[i] = vi.cross_force(&inertia.mul_motion(&vi));
         if let Some(fe) = f_ext {
             data.pa[i] -= fe[i];
         }
     });
     // pass 2: U_i = IA_i S_i, D_i = S_iᵀ U_i, u_i = τ_i - S_iᵀ pA_i; articulated inertia to parent
     for i in (1..model.njoints).rev() {
-        let (iv, nv) = (model.idx_v[i], model.nvs[i]);
-        let pa = data.pa[i].to_vec6();
-        for k in 0..nv {
-            let s = model.motion_subspace[iv + k].to_vec6();
-            data.u_cols[iv + k] = data.ia[i] * s;
-            data.u[iv + k] = tau[iv + k] - s.dot(&pa);
-        }
-        data.d_inv[i] = invert_d(model, &data.u_cols, i);
+        let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
+        let ia = &mut ia_hi[0];
+        let pa = six(&data.pa[i]);
         let p = model.parents[i];
-        if p == 0 {
-            continue;
-        }
-        // Ia = IA - U D⁻¹ Uᵀ, pa = pA + Ia c + U D⁻¹ u
-        let mut ia = data.ia[i];
-        let mut pa_i = pa + data.ia[i] * data.c[i].to_vec6();
-        let d_inv = &data.d_inv[i];
-        for r in 0..nv {
-            let mut udinv = Vec6::zeros();
-            let mut udinv_u = 0.0;
-            for k in 0..nv {
-                udinv += data.u_cols[iv + k] * d_inv[(k, r)];
-                udinv_u += d_inv[(r, k)] * data.u[iv + k];
+        // Ia = IA - U D⁻¹ Uᵀ (in place), pa = pA + Ia c + U D⁻¹ u
+        let udu = match unit_dof(model, i) {
+            Some(e) => {
+                // S = e_e: U a column of IA, D one entry, Sᵀ pA one entry
+                let iv = model.idx_v[i];
+                let col = ia.column(e);
+                let dinv = 1.0 / (col[e] + model.armature[iv]);
+                data.d_inv[i][(0, 0)] = dinv;
+                data.u_cols[iv] = Vec6::from(col);
+                let uu = tau[iv] - pa[e];
+                data.u[iv] = uu;
+                if p == 0 {
+                    continue;
+                }
+                let mut w = col;
+                for x in w.iter_mut() {
+                    *x *= dinv;
+                }
+                ia.sub_outer(&w, &col);
+                for x in w.iter_mut() {
+                    *x *= uu;
+                }
+                w
             }
-            ia -= udinv * data.u_cols[iv + r].transpose();
-            pa_i -= ia_correction_c(&udinv, &data.u_cols[iv + r], &data.c[i]);
-            pa_i += data.u_cols[iv + r] * udinv_u;
-        }
-        let x = data.li_m_i[i];
-        let ia_parent = transform_inertia_matrix(&x, &ia);
-        data.ia[p] += ia_parent;
-        let fp = x.act_force(&Force::from_vec6(&pa_i));
+            None => {
+                project_general(model, i, ia, &pa, tau.as_slice(), &mut data.u_cols, data.u.as_mut_slice(), &mut data.d_inv[i]);
+                if p == 0 {
+                    continue;
+                }
+                update_general(model, i, ia, &data.u_cols, data.u.as_slice(), &data.d_inv[i])
+            }
+        };
+        let iac = ia.mul6(&six_m(&data.c[i]));
+        let pa_i = Force::from_slice(&std::array::from_fn::<f64, 6, _>(|e| (pa[e] + iac[e]) + udu[e]));
+        let x = &data.li_m_i[i];
+        add_articulated_to_parent(model, i, x, ia, &mut ia_lo[p]);
+        let fp = force_to_parent(model, i, x, &pa_i);
         data.pa[p] += fp;
     }
-    // pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i
-    // (gravity folded in as a base acceleration -g: the accelerations are a_gf, not a)
-    data.a_gf[0] = -model.gravity;
-    for i in 1..model.njoints {
-        let p = model.parents[i];
-        let a_prime = data.li_m_i[i].inv_act_motion(&data.a_gf[p]) + data.c[i];
-        joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
-        data.a_gf[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
-    }
+    forward_accelerations(model, data);
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS_WITH_GRAVITY;
     &data.ddq
 }
 
-/// The term `U D⁻¹ Uᵀ c` is folded into `Ia c` by using the corrected `Ia`; since `pa_i` was
-/// started with the uncorrected `IA c`, subtract `(U D⁻¹)_r (U_rᵀ c)` for each column r.
-#[inline]
-fn ia_correction_c(udinv_r: &Vec6, u_r: &Vec6, c: &Motion) -> Vec6 {
-    udinv_r * u_r.dot(&c.to_vec6())
+/// Pass 3: a'_i = X_i a_λ(i) + c_i, q̈_i = D⁻¹(u_i - Uᵀ a'_i), a_i = a'_i + S_i q̈_i, into
+/// `data.ddq` and `data.a_gf` (gravity folded in as a base acceleration -g).
+#[inline(always)]
+fn forward_accelerations(model: &Model, data: &mut Data) {
+    data.a_gf[0] = -model.gravity;
+    for i in 1..model.njoints {
+        let p = model.parents[i];
+        let a_prime = motion_to_joint(model, i, &data.li_m_i[i], &data.a_gf[p]) + data.c[i];
+        match unit_dof(model, i) {
+            Some(e) => {
+                let iv = model.idx_v[i];
+                let a6 = six_m(&a_prime);
+                let u = &data.u_cols[iv];
+                let ua = ((u[0] * a6[0] + u[1] * a6[1]) + (u[2] * a6[2] + u[3] * a6[3])) + (u[4] * a6[4] + u[5] * a6[5]);
+                let x = data.d_inv[i][(0, 0)] * (data.u[iv] - ua);
+                data.ddq[iv] = x;
+                data.a_gf[i] = a_prime + axis_motion(e, x);
+            }
+            None => {
+                joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
+                data.a_gf[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
+            }
+        }
+    }
+}
+
+/// The axis `e` (in `0..6` of `[linear; angular]`) of a joint of one dof whose motion subspace
+/// is the unit vector `e_e` (revolute about, prismatic along, x, y or z).
+#[inline(always)]
+fn unit_dof(model: &Model, i: usize) -> Option<usize> {
+    if model.nvs[i] == 1 {
+        model.dof_axis[model.idx_v[i]]
+    } else {
+        None
+    }
+}
+
+#[inline(always)]
+fn six(f: &Force) -> [f64; 6] {
+    [f.linear.x, f.linear.y, f.linear.z, f.angular.x, f.angular.y, f.angular.z]
+}
+
+#[inline(always)]
+fn six_m(m: &Motion) -> [f64; 6] {
+    [m.linear.x, m.linear.y, m.linear.z, m.angular.x, m.angular.y, m.angular.z]
+}
+
+/// Pass 2's projection of any joint: `U = IA S`, `D⁻¹` ([`invert_d`]), `u = τ − Sᵀ pA`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn project_general(model: &Model, i: usize, ia: &ArticulatedInertia, pa: &[f64; 6], tau: &[f64], u_cols: &mut [Vec6], u: &mut [f64], d_inv: &mut Mat6) {
+    let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+    for k in iv..iv + nv {
+        let s = six_m(&model.motion_subspace[k]);
+        u_cols[k] = Vec6::from(ia.mul6(&s));
+        u[k] = tau[k] - ((s[0] * pa[0] + s[1] * pa[1]) + (s[2] * pa[2] + s[3] * pa[3]) + (s[4] * pa[4] + s[5] * pa[5]));
+    }
+    *d_inv = invert_d(model, u_cols, i);
+}
+
+/// `Ia = IA − U D⁻¹ Uᵀ` in place after [`project_general`]; returns `U D⁻¹ u`.
+#[inline(always)]
+fn update_general(model: &Model, i: usize, ia: &mut ArticulatedInertia, u_cols: &[Vec6], u: &[f64], d_inv: &Mat6) -> [f64; 6] {
+    let (iv, nv) = (model.idx_v[i], model.nvs[i]);
+    let mut udu = [0.0; 6];
+    for r in 0..nv {
+        let mut w = [0.0; 6];
+        let mut wu = 0.0;
+        for k in 0..nv {
+            for (x, uk) in w.iter_mut().zip(u_cols[iv + k].iter()) {
+                *x += uk * d_inv[(k, r)];
+            }
+            wu += d_inv[(r, k)] * u[iv + k];
+        }
+        let ur: [f64; 6] = u_cols[iv + r].into();
+        ia.sub_outer(&w, &ur);
+        for (o, ue) in udu.iter_mut().zip(&ur) {
+            *o += ue * wu;
+        }
+    }
+    udu
 }
 
 /// D⁻¹ = (Sᵀ U)⁻¹ of joint i (top-left nv x nv): D formed here, inverted by

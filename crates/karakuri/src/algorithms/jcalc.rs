@@ -10,12 +10,13 @@
 //! * motion subspaces: [`joint_motion`] (`S_i x_i`), [`project_force`] (`S_iᵀ f`), [`dof_dot`],
 //!   [`dof_in_frame`] (`X S_k`), [`inertia_times_dof`] (`I S_k`), [`axis_motion`] and
 //!   [`motion_cross_axis`] for one basis-vector dof;
-//! * the composite step [`add_inertia_to_parent`] (`I_λ += λX_i* I_i`).
+//! * the composite steps [`add_inertia_to_parent`] (`I_λ += λX_i* I_i`) and
+//!   [`add_articulated_to_parent`] (ABA's `IA_λ += λX_i* Ia_i λX_i⁻¹`).
 
 use crate::data::Data;
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
 use crate::spatial::quarter_turn::dispatch_quarter_turn;
-use crate::spatial::{sin_cos, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
+use crate::spatial::{sin_cos, ArticulatedInertia, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
 
 /// The placement protocol: the `(sin q, cos q)` of every revolute joint first, then for each
 /// joint `i` in order (parents first) its placements `li_m_i = X_T X_J(q)` and
@@ -102,6 +103,35 @@ pub(crate) fn add_inertia_to_parent(model: &Model, i: usize, li: &Se3, y: &Origi
     }
 }
 
+/// `parent += λX_i* y λX_i⁻¹` for an articulated-body inertia `y` in joint `i`'s frame (ABA's
+/// backward step), with the same fast paths as [`add_inertia_to_parent`]: plane turns of the
+/// other two axes for a revolute about ±x, ±y, ±z behind an unrotated or quarter-turn
+/// placement, three 3x3 conjugations otherwise.
+#[inline(always)]
+pub(crate) fn add_articulated_to_parent(model: &Model, i: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(axis), Some(0)) => add_turned_articulated::<0>(axis, li, y, parent),
+        (Some(axis), Some(turn)) => add_turned_articulated_after(turn, axis, li, y, parent),
+        _ => parent.add_transformed(y, li),
+    }
+}
+
+#[inline(always)]
+fn add_turned_articulated<const Q: u8>(axis: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    match axis {
+        0 => parent.add_transformed_plane::<Q, 1, 2, 0>(y, li),
+        1 => parent.add_transformed_plane::<Q, 2, 0, 1>(y, li),
+        _ => parent.add_transformed_plane::<Q, 0, 1, 2>(y, li),
+    }
+}
+
+/// [`add_articulated_to_parent`] after a quarter-turn placement: one instance per turn and
+/// axis, called rather than inlined.
+#[inline(never)]
+fn add_turned_articulated_after(turn: u8, axis: usize, li: &Se3, y: &ArticulatedInertia, parent: &mut ArticulatedInertia) {
+    dispatch_quarter_turn!(turn, add_turned_articulated(axis, li, y, parent))
+}
+
 #[inline(always)]
 fn add_turned_plane<const Q: u8>(axis: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
     match axis {
@@ -116,6 +146,62 @@ fn add_turned_plane<const Q: u8>(axis: usize, li: &Se3, y: &OriginInertia, paren
 #[inline(never)]
 fn add_turned_inertia(turn: u8, axis: usize, li: &Se3, y: &OriginInertia, parent: &mut OriginInertia) {
     dispatch_quarter_turn!(turn, add_turned_plane(axis, li, y, parent))
+}
+
+/// `λX_i m` (`li` = `li_m_i`: a motion of the parent expressed in joint `i`'s frame); a revolute
+/// about ±x, ±y, ±z behind an unrotated placement turns the other two axes in their plane
+/// (`li.rotation` = `R_K(θ)`, read off it) instead of two 3x3 products.
+#[inline(always)]
+pub(crate) fn motion_to_joint(model: &Model, i: usize, li: &Se3, m: &Motion) -> Motion {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(0), Some(0)) => turned_inv::<1, 2>(li, m),
+        (Some(1), Some(0)) => turned_inv::<2, 0>(li, m),
+        (Some(_), Some(0)) => turned_inv::<0, 1>(li, m),
+        _ => li.inv_act_motion(m),
+    }
+}
+
+/// `λX_i* f` (a force of joint `i`'s frame expressed in its parent's), with the plane turn of
+/// [`motion_to_joint`].
+#[inline(always)]
+pub(crate) fn force_to_parent(model: &Model, i: usize, li: &Se3, f: &Force) -> Force {
+    match (model.elementary_rotation_axis[i], model.placement_quarter_turn[i]) {
+        (Some(0), Some(0)) => turned_force::<1, 2>(li, f),
+        (Some(1), Some(0)) => turned_force::<2, 0>(li, f),
+        (Some(_), Some(0)) => turned_force::<0, 1>(li, f),
+        _ => li.act_force(f),
+    }
+}
+
+/// `Rᵀ x` for `R` the elementary rotation in the plane `(I, J)` of cosine `c`, sine `s`.
+#[inline(always)]
+fn plane_t<const I: usize, const J: usize>(c: f64, s: f64, x: &Vec3) -> Vec3 {
+    let mut o = *x;
+    o[I] = c * x[I] + s * x[J];
+    o[J] = c * x[J] - s * x[I];
+    o
+}
+
+/// `R x` for `R` the elementary rotation in the plane `(I, J)` of cosine `c`, sine `s`.
+#[inline(always)]
+fn plane<const I: usize, const J: usize>(c: f64, s: f64, x: &Vec3) -> Vec3 {
+    let mut o = *x;
+    o[I] = c * x[I] - s * x[J];
+    o[J] = s * x[I] + c * x[J];
+    o
+}
+
+#[inline(always)]
+fn turned_inv<const I: usize, const J: usize>(li: &Se3, m: &Motion) -> Motion {
+    let (c, s) = (li.rotation[(I, I)], li.rotation[(J, I)]);
+    Motion::new(plane_t::<I, J>(c, s, &(m.linear - li.translation.cross(&m.angular))), plane_t::<I, J>(c, s, &m.angular))
+}
+
+#[inline(always)]
+fn turned_force<const I: usize, const J: usize>(li: &Se3, f: &Force) -> Force {
+    let (c, s) = (li.rotation[(I, I)], li.rotation[(J, I)]);
+    let linear = plane::<I, J>(c, s, &f.linear);
+    Force::new(linear, plane::<I, J>(c, s, &f.angular) + li.translation.cross(&linear))
 }
 
 /// `I S_k`: the inertia `y` (in dof `k`'s joint frame) times dof `k`'s motion subspace; a

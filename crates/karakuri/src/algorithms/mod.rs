@@ -53,8 +53,8 @@ pub use kinematics::{
     update_frame_placements,
 };
 pub(crate) use jcalc::{
-    add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, joint_motion,
-    motion_cross_axis, place_joints, place_joints_after_crba, project_force,
+    add_articulated_to_parent, add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, joint_motion,
+    force_to_parent, motion_cross_axis, motion_to_joint, place_joints, place_joints_after_crba, project_force,
 };
 pub use jcalc::is_lone_root;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};

@@ -5,6 +5,7 @@
 //! Nothing here builds a 6x6 matrix in a hot path: transforms act on vectors through their
 //! rotation and translation.
 
+mod articulated;
 mod force;
 mod inertia;
 mod lie;
@@ -13,6 +14,7 @@ pub(crate) mod quarter_turn;
 mod se3;
 mod trig;
 
+pub(crate) use articulated::ArticulatedInertia;
 pub use force::Force;
 pub use inertia::{Inertia, OriginInertia, Solid};
 pub use lie::{exp3, exp6, left_jacobian3, log3, log6, quat_from_xyzw, quat_to_xyzw, rotation_about, rotation_about_sin_cos, skew};
