@@ -14,6 +14,7 @@ use super::box_box::{box_box, BoxManifold};
 use super::collider::{Collider, SmallTest, SmallWorld};
 use super::RawContact;
 use super::shapes::{from_pvec, to_parry};
+use super::reject::{ball_apart, box_height, boxes_apart, SLACK};
 use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
@@ -22,9 +23,22 @@ pub struct CollisionWork {
     poses: Vec<PPose>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
-    /// Each convex hull's box in its own frame (others: None) `(nshapes)`: its world box is
-    /// this one's, turned (a few operations where the hull's takes every vertex).
-    hull_boxes: Vec<Option<Aabb>>,
+    /// Each bounded convex shape's box in its own frame (others: None) `(nshapes)`: a hull's
+    /// world box is this one's, turned (a few operations where the hull's takes every vertex);
+    /// two shapes' boxes apart prove the pair makes no contact ([`boxes_apart`]).
+    local_boxes: Vec<Option<Aabb>>,
+    /// The loosening of each shape's box when it was last placed (NaN: never) `(nshapes)`.
+    loose: Vec<f64>,
+    /// Each joint's placement when its shapes were last placed `(njoints)`.
+    joint_pose: Vec<Se3>,
+    /// Each joint's shapes were placed at `joint_pose` by the sweep's path `(njoints)`.
+    joint_kept: Vec<bool>,
+    /// Each joint's placement is the same as at the last call `(njoints)`.
+    joint_same: Vec<bool>,
+    /// The moving and the frozen bounded shapes in sweep order `(≤ nshapes)`.
+    moving: Vec<usize>,
+    /// See `moving`.
+    still: Vec<usize>,
     /// The bounded shapes sorted by `aabb.mins.x` (sweep and prune), kept from the last step
     /// (nearly sorted: bodies move little in a step) and re-sorted by insertion `(≤ nshapes)`.
     order: Vec<usize>,
@@ -74,6 +88,7 @@ impl Collider {
     /// Buffers for [`Collider::detect`].
     pub fn work(&self) -> CollisionWork {
         let n = self.shapes.len();
+        let joints = self.shapes.iter().map(|s| s.joint + 1).max().unwrap_or(0);
         // room for a manifold per triangle near a shape (up to 128, 16 points each)
         let triangles = self.shapes.iter().filter_map(|s| s.shape.as_trimesh()).map(|m| m.num_triangles()).max().unwrap_or(0);
         let mut manifolds = vec![manifold_with_room()];
@@ -85,7 +100,18 @@ impl Collider {
         CollisionWork {
             poses: vec![PPose::identity(); n],
             aabbs: vec![Aabb::new_invalid(); n],
-            hull_boxes: self.shapes.iter().map(|s| s.shape.as_convex_polyhedron().map(|h| h.local_aabb())).collect(),
+            local_boxes: self
+                .shapes
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (!s.unbounded && !self.composite[k]).then(|| s.shape.compute_local_aabb()))
+                .collect(),
+            loose: vec![f64::NAN; n],
+            joint_pose: vec![Se3::identity(); joints],
+            joint_kept: vec![false; joints],
+            joint_same: vec![false; joints],
+            moving: Vec::with_capacity(n),
+            still: Vec::with_capacity(n),
             order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
             // every pair of shapes (capped at 2^16 for huge worlds, which may then grow it)
             pairs: Vec::with_capacity((n * n.saturating_sub(1) / 2).min(1 << 16)),
@@ -135,78 +161,132 @@ impl Collider {
             return;
         }
         if let Some(small) = &self.small {
-            self.place_shapes(work, o_m_i, margin, |k| small.needs_aabb[k]);
+            self.place_shapes(work, o_m_i, margin, Some(&small.needs_aabb));
             self.detect_small(small, work, margin, out);
             return;
         }
-        self.place_shapes(work, o_m_i, margin, |_| true);
-        // broad phase: sweep and prune along x; unbounded shapes pair with everything
-        let aabbs = &work.aabbs;
-        // a total order (ties broken by index): the sorted order is unique, whatever the last
-        // step's was
-        sort_nearly_sorted(&mut work.order, |&a, &b| {
-            aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)).is_lt()
-        });
-        let pairs = &mut work.pairs;
-        pairs.clear();
-        for (ia, &a) in work.order.iter().enumerate() {
-            for &b in &work.order[ia + 1..] {
-                if aabbs[b].mins.x > aabbs[a].maxs.x {
-                    break;
-                }
-                if aabbs[a].intersects(&aabbs[b]) {
-                    pairs.push((a.min(b), a.max(b)));
-                }
-            }
-        }
-        for u in (0..n).filter(|&k| self.shapes[k].unbounded) {
-            for k in 0..n {
-                if k != u && !(self.shapes[k].unbounded && k < u) {
-                    pairs.push((u.min(k), u.max(k)));
-                }
-            }
-        }
-        // by shape pair (the contacts' order): each pair comes once (the sweep gives each
-        // bounded pair once, the unbounded loop the others), so a counting sort by the first
-        // shape, then each first shape's few partners by insertion
-        let (first, sorted) = (&mut work.first, &mut work.sorted);
-        first.fill(0);
-        for &(a, _) in pairs.iter() {
-            first[a + 1] += 1;
-        }
-        for k in 0..n {
-            first[k + 1] += first[k];
-        }
-        sorted.clear();
-        sorted.resize(pairs.len(), (0, 0));
-        for &(a, b) in pairs.iter() {
-            sorted[first[a]] = (a, b);
-            first[a] += 1;
-        }
-        let mut start = 0;
-        for &end in &first[..n] {
-            sort_nearly_sorted(&mut sorted[start..end], |x, y| x.1 < y.1);
-            start = end;
-        }
-        debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]), "pairs sorted, each once");
+        self.place_shapes(work, o_m_i, margin, None);
+        self.sweep(work);
+        self.plane_pairs(work, margin);
+        sort_by_pair(work, n);
         for k in 0..work.sorted.len() {
             let (a, b) = work.sorted[k];
             let Some(mode) = self.pair_mode[a * n + b] else {
                 continue;
             };
-            if mode == ContactMode::None || (work.frozen[a] && work.frozen[b]) {
-                continue;
-            }
             self.collide_pair(work, (a, b, mode), margin, out);
         }
     }
 
-    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation),
-    /// and the loosened bounding box of each bounded shape `k` with `aabb(k)` into
-    /// `work.aabbs`.
+    /// Whether shapes `a < b` may touch this step: a mode, not `None`, and not both frozen.
     #[inline]
-    fn place_shapes(&self, work: &mut CollisionWork, o_m_i: &[Se3], margin: f64, aabb: impl Fn(usize) -> bool) {
+    fn live(&self, frozen: &[bool], a: usize, b: usize) -> bool {
+        let n = self.shapes.len();
+        matches!(self.pair_mode[a * n + b], Some(m) if m != ContactMode::None) && !(frozen[a] && frozen[b])
+    }
+
+    /// The broad phase of the bounded shapes: sweep and prune along x into `work.pairs`, the
+    /// pairs whose boxes meet and that may touch ([`Collider::live`]). The shapes sorted by
+    /// their boxes' `mins.x` (a total order, ties broken by index: unique whatever the last
+    /// step's was) are split into moving and frozen ones (the order kept in each), and only
+    /// moving–moving and moving–frozen pairs are swept: a sleeping body's or the ground's many
+    /// shapes (a pot of a hundred convex pieces, a frame of thirty meshes) overlap among
+    /// themselves but are never collided with each other.
+    fn sweep(&self, work: &mut CollisionWork) {
+        let aabbs = &work.aabbs;
+        sort_nearly_sorted(&mut work.order, |&a, &b| {
+            aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)).is_lt()
+        });
+        let frozen = &work.frozen;
+        let (moving, still) = (&mut work.moving, &mut work.still);
+        moving.clear();
+        still.clear();
+        for &k in &work.order {
+            if frozen[k] { still.push(k) } else { moving.push(k) }
+        }
+        let before = |a: usize, b: usize| aabbs[a].mins.x.total_cmp(&aabbs[b].mins.x).then(a.cmp(&b)).is_lt();
+        let pairs = &mut work.pairs;
+        pairs.clear();
+        // each shape against those of `list` after it in the order, from `list[from..]`
+        let mut scan = |a: usize, list: &[usize]| {
+            for &b in list {
+                if aabbs[b].mins.x > aabbs[a].maxs.x {
+                    break;
+                }
+                if aabbs[a].intersects(&aabbs[b]) && self.live(frozen, a.min(b), a.max(b)) {
+                    pairs.push((a.min(b), a.max(b)));
+                }
+            }
+        };
+        let mut next = 0;
+        for (i, &a) in moving.iter().enumerate() {
+            scan(a, &moving[i + 1..]);
+            while next < still.len() && before(still[next], a) {
+                next += 1;
+            }
+            scan(a, &still[next..]);
+        }
+        let mut next = 0;
+        for &f in still.iter() {
+            while next < moving.len() && before(moving[next], f) {
+                next += 1;
+            }
+            scan(f, &moving[next..]);
+        }
+    }
+
+    /// The pairs of each unbounded shape (a plane) with every other that may touch
+    /// ([`Collider::live`]) into `work.pairs`, but the bounded shapes whose box lies wholly
+    /// above a plane beyond the pair's margin ([`box_height`]): they make no contact with it.
+    fn plane_pairs(&self, work: &mut CollisionWork, margin: f64) {
+        let n = self.shapes.len();
+        for u in (0..n).filter(|&k| self.shapes[k].unbounded) {
+            let plane = self.world_plane(u, &work.poses[u]);
+            for k in 0..n {
+                let (a, b) = (u.min(k), u.max(k));
+                if k == u || (self.shapes[k].unbounded && k < u) || !self.live(&work.frozen, a, b) {
+                    continue;
+                }
+                let above = |(normal, offset): (Vec3, f64)| {
+                    box_height(&work.aabbs[k], &normal) - offset > self.pair_margin(a, b, margin, &work.band) + SLACK
+                };
+                if !self.shapes[k].unbounded && plane.is_some_and(above) {
+                    continue;
+                }
+                work.pairs.push((a, b));
+            }
+        }
+    }
+
+    /// The world plane of an unbounded shape `u` at parry pose `pose`: its outward unit normal
+    /// and its offset along it (`x · normal = offset` on the plane); None when it is no
+    /// half-space.
+    fn world_plane(&self, u: usize, pose: &PPose) -> Option<(Vec3, f64)> {
+        let half = self.shapes[u].shape.as_halfspace()?;
+        let normal = from_pvec(pose.rotation * half.normal);
+        Some((normal, normal.dot(&from_pvec(pose.translation))))
+    }
+
+    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation),
+    /// and the loosened bounding box of each bounded shape into `work.aabbs`. `boxed`: the
+    /// shapes whose box is wanted (a small world's), each shape placed afresh; None: every
+    /// shape's box, a shape placed only where its joint's placement (bit for bit) or its
+    /// loosening changed since the last call (the static and the sleeping shapes keep theirs:
+    /// the same operations on the same numbers give the same bits).
+    #[inline]
+    fn place_shapes(&self, work: &mut CollisionWork, o_m_i: &[Se3], margin: f64, boxed: Option<&[bool]>) {
+        for (j, kept) in work.joint_kept.iter_mut().enumerate() {
+            let same = boxed.is_none() && *kept && same_bits(&o_m_i[j], &work.joint_pose[j]);
+            work.joint_same[j] = same;
+            work.joint_pose[j] = o_m_i[j];
+            *kept = boxed.is_none();
+        }
         for (k, s) in self.shapes.iter().enumerate() {
+            let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
+            if work.joint_same[s.joint] && loose.to_bits() == work.loose[k].to_bits() {
+                continue;
+            }
+            work.loose[k] = loose;
             let o = &o_m_i[s.joint];
             work.poses[k] = if self.types[k] == ShapeType::Ball {
                 let c = o.transform_point(&s.placement.translation);
@@ -218,9 +298,12 @@ impl Collider {
                 }
                 to_parry(&x)
             };
-            if !s.unbounded && aabb(k) {
-                let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
-                let aabb = work.hull_boxes[k].map_or_else(|| s.shape.compute_aabb(&work.poses[k]), |b| b.transform_by(&work.poses[k]));
+            if !s.unbounded && boxed.is_none_or(|b| b[k]) {
+                let hull = self.types[k] == ShapeType::ConvexPolyhedron;
+                let aabb = match work.local_boxes[k] {
+                    Some(b) if hull => b.transform_by(&work.poses[k]),
+                    _ => s.shape.compute_aabb(&work.poses[k]),
+                };
                 work.aabbs[k] = aabb.loosened(loose);
             }
         }
@@ -241,19 +324,8 @@ impl Collider {
             }
             match test {
                 SmallTest::Balls(ra, rb) => {
-                    let centre = |p: &PPose| Vec3::new(p.translation.x, p.translation.y, p.translation.z);
-                    let detect = self.pair_margin(a, b, margin, &work.band);
-                    if let Some((point, normal, depth)) = ball_ball(&centre(&work.poses[a]), ra, &centre(&work.poses[b]), rb, detect) {
-                        out.push(RawContact {
-                            shape_a: a,
-                            shape_b: b,
-                            point,
-                            normal,
-                            depth,
-                            features: (BALL_FEATURE, BALL_FEATURE),
-                            mode,
-                        });
-                    }
+                    let centres = (&from_pvec(work.poses[a].translation), &from_pvec(work.poses[b].translation));
+                    self.balls((a, ra), (b, rb), mode, self.pair_margin(a, b, margin, &work.band), centres, out);
                 }
                 SmallTest::Boxes if !work.aabbs[a].intersects(&work.aabbs[b]) => {}
                 SmallTest::Boxes | SmallTest::Unbounded => self.collide_pair(work, (a, b, mode), margin, out),
@@ -283,8 +355,58 @@ impl Collider {
             return;
         }
         let (pa, pb) = (work.poses[a], work.poses[b]);
+        let pos12 = pa.inv_mul(&pb);
+        let (ball_a, ball_b) = (self.ball_radius(a), self.ball_radius(b));
+        let centre = |p: &PPose| from_pvec(p.translation);
+        if let (Some(ra), Some(rb)) = (ball_a, ball_b) {
+            self.balls((a, ra), (b, rb), mode, margin, (&centre(&pa), &centre(&pb)), out);
+            return;
+        }
+        if self.apart(work, (a, b), &pos12, margin) {
+            return;
+        }
+        self.collide_parry(work, (a, b, mode), margin, (&pa, &pb, &pos12), out);
+    }
+
+    /// Bounded convex shapes `a`, `b` (`pos12`: `b`'s pose in `a`'s frame) proven farther
+    /// apart than `margin`: a ball's centre far from the other's box in its own frame
+    /// ([`ball_apart`]), else the two boxes apart along a separating axis ([`boxes_apart`]).
+    #[inline]
+    fn apart(&self, work: &CollisionWork, (a, b): (usize, usize), pos12: &PPose, margin: f64) -> bool {
+        let (Some(box_a), Some(box_b)) = (&work.local_boxes[a], &work.local_boxes[b]) else {
+            return false;
+        };
+        let centre = |p: &PPose| from_pvec(p.translation);
+        match (self.ball_radius(a), self.ball_radius(b)) {
+            (None, Some(rb)) => ball_apart(box_a, &centre(pos12), rb, margin),
+            (Some(ra), None) => ball_apart(box_b, &centre(&pos12.inverse()), ra, margin),
+            _ => boxes_apart(box_a, box_b, pos12, margin),
+        }
+    }
+
+    /// The radius of shape `k` when it is a ball.
+    #[inline]
+    fn ball_radius(&self, k: usize) -> Option<f64> {
+        (self.types[k] == ShapeType::Ball).then(|| self.shapes[k].shape.as_ball().map(|b| b.radius)).flatten()
+    }
+
+    /// Two balls `(a, ra)`, `(b, rb)` (centres `ca`, `cb`, world) closer than `margin`: their
+    /// contact by the closed form [`ball_ball`] (parry's result bit for bit) into `out`.
+    #[inline]
+    fn balls(&self, (a, ra): (usize, f64), (b, rb): (usize, f64), mode: ContactMode, margin: f64, (ca, cb): (&Vec3, &Vec3), out: &mut Vec<RawContact>) {
+        if let Some((point, normal, depth)) = ball_ball(ca, ra, cb, rb, margin) {
+            let features = (BALL_FEATURE, BALL_FEATURE);
+            out.push(RawContact { shape_a: a, shape_b: b, point, normal, depth, features, mode });
+        }
+    }
+
+    /// parry's narrow phase of shapes `a < b` (contact mode `mode`, contact distance `margin`)
+    /// at their parry poses `pa`, `pb` (`pos12` = `pa⁻¹ pb`): their contacts, in manifold order,
+    /// appended to `out`.
+    fn collide_parry(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, (pa, pb, pos12): (&PPose, &PPose, &PPose), out: &mut Vec<RawContact>) {
+        let (pa, pb) = (*pa, *pb);
         let Some(count) = narrow_phase(
-            &pa.inv_mul(&pb),
+            pos12,
             (&self.shapes[a].shape, self.types[a]),
             (&self.shapes[b].shape, self.types[b]),
             self.composite[a] || self.composite[b],
@@ -338,6 +460,39 @@ impl Collider {
             }
         }
     }
+}
+
+/// Two placements equal bit for bit (`==` would take -0 for 0).
+#[inline]
+fn same_bits(x: &Se3, y: &Se3) -> bool {
+    let bits = |v: &f64| v.to_bits();
+    x.rotation.iter().map(bits).eq(y.rotation.iter().map(bits)) && x.translation.iter().map(bits).eq(y.translation.iter().map(bits))
+}
+
+/// `work.pairs` (each pair once) sorted by shape pair into `work.sorted` (the contacts'
+/// order): a counting sort by the first shape, then each first shape's few partners by
+/// insertion. `n` shapes.
+fn sort_by_pair(work: &mut CollisionWork, n: usize) {
+    let (pairs, first, sorted) = (&work.pairs, &mut work.first, &mut work.sorted);
+    first.fill(0);
+    for &(a, _) in pairs.iter() {
+        first[a + 1] += 1;
+    }
+    for k in 0..n {
+        first[k + 1] += first[k];
+    }
+    sorted.clear();
+    sorted.resize(pairs.len(), (0, 0));
+    for &(a, b) in pairs.iter() {
+        sorted[first[a]] = (a, b);
+        first[a] += 1;
+    }
+    let mut start = 0;
+    for &end in &first[..n] {
+        sort_nearly_sorted(&mut sorted[start..end], |x, y| x.1 < y.1);
+        start = end;
+    }
+    debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]), "pairs sorted, each once");
 }
 
 #[cfg(test)]
@@ -420,6 +575,91 @@ mod tests {
             }
         }
         assert!(found > 20, "ball pairs met: {found}");
+    }
+
+    /// A world of `n` shapes of every convex kind (balls, boxes, capsules, cylinders, cones,
+    /// convex hulls of random points) two to a joint, and a tilted plane on joint 0; random
+    /// joint placements crowd them into a 0.5 m cube reaching below the plane.
+    fn mixed(n: usize, seed: u64) -> (Vec<ColShape>, Vec<Se3>) {
+        let mut rng = SplitMix64::new(seed);
+        let plane = SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0));
+        let tilt = Se3::new(exp3(&Vec3::new(0.05, -0.03, 0.0)), Vec3::new(0.0, 0.0, 0.05));
+        let mut shapes = vec![ColShape { body: 0, joint: 0, placement: tilt, shape: plane, material: DEFAULT_MATERIAL, unbounded: true }];
+        let mut o_m_i = vec![Se3::identity()];
+        for k in 1..=n {
+            let mut s = |lo: f64, hi: f64| rng.range(lo, hi);
+            let shape = match k % 6 {
+                0 => SharedShape::ball(s(0.01, 0.06)),
+                1 => SharedShape::cuboid(s(0.01, 0.08), s(0.01, 0.08), s(0.01, 0.08)),
+                2 => SharedShape::capsule_z(s(0.01, 0.08), s(0.01, 0.04)),
+                3 => SharedShape::cylinder(s(0.01, 0.08), s(0.01, 0.05)),
+                4 => SharedShape::cone(s(0.01, 0.08), s(0.01, 0.05)),
+                _ => {
+                    let points: Vec<PVec> = (0..12).map(|_| PVec::new(s(-0.07, 0.07), s(-0.05, 0.05), s(-0.03, 0.03))).collect();
+                    SharedShape::convex_hull(&points).expect("12 random points span a solid")
+                }
+            };
+            let placement = Se3::new(exp3(&Vec3::new(rng.range(-1.0, 1.0), 0.3, -0.2)), Vec3::new(0.02, rng.range(-0.05, 0.05), 0.0));
+            let joint = k.div_ceil(2);
+            shapes.push(ColShape { body: joint, joint, placement, shape, material: DEFAULT_MATERIAL, unbounded: false });
+            if joint == o_m_i.len() {
+                let r = exp3(&Vec3::new(rng.range(-3.0, 3.0), rng.range(-3.0, 3.0), rng.range(-3.0, 3.0)));
+                o_m_i.push(Se3::new(r, Vec3::new(rng.range(0.0, 0.5), rng.range(0.0, 0.5), rng.range(-0.05, 0.45))));
+            }
+        }
+        (shapes, o_m_i)
+    }
+
+    /// The sweep over moving and frozen shapes, the planes' box test, the oriented-box and
+    /// ball–box rejections, the closed-form ball pairs and the kept placements find exactly
+    /// parry's contacts of every pair that may touch (each pair's narrow phase called
+    /// directly), bit for bit and in the same order; and the rejections do reject.
+    #[test]
+    fn detect_finds_every_pairs_parry_contacts_bit_for_bit() {
+        let (mut found, mut rejected) = (0, 0);
+        for seed in 0..30 {
+            let (shapes, o_m_i) = mixed(24, seed);
+            let n = shapes.len();
+            // a body's own shapes never collide, as in a robot
+            let c = Collider::new(shapes, |p, q| (p.body != q.body).then_some(ContactMode::Lcp));
+            assert!(!c.is_small());
+            let mut w = c.work();
+            let mut brute = c.work();
+            for (round, margin) in [(0, 0.01), (1, 0.01), (2, 0.03), (3, 0.03)] {
+                // frozen: none, then the plane and every third shape (a sleeping body's)
+                let frozen = |k: usize| round >= 2 && (k == 0 || k % 3 == 0);
+                for k in 0..n {
+                    w.frozen[k] = frozen(k);
+                }
+                let mut got = Vec::new();
+                c.detect(&mut w, &o_m_i, margin, &mut got);
+                c.place_shapes(&mut brute, &o_m_i, margin, Some(&vec![true; n]));
+                let mut want = Vec::new();
+                for a in 0..n {
+                    for b in a + 1..n {
+                        let Some(mode) = c.pair_mode(a, b).filter(|_| !(frozen(a) && frozen(b))) else { continue };
+                        if c.half_extents[a].is_some() && c.half_extents[b].is_some() {
+                            c.collide_pair(&mut brute, (a, b, mode), margin, &mut want);
+                            continue;
+                        }
+                        let (pa, pb) = (brute.poses[a], brute.poses[b]);
+                        let before = want.len();
+                        c.collide_parry(&mut brute, (a, b, mode), margin, (&pa, &pb, &pa.inv_mul(&pb)), &mut want);
+                        rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin));
+                    }
+                }
+                assert_eq!(got.len(), want.len(), "seed {seed} round {round}");
+                for (x, y) in got.iter().zip(&want) {
+                    assert_eq!((x.shape_a, x.shape_b, x.features, x.mode), (y.shape_a, y.shape_b, y.features, y.mode));
+                    let bits = |c: &RawContact| [c.point, c.normal].map(|v| v.map(f64::to_bits)).map(|v| (v.x, v.y, v.z));
+                    assert_eq!(bits(x), bits(y), "seed {seed} round {round}");
+                    assert_eq!(x.depth.to_bits(), y.depth.to_bits());
+                }
+                found += got.len();
+            }
+        }
+        assert!(found > 300, "contacts met: {found}");
+        assert!(rejected > 300, "pairs rejected before the narrow phase: {rejected}");
     }
 
     /// More candidate pairs than [`SMALL_WORLD_PAIRS`]: the sweep.

@@ -17,6 +17,7 @@ mod box_box;
 mod collider;
 mod detect;
 mod pairs;
+mod reject;
 mod shapes;
 
 pub use box_box::{box_box, BoxManifold, BoxPoint};
