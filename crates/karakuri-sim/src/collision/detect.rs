@@ -627,7 +627,7 @@ mod tests {
             let mut brute = c.work();
             for (round, margin) in [(0, 0.01), (1, 0.01), (2, 0.03), (3, 0.03)] {
                 // frozen: none, then the plane and every third shape (a sleeping body's)
-                let frozen = |k: usize| round >= 2 && (k == 0 || k % 3 == 0);
+                let frozen = |k: usize| round >= 2 && (k == 0 || k.is_multiple_of(3));
                 for k in 0..n {
                     w.frozen[k] = frozen(k);
                 }
