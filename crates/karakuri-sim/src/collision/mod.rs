@@ -15,11 +15,14 @@ use crate::scene::{ContactMode, Material};
 
 mod box_box;
 mod collider;
+mod detect;
 mod pairs;
+mod reject;
 mod shapes;
 
 pub use box_box::{box_box, BoxManifold, BoxPoint};
-pub use collider::{Collider, CollisionWork, SMALL_WORLD_PAIRS};
+pub use collider::{Collider, SMALL_WORLD_PAIRS};
+pub use detect::CollisionWork;
 pub use shapes::{joint_frame_bounds, make_shape, to_parry};
 
 /// The material of a contact between two shapes: the mean of theirs (Springhead's rule).
