@@ -262,7 +262,7 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
 /// rotation, the identity if unrotated). `None` for every other joint (placed lane by lane by
 /// the scalar code).
 #[inline(always)]
-fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
+pub(crate) fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
     let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
         return None;
     };
@@ -292,7 +292,7 @@ fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> 
 /// polynomials, the quadrant as products by 0 and ±1); a lane outside |x| < 1e5 (or NaN) takes
 /// libm's `sin_cos`, as the scalar function does. The constants are trig.rs's.
 #[inline(always)]
-fn sin_cos(x: L) -> (L, L) {
+pub(crate) fn sin_cos(x: L) -> (L, L) {
     const PIO2_HI: f64 = 1.5707963267341256;
     const PIO2_MID: f64 = 6.077100506506192e-11;
     const PIO2_LO: f64 = 3.5215598651832e-27;

@@ -29,6 +29,8 @@
 //! `batch/aba_lanes.rs`); the others loop the single-state kernels over the states.
 
 mod aba_lanes;
+mod crba_lanes;
+mod kin_lanes;
 mod lanes;
 mod rnea_lanes;
 mod run;
@@ -37,6 +39,7 @@ mod workspace;
 use crate::algorithms;
 use crate::model::Model;
 use nalgebra::{DMatrix, DVector};
+use kin_lanes::Kin;
 use run::run;
 pub use lanes::LANES;
 pub use workspace::{BatchError, BatchWorkspace};
@@ -77,20 +80,7 @@ fn store_row_major(m: &DMatrix<f64>, out: &mut [f64]) {
 pub fn forward_kinematics(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nj) = (states(model, ws, q)?, model.njoints);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nj * 16, "njoints x 4 x 4")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            algorithms::forward_kinematics(m, &mut slot.data, &slot.q);
-            for (j, x) in slot.data.o_m_i.iter().enumerate() {
-                let o = &mut out[(s * nj + j) * 16..][..16];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        o[r * 4 + c] = x.rotation[(r, c)];
-                    }
-                    o[r * 4 + 3] = x.translation[r];
-                }
-                o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
-            }
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Placements, k, q, out);
     })
 }
 
@@ -116,11 +106,7 @@ pub fn nonlinear_effects(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &
 pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv, "nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let t = algorithms::gravity_torques(m, &mut slot.data, &slot.q);
-            out[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Gravity, k, q, out);
     })
 }
 
@@ -128,11 +114,7 @@ pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &
 pub fn crba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let mm = algorithms::mass_matrix(m, &mut slot.data, &slot.q);
-            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
-        }
+        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, false, k, q, out);
     })
 }
 
@@ -150,11 +132,7 @@ pub fn aba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], tau: &[
 pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let mm = algorithms::mass_matrix_inverse(m, &mut slot.data, &slot.q);
-            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
-        }
+        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, true, k, q, out);
     })
 }
 
@@ -163,11 +141,7 @@ pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], ou
 pub fn joint_jacobians(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, 6 * nv, "6 x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let j = algorithms::joint_jacobians(m, &mut slot.data, &slot.q);
-            store_row_major(j, &mut out[s * 6 * nv..(s + 1) * 6 * nv]);
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Jacobians, k, q, out);
     })
 }
 

@@ -1,7 +1,7 @@
 //! The bottom of the batch layer: [`BatchError`], the per-thread [`Slot`] of buffers and the
 //! [`BatchWorkspace`] that holds one slot per thread.
 
-use super::lanes;
+use super::{crba_lanes, kin_lanes, lanes};
 use crate::algorithms::DerivativesWorkspace;
 use crate::data::Data;
 use crate::model::Model;
@@ -52,6 +52,8 @@ pub(crate) struct Slot {
     pub(crate) v: DVector<f64>,
     pub(crate) a: DVector<f64>,
     pub(crate) lanes: lanes::LaneWorkspace,
+    pub(crate) kin: kin_lanes::KinWorkspace,
+    pub(crate) crba: crba_lanes::CrbaWorkspace,
 }
 
 impl Slot {
@@ -63,6 +65,8 @@ impl Slot {
             v: DVector::zeros(model.nv),
             a: DVector::zeros(model.nv),
             lanes: lanes::LaneWorkspace::new(model),
+            kin: kin_lanes::KinWorkspace::new(model),
+            crba: crba_lanes::CrbaWorkspace::new(model),
         }
     }
 }
