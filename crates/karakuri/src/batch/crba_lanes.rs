@@ -9,13 +9,13 @@
 // index loops over the dofs and the entries, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::kin_lanes::{place, world_dofs, KinWorkspace};
+use super::kin_lanes::{place, store_lanes, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
 /// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
 /// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (its factors in place for M⁻¹),
-/// `Vᵀ`, M⁻¹'s upper triangle (column-major), `D⁻¹`, and each dof's reach (one past the
+/// `Vᵀ`, M⁻¹ (its upper triangle column-major, then mirrored), `D⁻¹`, and each dof's reach (one past the
 /// largest dof below it).
 pub(crate) struct CrbaWorkspace {
     ic: Vec<[L; 10]>,
@@ -24,6 +24,8 @@ pub(crate) struct CrbaWorkspace {
     zt: Vec<L>,
     dinv: Vec<L>,
     reach: Vec<usize>,
+    /// The axis of each dof of a free-flyer root (`S = e_c` in the working frame).
+    root_axis: Vec<Option<usize>>,
 }
 
 impl CrbaWorkspace {
@@ -37,7 +39,14 @@ impl CrbaWorkspace {
             }
         }
         let z = L::default();
-        CrbaWorkspace { ic: vec![[z; 10]; model.njoints], mat: vec![z; n * n], vt: vec![z; n * n], zt: vec![z; n * n], dinv: vec![z; n], reach }
+        let root_axis = (0..n)
+            .map(|d| {
+                let i = model.dof_joint[d];
+                (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
+            })
+            .collect();
+        CrbaWorkspace {
+            root_axis, ic: vec![[z; 10]; model.njoints], mat: vec![z; n * n], vt: vec![z; n * n], zt: vec![z; n * n], dinv: vec![z; n], reach }
     }
 }
 
@@ -97,12 +106,13 @@ fn dot6(a: &V6, b: &V6) -> L {
     ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5])
 }
 
-/// M of the group of states `g` into `cw.mat` (`mat[r * nv + k]`, both triangles of the
+/// M of the group of states `g` into `cw.mat` (in the working frame: the world, or a free-flyer
+/// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
 /// ancestor pattern; the other entries stay zero).
 #[inline(always)]
 fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
     let n = m.nv;
-    place(m, &mut w.li, &mut kw.o, g, k, q, true);
+    place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
     for i in 1..m.njoints {
         cw.ic[i] = world_inertia(m, i, &kw.o[i]);
@@ -114,7 +124,10 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             let f = inertia_times(&y, &kw.s_world[d]);
             let mut r = d;
             while r != usize::MAX {
-                let x = dot6(&kw.s_world[r], &f);
+                let x = match cw.root_axis[r] {
+                    Some(c) => f[c],
+                    None => dot6(&kw.s_world[r], &f),
+                };
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
                 r = m.dof_parent[r];
@@ -206,21 +219,16 @@ fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
         if inverse {
             invert(m, cw);
         }
-        for l in 0..LANES.min(k - g * LANES) {
-            let o = &mut out[(g * LANES + l) * n * n..][..n * n];
-            if inverse {
-                for b in 0..n {
-                    for a in 0..=b {
-                        let x = cw.zt[b * n + a].0[l];
-                        o[a * n + b] = x;
-                        o[b * n + a] = x;
-                    }
-                }
-            } else {
-                for (o, x) in o.iter_mut().zip(&cw.mat) {
-                    *o = x.0[l];
+        if inverse {
+            // the upper triangle mirrored: M⁻¹ row-major (symmetric) in zt
+            for b in 0..n {
+                for a in 0..b {
+                    cw.zt[a * n + b] = cw.zt[b * n + a];
                 }
             }
+            store_lanes(&cw.zt, g, k, out);
+        } else {
+            store_lanes(&cw.mat, g, k, out);
         }
     }
 }

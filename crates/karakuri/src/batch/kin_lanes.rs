@@ -12,10 +12,45 @@ use super::lanes::{add3, cross, inertia_mul, mul_mv, parent_placement, placement
 use crate::model::{JointType, Model};
 
 /// The kinematics buffers of one thread: world placements per joint, world motion subspaces
-/// per dof.
+/// per dof, a result of the group laid out as one state's (for [`store_lanes`]).
 pub(crate) struct KinWorkspace {
     pub(crate) o: Vec<LSe3>,
     pub(crate) s_world: Vec<V6>,
+    pub(crate) res: Vec<L>,
+}
+
+/// The lanes of `src` (one state's result laid out in lanes: entry `e` of state `l` at
+/// `src[e].0[l]`) that hold states of the group `g` (of `k`) into their rows of `dst`
+/// (`src.len()` numbers per state): four entries of four states at a time, a 4x4 transpose
+/// in registers rather than one scalar move per number.
+#[inline(always)]
+pub(crate) fn store_lanes(src: &[L], g: usize, k: usize, dst: &mut [f64]) {
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    if states == LANES {
+        let (r01, r23) = rows.split_at_mut(2 * per);
+        let (r0, r1) = r01.split_at_mut(per);
+        let (r2, r3) = r23.split_at_mut(per);
+        let mut e = 0;
+        while e + 4 <= per {
+            let (a, b, c, d) = (src[e], src[e + 1], src[e + 2], src[e + 3]);
+            r0[e..e + 4].copy_from_slice(&[a.0[0], b.0[0], c.0[0], d.0[0]]);
+            r1[e..e + 4].copy_from_slice(&[a.0[1], b.0[1], c.0[1], d.0[1]]);
+            r2[e..e + 4].copy_from_slice(&[a.0[2], b.0[2], c.0[2], d.0[2]]);
+            r3[e..e + 4].copy_from_slice(&[a.0[3], b.0[3], c.0[3], d.0[3]]);
+            e += 4;
+        }
+        for e in e..per {
+            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        }
+    } else {
+        for (l, row) in rows.chunks_exact_mut(per).enumerate() {
+            for (o, x) in row.iter_mut().zip(src) {
+                *o = x.0[l];
+            }
+        }
+    }
 }
 
 impl KinWorkspace {
@@ -23,7 +58,8 @@ impl KinWorkspace {
         let mut o = vec![LSe3::default(); model.njoints];
         let (one, zero) = (L::splat(1.0), L::splat(0.0));
         o[0].r = [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
-        KinWorkspace { o, s_world: vec![[L::default(); 6]; model.nv] }
+        let res = vec![L::default(); (model.njoints * 16).max(6 * model.nv)];
+        KinWorkspace { o, s_world: vec![[L::default(); 6]; model.nv], res }
     }
 }
 
@@ -77,10 +113,23 @@ fn mul33(a: &M3, b: &M3) -> M3 {
     o
 }
 
+/// Where [`place`] puts `o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Frame {
+    /// `li` only.
+    None,
+    /// World placements.
+    World,
+    /// World placements, but a free-flyer root's body is the frame of its subtree (CRBA's
+    /// working frame, as the single kernel's).
+    Root,
+}
+
 /// Places the joints of the group of states `g * LANES ..` (of `k`, lanes past `k` repeating
-/// the last state): `li` always, the world placements `o` when `world`.
+/// the last state): `li` always, the placements `o` in `frame`.
 #[inline(always)]
-pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k: usize, q: &[f64], world: bool) {
+pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k: usize, q: &[f64], frame: Frame) {
+    let world = frame != Frame::None;
     let nq = model.nq;
     let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
     for i in 1..model.njoints {
@@ -115,7 +164,9 @@ pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k:
                 li[i].set_lane(l, &parent_placement(model, i, &q[s * nq..(s + 1) * nq]));
             }
         }
-        if world {
+        if frame == Frame::Root && p == 0 && model.joint_types[i] == JointType::FreeFlyer {
+            o[i] = o[0];
+        } else if world {
             // `Se3::compose`
             let (op, x) = (o[p], li[i]);
             o[i] = LSe3 { r: mul33(&op.r, &x.r), p: add3(mul_mv(&op.r, x.p), op.p) };
@@ -155,20 +206,18 @@ pub(crate) fn world_dofs(model: &Model, kw: &mut KinWorkspace) {
 pub(crate) fn fk_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
     let nj = m.njoints;
     for g in 0..k.div_ceil(LANES) {
-        place(m, &mut w.li, &mut kw.o, g, k, q, true);
-        for l in 0..LANES.min(k - g * LANES) {
-            let s = g * LANES + l;
-            for (j, x) in kw.o.iter().enumerate() {
-                let o = &mut out[(s * nj + j) * 16..][..16];
-                for r in 0..3 {
-                    o[r * 4] = x.r[r][0].0[l];
-                    o[r * 4 + 1] = x.r[r][1].0[l];
-                    o[r * 4 + 2] = x.r[r][2].0[l];
-                    o[r * 4 + 3] = x.p[r].0[l];
-                }
-                o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::World);
+        let (zero, one) = (L::splat(0.0), L::splat(1.0));
+        for (x, o) in kw.o.iter().zip(kw.res.chunks_exact_mut(16)) {
+            for r in 0..3 {
+                o[r * 4] = x.r[r][0];
+                o[r * 4 + 1] = x.r[r][1];
+                o[r * 4 + 2] = x.r[r][2];
+                o[r * 4 + 3] = x.p[r];
             }
+            o[12..].copy_from_slice(&[zero, zero, zero, one]);
         }
+        store_lanes(&kw.res[..nj * 16], g, k, out);
     }
 }
 
@@ -177,16 +226,14 @@ pub(crate) fn fk_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace,
 pub(crate) fn jacobian_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
     let nv = m.nv;
     for g in 0..k.div_ceil(LANES) {
-        place(m, &mut w.li, &mut kw.o, g, k, q, true);
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::World);
         world_dofs(m, kw);
-        for l in 0..LANES.min(k - g * LANES) {
-            let o = &mut out[(g * LANES + l) * 6 * nv..][..6 * nv];
-            for (d, s) in kw.s_world.iter().enumerate() {
-                for r in 0..6 {
-                    o[r * nv + d] = s[r].0[l];
-                }
+        for (d, s) in kw.s_world.iter().enumerate() {
+            for r in 0..6 {
+                kw.res[r * nv + d] = s[r];
             }
         }
+        store_lanes(&kw.res[..6 * nv], g, k, out);
     }
 }
 
@@ -194,7 +241,7 @@ pub(crate) fn jacobian_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWork
 #[inline(always)]
 pub(crate) fn gravity_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
     for g in 0..k.div_ceil(LANES) {
-        place(m, &mut w.li, &mut kw.o, g, k, q, false);
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::None);
         w.a_gf[0] = LMotion::splat(&-m.gravity);
         for i in 1..m.njoints {
             let a = w.li[i].inv_act_motion(w.a_gf[m.parents[i]]);
