@@ -3,17 +3,19 @@
 // computeJointJacobians cycling over 1024 states (q = integrate(neutral, v0), v0, v, a uniform
 // in ±1), the fastest of --rounds rounds of thread CPU time. One JSON line per algorithm.
 //
-//     pinocchio_single_bench MODEL.bin [--rounds 15] [--time 0.2]
+//     pinocchio_single_bench MODEL.txt [--rounds 15] [--time 0.2]
 //
-// MODEL.bin: `pin.buildModelFromUrdf(...).saveToBinary(path)`; built by
-// scripts/bench-batch-vs-pinocchio.py with g++ against the pin wheel's headers and an Eigen.
+// MODEL.txt: the joints of `pin.buildModelFromUrdf(...)` written by
+// scripts/bench-batch-vs-pinocchio.py, which builds this with g++ against the pin wheel's
+// headers and library and the cmeel-eigen wheel's headers.
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/jacobian.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/kinematics.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
-#include <pinocchio/serialization/model.hpp>
+#include <pinocchio/multibody.hpp>
+#include <fstream>
 
 #include <cstdio>
 #include <cstring>
@@ -37,10 +39,42 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[k], "--rounds")) rounds = std::atoi(argv[++k]);
     if (!std::strcmp(argv[k], "--time")) budget = std::atof(argv[++k]);
   }
-  // the model as pin.buildModelFromUrdf built it, saved by model.saveToBinary (the wheel's
-  // headers have no urdfdom to parse URDF here)
+  // the model as pin.buildModelFromUrdf built it, one joint a line (the wheel's headers have no
+  // urdfdom to parse URDF, nor boost serialization): kind parent placement(R row-major, p)
+  // mass com inertia(xx xy xz yy yz zz) [axis]
   pinocchio::Model model;
-  model.loadFromBinary(path);
+  std::ifstream in(path);
+  std::string kind;
+  while (in >> kind) {
+    int parent;
+    double r[9], p[3], mass, c[3], I[6];
+    in >> parent;
+    for (double& x : r) in >> x;
+    for (double& x : p) in >> x;
+    in >> mass >> c[0] >> c[1] >> c[2];
+    for (double& x : I) in >> x;
+    Eigen::Vector3d axis(0, 0, 0);
+    if (kind == "JointModelPrismaticUnaligned" || kind == "JointModelRevoluteUnaligned") in >> axis[0] >> axis[1] >> axis[2];
+    Eigen::Matrix3d R;
+    R << r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8];
+    pinocchio::SE3 placement(R, Eigen::Vector3d(p[0], p[1], p[2]));
+    pinocchio::JointIndex j;
+    std::string name = "j" + std::to_string(model.njoints);
+    if (kind == "JointModelRX") j = model.addJoint(parent, pinocchio::JointModelRX(), placement, name);
+    else if (kind == "JointModelRY") j = model.addJoint(parent, pinocchio::JointModelRY(), placement, name);
+    else if (kind == "JointModelRZ") j = model.addJoint(parent, pinocchio::JointModelRZ(), placement, name);
+    else if (kind == "JointModelPX") j = model.addJoint(parent, pinocchio::JointModelPX(), placement, name);
+    else if (kind == "JointModelPY") j = model.addJoint(parent, pinocchio::JointModelPY(), placement, name);
+    else if (kind == "JointModelPZ") j = model.addJoint(parent, pinocchio::JointModelPZ(), placement, name);
+    else if (kind == "JointModelFreeFlyer") j = model.addJoint(parent, pinocchio::JointModelFreeFlyer(), placement, name);
+    else if (kind == "JointModelPrismaticUnaligned") j = model.addJoint(parent, pinocchio::JointModelPrismaticUnaligned(axis), placement, name);
+    else if (kind == "JointModelRevoluteUnaligned") j = model.addJoint(parent, pinocchio::JointModelRevoluteUnaligned(axis), placement, name);
+    else { std::fprintf(stderr, "joint kind %s not handled\n", kind.c_str()); return 1; }
+    Eigen::Matrix3d Ic;
+    Ic << I[0], I[1], I[2], I[1], I[3], I[4], I[2], I[4], I[5];
+    model.appendBodyToJoint(j, pinocchio::Inertia(mass, Eigen::Vector3d(c[0], c[1], c[2]), Ic));
+  }
+  model.name = path.substr(path.find_last_of('/') + 1);
   pinocchio::Data data(model);
   const int n = 1024;
   std::mt19937_64 rng(3);

@@ -1,8 +1,10 @@
 //! Dynamics of many states at once (issue 33): each function takes `n` states stacked row by
 //! row (`q` of `n * nq` numbers, `v`, `a`, `tau` of `n * nv`) and writes `n` results, row-major
 //! (a vector result `n * nv`, a matrix `n * rows * cols`, row by row), each equal bit for bit
-//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s: equal
-//! to rounding (every entry within `1e-12 · (1 + max |q̈|)` of the single call's, record 0068).
+//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s, [`crba`]'s
+//! and [`mass_matrix_inverse`]'s: equal to rounding (every entry within `1e-12 · (1 + max |q̈|)`
+//! of the single call's, record 0068; `1e-12 · (1 + max |M|)` for M and that times
+//! `max |M⁻¹|²` for M⁻¹, record 0075).
 //!
 //! | function | per state | single-state function |
 //! | --- | --- | --- |
@@ -19,14 +21,16 @@
 //!
 //! A [`BatchWorkspace`] holds one slot of buffers per thread (a [`Data`], a
 //! [`DerivativesWorkspace`], the argument vectors and the lane buffers), allocated once:
-//! a batched call allocates nothing on one thread. On `t > 1` threads the states are cut into
-//! `t` contiguous chunks run under [`std::thread::scope`] (the spawns allocate a few small
-//! blocks per call, none per state); each state's result is the same whatever the number of
-//! threads, since every state is computed by the same kernel from its own inputs only.
+//! a batched call allocates nothing on one thread. On `t > 1` threads the calling thread and
+//! `t − 1` tasks of rayon's pool claim chunks of 16–64 states from a shared queue (`run.rs`);
+//! each state's result is the same whatever the number of threads, since every state is
+//! computed by the same kernel from its own inputs only.
 //!
-//! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
-//! (`batch/lanes.rs`, every joint kind; ABA on the symmetric half of the articulated inertia,
-//! `batch/aba_lanes.rs`); the others loop the single-state kernels over the states.
+//! Every function but the two derivatives runs four states at once in SIMD lanes
+//! (`batch/lanes.rs`): RNEA and the nonlinear effects in `rnea_lanes.rs`, ABA on the symmetric
+//! half of the articulated inertia in `aba_lanes.rs`, placements, forward kinematics, Jacobian
+//! columns and gravity in `kin_lanes.rs`, CRBA and M⁻¹ in `crba_lanes.rs`; the derivatives
+//! loop the single-state kernels over the states.
 
 mod aba_lanes;
 mod crba_lanes;
