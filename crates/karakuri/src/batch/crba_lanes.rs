@@ -212,7 +212,8 @@ fn invert(m: &Model, cw: &mut CrbaWorkspace) {
 
 /// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
 #[inline(always)]
-fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
     let n = m.nv;
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);

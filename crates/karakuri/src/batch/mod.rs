@@ -253,4 +253,43 @@ mod tests {
             }
         }
     }
+
+    /// Kinematics, gravity, CRBA and M⁻¹ in lanes compiled portable give the dispatched
+    /// (AVX2 where the CPU has it) build's bits.
+    #[test]
+    fn portable_kin_and_crba_lanes_equal_the_dispatched_build() {
+        use super::{crba_lanes, kin_lanes};
+        for (name, root) in [("panda", urdf::Root::Fixed), ("talos_reduced", urdf::Root::FreeFlyer)] {
+            let path = format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR"));
+            let model = urdf::load(path, root).unwrap();
+            let (k, nv, nj) = (6, model.nv, model.njoints);
+            let mut rng = SplitMix64::new(9);
+            let mut q = vec![];
+            for _ in 0..k {
+                q.extend(alg::random_configuration(&model, &mut rng).iter());
+            }
+            let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), kin_lanes::KinWorkspace::new(&model), crba_lanes::CrbaWorkspace::new(&model));
+            let mut ws = super::BatchWorkspace::new(&model, 1);
+            let bits = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            let (mut a, mut b) = (vec![0.0; k * nj * 16], vec![0.0; k * nj * 16]);
+            kin_lanes::fk_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::forward_kinematics(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} fk");
+            let (mut a, mut b) = (vec![0.0; k * 6 * nv], vec![0.0; k * 6 * nv]);
+            kin_lanes::jacobian_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::joint_jacobians(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} jacobians");
+            let (mut a, mut b) = (vec![0.0; k * nv], vec![0.0; k * nv]);
+            kin_lanes::gravity_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::gravity_torques(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} gravity");
+            let (mut a, mut b) = (vec![0.0; k * nv * nv], vec![0.0; k * nv * nv]);
+            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, false, k, &q, &mut a);
+            super::crba(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} crba");
+            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, true, k, &q, &mut a);
+            super::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} minv");
+        }
+    }
 }

@@ -90,11 +90,12 @@ where
     // about eight claims per thread
     let chunk = n.div_ceil(threads * 8).clamp(MIN_CHUNK, MAX_CHUNK).next_multiple_of(LANES);
     let queue = Mutex::new(Queue { ins: ins.map(|x| x.1), outs: outs.map(|x| x.1), left: n });
-    let work = |slot: &mut Slot| loop {
-        // a poisoned lock means another thread's kernel panicked: that panic is re-raised by
-        // the scope; this thread just stops claiming
-        let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(chunk, &per_in, &per_out)) else { break };
-        kernel(model, slot, k, i, o);
+    // a poisoned lock means another thread's kernel panicked: that panic is re-raised by the
+    // scope; this thread just stops claiming
+    let work = |slot: &mut Slot| {
+        while let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(chunk, &per_in, &per_out)) {
+            kernel(model, slot, k, i, o);
+        }
     };
     let work = &work;
     let (first, others) = slots.0.split_at_mut(1);
