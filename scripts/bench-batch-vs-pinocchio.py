@@ -64,7 +64,7 @@ def pinocchio_cpp(name, floating, rounds):
             row += [inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]]
             if kind in ("JointModelPrismaticUnaligned", "JointModelRevoluteUnaligned"):
                 row += list(jm.extract().axis)
-            f.write(kind + " " + " ".join(repr(float(x)) for x in row) + "\n")
+            f.write(f"{kind} {row[0]} " + " ".join(repr(float(x)) for x in row[1:]) + "\n")
     out = subprocess.run([str(PIN_BENCH), str(path), "--rounds", str(rounds)], check=True, capture_output=True, text=True).stdout
     return {d["algo"]: d["pinocchio_single"] for d in map(json.loads, out.splitlines())}
 
