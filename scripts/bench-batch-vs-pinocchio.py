@@ -5,8 +5,8 @@
     or: cargo build --release -p karakuri --example batch_bench
         PYTHONPATH=<karakuri package> python3 scripts/bench-batch-vs-pinocchio.py [--time 0.3] [--rounds 7] [--write-doc]
 
-Per robot and algorithm (rnea, aba; rnea_derivatives, aba_derivatives in the one-core table), ns
-per state:
+Per robot and algorithm (rnea, aba; rnea_derivatives, aba_derivatives in the one-core table;
+then crba, minv, fk, gravity, jacobians), ns per state:
 
 * karakuri in Rust (crates/karakuri/examples/batch_bench.rs): its single call cycling over 1024
   random states; the batched call on N = 1, 8, 64, 1024 states on one thread; N = 1024 on two
@@ -18,7 +18,12 @@ per state:
   `computeRNEADerivatives` / `computeABADerivatives` less the cost of a call from Python
   (rnea's Python loop less its C++ loop);
 * from Python: `karakuri.batch.rnea(model, Q, V, A)` on 1 and 2 threads against a Python loop
-  of `pin.rnea` over the same 1024 states.
+  of `pin.rnea` over the same 1024 states;
+* crba, minv (M⁻¹), fk, gravity, jacobians: karakuri in Rust as above, against Pinocchio's
+  single calls (`crba`, `computeMinverse`, `forwardKinematics`, `computeGeneralizedGravity`,
+  `computeJointJacobians`) in a C++ loop over 1024 states: scripts/pinocchio_single_bench.cpp,
+  built here with g++ against the pin wheel's headers and library and the cmeel-eigen wheel's
+  headers (`PIN_BENCH` names a built binary; without one these rows leave Pinocchio out).
 
 Every figure is the fastest of `--rounds` rounds: thread CPU time for work on one thread,
 wall time on two (on a shared machine the fastest round is the least disturbed one; two
@@ -28,6 +33,7 @@ threads gain only when two cores are free). Both libraries load the same URDF fi
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import time
@@ -43,6 +49,28 @@ BENCH = ROOT / "target" / "release" / "examples" / "batch_bench"
 ROBOTS = [("ur5", False), ("panda", False), ("solo12", True), ("talos_reduced", True)]
 N = 1024
 HEADING = "## Many states at once: karakuri.batch (issue 33)"
+MORE = ("crba", "minv", "fk", "gravity", "jacobians")
+PIN_BENCH = Path(os.environ.get("PIN_BENCH", ROOT / "target" / "release" / "pinocchio_single_bench"))
+
+
+def pinocchio_cpp(name, floating, rounds):
+    """Pinocchio's single calls in a C++ loop ({algo: ns per state}), or {} without the binary."""
+    if not PIN_BENCH.exists():
+        return {}
+    urdf = str(ROOT / "tests" / "data" / f"{name}.urdf")
+    model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(urdf)
+    path = PIN_BENCH.parent / f"{name}.pinmodel"
+    with open(path, "w") as f:
+        for j in range(1, model.njoints):
+            jm, M, Y = model.joints[j], model.jointPlacements[j], model.inertias[j]
+            kind, inertia = jm.shortname(), Y.inertia
+            row = [model.parents[j], *M.rotation.flatten(), *M.translation, Y.mass, *Y.lever]
+            row += [inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]]
+            if kind in ("JointModelPrismaticUnaligned", "JointModelRevoluteUnaligned"):
+                row += list(jm.extract().axis)
+            f.write(f"{kind} {row[0]} " + " ".join(repr(float(x)) for x in row[1:]) + "\n")
+    out = subprocess.run([str(PIN_BENCH), str(path), "--rounds", str(rounds)], check=True, capture_output=True, text=True).stdout
+    return {d["algo"]: d["pinocchio_single"] for d in map(json.loads, out.splitlines())}
 
 
 def best(rounds, f, units, threads=1):
@@ -144,13 +172,28 @@ def tables(rows):
     return "\n".join(one), "\n".join(two)
 
 
+def more_table(rows):
+    out = [
+        "| robot (nv) | call | karakuri single | batch N=1 | N=8 | N=64 | N=1024 | N=1024 / karakuri single | 1 thread (wall) | 2 threads | speed-up | Pinocchio single (C++ loop) | N=1024 / Pinocchio |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, nv, algo, r, pc in rows:
+        b, w1, w2 = r["batch_1thread"], r["batch_1thread_wall_1024"], r["batch_2threads_1024"]
+        pin_cols = f"{pc:.0f} | **{b['1024'] / pc:.2f}**" if pc else "– | –"
+        out.append(
+            f"| {name} ({nv}) | {algo} | {r['single']:.0f} | {b['1']:.0f} | {b['8']:.0f} | {b['64']:.0f} | {b['1024']:.0f} | "
+            f"**{b['1024'] / r['single']:.2f}** | {w1:.0f} | {w2:.0f} | **{w1 / w2:.2f}** | {pin_cols} |"
+        )
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--time", type=float, default=0.3, help="seconds per karakuri figure in Rust")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--write-doc", action="store_true")
     args = ap.parse_args()
-    rows = []
+    rows, more = [], []
     load_start = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     for name, floating in ROBOTS:
         print(f">> {name}", flush=True)
@@ -159,25 +202,31 @@ def main():
         kp = karakuri_python(name, floating, args.rounds)
         for algo in ("rnea", "aba", "rnea_derivatives", "aba_derivatives"):
             rows.append((name, r[algo]["nv"], algo, r[algo], p[algo], kp.get(algo)))
+        pc = pinocchio_cpp(name, floating, args.rounds)
+        more.extend((name, r[a]["nv"], a, r[a], pc.get(a)) for a in MORE)
     one, two = tables(rows)
+    three = more_table(more)
     load = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     header = (
         f"ns per state; karakuri {karakuri.__version__}, pinocchio {pin.__version__}, Python {platform.python_version()}, "
         f"{platform.processor() or platform.machine()}, load average {' '.join(load_start)} at the start of the run, "
         f"{' '.join(load)} at the end."
     )
-    print(header, one, two, sep="\n\n")
+    print(header, one, two, three, sep="\n\n")
     if args.write_doc:
-        write_doc(header, one, two)
+        write_doc(header, one, two, three)
 
 
-def write_doc(header, one, two):
+def write_doc(header, one, two, three):
     doc = ROOT / "docs" / "PERFORMANCE.md"
     text = doc.read_text()
     start = text.index(HEADING)
     gen_start = text.index("<!-- batch tables -->", start)
     gen_end = text.index("<!-- end of batch tables -->", gen_start)
-    body = f"<!-- batch tables -->\n{header}\n\nOne core:\n\n{one}\n\nTwo threads, and from Python:\n\n{two}\n"
+    body = (
+        f"<!-- batch tables -->\n{header}\n\nOne core:\n\n{one}\n\nTwo threads, and from Python:\n\n{two}\n\n"
+        f"The other batched functions (one core, then two threads in wall time):\n\n{three}\n"
+    )
     doc.write_text(text[:gen_start] + body + text[gen_end:])
 
 

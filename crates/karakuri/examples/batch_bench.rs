@@ -7,7 +7,8 @@
 //! time on one thread, wall time on two: on a shared machine the fastest round is the one
 //! least disturbed), per state: the single
 //! call cycling over 1024 random states; the batched call on N = 1, 8, 64, 1024 states on one
-//! thread; N = 1024 on two threads.
+//! thread; N = 1024 on two threads and, beside it, on one thread in wall time (the ratio's base).
+//! Algorithms: rnea, aba, crba, minv (M⁻¹), fk, gravity, jacobians (`--only a,b` picks some).
 
 #![allow(unsafe_code)] // clock_gettime
 
@@ -20,6 +21,8 @@ use std::time::Instant;
 
 const STATES: usize = 1024;
 const ROUNDS: usize = 15;
+/// Every batched function timed, in the order of the tables (`--only rnea,crba` picks some).
+const ALGOS: [&str; 7] = ["rnea", "aba", "crba", "minv", "fk", "gravity", "jacobians"];
 
 /// ns of CPU time this thread has run (`CLOCK_THREAD_CPUTIME_ID`, as `karakuri bench`), so that
 /// time spent waiting for a core on a shared machine does not count.
@@ -75,23 +78,45 @@ fn main() {
         })
         .collect();
     let mut data = karakuri::Data::new(&model);
-    let mut out = vec![0.0; STATES * nv];
+    let nj = model.njoints;
+    let mut out = vec![0.0; STATES * (nv * nv).max(nj * 16).max(6 * nv)];
     let mut ws1 = BatchWorkspace::new(&model, 1);
     let mut ws2 = BatchWorkspace::new(&model, 2);
-    for algo in ["rnea", "aba"] {
+    let only: Option<&String> = args.iter().position(|a| a == "--only").map(|k| &args[k + 1]);
+    for algo in ALGOS.iter().filter(|a| only.is_none_or(|o| o.split(',').any(|x| x == **a))) {
         let single = time(budget, STATES, true, || {
             for [q, v, a] in &singles {
-                match algo {
-                    "rnea" => black_box(alg::inverse_dynamics(&model, &mut data, q, v, a)),
-                    _ => black_box(alg::forward_dynamics(&model, &mut data, q, v, a)),
+                match *algo {
+                    "rnea" => drop(black_box(alg::inverse_dynamics(&model, &mut data, q, v, a))),
+                    "aba" => drop(black_box(alg::forward_dynamics(&model, &mut data, q, v, a))),
+                    "crba" => drop(black_box(alg::mass_matrix(&model, &mut data, q))),
+                    "minv" => drop(black_box(alg::mass_matrix_inverse(&model, &mut data, q))),
+                    "fk" => {
+                        alg::forward_kinematics(&model, &mut data, q);
+                        black_box(&data);
+                    }
+                    "gravity" => drop(black_box(alg::gravity_torques(&model, &mut data, q))),
+                    _ => drop(black_box(alg::joint_jacobians(&model, &mut data, q))),
                 };
             }
         });
         let mut run = |ws: &mut BatchWorkspace, n: usize| {
-            let (q, v, a, o) = (&q[..n * nq], &v[..n * nv], &a[..n * nv], &mut out[..n * nv]);
-            match algo {
+            let (q, v, a) = (&q[..n * nq], &v[..n * nv], &a[..n * nv]);
+            let per = match *algo {
+                "crba" | "minv" => nv * nv,
+                "fk" => nj * 16,
+                "jacobians" => 6 * nv,
+                _ => nv,
+            };
+            let o = &mut out[..n * per];
+            match *algo {
                 "rnea" => batch::rnea(&model, ws, q, v, a, o).unwrap(),
-                _ => batch::aba(&model, ws, q, v, a, o).unwrap(),
+                "aba" => batch::aba(&model, ws, q, v, a, o).unwrap(),
+                "crba" => batch::crba(&model, ws, q, o).unwrap(),
+                "minv" => batch::mass_matrix_inverse(&model, ws, q, o).unwrap(),
+                "fk" => batch::forward_kinematics(&model, ws, q, o).unwrap(),
+                "gravity" => batch::gravity_torques(&model, ws, q, o).unwrap(),
+                _ => batch::joint_jacobians(&model, ws, q, o).unwrap(),
             }
             black_box(&o);
         };
@@ -100,8 +125,10 @@ fn main() {
             .map(|&n| format!("\"{n}\": {:.1}", time(budget, n, true, || run(&mut ws1, n))))
             .collect();
         let two = time(budget, STATES, false, || run(&mut ws2, STATES));
+        // the same call on one thread in wall time, beside it: the two-thread ratio's base
+        let one_wall = time(budget, STATES, false, || run(&mut ws1, STATES));
         println!(
-            "{{\"robot\": \"{}\", \"nv\": {nv}, \"algo\": \"{algo}\", \"single\": {single:.1}, \"batch_1thread\": {{{}}}, \"batch_2threads_1024\": {two:.1}}}",
+            "{{\"robot\": \"{}\", \"nv\": {nv}, \"algo\": \"{algo}\", \"single\": {single:.1}, \"batch_1thread\": {{{}}}, \"batch_1thread_wall_1024\": {one_wall:.1}, \"batch_2threads_1024\": {two:.1}}}",
             model.name,
             per_n.join(", ")
         );

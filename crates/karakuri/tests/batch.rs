@@ -1,5 +1,5 @@
 //! Every batched function (karakuri::batch) against the single-state function it batches, bit
-//! for bit (ABA: within the tolerance of record 0068), state by state, on random trees of every
+//! for bit (ABA, CRBA, M⁻¹: within the tolerances of records 0068 and 0075), state by state, on random trees of every
 //! joint kind and on every reference robot of tests/data, on 1, 2 and 3 threads; and the errors
 //! of bad arguments.
 
@@ -66,8 +66,13 @@ fn same(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64]) {
 const ABA_TOL: f64 = 1e-12;
 
 fn close(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64]) -> f64 {
-    assert_eq!(got.len(), want.len());
     let scale = 1.0 + want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    close_at(what, model, s, got, want, scale)
+}
+
+/// Every entry within `ABA_TOL · scale` of the single call's; the largest error over `scale`.
+fn close_at(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64], scale: f64) -> f64 {
+    assert_eq!(got.len(), want.len());
     let mut worst = 0.0f64;
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
         let e = (g - w).abs() / scale;
@@ -75,6 +80,15 @@ fn close(what: &str, model: &Model, s: usize, got: &[f64], want: &[f64]) -> f64 
         worst = worst.max(e);
     }
     worst
+}
+
+/// CRBA and M⁻¹ in lanes sum the composite inertias in world coordinates and factorise M
+/// densely on its pattern (record 0075), so M differs from the single call's by rounding
+/// (within `ABA_TOL · (1 + max |M|)`), and M⁻¹ by that rounding carried through the inverse:
+/// `|Δ(M⁻¹)| ≤ |M⁻¹| |ΔM| |M⁻¹|`, so within `ABA_TOL · (1 + max |M|) · max |M⁻¹|²` (the
+/// factorisations' own roundings are of the same order).
+fn minv_scale(m: &DMatrix<f64>, minv: &DMatrix<f64>) -> f64 {
+    (1.0 + m.amax()) * minv.amax() * minv.amax()
 }
 
 fn batched(model: &Model, x: &[Vec<f64>; 4], threads: usize) -> Vec<Vec<f64>> {
@@ -121,12 +135,17 @@ fn check_against_single(model: &Model, x: &[Vec<f64>; 4], out: &[Vec<f64>]) {
         same("rnea", model, s, got(1), alg::inverse_dynamics(model, &mut d, &q, &v, &a).as_slice());
         same("nonlinear_effects", model, s, got(2), alg::nonlinear_effects(model, &mut d, &q, &v).as_slice());
         same("gravity_torques", model, s, got(3), alg::gravity_torques(model, &mut d, &q).as_slice());
-        same("crba", model, s, got(4), &row_major(alg::mass_matrix(model, &mut d, &q)));
+        let mass = alg::mass_matrix(model, &mut d, &q).clone();
+        let e_m = close("crba", model, s, got(4), &row_major(&mass));
         let e = close("aba", model, s, got(5), alg::forward_dynamics(model, &mut d, &q, &v, &tau).as_slice());
         if std::env::var_os("BATCH_ABA_ERRORS").is_some() {
             println!("{} aba state {s}: {e:e}", model.name);
         }
-        same("mass_matrix_inverse", model, s, got(6), &row_major(alg::mass_matrix_inverse(model, &mut d, &q)));
+        let minv = alg::mass_matrix_inverse(model, &mut d, &q).clone();
+        let e_mi = close_at("mass_matrix_inverse", model, s, got(6), &row_major(&minv), minv_scale(&mass, &minv));
+        if std::env::var_os("BATCH_ABA_ERRORS").is_some() {
+            println!("{} crba {e_m:e} minv {e_mi:e}", model.name);
+        }
         same("joint_jacobians", model, s, got(7), &row_major(alg::joint_jacobians(model, &mut d, &q)));
         alg::rnea_derivatives(model, &mut d, &mut ws, &q, &v, &a);
         same("rnea_derivatives dtau_dq", model, s, got(8), &row_major(&ws.dtau_dq));

@@ -262,7 +262,7 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
 /// rotation, the identity if unrotated). `None` for every other joint (placed lane by lane by
 /// the scalar code).
 #[inline(always)]
-fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
+pub(crate) fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
     let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
         return None;
     };
@@ -289,15 +289,33 @@ fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> 
 }
 
 /// `spatial::sin_cos` in lanes, operation for operation (Cody–Waite reduction, Estrin
-/// polynomials, the quadrant as products by 0 and ±1); a lane outside |x| < 1e5 (or NaN) takes
-/// libm's `sin_cos`, as the scalar function does. The constants are trig.rs's.
+/// polynomials, the quadrant as products by 0 and ±1); a group with a lane outside |x| < 1e5
+/// (or NaN) takes the scalar function lane by lane (libm's `sin_cos` there, as the scalar
+/// function does). The constants are trig.rs's. The test for far lanes comes first and the
+/// quadrant is read in plain loops, so that the polynomials stay in vector registers (a
+/// per-lane fix-up after them, and `array::from_fn` closures, made LLVM compute them one lane
+/// at a time: record 0075).
 #[inline(always)]
-fn sin_cos(x: L) -> (L, L) {
+pub(crate) fn sin_cos(x: L) -> (L, L) {
     const PIO2_HI: f64 = 1.5707963267341256;
     const PIO2_MID: f64 = 6.077100506506192e-11;
     const PIO2_LO: f64 = 3.5215598651832e-27;
     const ROUND: f64 = 6755399441055744.0;
     const QUADRANT: [[f64; 4]; 4] = [[1.0, 0.0, 0.0, 1.0], [0.0, -1.0, 1.0, 0.0], [-1.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.0]];
+    let mut far = false;
+    for l in 0..LANES {
+        #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN takes libm's path too
+        {
+            far |= !(x.0[l].abs() < 1e5);
+        }
+    }
+    if far {
+        let (mut sn, mut cs) = (L::splat(0.0), L::splat(0.0));
+        for l in 0..LANES {
+            (sn.0[l], cs.0[l]) = crate::spatial::sin_cos(x.0[l]);
+        }
+        return (sn, cs);
+    }
     let sp = L::splat;
     let t = x * sp(std::f64::consts::FRAC_2_PI) + sp(ROUND);
     let k = t - sp(ROUND);
@@ -311,15 +329,14 @@ fn sin_cos(x: L) -> (L, L) {
     let cos_poly = ((sp(-0.5) + z * sp(1.0 / 24.0)) + z2 * (sp(-1.0 / 720.0) + z * sp(1.0 / 40320.0)))
         + z4 * ((sp(-1.0 / 3628800.0) + z * sp(1.0 / 479001600.0)) + z2 * (sp(-1.0 / 87178291200.0) + z * sp(1.0 / 20922789888000.0)));
     let c = sp(1.0) + z * cos_poly;
-    let m: [L; 4] = std::array::from_fn(|j| L(std::array::from_fn(|l| QUADRANT[(t.0[l].to_bits() & 3) as usize][j])));
-    let (mut sn, mut cs) = (m[0] * s + m[2] * c, m[1] * s + m[3] * c);
+    let mut m = [L::splat(0.0); 4];
     for l in 0..LANES {
-        #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN takes libm's path too
-        if !(x.0[l].abs() < 1e5) {
-            (sn.0[l], cs.0[l]) = x.0[l].sin_cos();
+        let quadrant = &QUADRANT[(t.0[l].to_bits() & 3) as usize];
+        for j in 0..4 {
+            m[j].0[l] = quadrant[j];
         }
     }
-    (sn, cs)
+    (m[0] * s + m[2] * c, m[1] * s + m[3] * c)
 }
 
 /// `λX_i`'s rotation as `P R_a(θ)` for a revolute joint about ±x, ±y, ±z (`a`) behind a placement

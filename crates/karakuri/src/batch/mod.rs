@@ -1,46 +1,50 @@
 //! Dynamics of many states at once (issue 33): each function takes `n` states stacked row by
 //! row (`q` of `n * nq` numbers, `v`, `a`, `tau` of `n * nv`) and writes `n` results, row-major
 //! (a vector result `n * nv`, a matrix `n * rows * cols`, row by row), each equal bit for bit
-//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s: equal
-//! to rounding (every entry within `1e-12 · (1 + max |q̈|)` of the single call's, record 0068).
+//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s, [`crba`]'s
+//! and [`mass_matrix_inverse`]'s: equal to rounding (every entry within `1e-12 · (1 + max |q̈|)`
+//! of the single call's, record 0068; `1e-12 · (1 + max |M|)` for M and that times
+//! `max |M⁻¹|²` for M⁻¹, record 0075).
 //!
 //! | function | per state | single-state function |
 //! | --- | --- | --- |
-//! | [`forward_kinematics`] | `njoints` world placements, 4x4 homogeneous | [`algorithms::forward_kinematics`] |
-//! | [`rnea`] | τ `(nv)` | [`algorithms::inverse_dynamics`] |
-//! | [`nonlinear_effects`] | C q̇ + g `(nv)` | [`algorithms::nonlinear_effects`] |
-//! | [`gravity_torques`] | g `(nv)` | [`algorithms::gravity_torques`] |
-//! | [`crba`] | M `(nv x nv)` | [`algorithms::mass_matrix`] |
-//! | [`aba`] | q̈ `(nv)` | [`algorithms::forward_dynamics`] |
-//! | [`mass_matrix_inverse`] | M⁻¹ `(nv x nv)` | [`algorithms::mass_matrix_inverse`] |
-//! | [`joint_jacobians`] | world Jacobian `(6 x nv)` | [`algorithms::joint_jacobians`] |
-//! | [`rnea_derivatives`] | ∂τ/∂q, ∂τ/∂v, M | [`algorithms::rnea_derivatives`] |
-//! | [`aba_derivatives`] | ∂q̈/∂q, ∂q̈/∂v, M⁻¹ | [`algorithms::aba_derivatives`] |
+//! | [`forward_kinematics`] | `njoints` world placements, 4x4 homogeneous | [`algorithms::forward_kinematics`](crate::algorithms::forward_kinematics) |
+//! | [`rnea`] | τ `(nv)` | [`algorithms::inverse_dynamics`](crate::algorithms::inverse_dynamics) |
+//! | [`nonlinear_effects`] | C q̇ + g `(nv)` | [`algorithms::nonlinear_effects`](crate::algorithms::nonlinear_effects) |
+//! | [`gravity_torques`] | g `(nv)` | [`algorithms::gravity_torques`](crate::algorithms::gravity_torques) |
+//! | [`crba`] | M `(nv x nv)` | [`algorithms::mass_matrix`](crate::algorithms::mass_matrix) |
+//! | [`aba`] | q̈ `(nv)` | [`algorithms::forward_dynamics`](crate::algorithms::forward_dynamics) |
+//! | [`mass_matrix_inverse`] | M⁻¹ `(nv x nv)` | [`algorithms::mass_matrix_inverse`](crate::algorithms::mass_matrix_inverse) |
+//! | [`joint_jacobians`] | world Jacobian `(6 x nv)` | [`algorithms::joint_jacobians`](crate::algorithms::joint_jacobians) |
+//! | [`rnea_derivatives`] | ∂τ/∂q, ∂τ/∂v, M | [`algorithms::rnea_derivatives`](crate::algorithms::rnea_derivatives) |
+//! | [`aba_derivatives`] | ∂q̈/∂q, ∂q̈/∂v, M⁻¹ | [`algorithms::aba_derivatives`](crate::algorithms::aba_derivatives) |
 //!
 //! A [`BatchWorkspace`] holds one slot of buffers per thread (a [`Data`], a
 //! [`DerivativesWorkspace`], the argument vectors and the lane buffers), allocated once:
-//! a batched call allocates nothing on one thread. On `t > 1` threads the states are cut into
-//! `t` contiguous chunks run under [`std::thread::scope`] (the spawns allocate a few small
-//! blocks per call, none per state); each state's result is the same whatever the number of
-//! threads, since every state is computed by the same kernel from its own inputs only.
+//! a batched call allocates nothing on one thread. On `t > 1` threads the calling thread and
+//! `t − 1` tasks of rayon's pool claim chunks of 16–64 states from a shared queue (`run.rs`);
+//! each state's result is the same whatever the number of threads, since every state is
+//! computed by the same kernel from its own inputs only.
 //!
-//! [`rnea`], [`nonlinear_effects`] and [`aba`] run four states at once in SIMD lanes
-//! (`batch/lanes.rs`, every joint kind; ABA on the symmetric half of the articulated inertia,
-//! `batch/aba_lanes.rs`); the others loop the single-state kernels over the states.
-//! [`rnea_derivatives`] and [`aba_derivatives`] run their recursions in lanes too, bit for bit
-//! (`batch/rnea_derivatives_lanes.rs`, `batch/aba_derivatives_lanes.rs`, 0076).
+//! Every function runs four states at once in SIMD lanes (`batch/lanes.rs`): RNEA and the
+//! nonlinear effects in `rnea_lanes.rs`, ABA on the symmetric half of the articulated inertia in
+//! `aba_lanes.rs`, placements, forward kinematics, Jacobian columns and gravity in
+//! `kin_lanes.rs`, CRBA and M⁻¹ in `crba_lanes.rs` (0075), the RNEA derivatives'
+//! recursion in `rnea_derivatives_lanes.rs` and the ABA derivatives' passes in
+//! `aba_derivatives_lanes.rs` (0076, the factorisation per state).
 
 mod aba_derivatives_lanes;
 mod aba_lanes;
+mod crba_lanes;
+mod kin_lanes;
 mod lanes;
 mod rnea_derivatives_lanes;
 mod rnea_lanes;
 mod run;
 mod workspace;
 
-use crate::algorithms;
 use crate::model::Model;
-use nalgebra::{DMatrix, DVector};
+use kin_lanes::Kin;
 use run::run;
 pub use lanes::LANES;
 pub use workspace::{BatchError, BatchWorkspace};
@@ -58,43 +62,12 @@ fn states(model: &Model, ws: &BatchWorkspace, q: &[f64]) -> Result<usize, BatchE
     Ok(q.len() / model.nq)
 }
 
-/// State `s`'s row of `x` (`len` numbers per state) into `dst`.
-#[inline]
-fn load(dst: &mut DVector<f64>, x: &[f64], s: usize) {
-    let n = dst.len();
-    dst.as_mut_slice().copy_from_slice(&x[s * n..(s + 1) * n]);
-}
-
-/// `m` row-major into `out`.
-#[inline]
-fn store_row_major(m: &DMatrix<f64>, out: &mut [f64]) {
-    let c = m.ncols();
-    for (r, row) in out.chunks_exact_mut(c).enumerate() {
-        for (k, o) in row.iter_mut().enumerate() {
-            *o = m[(r, k)];
-        }
-    }
-}
-
 /// World placements of every joint (`njoints` 4x4 homogeneous matrices, row-major, the
 /// universe's the identity) of each state: `out` has `n * njoints * 16` numbers.
 pub fn forward_kinematics(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nj) = (states(model, ws, q)?, model.njoints);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nj * 16, "njoints x 4 x 4")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            algorithms::forward_kinematics(m, &mut slot.data, &slot.q);
-            for (j, x) in slot.data.o_m_i.iter().enumerate() {
-                let o = &mut out[(s * nj + j) * 16..][..16];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        o[r * 4 + c] = x.rotation[(r, c)];
-                    }
-                    o[r * 4 + 3] = x.translation[r];
-                }
-                o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
-            }
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Placements, k, q, out);
     })
 }
 
@@ -120,11 +93,7 @@ pub fn nonlinear_effects(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &
 pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv, "nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let t = algorithms::gravity_torques(m, &mut slot.data, &slot.q);
-            out[s * nv..(s + 1) * nv].copy_from_slice(t.as_slice());
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Gravity, k, q, out);
     })
 }
 
@@ -132,11 +101,7 @@ pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &
 pub fn crba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let mm = algorithms::mass_matrix(m, &mut slot.data, &slot.q);
-            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
-        }
+        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, false, k, q, out);
     })
 }
 
@@ -154,11 +119,7 @@ pub fn aba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], tau: &[
 pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let mm = algorithms::mass_matrix_inverse(m, &mut slot.data, &slot.q);
-            store_row_major(mm, &mut out[s * nv * nv..(s + 1) * nv * nv]);
-        }
+        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, true, k, q, out);
     })
 }
 
@@ -167,16 +128,12 @@ pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], ou
 pub fn joint_jacobians(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, 6 * nv, "6 x nv")], |m, slot, k, [q], [out]| {
-        for s in 0..k {
-            load(&mut slot.q, q, s);
-            let j = algorithms::joint_jacobians(m, &mut slot.data, &slot.q);
-            store_row_major(j, &mut out[s * 6 * nv..(s + 1) * 6 * nv]);
-        }
+        kin_lanes::kin_chunk(m, &mut slot.lanes, &mut slot.kin, Kin::Jacobians, k, q, out);
     })
 }
 
 /// ∂τ/∂q, ∂τ/∂v and M of τ = RNEA(q, v, a) of each state into `dtau_dq`, `dtau_dv`, `m_out`
-/// (each `n * nv * nv`; ∂/∂q in the tangent space, as [`algorithms::rnea_derivatives`]).
+/// (each `n * nv * nv`; ∂/∂q in the tangent space, as [`algorithms::rnea_derivatives`](crate::algorithms::rnea_derivatives)).
 #[allow(clippy::too_many_arguments)]
 pub fn rnea_derivatives(
     model: &Model,
@@ -197,7 +154,7 @@ pub fn rnea_derivatives(
 }
 
 /// ∂q̈/∂q, ∂q̈/∂v and M⁻¹ of q̈ = ABA(q, v, τ) of each state into `dqdd_dq`, `dqdd_dv`,
-/// `minv` (each `n * nv * nv`), as [`algorithms::aba_derivatives`].
+/// `minv` (each `n * nv * nv`), as [`algorithms::aba_derivatives`](crate::algorithms::aba_derivatives).
 #[allow(clippy::too_many_arguments)]
 pub fn aba_derivatives(
     model: &Model,
@@ -259,6 +216,45 @@ mod tests {
                 let scale = 1.0 + d.amax();
                 assert!(d.iter().zip(&ddq[s * nv..]).all(|(x, y)| (x - y).abs() <= 1e-12 * scale), "{name} aba state {s}");
             }
+        }
+    }
+
+    /// Kinematics, gravity, CRBA and M⁻¹ in lanes compiled portable give the dispatched
+    /// (AVX2 where the CPU has it) build's bits.
+    #[test]
+    fn portable_kin_and_crba_lanes_equal_the_dispatched_build() {
+        use super::{crba_lanes, kin_lanes};
+        for (name, root) in [("panda", urdf::Root::Fixed), ("talos_reduced", urdf::Root::FreeFlyer)] {
+            let path = format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR"));
+            let model = urdf::load(path, root).unwrap();
+            let (k, nv, nj) = (6, model.nv, model.njoints);
+            let mut rng = SplitMix64::new(9);
+            let mut q = vec![];
+            for _ in 0..k {
+                q.extend(alg::random_configuration(&model, &mut rng).iter());
+            }
+            let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), kin_lanes::KinWorkspace::new(&model), crba_lanes::CrbaWorkspace::new(&model));
+            let mut ws = super::BatchWorkspace::new(&model, 1);
+            let bits = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            let (mut a, mut b) = (vec![0.0; k * nj * 16], vec![0.0; k * nj * 16]);
+            kin_lanes::fk_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::forward_kinematics(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} fk");
+            let (mut a, mut b) = (vec![0.0; k * 6 * nv], vec![0.0; k * 6 * nv]);
+            kin_lanes::jacobian_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::joint_jacobians(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} jacobians");
+            let (mut a, mut b) = (vec![0.0; k * nv], vec![0.0; k * nv]);
+            kin_lanes::gravity_groups(&model, &mut w, &mut kw, k, &q, &mut a);
+            super::gravity_torques(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} gravity");
+            let (mut a, mut b) = (vec![0.0; k * nv * nv], vec![0.0; k * nv * nv]);
+            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, false, k, &q, &mut a);
+            super::crba(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} crba");
+            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, true, k, &q, &mut a);
+            super::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
+            assert!(bits(&a, &b), "{name} minv");
         }
     }
 }

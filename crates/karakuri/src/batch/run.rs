@@ -1,27 +1,66 @@
-//! The driver of every batched call: argument lengths checked, the states cut into contiguous
-//! chunks (one per thread, a multiple of the lane count), each chunk handed to the call's
-//! kernel with its slot of buffers and its rows of every argument. The chunks run as tasks of
-//! rayon's pool, whose threads are kept: a scoped thread spawned per call cost 20–50 µs, more
-//! than a whole call of 1024 ur5 states (0068).
+//! The driver of every batched call: argument lengths checked, the states cut into small
+//! chunks of consecutive states (a multiple of the lane count) that the calling thread and
+//! rayon's kept pool threads claim one after another from a shared queue, each chunk handed to
+//! the call's kernel with the claiming thread's slot of buffers and its rows of every argument.
+//! A pool thread that wakes late claims fewer chunks instead of holding up the call (record
+//! 0075; before, one fixed half per thread: 1.50x on two threads for ur5 RNEA). A scoped thread
+//! spawned per call cost 20–50 µs, more than a whole call of 1024 ur5 states (0068).
 
 use super::lanes::LANES;
 use super::workspace::{BatchError, Slot, Slots};
 use crate::model::Model;
+use std::sync::Mutex;
 
 /// Fewer states than this per thread and handing a chunk to another thread (a few µs) costs more
 /// than it saves.
 const MIN_STATES_PER_THREAD: usize = 32;
+/// The states of one claim: at least this many (a claim locks a mutex, tens of ns) ...
+const MIN_CHUNK: usize = 16;
+/// ... at most this many (the last claims decide how evenly the threads finish).
+const MAX_CHUNK: usize = 64;
 
 /// An input: name, numbers, numbers per state, what a state's entry is.
 pub(crate) type In<'a> = (&'static str, &'a [f64], usize, &'static str);
 /// An output, likewise.
 pub(crate) type Out<'a> = (&'static str, &'a mut [f64], usize, &'static str);
 
+/// The rows not yet claimed: every argument's rest, the states left.
+struct Queue<'a, 'b, const I: usize, const O: usize> {
+    ins: [&'a [f64]; I],
+    outs: [&'b mut [f64]; O],
+    left: usize,
+}
+
+/// A claim: its number of states and its rows of every argument.
+type Claim<'a, 'b, const I: usize, const O: usize> = (usize, [&'a [f64]; I], [&'b mut [f64]; O]);
+
+impl<'a, 'b, const I: usize, const O: usize> Queue<'a, 'b, I, O> {
+    /// The next `chunk` states (fewer at the end), `None` when none is left.
+    fn claim(&mut self, chunk: usize, per_in: &[usize; I], per_out: &[usize; O]) -> Option<Claim<'a, 'b, I, O>> {
+        if self.left == 0 {
+            return None;
+        }
+        let k = chunk.min(self.left);
+        self.left -= k;
+        let mut head_in: [&[f64]; I] = [&[]; I];
+        for i in 0..I {
+            (head_in[i], self.ins[i]) = self.ins[i].split_at(k * per_in[i]);
+        }
+        let mut head_out: [&mut [f64]; O] = std::array::from_fn(|_| Default::default());
+        for o in 0..O {
+            (head_out[o], self.outs[o]) = std::mem::take(&mut self.outs[o]).split_at_mut(k * per_out[o]);
+        }
+        Some((k, head_in, head_out))
+    }
+}
+
 /// Checks every argument's length against `n` states, then runs `kernel(model, slot, k, ins,
-/// outs)` on chunks of `k` states: on the calling thread alone, or as one task of rayon's pool
-/// per chunk but the last, which the calling thread runs (`in_place_scope`: one hand-off to a
-/// waiting pool thread, not two). The chunks and their order do not
-/// depend on the threads, so neither do the results.
+/// outs)` on chunks of `k` states: on the calling thread alone (one chunk of all), or on
+/// chunks of 16–64 states claimed in order by the calling thread and one task of rayon's pool
+/// per other thread (`in_place_scope`: the caller works from the start and never waits for a
+/// pool thread to wake). Each state's result depends on its own rows only (the lanes of a
+/// group are independent; a short last group repeats its last state), so neither the chunks
+/// nor the thread that claims them change a bit.
 pub(crate) fn run<'a, 'b, const I: usize, const O: usize, K>(
     model: &Model,
     slots: Slots<'_>,
@@ -43,36 +82,28 @@ where
     }
     let per_in: [usize; I] = std::array::from_fn(|i| ins[i].2);
     let per_out: [usize; O] = std::array::from_fn(|o| outs[o].2);
-    let mut rest_in: [&[f64]; I] = ins.map(|x| x.1);
-    let mut rest_out: [&mut [f64]; O] = outs.map(|x| x.1);
     let threads = slots.0.len().min(n.div_ceil(MIN_STATES_PER_THREAD)).max(1);
     if threads == 1 {
-        kernel(model, &mut slots.0[0], n, rest_in, rest_out);
+        kernel(model, &mut slots.0[0], n, ins.map(|x| x.1), outs.map(|x| x.1));
         return Ok(());
     }
-    let chunk = n.div_ceil(threads).next_multiple_of(LANES);
-    let kernel = &kernel;
-    rayon::in_place_scope(|scope| {
-        let mut left = n;
-        for slot in slots.0.iter_mut().take(threads) {
-            let k = chunk.min(left);
-            left -= k;
-            let mut head_in: [&[f64]; I] = [&[]; I];
-            for i in 0..I {
-                let (h, t) = rest_in[i].split_at(k * per_in[i]);
-                (head_in[i], rest_in[i]) = (h, t);
-            }
-            let mut head_out: [&mut [f64]; O] = std::array::from_fn(|_| Default::default());
-            for o in 0..O {
-                let (h, t) = std::mem::take(&mut rest_out[o]).split_at_mut(k * per_out[o]);
-                (head_out[o], rest_out[o]) = (h, t);
-            }
-            if left == 0 {
-                kernel(model, slot, k, head_in, head_out);
-                break;
-            }
-            scope.spawn(move |_| kernel(model, slot, k, head_in, head_out));
+    // about eight claims per thread
+    let chunk = n.div_ceil(threads * 8).clamp(MIN_CHUNK, MAX_CHUNK).next_multiple_of(LANES);
+    let queue = Mutex::new(Queue { ins: ins.map(|x| x.1), outs: outs.map(|x| x.1), left: n });
+    // a poisoned lock means another thread's kernel panicked: that panic is re-raised by the
+    // scope; this thread just stops claiming
+    let work = |slot: &mut Slot| {
+        while let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(chunk, &per_in, &per_out)) {
+            kernel(model, slot, k, i, o);
         }
+    };
+    let work = &work;
+    let (first, others) = slots.0.split_at_mut(1);
+    rayon::in_place_scope(|scope| {
+        for slot in others.iter_mut().take(threads - 1) {
+            scope.spawn(move |_| work(slot));
+        }
+        work(&mut first[0]);
     });
     Ok(())
 }

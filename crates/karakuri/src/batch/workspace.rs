@@ -1,12 +1,11 @@
 //! The bottom of the batch layer: [`BatchError`], the per-thread [`Slot`] of buffers and the
 //! [`BatchWorkspace`] that holds one slot per thread.
 
-use super::lanes;
 use super::rnea_derivatives_lanes::DerivLanes;
+use super::{crba_lanes, kin_lanes, lanes};
 use crate::algorithms::DerivativesWorkspace;
 use crate::data::Data;
 use crate::model::Model;
-use nalgebra::DVector;
 
 /// Why a batched call refused its arguments (nothing is computed then).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -49,9 +48,10 @@ pub enum BatchError {
 pub(crate) struct Slot {
     pub(crate) data: Data,
     pub(crate) derivatives: DerivativesWorkspace,
-    pub(crate) q: DVector<f64>,
     pub(crate) lanes: lanes::LaneWorkspace,
     pub(crate) derivs: DerivLanes,
+    pub(crate) kin: kin_lanes::KinWorkspace,
+    pub(crate) crba: crba_lanes::CrbaWorkspace,
 }
 
 impl Slot {
@@ -59,9 +59,10 @@ impl Slot {
         Slot {
             data: Data::new(model),
             derivatives: DerivativesWorkspace::new(model),
-            q: DVector::zeros(model.nq),
             lanes: lanes::LaneWorkspace::new(model),
             derivs: DerivLanes::new(model),
+            kin: kin_lanes::KinWorkspace::new(model),
+            crba: crba_lanes::CrbaWorkspace::new(model),
         }
     }
 }

@@ -1,0 +1,257 @@
+//! CRBA and M⁻¹ in lanes, four states at once, equal to the single calls to rounding (record
+//! 0075): the composite inertias are summed in world coordinates (each body's inertia turned
+//! to the world once, then plain sums up the tree, no transform per joint), `F_k = I^c S_k`
+//! with the world motion subspaces, `M[r, k] = S_r · F_k` over the ancestors `r` of `k`; M⁻¹
+//! through the branch-induced factorisation `M = Lᵀ D L` (RBDA Table 6.3), `V = L⁻¹` on the
+//! ancestor pattern, `M⁻¹ = V D⁻¹ Vᵀ`. The single kernels work in joint frames and a floating
+//! root's body frame and factorise through packed chains: other roundings of the same sums.
+
+// index loops over the dofs and the entries, as the formulas are written
+#![allow(clippy::needless_range_loop)]
+
+use super::kin_lanes::{place, store_lanes, world_dofs, Frame, KinWorkspace};
+use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
+use crate::model::Model;
+
+/// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
+/// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (its factors in place for M⁻¹),
+/// `Vᵀ`, M⁻¹ (its upper triangle column-major, then mirrored), `D⁻¹`, and each dof's reach (one past the
+/// largest dof below it).
+pub(crate) struct CrbaWorkspace {
+    ic: Vec<[L; 10]>,
+    mat: Vec<L>,
+    vt: Vec<L>,
+    zt: Vec<L>,
+    dinv: Vec<L>,
+    reach: Vec<usize>,
+    /// The axis of each dof of a free-flyer root (`S = e_c` in the working frame).
+    root_axis: Vec<Option<usize>>,
+}
+
+impl CrbaWorkspace {
+    pub(crate) fn new(model: &Model) -> Self {
+        let n = model.nv;
+        let mut reach: Vec<usize> = (1..=n).collect();
+        for k in (0..n).rev() {
+            let p = model.dof_parent[k];
+            if p != usize::MAX {
+                reach[p] = reach[p].max(reach[k]);
+            }
+        }
+        let z = L::default();
+        let root_axis = (0..n)
+            .map(|d| {
+                let i = model.dof_joint[d];
+                (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
+            })
+            .collect();
+        CrbaWorkspace {
+            root_axis, ic: vec![[z; 10]; model.njoints], mat: vec![z; n * n], vt: vec![z; n * n], zt: vec![z; n * n], dinv: vec![z; n], reach }
+    }
+}
+
+/// The inertia of joint `i`'s body about the world origin in world axes, from its world
+/// placement `x`: `c = R c_b + p`, `I = R I_c Rᵀ + m (|c|² 1 − c cᵀ)`, `h = m c`.
+#[inline(always)]
+fn world_inertia(model: &Model, i: usize, x: &super::lanes::LSe3) -> [L; 10] {
+    let y = &model.inertias[i];
+    let c = add3(mul_mv(&x.r, splat3(&y.com)), x.p);
+    let z = L::splat(0.0);
+    let mut t: M3 = [[z; 3]; 3];
+    for a in 0..3 {
+        for j in 0..3 {
+            t[a][j] = x.r[a][0] * L::splat(y.inertia_com[(0, j)]) + x.r[a][1] * L::splat(y.inertia_com[(1, j)]) + x.r[a][2] * L::splat(y.inertia_com[(2, j)]);
+        }
+    }
+    let mut rr: M3 = [[z; 3]; 3];
+    for a in 0..3 {
+        for b in a..3 {
+            rr[a][b] = t[a][0] * x.r[b][0] + t[a][1] * x.r[b][1] + t[a][2] * x.r[b][2];
+        }
+    }
+    let m = L::splat(y.mass);
+    let (mx, my, mz) = (m * c[0], m * c[1], m * c[2]);
+    [
+        m,
+        mx,
+        my,
+        mz,
+        rr[0][0] + (my * c[1] + mz * c[2]),
+        rr[0][1] - mx * c[1],
+        rr[0][2] - mx * c[2],
+        rr[1][1] + (mx * c[0] + mz * c[2]),
+        rr[1][2] - my * c[2],
+        rr[2][2] + (mx * c[0] + my * c[1]),
+    ]
+}
+
+/// `I s` of a composite inertia `y` and a world motion `s = [v; ω]`: `[m v + ω × h; h × v + I ω]`.
+#[inline(always)]
+fn inertia_times(y: &[L; 10], s: &V6) -> V6 {
+    let (v, w, h) = ([s[0], s[1], s[2]], [s[3], s[4], s[5]], [y[1], y[2], y[3]]);
+    let wh = cross(w, h);
+    let hv = cross(h, v);
+    [
+        y[0] * v[0] + wh[0],
+        y[0] * v[1] + wh[1],
+        y[0] * v[2] + wh[2],
+        hv[0] + ((y[4] * w[0] + y[5] * w[1]) + y[6] * w[2]),
+        hv[1] + ((y[5] * w[0] + y[7] * w[1]) + y[8] * w[2]),
+        hv[2] + ((y[6] * w[0] + y[8] * w[1]) + y[9] * w[2]),
+    ]
+}
+
+#[inline(always)]
+fn dot6(a: &V6, b: &V6) -> L {
+    ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5])
+}
+
+/// M of the group of states `g` into `cw.mat` (in the working frame: the world, or a free-flyer
+/// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
+/// ancestor pattern; the other entries stay zero).
+#[inline(always)]
+fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
+    let n = m.nv;
+    place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
+    world_dofs(m, kw);
+    for i in 1..m.njoints {
+        cw.ic[i] = world_inertia(m, i, &kw.o[i]);
+    }
+    for i in (1..m.njoints).rev() {
+        let y = cw.ic[i];
+        let iv = m.idx_v[i];
+        for d in iv..iv + m.nvs[i] {
+            let f = inertia_times(&y, &kw.s_world[d]);
+            let mut r = d;
+            while r != usize::MAX {
+                let x = match cw.root_axis[r] {
+                    Some(c) => f[c],
+                    None => dot6(&kw.s_world[r], &f),
+                };
+                cw.mat[r * n + d] = x;
+                cw.mat[d * n + r] = x;
+                r = m.dof_parent[r];
+            }
+            let arm = m.armature[d];
+            if arm != 0.0 {
+                cw.mat[d * n + d] += L::splat(arm);
+            }
+        }
+        let p = m.parents[i];
+        if p > 0 {
+            for e in 0..10 {
+                cw.ic[p][e] += y[e];
+            }
+        }
+    }
+}
+
+/// M⁻¹ from the M in `cw.mat` (overwritten by its factors) into `cw.zt` (upper triangle,
+/// column-major: `zt[b * nv + a]`, `a ≤ b`).
+#[inline(always)]
+fn invert(m: &Model, cw: &mut CrbaWorkspace) {
+    let (n, lambda) = (m.nv, &m.dof_parent);
+    let h = &mut cw.mat;
+    // M = Lᵀ D L in place: D on the diagonal, L below it (RBDA Table 6.3)
+    for k in (0..n).rev() {
+        let dk = h[k * n + k];
+        let mut i = lambda[k];
+        while i != usize::MAX {
+            let a = h[k * n + i] / dk;
+            let mut j = i;
+            while j != usize::MAX {
+                let x = h[k * n + j];
+                h[i * n + j] -= a * x;
+                j = lambda[j];
+            }
+            h[k * n + i] = a;
+            i = lambda[i];
+        }
+    }
+    let one = L::splat(1.0);
+    for k in 0..n {
+        cw.dinv[k] = one / h[k * n + k];
+    }
+    // V = L⁻¹ by rows (stored transposed, vt[j * n + k] = V[k, j]): V[k, j] = −Σ_i L[k, i] V[i, j]
+    let vt = &mut cw.vt;
+    for k in 0..n {
+        vt[k * n + k] = one;
+        let mut j = lambda[k];
+        while j != usize::MAX {
+            vt[j * n + k] = L::splat(0.0);
+            j = lambda[j];
+        }
+        let mut i = lambda[k];
+        while i != usize::MAX {
+            let a = h[k * n + i];
+            let mut j = i;
+            while j != usize::MAX {
+                let x = vt[j * n + i];
+                vt[j * n + k] -= a * x;
+                j = lambda[j];
+            }
+            i = lambda[i];
+        }
+    }
+    // M⁻¹[a, b] = Σ_k V[a, k] D⁻¹_k V[b, k] over the common ancestors k (a ≤ b)
+    for b in 0..n {
+        let zb = &mut cw.zt[b * n..b * n + b + 1];
+        zb.fill(L::splat(0.0));
+        let mut kk = b;
+        while kk != usize::MAX {
+            let c = vt[kk * n + b] * cw.dinv[kk];
+            let col = &vt[kk * n..kk * n + n];
+            let end = (b + 1).min(cw.reach[kk]);
+            for a in kk..end {
+                zb[a] += c * col[a];
+            }
+            kk = lambda[kk];
+        }
+    }
+}
+
+/// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+    let n = m.nv;
+    for g in 0..k.div_ceil(LANES) {
+        mass_matrix(m, w, kw, cw, g, k, q);
+        if inverse {
+            invert(m, cw);
+        }
+        if inverse {
+            // the upper triangle mirrored: M⁻¹ row-major (symmetric) in zt
+            for b in 0..n {
+                for a in 0..b {
+                    cw.zt[a * n + b] = cw.zt[b * n + a];
+                }
+            }
+            store_lanes(&cw.zt, g, k, out);
+        } else {
+            store_lanes(&cw.mat, g, k, out);
+        }
+    }
+}
+
+/// M or M⁻¹ of `k` states in lanes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        unsafe {
+            crba_avx2(m, w, kw, cw, inverse, k, q, out)
+        };
+        return;
+    }
+    crba_groups(m, w, kw, cw, inverse, k, q, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+    crba_groups(m, w, kw, cw, inverse, k, q, out);
+}

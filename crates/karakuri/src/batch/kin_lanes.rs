@@ -1,0 +1,305 @@
+//! Kinematics in lanes, four states at once, each lane the single call's bits: the joint
+//! placements `λX_i` and world placements `oX_i` as `jcalc::place_joints` computes them (the
+//! usual revolute joint's rotation as columns of its parent's mixed by the angle's sine and
+//! cosine, the others as `oX_λ(i) λX_i`), then forward kinematics, the world Jacobian columns
+//! (`dof_in_frame`) and the generalised gravity (`algorithms::gravity_torques`: `a_i = X_i
+//! a_λ(i)` from `a_0 = −g`, `f_i = I_i a_i`, RNEA's backward pass).
+
+// index loops over rows and columns, as the formulas are written
+#![allow(clippy::needless_range_loop)]
+
+use super::lanes::{add3, cross, inertia_mul, mul_mv, parent_placement, placement_in_lanes, sin_cos, splat3, LMotion, LSe3, LaneWorkspace, L, LANES, M3, V3, V6};
+use crate::model::{JointType, Model};
+
+/// The kinematics buffers of one thread: world placements per joint, world motion subspaces
+/// per dof, a result of the group laid out as one state's (for [`store_lanes`]).
+pub(crate) struct KinWorkspace {
+    pub(crate) o: Vec<LSe3>,
+    pub(crate) s_world: Vec<V6>,
+    pub(crate) res: Vec<L>,
+}
+
+/// The lanes of `src` (one state's result laid out in lanes: entry `e` of state `l` at
+/// `src[e].0[l]`) that hold states of the group `g` (of `k`) into their rows of `dst`
+/// (`src.len()` numbers per state): four entries of four states at a time, a 4x4 transpose
+/// in registers rather than one scalar move per number.
+#[inline(always)]
+pub(crate) fn store_lanes(src: &[L], g: usize, k: usize, dst: &mut [f64]) {
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    if states == LANES {
+        let (r01, r23) = rows.split_at_mut(2 * per);
+        let (r0, r1) = r01.split_at_mut(per);
+        let (r2, r3) = r23.split_at_mut(per);
+        let mut e = 0;
+        while e + 4 <= per {
+            let (a, b, c, d) = (src[e], src[e + 1], src[e + 2], src[e + 3]);
+            r0[e..e + 4].copy_from_slice(&[a.0[0], b.0[0], c.0[0], d.0[0]]);
+            r1[e..e + 4].copy_from_slice(&[a.0[1], b.0[1], c.0[1], d.0[1]]);
+            r2[e..e + 4].copy_from_slice(&[a.0[2], b.0[2], c.0[2], d.0[2]]);
+            r3[e..e + 4].copy_from_slice(&[a.0[3], b.0[3], c.0[3], d.0[3]]);
+            e += 4;
+        }
+        for e in e..per {
+            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        }
+    } else {
+        for (l, row) in rows.chunks_exact_mut(per).enumerate() {
+            for (o, x) in row.iter_mut().zip(src) {
+                *o = x.0[l];
+            }
+        }
+    }
+}
+
+impl KinWorkspace {
+    pub(crate) fn new(model: &Model) -> Self {
+        let mut o = vec![LSe3::default(); model.njoints];
+        let (one, zero) = (L::splat(1.0), L::splat(0.0));
+        o[0].r = [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
+        let res = vec![L::default(); (model.njoints * 16).max(6 * model.nv)];
+        KinWorkspace { o, s_world: vec![[L::default(); 6]; model.nv], res }
+    }
+}
+
+/// Column `c` of `r`.
+#[inline(always)]
+fn column(r: &M3, c: usize) -> V3 {
+    [r[0][c], r[1][c], r[2][c]]
+}
+
+/// `r` times the rotation about axis `c` by the angle of sine `s` and cosine `cs`, as
+/// `model::mul_axis_rotation` mixes the columns.
+#[inline(always)]
+fn mul_axis_rotation(r: &M3, c: usize, s: L, cs: L) -> M3 {
+    let (c0, c1, c2) = (column(r, 0), column(r, 1), column(r, 2));
+    let mut cols = [c0, c1, c2];
+    for i in 0..3 {
+        match c {
+            0 => {
+                cols[1][i] = cs * c1[i] + s * c2[i];
+                cols[2][i] = cs * c2[i] - s * c1[i];
+            }
+            1 => {
+                cols[0][i] = cs * c0[i] - s * c2[i];
+                cols[2][i] = s * c0[i] + cs * c2[i];
+            }
+            _ => {
+                cols[0][i] = cs * c0[i] + s * c1[i];
+                cols[1][i] = cs * c1[i] - s * c0[i];
+            }
+        }
+    }
+    let mut out = *r;
+    for i in 0..3 {
+        for k in 0..3 {
+            out[i][k] = cols[k][i];
+        }
+    }
+    out
+}
+
+/// `a b` of 3x3 matrices in nalgebra's order (a column of the product at a time, each entry
+/// `(a_i0 b_0j + a_i1 b_1j) + a_i2 b_2j`).
+#[inline(always)]
+fn mul33(a: &M3, b: &M3) -> M3 {
+    let mut o = *a;
+    for i in 0..3 {
+        for j in 0..3 {
+            o[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
+        }
+    }
+    o
+}
+
+/// Where [`place`] puts `o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Frame {
+    /// `li` only.
+    None,
+    /// World placements.
+    World,
+    /// World placements, but a free-flyer root's body is the frame of its subtree (CRBA's
+    /// working frame, as the single kernel's).
+    Root,
+}
+
+/// Places the joints of the group of states `g * LANES ..` (of `k`, lanes past `k` repeating
+/// the last state): `li` always, the placements `o` in `frame`.
+#[inline(always)]
+pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k: usize, q: &[f64], frame: Frame) {
+    let world = frame != Frame::None;
+    let nq = model.nq;
+    let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
+    for i in 1..model.njoints {
+        let p = model.parents[i];
+        let iq = model.idx_q[i];
+        let angle = |l: usize| q[rows[l] * nq + iq];
+        if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
+            if let (Some((c, sign)), Some(0)) = (axis.signed_basis(), model.placement_quarter_turn[i]) {
+                // jcalc's fast path: no 3x3 product, the parent's columns mixed
+                let mut x = L::splat(0.0);
+                for l in 0..LANES {
+                    x.0[l] = q[rows[l] * nq + iq];
+                }
+                let (s, cs) = sin_cos(x);
+                let s = L::splat(sign) * s;
+                let (one, zero) = (L::splat(1.0), L::splat(0.0));
+                let id = [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
+                let t = splat3(&model.joint_placements[i].translation);
+                li[i] = LSe3 { r: mul_axis_rotation(&id, c, s, cs), p: t };
+                if world {
+                    let op = o[p];
+                    o[i] = LSe3 { r: mul_axis_rotation(&op.r, c, s, cs), p: add3(mul_mv(&op.r, t), op.p) };
+                }
+                continue;
+            }
+        }
+        if let Some(x) = placement_in_lanes(model, i, angle) {
+            li[i] = x;
+        } else {
+            for l in 0..LANES {
+                let s = rows[l];
+                li[i].set_lane(l, &parent_placement(model, i, &q[s * nq..(s + 1) * nq]));
+            }
+        }
+        if frame == Frame::Root && p == 0 && model.joint_types[i] == JointType::FreeFlyer {
+            o[i] = o[0];
+        } else if world {
+            // `Se3::compose`
+            let (op, x) = (o[p], li[i]);
+            o[i] = LSe3 { r: mul33(&op.r, &x.r), p: add3(mul_mv(&op.r, x.p), op.p) };
+        }
+    }
+}
+
+/// The world motion subspace of every dof (`jcalc::dof_in_frame` at `o`) into `s_world`.
+#[inline(always)]
+pub(crate) fn world_dofs(model: &Model, kw: &mut KinWorkspace) {
+    let z = L::splat(0.0);
+    for k in 0..model.nv {
+        let x = &kw.o[model.dof_joint[k]];
+        kw.s_world[k] = match model.dof_axis[k] {
+            Some(c) if c < 3 => {
+                let w = column(&x.r, c);
+                [w[0], w[1], w[2], z, z, z]
+            }
+            Some(c) => {
+                let w = column(&x.r, c - 3);
+                let l = cross(x.p, w);
+                [l[0], l[1], l[2], w[0], w[1], w[2]]
+            }
+            None => {
+                // `Se3::act_motion`
+                let s = LMotion::splat(&model.motion_subspace[k]);
+                let ang = mul_mv(&x.r, s.ang);
+                let lin = add3(mul_mv(&x.r, s.lin), cross(x.p, ang));
+                [lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]]
+            }
+        };
+    }
+}
+
+/// Forward kinematics of `k` states: `njoints` 4x4 row-major world placements each into `out`.
+#[inline(always)]
+pub(crate) fn fk_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
+    let nj = m.njoints;
+    for g in 0..k.div_ceil(LANES) {
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::World);
+        let (zero, one) = (L::splat(0.0), L::splat(1.0));
+        for (x, o) in kw.o.iter().zip(kw.res.chunks_exact_mut(16)) {
+            for r in 0..3 {
+                o[r * 4] = x.r[r][0];
+                o[r * 4 + 1] = x.r[r][1];
+                o[r * 4 + 2] = x.r[r][2];
+                o[r * 4 + 3] = x.p[r];
+            }
+            o[12..].copy_from_slice(&[zero, zero, zero, one]);
+        }
+        store_lanes(&kw.res[..nj * 16], g, k, out);
+    }
+}
+
+/// World Jacobian columns of `k` states: `6 x nv` row-major each into `out`.
+#[inline(always)]
+pub(crate) fn jacobian_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
+    let nv = m.nv;
+    for g in 0..k.div_ceil(LANES) {
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::World);
+        world_dofs(m, kw);
+        for (d, s) in kw.s_world.iter().enumerate() {
+            for r in 0..6 {
+                kw.res[r * nv + d] = s[r];
+            }
+        }
+        store_lanes(&kw.res[..6 * nv], g, k, out);
+    }
+}
+
+/// g(q) of `k` states into `out` (`nv` each).
+#[inline(always)]
+pub(crate) fn gravity_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
+    for g in 0..k.div_ceil(LANES) {
+        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::None);
+        w.a_gf[0] = LMotion::splat(&-m.gravity);
+        for i in 1..m.njoints {
+            let a = w.li[i].inv_act_motion(w.a_gf[m.parents[i]]);
+            w.a_gf[i] = a;
+            w.f[i] = inertia_mul(m, i, a);
+        }
+        for i in (1..m.njoints).rev() {
+            let f = w.f[i];
+            let iv = m.idx_v[i];
+            for d in iv..iv + m.nvs[i] {
+                w.out[d] = LMotion::splat(&m.motion_subspace[d]).dot(f);
+            }
+            let p = m.parents[i];
+            if p > 0 {
+                let fp = w.li[i].act_force(f);
+                w.f[p] = w.f[p].add(fp);
+            }
+        }
+        w.store(m, g, k, out);
+    }
+}
+
+/// Which kinematic function a chunk runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kin {
+    /// World placements.
+    Placements,
+    /// World Jacobian columns.
+    Jacobians,
+    /// Generalised gravity.
+    Gravity,
+}
+
+#[inline(always)]
+fn kin_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
+    match what {
+        Kin::Placements => fk_groups(m, w, kw, k, q, out),
+        Kin::Jacobians => jacobian_groups(m, w, kw, k, q, out),
+        Kin::Gravity => gravity_groups(m, w, kw, k, q, out),
+    }
+}
+
+/// `what` of `k` states in lanes.
+pub(crate) fn kin_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        unsafe {
+            kin_avx2(m, w, kw, what, k, q, out)
+        };
+        return;
+    }
+    kin_groups(m, w, kw, what, k, q, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn kin_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
+    kin_groups(m, w, kw, what, k, q, out);
+}
