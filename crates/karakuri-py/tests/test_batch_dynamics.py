@@ -1,5 +1,5 @@
-"""karakuri.batch against the single-state functions, row by row and bit for bit (aba: to
-rounding, record 0068), on the reference robots; threads change no bit; bad arguments raise
+"""karakuri.batch against the single-state functions, row by row and bit for bit (aba, crba and
+minverse: to rounding, records 0068 and 0075), on the reference robots; threads change no bit; bad arguments raise
 ValueError naming them."""
 
 from pathlib import Path
@@ -33,13 +33,19 @@ def test_rows_equal_the_single_calls(name, floating):
         (b.rnea(model, Q, V, A), lambda i: karakuri.rnea(model, d, Q[i], V[i], A[i])),
         (b.nle(model, Q, V), lambda i: karakuri.nle(model, d, Q[i], V[i])),
         (b.gravity(model, Q), lambda i: karakuri.gravity(model, d, Q[i])),
-        (b.crba(model, Q), lambda i: karakuri.crba(model, d, Q[i])),
-        (b.minverse(model, Q), lambda i: karakuri.minverse(model, d, Q[i])),
         (b.joint_jacobians(model, Q), lambda i: karakuri.compute_joint_jacobians(model, d, Q[i])),
     ]
     for got, single in cases:
         for i in range(N):
             assert np.array_equal(got[i], single(i)), (name, i)
+    # CRBA and M⁻¹ in lanes sum the inertias in world axes and factorise in their own order:
+    # equal to rounding, M within 1e-12 (1 + max|M|), M⁻¹ within that times max|M⁻¹|² (0075)
+    Ms, Minvs = b.crba(model, Q), b.minverse(model, Q)
+    for i in range(N):
+        M, Minv = karakuri.crba(model, d, Q[i]), karakuri.minverse(model, d, Q[i])
+        tol = 1e-12 * (1 + np.max(np.abs(M)))
+        assert np.max(np.abs(Ms[i] - M)) <= tol, (name, i)
+        assert np.max(np.abs(Minvs[i] - Minv)) <= tol * np.max(np.abs(Minv)) ** 2, (name, i)
     # ABA in lanes takes cheaper operations than the single call: equal to rounding
     ddq = b.aba(model, Q, V, TAU)
     for i in range(N):
