@@ -34,6 +34,7 @@ def main():
     ap.add_argument("karakuri")
     ap.add_argument("--write-doc")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--time", default="0.5", help="the --time the run used (for the table's caption)")
     args = ap.parse_args()
     pin = json.load(open(args.pinocchio))
     # several builds per model: keep the fastest median per algorithm (as for Pinocchio)
@@ -105,7 +106,7 @@ Pinocchio's `computeRNEADerivatives` (∂τ/∂q, ∂τ/∂v, M) and `computeABA
 multiple of karakuri's own RNEA.
 
 Machine: {cpu_model()}, 2 cores shared with other work; measured with
-`scripts/bench-vs-pinocchio --time 0.5{f" --rounds {args.rounds}" if args.rounds > 1 else ""} --write-doc` (both sides in the same run{
+`scripts/bench-vs-pinocchio --time {args.time}{f" --rounds {args.rounds}" if args.rounds > 1 else ""} --write-doc` (both sides in the same run{
 f"; {args.rounds} rounds, the two libraries interleaved robot by robot, each side's fastest median of the rounds per cell" if args.rounds > 1 else ""}).
 
 """
