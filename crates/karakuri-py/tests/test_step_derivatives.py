@@ -45,6 +45,18 @@ def step_from(w, snap, q, dq, u):
     return np.concatenate([w.q, w.dq])
 
 
+def central_a(w, snap, q, dq, u, eps):
+    """A of the 2-dof worlds here by central differences of the step, ± eps on each of (q, dq)."""
+    fd_a = np.zeros((4, 4))
+    for c in range(4):
+        e = np.zeros(4)
+        e[c] = eps
+        up = step_from(w, snap, q + e[:2], dq + e[2:], u)
+        down = step_from(w, snap, q - e[:2], dq - e[2:], u)
+        fd_a[:, c] = (up - down) / (2 * eps)
+    return fd_a
+
+
 def test_the_setters_set_the_state(tmp_path):
     w = world(tmp_path, ARM)
     w.set_joint_positions([0.1, 0.2])
@@ -64,14 +76,7 @@ def test_a_and_b_match_central_differences(tmp_path):
     A, B = w.step_derivatives()
     assert A.shape == (4, 4) and B.shape == (4, 2)
     x0 = step_from(w, snap, q, dq, u)
-    eps = 1e-6
-    fd_a = np.zeros((4, 4))
-    for c in range(4):
-        e = np.zeros(4)
-        e[c] = eps
-        up = step_from(w, snap, q + e[:2], dq + e[2:], u)
-        down = step_from(w, snap, q - e[:2], dq - e[2:], u)
-        fd_a[:, c] = (up - down) / (2 * eps)
+    fd_a = central_a(w, snap, q, dq, u, 1e-6)
     fd_b = np.zeros((4, 2))
     for c in range(2):
         e = np.zeros(2)
@@ -145,14 +150,7 @@ def test_through_a_sliding_contact(tmp_path):
     snap = w.snapshot()
     q, dq = w.q.copy(), w.dq.copy()
     A, B = w.step_derivatives()
-    eps = 1e-7
-    fd_a = np.zeros((4, 4))
-    for c in range(4):
-        e = np.zeros(4)
-        e[c] = eps
-        up = step_from(w, snap, q + e[:2], dq + e[2:], u)
-        down = step_from(w, snap, q - e[:2], dq - e[2:], u)
-        fd_a[:, c] = (up - down) / (2 * eps)
+    fd_a = central_a(w, snap, q, dq, u, 1e-7)
     e = np.array([1e-6])
     fd_b = (step_from(w, snap, q, dq, u + e) - step_from(w, snap, q, dq, u - e)) / 2e-6
     w.step()
