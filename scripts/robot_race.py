@@ -6,7 +6,7 @@ Usage: python3 scripts/robot_race.py [--quick] [--rounds N] [--only NAME,...] [-
 
 Needs a release build (`cargo build --release -p karakuri-cli`), `pip install mujoco` and, for
 the URDF robots, example-robot-data (its share/ directory is found beside Python's
-site-packages, or set EXAMPLE_ROBOT_DATA to its `robots` directory).
+site-packages, or set EXAMPLE_ROBOT_DATA_DIR to its `robots` directory, as the tests read it).
 
 Every robot runs in both engines from the same state for the same simulated time (2 s;
 --quick: 0.2 s), the robots interleaved (each round runs karakuri then MuJoCo on one robot,
@@ -122,7 +122,7 @@ FRICTION = 0.8
 
 
 def erd_robots():
-    env = os.environ.get("EXAMPLE_ROBOT_DATA")
+    env = os.environ.get("EXAMPLE_ROBOT_DATA_DIR")
     if env:
         return env
     return os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots")
@@ -381,7 +381,7 @@ def prepare(quick, only, tmp):
             continue
         urdf = os.path.join(erd, spec["urdf"])
         if not os.path.exists(urdf):
-            print("%s: %s not found (set EXAMPLE_ROBOT_DATA)" % (name, urdf), file=sys.stderr)
+            print("%s: %s not found (set EXAMPLE_ROBOT_DATA_DIR)" % (name, urdf), file=sys.stderr)
             continue
         text = open(urdf).read()
         q0, base = srdf_state(os.path.join(erd, spec["srdf"]), spec["state"])
