@@ -7,8 +7,9 @@
 //! The humanoid starts from its file's pose (feet about 0.2 m up), falls and lands on its four
 //! foot capsules. Lying on the floor later, some joint always rests on its limit (a knee, the
 //! abdomen: refused by 0069's list, limits not built yet), so the states checked are the
-//! landing before the first limit is reached: eight foot points on the static plane (a
-//! redundant sticking set: 24 rows on 27 velocities, with the legs' own freedom). The second state also has two self-contact
+//! landing before the first limit is reached: eight foot points pressing on the static plane
+//! from 0.16–0.24 µm away (0078's gap targets), all sticking, four on each foot's body (12
+//! rows on its 6 velocities: a redundant set). The second state also has two self-contact
 //! pairs (thigh and lower arm, two moving bodies: refused when they touch, 0078) built but
 //! separated by 9.5 µm, which the derivatives must pass through untouched. No contact is
 //! disabled.
