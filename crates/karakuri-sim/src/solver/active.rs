@@ -62,7 +62,14 @@ impl Solve<'_> {
         }
         d.lambda.clear();
         d.lambda.extend(d.rows.iter().map(|&i| self.sol.lambda[i]));
-        d.set_start(&p.kind, b);
+        // the first try of a warm-started solve: the set the warm impulses (the last step's)
+        // are in; later tries, and solves from nothing, from the current impulses
+        d.start.clear();
+        match self.warm {
+            Some(warm) if !formed => d.start.extend(d.rows.iter().map(|&i| warm[i])),
+            _ => d.start.extend_from_slice(&d.lambda),
+        }
+        d.set_start(&p.kind, b, self.warm.is_some() && !formed);
         let eps = REGULARIZATION * self.scale.max(1e-300);
         d.schur_start(&p.kind, eps);
         // a row velocity and an impulse that count as zero
@@ -116,7 +123,7 @@ impl Dense {
     /// normal impulse is active (sliding along its impulse when its friction is on the cone),
     /// as is one violated at `v_free` (`c < b`), a one-sided row likewise, a bounded row at the
     /// bound it is at. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
-    fn set_start(&mut self, kind: &[RowKind], b: &[f64]) {
+    fn set_start(&mut self, kind: &[RowKind], b: &[f64], support: bool) {
         let k = self.rows.len();
         self.state.clear();
         self.state.resize(k, State::Zero);
@@ -124,12 +131,12 @@ impl Dense {
         self.dir.resize(k, 0.0);
         self.slip.clear();
         self.slip.resize(k, 0.0);
-        let lambda = &self.lambda;
+        let lambda = &self.start;
         for p in 0..k {
             let i = self.rows[p];
             self.state[p] = match kind[i] {
                 RowKind::Bilateral => State::Free,
-                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || self.c[p] < b[i] => State::Free,
+                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || (!support && self.c[p] < b[i]) => State::Free,
                 RowKind::Unilateral | RowKind::Normal { .. } => State::Zero,
                 RowKind::Bounded { hi, .. } if lambda[p] >= hi => State::Hi,
                 RowKind::Bounded { lo, .. } if lambda[p] <= lo => State::Lo,
@@ -321,34 +328,28 @@ impl Dense {
         }
     }
 
-    /// Fills entry `y` of every row of `cols` (`n` unknowns): row `i` of `W` times the column
-    /// of unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
+    /// Fills entry `y` of every row of `cols` (`n` unknowns; `schur`: the condensed rows C
+    /// only, the others being read by no equation): row `i` of `W` (`W̃`) times the column of
+    /// unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
     /// unknown is its tangents along `e`).
     #[inline]
     fn column(&mut self, kind: &[RowKind], y: usize, n: usize, schur: bool) {
         let k = self.rows.len();
         let q = self.idx[y];
-        let (w, cols) = (if schur { &self.wr } else { &self.w }, &mut self.cols);
-        let wq = |r: usize| &w[r * k..(r + 1) * k];
-        let out = cols.iter_mut().skip(y).step_by(n);
+        let w = if schur { &self.wr } else { &self.w };
+        let mut col = Column::Plain;
         if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
             if self.state[q + 1] == State::Slide {
-                let (d1, d2) = (self.dir[q + 1], self.dir[q + 2]);
-                for (((o, a), b), c) in out.zip(wq(q)).zip(wq(q + 1)).zip(wq(q + 2)) {
-                    *o = a + mu * (d1 * b + d2 * c);
-                }
-                return;
+                col = Column::SlidingNormal(mu, self.dir[q + 1], self.dir[q + 2]);
             }
+        } else if self.state[q] == State::Slide {
+            col = Column::Across(self.dir[q], self.dir[q + 1]);
         }
-        if self.state[q] == State::Slide {
-            let (d1, d2) = (self.dir[q], self.dir[q + 1]);
-            for ((o, a), b) in out.zip(wq(q)).zip(wq(q + 1)) {
-                *o = -d2 * a + d1 * b;
-            }
-            return;
-        }
-        for (o, a) in out.zip(wq(q)) {
-            *o = *a;
+        let (cols, ctr) = (&mut self.cols, if schur { Some(&self.ctr[..]) } else { None });
+        match col {
+            Column::Plain => fill(cols, (ctr, k, n, y), |i| w[q * k + i]),
+            Column::SlidingNormal(mu, d1, d2) => fill(cols, (ctr, k, n, y), |i| w[q * k + i] + mu * (d1 * w[(q + 1) * k + i] + d2 * w[(q + 2) * k + i])),
+            Column::Across(d1, d2) => fill(cols, (ctr, k, n, y), |i| -d2 * w[q * k + i] + d1 * w[(q + 1) * k + i]),
         }
     }
 
@@ -388,14 +389,21 @@ impl Dense {
                 }
             }
         }
-        if self.schur_on() {
+        let schur = self.schur_on();
+        if schur {
             self.servo_impulses(kind);
         }
+        // a condensed servo row's `u` is read by nothing (it is free: its impulse is read,
+        // and the residual forms its own velocities), so only the other rows' are formed
         self.u.clear();
+        self.u.resize(k, 0.0);
         for p in 0..k {
+            if schur && self.in_servo[p] {
+                continue;
+            }
             let wp = &self.w[p * k..(p + 1) * k];
             let wl: f64 = wp.iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
-            self.u.push(self.c[p] + wl - b[self.rows[p]]);
+            self.u[p] = self.c[p] + wl - b[self.rows[p]];
         }
     }
 
@@ -587,8 +595,8 @@ impl Dense {
         }
         lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
         // only `wr`'s C x C entries are read (a set's equations and unknowns are C's)
-        self.wr.clear();
-        self.wr.extend_from_slice(&self.w);
+        // (`wr`'s other entries are never read: not copied)
+        self.wr.resize(k * k, 0.0);
         for &p in &self.ctr {
             self.crow.clear();
             self.crow.extend(self.ctr.iter().map(|&q| self.w[p * k + q]));
@@ -655,6 +663,27 @@ impl Dense {
         for x in 0..m {
             self.lambda[self.servo[x]] = self.ys[x];
         }
+    }
+}
+
+/// How an unknown's column is made of `W`'s rows ([`Dense::column`]).
+#[derive(Clone, Copy)]
+enum Column {
+    /// The unknown's own row.
+    Plain,
+    /// A sliding normal: its row plus `μ d` of its tangent rows (`μ`, `d₁`, `d₂`).
+    SlidingNormal(f64, f64, f64),
+    /// A slide's `e` unknown: its tangent rows along `e = (−d₂, d₁)` (`d₁`, `d₂`).
+    Across(f64, f64),
+}
+
+/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows`
+/// (None: all `k`).
+#[inline(always)]
+fn fill(cols: &mut [f64], (rows, k, n, y): (Option<&[usize]>, usize, usize, usize), entry: impl Fn(usize) -> f64) {
+    match rows {
+        Some(rows) => rows.iter().for_each(|&i| cols[i * n + y] = entry(i)),
+        None => (0..k).for_each(|i| cols[i * n + y] = entry(i)),
     }
 }
 
