@@ -598,22 +598,23 @@ impl Dense {
             self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
         }
         lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
-        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's)
-        // (`wr`'s other entries are never read: not copied)
+        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
+        // others are not copied), and it is symmetric: its lower triangle formed, mirrored
         self.wr.resize(k * k, 0.0);
-        for &p in &self.ctr {
+        for (a, &p) in self.ctr.iter().enumerate() {
             self.crow.clear();
-            self.crow.extend(self.ctr.iter().map(|&q| self.w[p * k + q]));
+            self.crow.extend(self.ctr[..=a].iter().map(|&q| self.w[p * k + q]));
             for (x, &s) in self.servo.iter().enumerate() {
                 let f = self.w[p * k + s];
                 if f != 0.0 {
-                    for (a, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
-                        *a -= f * z;
+                    for (c, z) in self.crow.iter_mut().zip(&self.z[x * nc..x * nc + a + 1]) {
+                        *c -= f * z;
                     }
                 }
             }
-            for (&q, &a) in self.ctr.iter().zip(&self.crow) {
-                self.wr[p * k + q] = a;
+            for (&q, &c) in self.ctr.iter().zip(&self.crow) {
+                self.wr[p * k + q] = c;
+                self.wr[q * k + p] = c;
             }
         }
     }
