@@ -53,8 +53,8 @@ const SCHUR_MIN_SERVOS: usize = 4;
 
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
-    /// current impulses, at velocity tolerance `tol` (`formed`: the island's `W` and `c` are
-    /// in `dense` already): the number of sets solved when one set is its own successor or
+    /// current impulses (the first try, `!formed`, from the warm start's set), at velocity
+    /// tolerance `tol` (`formed`: the island's `W` and `c` are in `dense` already): the number of sets solved when one set is its own successor or
     /// its impulses meet the tolerance (the natural residual below `0.1 tol`: its impulses,
     /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
@@ -67,8 +67,7 @@ impl Solve<'_> {
         }
         d.lambda.clear();
         d.lambda.extend(d.rows.iter().map(|&i| self.sol.lambda[i]));
-        // the first try of a warm-started solve: the set the warm impulses (the last step's)
-        // are in; later tries, and solves from nothing, from the current impulses
+        // a warm-started solve's first try: the set of the warm impulses (the last step's)
         d.start.clear();
         match self.warm {
             Some(warm) if !formed => d.start.extend(d.rows.iter().map(|&i| warm[i])),
@@ -123,10 +122,10 @@ impl Solve<'_> {
 }
 
 impl Dense {
-    /// The first set, from the impulses in `lambda` (island order): a contact with a positive
+    /// The first set, from the impulses in `start` (island order): a contact with a positive
     /// normal impulse is active (sliding along its impulse when its friction is on the cone),
-    /// as is one violated at `v_free` (`c < b`), a one-sided row likewise, a bounded row at the
-    /// bound it is at. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
+    /// as is one violated at `v_free` (`c < b`; not with `support`: the warm start's set), a
+    /// one-sided row likewise, a bounded row at its bound. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
     fn set_start(&mut self, kind: &[RowKind], b: &[f64], support: bool) {
         let k = self.rows.len();
         self.state.clear();
@@ -397,8 +396,7 @@ impl Dense {
         if schur {
             self.servo_impulses(kind);
         }
-        // a condensed servo row's `u` is read by nothing (it is free: its impulse is read,
-        // and the residual forms its own velocities), so only the other rows' are formed
+        // a condensed servo row's `u` is read by nothing (free: its impulse is; the residual forms its own)
         self.u.clear();
         self.u.resize(k, 0.0);
         for p in 0..k {
@@ -682,8 +680,7 @@ enum Column {
     Across(f64, f64),
 }
 
-/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows`
-/// (None: all `k`).
+/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows` (None: all `k`).
 #[inline(always)]
 fn fill(cols: &mut [f64], (rows, k, n, y): (Option<&[usize]>, usize, usize, usize), entry: impl Fn(usize) -> f64) {
     match rows {
