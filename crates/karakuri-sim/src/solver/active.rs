@@ -22,9 +22,14 @@ use super::workspace::{Dense, Solve, State};
 /// Sets an island tries before it gives up (Gauss–Seidel goes on from the warm start).
 const MAX_SETS: usize = 16;
 
-/// Sets in a row without a smaller residual after which the sets count as cycling (the
-/// best one so far is offered).
+/// Sets in a row without [`PROGRESS`] after which the sets count as cycling or crawling
+/// (the best one so far is offered).
 const STALE_SETS: usize = 4;
+
+/// A set makes progress when its residual is below this share of the best before it: a
+/// slide whose direction turns by a little each set lowers it by about 1 % a set (TALOS:
+/// 7.9e-7 .. 7.2e-7 over eight sets), which is not settling.
+const PROGRESS: f64 = 0.5;
 
 /// A set whose bilateral rows miss their targets by more than this many velocity
 /// tolerances after its solve is refused: its loop rows are redundant with targets no motion
@@ -48,8 +53,8 @@ const SCHUR_MIN_SERVOS: usize = 4;
 
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
-    /// current impulses, at velocity tolerance `tol` (`formed`: the island's `W` and `c` are
-    /// in `dense` already): the number of sets solved when one set is its own successor or
+    /// current impulses (the first try, `!formed`, from the warm start's set), at velocity
+    /// tolerance `tol` (`formed`: the island's `W` and `c` are in `dense` already): the number of sets solved when one set is its own successor or
     /// its impulses meet the tolerance (the natural residual below `0.1 tol`: its impulses,
     /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
@@ -62,7 +67,13 @@ impl Solve<'_> {
         }
         d.lambda.clear();
         d.lambda.extend(d.rows.iter().map(|&i| self.sol.lambda[i]));
-        d.set_start(&p.kind, b);
+        // a warm-started solve's first try: the set of the warm impulses (the last step's)
+        d.start.clear();
+        match self.warm {
+            Some(warm) if !formed => d.start.extend(d.rows.iter().map(|&i| warm[i])),
+            _ => d.start.extend_from_slice(&d.lambda),
+        }
+        d.set_start(&p.kind, b, self.warm.is_some() && !formed);
         let eps = REGULARIZATION * self.scale.max(1e-300);
         d.schur_start(&p.kind, eps);
         // a row velocity and an impulse that count as zero
@@ -73,20 +84,19 @@ impl Solve<'_> {
                 return None;
             }
             let m = d.residual(&p.kind, b);
-            if m < best {
+            let improved = m < best;
+            since = if m < PROGRESS * best { 0 } else { since + 1 };
+            if improved {
                 best = m;
-                since = 0;
                 std::mem::swap(&mut d.best, &mut d.proj);
-            } else {
-                since += 1;
-                if since >= STALE_SETS {
-                    // cycling: the best of the sets so far is what this try offers
-                    break;
-                }
+            }
+            if since >= STALE_SETS && m > vt {
+                // cycling, or crawling: the best of the sets so far is what this try offers
+                break;
             }
             // the impulses solve the problem to the tolerance (a slide whose direction still
             // turns by less than that), or the set is its own successor
-            if m <= vt || !d.next_set(&p.kind, vt, lt, since > 0) {
+            if m <= vt || !d.next_set(&p.kind, vt, lt, !improved) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
@@ -112,11 +122,11 @@ impl Solve<'_> {
 }
 
 impl Dense {
-    /// The first set, from the impulses in `lambda` (island order): a contact with a positive
+    /// The first set, from the impulses in `start` (island order): a contact with a positive
     /// normal impulse is active (sliding along its impulse when its friction is on the cone),
-    /// as is one violated at `v_free` (`c < b`), a one-sided row likewise, a bounded row at the
-    /// bound it is at. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
-    fn set_start(&mut self, kind: &[RowKind], b: &[f64]) {
+    /// as is one violated at `v_free` (`c < b`; not with `support`: the warm start's set), a
+    /// one-sided row likewise, a bounded row at its bound. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
+    fn set_start(&mut self, kind: &[RowKind], b: &[f64], support: bool) {
         let k = self.rows.len();
         self.state.clear();
         self.state.resize(k, State::Zero);
@@ -124,12 +134,12 @@ impl Dense {
         self.dir.resize(k, 0.0);
         self.slip.clear();
         self.slip.resize(k, 0.0);
-        let lambda = &self.lambda;
+        let lambda = &self.start;
         for p in 0..k {
             let i = self.rows[p];
             self.state[p] = match kind[i] {
                 RowKind::Bilateral => State::Free,
-                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || self.c[p] < b[i] => State::Free,
+                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || (!support && self.c[p] < b[i]) => State::Free,
                 RowKind::Unilateral | RowKind::Normal { .. } => State::Zero,
                 RowKind::Bounded { hi, .. } if lambda[p] >= hi => State::Hi,
                 RowKind::Bounded { lo, .. } if lambda[p] <= lo => State::Lo,
@@ -321,34 +331,28 @@ impl Dense {
         }
     }
 
-    /// Fills entry `y` of every row of `cols` (`n` unknowns): row `i` of `W` times the column
-    /// of unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
+    /// Fills entry `y` of every row of `cols` (`n` unknowns; `schur`: the condensed rows C
+    /// only, the others being read by no equation): row `i` of `W` (`W̃`) times the column of
+    /// unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
     /// unknown is its tangents along `e`).
     #[inline]
     fn column(&mut self, kind: &[RowKind], y: usize, n: usize, schur: bool) {
         let k = self.rows.len();
         let q = self.idx[y];
-        let (w, cols) = (if schur { &self.wr } else { &self.w }, &mut self.cols);
-        let wq = |r: usize| &w[r * k..(r + 1) * k];
-        let out = cols.iter_mut().skip(y).step_by(n);
+        let w = if schur { &self.wr } else { &self.w };
+        let mut col = Column::Plain;
         if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
             if self.state[q + 1] == State::Slide {
-                let (d1, d2) = (self.dir[q + 1], self.dir[q + 2]);
-                for (((o, a), b), c) in out.zip(wq(q)).zip(wq(q + 1)).zip(wq(q + 2)) {
-                    *o = a + mu * (d1 * b + d2 * c);
-                }
-                return;
+                col = Column::SlidingNormal(mu, self.dir[q + 1], self.dir[q + 2]);
             }
+        } else if self.state[q] == State::Slide {
+            col = Column::Across(self.dir[q], self.dir[q + 1]);
         }
-        if self.state[q] == State::Slide {
-            let (d1, d2) = (self.dir[q], self.dir[q + 1]);
-            for ((o, a), b) in out.zip(wq(q)).zip(wq(q + 1)) {
-                *o = -d2 * a + d1 * b;
-            }
-            return;
-        }
-        for (o, a) in out.zip(wq(q)) {
-            *o = *a;
+        let (cols, ctr) = (&mut self.cols, if schur { Some(&self.ctr[..]) } else { None });
+        match col {
+            Column::Plain => fill(cols, (ctr, k, n, y), |i| w[q * k + i]),
+            Column::SlidingNormal(mu, d1, d2) => fill(cols, (ctr, k, n, y), |i| w[q * k + i] + mu * (d1 * w[(q + 1) * k + i] + d2 * w[(q + 2) * k + i])),
+            Column::Across(d1, d2) => fill(cols, (ctr, k, n, y), |i| -d2 * w[q * k + i] + d1 * w[(q + 1) * k + i]),
         }
     }
 
@@ -388,14 +392,20 @@ impl Dense {
                 }
             }
         }
-        if self.schur_on() {
+        let schur = self.schur_on();
+        if schur {
             self.servo_impulses(kind);
         }
+        // a condensed servo row's `u` is read by nothing (free: its impulse is; the residual forms its own)
         self.u.clear();
+        self.u.resize(k, 0.0);
         for p in 0..k {
+            if schur && self.in_servo[p] {
+                continue;
+            }
             let wp = &self.w[p * k..(p + 1) * k];
             let wl: f64 = wp.iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
-            self.u.push(self.c[p] + wl - b[self.rows[p]]);
+            self.u[p] = self.c[p] + wl - b[self.rows[p]];
         }
     }
 
@@ -586,22 +596,23 @@ impl Dense {
             self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
         }
         lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
-        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's)
-        self.wr.clear();
-        self.wr.extend_from_slice(&self.w);
-        for &p in &self.ctr {
+        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
+        // others are not copied), and it is symmetric: its lower triangle formed, mirrored
+        self.wr.resize(k * k, 0.0);
+        for (a, &p) in self.ctr.iter().enumerate() {
             self.crow.clear();
-            self.crow.extend(self.ctr.iter().map(|&q| self.w[p * k + q]));
+            self.crow.extend(self.ctr[..=a].iter().map(|&q| self.w[p * k + q]));
             for (x, &s) in self.servo.iter().enumerate() {
                 let f = self.w[p * k + s];
                 if f != 0.0 {
-                    for (a, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
-                        *a -= f * z;
+                    for (c, z) in self.crow.iter_mut().zip(&self.z[x * nc..x * nc + a + 1]) {
+                        *c -= f * z;
                     }
                 }
             }
-            for (&q, &a) in self.ctr.iter().zip(&self.crow) {
-                self.wr[p * k + q] = a;
+            for (&q, &c) in self.ctr.iter().zip(&self.crow) {
+                self.wr[p * k + q] = c;
+                self.wr[q * k + p] = c;
             }
         }
     }
@@ -655,6 +666,26 @@ impl Dense {
         for x in 0..m {
             self.lambda[self.servo[x]] = self.ys[x];
         }
+    }
+}
+
+/// How an unknown's column is made of `W`'s rows ([`Dense::column`]).
+#[derive(Clone, Copy)]
+enum Column {
+    /// The unknown's own row.
+    Plain,
+    /// A sliding normal: its row plus `μ d` of its tangent rows (`μ`, `d₁`, `d₂`).
+    SlidingNormal(f64, f64, f64),
+    /// A slide's `e` unknown: its tangent rows along `e = (−d₂, d₁)` (`d₁`, `d₂`).
+    Across(f64, f64),
+}
+
+/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows` (None: all `k`).
+#[inline(always)]
+fn fill(cols: &mut [f64], (rows, k, n, y): (Option<&[usize]>, usize, usize, usize), entry: impl Fn(usize) -> f64) {
+    match rows {
+        Some(rows) => rows.iter().for_each(|&i| cols[i * n + y] = entry(i)),
+        None => (0..k).for_each(|i| cols[i * n + y] = entry(i)),
     }
 }
 

@@ -68,7 +68,7 @@ impl Problem {
         }
         let scale = self.diag.iter().cloned().fold(0.0, f64::max);
         let tiny = 1e-12 * scale.max(1e-300);
-        let mut solve = Solve { p: self, b, work, sol, scale, tiny };
+        let mut solve = Solve { p: self, b, work, sol, scale, tiny, warm };
         solve.feasible_start();
         solve.work.islands.number(self);
         let mut stats = SolveStats::default();

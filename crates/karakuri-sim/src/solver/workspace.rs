@@ -75,7 +75,7 @@ impl Workspace {
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
         ensure(&mut d.nz_start, k + 1);
-        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr, &mut d.crow] {
+        for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr, &mut d.crow, &mut d.start] {
             ensure(v, k);
         }
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free, &mut d.in_servo] {
@@ -129,6 +129,8 @@ pub(super) struct Solve<'a> {
     pub scale: f64,
     /// A row whose diagonal entry is at most this gets no impulse (`1e-12` of `scale`).
     pub tiny: f64,
+    /// The warm start the solve began from (the last step's impulses), None from nothing.
+    pub warm: Option<&'a [f64]>,
 }
 
 /// The islands of a solve (see `islands.rs`), read by every strategy.
@@ -328,6 +330,8 @@ pub(super) struct Dense {
     pub ys: Vec<f64>,
     /// `g` with the servo rows condensed out `(k)`.
     pub gr: Vec<f64>,
+    /// The impulses a try's first set is read from (`active.rs`) `(k)`.
+    pub start: Vec<f64>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
