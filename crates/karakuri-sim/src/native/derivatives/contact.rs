@@ -14,7 +14,7 @@
 //! box, ball or capsule with a static plane; others are refused by name.
 
 use karakuri::spatial::{Force, Motion, Vec3};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DMatrixViewMut, DVector};
 
 use super::super::build::SimModel;
 use super::super::dynamics::compute_terms;
@@ -181,9 +181,9 @@ pub fn contact_forces(m: &SimModel, cw: &mut ContactWork, tau: &mut DVector<f64>
     }
 }
 
-/// Adds `qH⁻¹ Jᵀ ∂λ` to `f` `(n x 2n)` and `fu` `(n x nu)`, `∂v⁺` at fixed `λ` on entry:
-/// `∂λ` from the active rows' linearised conditions (module documentation).
-pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatrix<f64>, fu: &mut DMatrix<f64>) -> Result<(), SimError> {
+/// Adds `qH⁻¹ Jᵀ ∂λ` to `[F | Fu]`, given transposed as `ft` `((2n + nu) x n)`, `∂v⁺` at fixed
+/// `λ` on entry: `∂λ` from the active rows' linearised conditions (module documentation).
+pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, mut ft: DMatrixViewMut<f64>) -> Result<(), SimError> {
     let (n, dt) = (m.model.nv, m.dt);
     if cw.probe.is_none() {
         return Ok(());
@@ -197,17 +197,13 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatr
         qh.solve(&mut cw.y.as_mut_slice()[c * n..(c + 1) * n]);
     }
     let w = &cw.j * &cw.y;
-    // R = J F + [K 0], with the targets' ∂b/∂q: the system's right-hand sides are ∂b − R
-    let nu = fu.ncols();
-    let mut rhs = DMatrix::zeros(rows, 2 * n + nu);
-    let jf = &cw.j * &*f;
-    let jfu = &cw.j * &*fu;
+    // R = J [F Fu] + [K 0 0], with the targets' ∂b/∂q: the system's right-hand sides are ∂b − R
+    let inputs = ft.nrows();
+    let jft = &ft * cw.j.transpose();
+    let mut rhs = DMatrix::zeros(rows, inputs);
     for r in 0..rows {
-        for c in 0..2 * n {
-            rhs[(r, c)] = -jf[(r, c)] - if c < n { cw.k[(r, c)] } else { 0.0 };
-        }
-        for c in 0..nu {
-            rhs[(r, 2 * n + c)] = -jfu[(r, c)];
+        for c in 0..inputs {
+            rhs[(r, c)] = -jft[(c, r)] - if c < n { cw.k[(r, c)] } else { 0.0 };
         }
     }
     let mut sys = w.clone();
@@ -253,8 +249,11 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatr
         return Err(unsupported("native", "step derivatives through redundant sliding contacts (a box sliding on four corners: the solver picks how the normal impulses spread, and v⁺ with it)"));
     }
     let g = &cw.y * lam;
-    f.view_mut((0, 0), (n, 2 * n)).zip_apply(&g.view((0, 0), (n, 2 * n)), |x, y| *x += y);
-    fu.zip_apply(&g.view((0, 2 * n), (n, nu)), |x, y| *x += y);
+    for k in 0..n {
+        for c in 0..inputs {
+            ft[(c, k)] += g[(k, c)];
+        }
+    }
     Ok(())
 }
 

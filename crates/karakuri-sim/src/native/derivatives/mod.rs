@@ -42,9 +42,10 @@ pub struct DerivWork {
     /// Output row / column → model row / column `(2 nv)`: the tangent order (one-dof joints in
     /// `one_dof` order, then the other joints' dofs) for positions, then for velocities.
     at: Vec<usize>,
-    /// `A`, `B` in model order.
+    /// RK4's `A` in model order.
     a: DMatrix<f64>,
-    b: DMatrix<f64>,
+    /// `nu`.
+    nu: usize,
 }
 
 impl DerivWork {
@@ -65,13 +66,13 @@ impl DerivWork {
             rk4: rk4::Rk4Work::new(n),
             contact: contact::ContactWork::new(),
             a: DMatrix::zeros(2 * n, 2 * n),
-            b: DMatrix::zeros(2 * n, nu),
+            nu,
         }
     }
 
     /// `nu`, the actuated one-dof joints.
     pub fn nu(&self) -> usize {
-        self.b.ncols()
+        self.nu
     }
 }
 
@@ -92,26 +93,33 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
     }
     refuse(m, s, w)?;
     let rk4 = m.plan.rk4 && (m.engine.integrator == Integrator::Rk4 || w.registered.joint_forces.is_empty());
+    let side = 2 * n;
     if rk4 {
         rk4::derivatives(m, s, w, (&mut dw.eval, &mut dw.rk4), &mut dw.a)?;
-        dw.b.fill(0.0);
-    } else {
-        let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
-        let cw = contacts.then_some(&mut dw.contact);
-        euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), (&mut dw.a, &mut dw.b), cw)?;
+        // model order -> the tangent order: position rows / columns, then velocity ones
+        for (c, &mc) in dw.at.iter().enumerate() {
+            let src = &dw.a.as_slice()[mc * side..(mc + 1) * side];
+            for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
+                *o = src[mr];
+            }
+        }
+        out.b.fill(0.0);
+        return Ok(());
     }
-    // model order -> the tangent order: position rows / columns, then velocity ones
-    let side = 2 * n;
+    let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
+    let cw = contacts.then_some(&mut dw.contact);
+    euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), cw)?;
+    // [A | B]ᵀ in model order -> A, B in the tangent order
+    let abt = dw.euler.abt.as_slice();
+    let rows = dw.euler.abt.nrows();
     for (c, &mc) in dw.at.iter().enumerate() {
-        let src = &dw.a.as_slice()[mc * side..(mc + 1) * side];
         for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = src[mr];
+            *o = abt[mr * rows + mc];
         }
     }
     for c in 0..dw.nu() {
-        let src = &dw.b.as_slice()[c * side..(c + 1) * side];
         for (o, &mr) in out.b.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = src[mr];
+            *o = abt[mr * rows + side + c];
         }
     }
     Ok(())
