@@ -20,7 +20,7 @@ use super::super::build::SimModel;
 use super::super::dynamics::compute_terms;
 use super::super::output::StepOutput;
 use super::super::state::SimState;
-use super::super::step::step;
+use super::super::{actuators, impact, joint_forces, rk4, sensors, stages};
 use super::super::work::StepData;
 use crate::engine::unsupported;
 use crate::scene::ContactMode;
@@ -77,7 +77,29 @@ impl ContactWork {
 
 }
 
-/// Takes the step on a copy of `(s, w)` and reads its active set; refuses what is not built.
+/// A stage of the step (`step.rs`).
+type Stage = fn(&SimModel, &mut SimState, &mut StepData, &mut StepOutput) -> Result<(), SimError>;
+
+/// The step's stages up to the contact solve and the split-impulse test, in the step's order
+/// (`step.rs`, checked by a test below): what the probe reads (contacts, `λ`, `v⁺`, `qH`);
+/// the integration, the kinematics at the new state, the sensors and the watch are not run.
+const PROBE: [(&str, Stage); 13] = [
+    ("start", stages::start),
+    ("actuator_commands", actuators::actuator_commands),
+    ("sensor_start", sensors::sensor_start),
+    ("joint_forces", joint_forces::joint_forces),
+    ("position", stages::position),
+    ("rk4", rk4::rk4),
+    ("actuation", stages::actuation),
+    ("acceleration", stages::acceleration),
+    ("impacts", impact::impacts),
+    ("free_velocity", stages::free_velocity),
+    ("constraint", stages::constraint),
+    ("actuator_report", actuators::actuator_report),
+    ("split_impulse", stages::split_impulse),
+];
+
+/// Takes the step on a copy of `(s, w)` as far as its contact solve ([`PROBE`]) and reads its active set; refuses what is not built.
 /// Returns whether any contact carries an impulse.
 pub fn probe(m: &SimModel, s: &SimState, w: &StepData, cw: &mut ContactWork) -> Result<bool, SimError> {
     let no = |what: &str| Err(unsupported("native", &format!("step derivatives through {what} (not built yet)")));
@@ -96,7 +118,9 @@ pub fn probe(m: &SimModel, s: &SimState, w: &StepData, cw: &mut ContactWork) -> 
     let (ps, pw, po) = &mut **pr;
     ps.clone_from(s);
     compute_terms(m, &s.q, &s.v, &mut pw.data);
-    step(m, ps, pw, po, false)?;
+    for (_, stage) in PROBE {
+        stage(m, ps, pw, po)?;
+    }
     if pw.split.active {
         return no("a contact deeper than contact.penetration_tolerance (the split-impulse pass)");
     }
@@ -374,4 +398,14 @@ fn solve_rank_revealing(mut a: DMatrix<f64>, mut b: DMatrix<f64>, null: &mut Vec
         null.push(v);
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The probe runs the step's own first stages, in its order.
+    #[test]
+    fn the_probe_runs_the_steps_first_stages() {
+        let names: Vec<&str> = super::PROBE.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, super::super::super::step::STAGES[..names.len()]);
+    }
 }
