@@ -42,6 +42,8 @@ pub struct DerivWork {
     /// Output row / column → model row / column `(2 nv)`: the tangent order (one-dof joints in
     /// `one_dof` order, then the other joints' dofs) for positions, then for velocities.
     at: Vec<usize>,
+    /// Per output row r, where model row `at[r]` starts in the Euler step's `[A | B]ᵀ` (`at[r] (2n + nu)`) `(2n)`.
+    col_at: Vec<usize>,
     /// RK4's `A` in model order.
     a: DMatrix<f64>,
     /// `nu`.
@@ -59,10 +61,12 @@ impl DerivWork {
                 order.extend(model.idx_v[j]..model.idx_v[j] + model.nvs[j]);
             }
         }
+        let at: Vec<usize> = (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect();
         DerivWork {
+            col_at: at.iter().map(|&r| r * (2 * n + nu)).collect(),
             eval: smooth::Eval::new(m),
             euler: euler::EulerWork::new(model, nu),
-            at: (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect(),
+            at,
             rk4: rk4::Rk4Work::new(n),
             contact: contact::ContactWork::new(),
             a: DMatrix::zeros(2 * n, 2 * n),
@@ -109,17 +113,13 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
     let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
     let cw = contacts.then_some(&mut dw.contact);
     euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), cw)?;
-    // [A | B]ᵀ in model order -> A, B in the tangent order
+    // [A | B]ᵀ in model order -> A, B in the tangent order: output row r is abt's column at[r]
     let abt = dw.euler.abt.as_slice();
-    let rows = dw.euler.abt.nrows();
-    for (c, &mc) in dw.at.iter().enumerate() {
-        for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = abt[mr * rows + mc];
-        }
-    }
-    for c in 0..dw.nu() {
-        for (o, &mr) in out.b.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = abt[mr * rows + side + c];
+    let cols = dw.at.iter().copied().chain(side..side + dw.nu());
+    for (dst, mc) in out.a.as_mut_slice().chunks_exact_mut(side).chain(out.b.as_mut_slice().chunks_exact_mut(side)).zip(cols) {
+        let src = &abt[mc..];
+        for (o, &off) in dst.iter_mut().zip(&dw.col_at) {
+            *o = src[off];
         }
     }
     Ok(())
