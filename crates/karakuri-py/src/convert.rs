@@ -2,7 +2,7 @@
 //! errors that name the argument and the expected shape) and making the result arrays.
 
 use nalgebra::{DMatrix, DVector};
-use numpy::ndarray::{Array2, ShapeBuilder};
+use numpy::ndarray::{Array2, ArrayView2, ShapeBuilder};
 use numpy::{PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -127,6 +127,20 @@ pub fn array2<'py>(py: Python<'py>, m: &DMatrix<f64>) -> Bound<'py, PyArray2<f64
     let a = Array2::from_shape_vec((m.nrows(), m.ncols()).f(), m.as_slice().to_vec())
         .expect("a DMatrix's storage has nrows * ncols entries");
     PyArray2::from_owned_array(py, a)
+}
+
+/// Copies `m` into the numpy array `out` of its shape (any strides), an error naming `what`
+/// when the shape differs or the array is not writeable.
+pub fn fill2(what: &str, out: &Bound<'_, PyArray2<f64>>, m: &DMatrix<f64>) -> PyResult<()> {
+    let mut rw = out.try_readwrite().map_err(|e| PyValueError::new_err(format!("{what}: {e}")))?;
+    let mut view = rw.as_array_mut();
+    if view.dim() != (m.nrows(), m.ncols()) {
+        let (r, c) = view.dim();
+        return Err(PyValueError::new_err(format!("{what}: shape ({r}, {c}), needs ({}, {})", m.nrows(), m.ncols())));
+    }
+    let src = ArrayView2::from_shape((m.nrows(), m.ncols()).f(), m.as_slice()).expect("a DMatrix's storage has nrows * ncols entries");
+    view.assign(&src);
+    Ok(())
 }
 
 /// Prefixes an argument error with the function it came from (`"rnea: argument 'q' ..."`).

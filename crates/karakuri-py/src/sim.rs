@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::control::{joint_view_methods, JointView, Layout, PyControlIo};
-use crate::convert::{array2, read_vector};
+use crate::convert::{array2, fill2, read_vector};
 use crate::model::homogeneous;
 use crate::errors::{sim_error, ControllerError};
 use crate::snapshot::PySnapshot;
@@ -222,8 +222,23 @@ joint_view_methods!(PyWorld {
     /// ball or capsule with a static plane are gone through by the solve's active set (record
     /// 0078). Raises ``ValueError`` naming what the derivatives do not go through yet
     /// (redundant sliding contacts, other shape pairs, loops, joint limits the step holds,
-    /// velocity servos, ...).
-    fn step_derivatives<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+    /// velocity servos, ...). ``out=(A, B)``: float64 arrays of those shapes (any layout;
+    /// Fortran order copies fastest) that are filled and returned instead of new ones, for a
+    /// loop that calls this often.
+    #[pyo3(signature = (out=None))]
+    #[allow(clippy::type_complexity)]
+    fn step_derivatives<'py>(
+        &mut self,
+        py: Python<'py>,
+        out: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let need = |what: &str, x: Bound<'py, PyAny>| {
+            x.cast_into::<PyArray2<f64>>().map_err(|_| PyValueError::new_err(format!("step_derivatives: {what}: a 2-D float64 numpy array is needed")))
+        };
+        let out = match out {
+            Some((a, b)) => Some((need("out[0] (A)", a)?, need("out[1] (B)", b)?)),
+            None => None,
+        };
         let PyWorld { world, derivs, .. } = self;
         let world = world.get_mut().unwrap_or_else(PoisonError::into_inner);
         let d = derivs.get_or_insert_with(|| {
@@ -231,7 +246,14 @@ joint_view_methods!(PyWorld {
             StepDerivatives::new(nv, nu)
         });
         world.step_derivatives(d).map_err(sim_error)?;
-        Ok((array2(py, &d.a), array2(py, &d.b)))
+        match out {
+            None => Ok((array2(py, &d.a), array2(py, &d.b))),
+            Some((a, b)) => {
+                fill2("step_derivatives: out[0] (A)", &a, &d.a)?;
+                fill2("step_derivatives: out[1] (B)", &b, &d.b)?;
+                Ok((a, b))
+            }
+        }
     }
 
     /// Sets the target of a joint's actuator by name (a torque, position or speed by its

@@ -158,3 +158,27 @@ def test_through_a_sliding_contact(tmp_path):
     eye = np.eye(4)
     assert np.abs(A - fd_a).max() < 1e-6 * np.abs(fd_a - eye).max()
     assert np.abs(B[:, 0] - fd_b).max() < 1e-6 * np.abs(fd_b).max()
+
+
+def test_out_fills_the_given_arrays_with_the_same_derivatives():
+    """``out=(A, B)`` fills arrays made once (C or Fortran order) with what the plain call
+    returns, returns those arrays, and names a wrong shape or dtype."""
+    import tempfile
+    from pathlib import Path
+
+    xml = Path(__file__).resolve().parents[3] / "tests/data/mjcf/dm_control/cheetah.xml"
+    with tempfile.TemporaryDirectory() as tmp:
+        scene = Path(tmp) / "cheetah.yaml"
+        scene.write_text(f"name: cheetah\ncontact: {{mode: none}}\nrobots: [{{name: r, mjcf: {xml}, collision: none}}]\n")
+        w = karakuri.World.from_file(str(scene))
+    w.step(20)
+    A, B = w.step_derivatives()
+    for order in ["C", "F"]:
+        out = (np.zeros(A.shape, order=order), np.zeros(B.shape, order=order))
+        ra, rb = w.step_derivatives(out=out)
+        assert ra is out[0] and rb is out[1]
+        assert np.array_equal(ra, A) and np.array_equal(rb, B)
+    with pytest.raises(ValueError, match=r"out\[0\] \(A\): shape \(3, 3\)"):
+        w.step_derivatives(out=(np.zeros((3, 3)), np.zeros(B.shape)))
+    with pytest.raises(ValueError, match=r"out\[1\] \(B\): a 2-D float64"):
+        w.step_derivatives(out=(np.zeros(A.shape), np.zeros(B.shape, dtype=np.float32)))

@@ -14,13 +14,13 @@
 //! box, ball or capsule with a static plane; others are refused by name.
 
 use karakuri::spatial::{Force, Motion, Vec3};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DMatrixViewMut, DVector};
 
 use super::super::build::SimModel;
 use super::super::dynamics::compute_terms;
 use super::super::output::StepOutput;
 use super::super::state::SimState;
-use super::super::step::step;
+use super::super::{actuators, impact, joint_forces, rk4, sensors, stages};
 use super::super::work::StepData;
 use crate::engine::unsupported;
 use crate::scene::ContactMode;
@@ -77,7 +77,29 @@ impl ContactWork {
 
 }
 
-/// Takes the step on a copy of `(s, w)` and reads its active set; refuses what is not built.
+/// A stage of the step (`step.rs`).
+type Stage = fn(&SimModel, &mut SimState, &mut StepData, &mut StepOutput) -> Result<(), SimError>;
+
+/// The step's stages up to the contact solve and the split-impulse test, in the step's order
+/// (`step.rs`, checked by a test below): what the probe reads (contacts, `λ`, `v⁺`, `qH`);
+/// the integration, the kinematics at the new state, the sensors and the watch are not run.
+const PROBE: [(&str, Stage); 13] = [
+    ("start", stages::start),
+    ("actuator_commands", actuators::actuator_commands),
+    ("sensor_start", sensors::sensor_start),
+    ("joint_forces", joint_forces::joint_forces),
+    ("position", stages::position),
+    ("rk4", rk4::rk4),
+    ("actuation", stages::actuation),
+    ("acceleration", stages::acceleration),
+    ("impacts", impact::impacts),
+    ("free_velocity", stages::free_velocity),
+    ("constraint", stages::constraint),
+    ("actuator_report", actuators::actuator_report),
+    ("split_impulse", stages::split_impulse),
+];
+
+/// Takes the step on a copy of `(s, w)` as far as its contact solve ([`PROBE`]) and reads its active set; refuses what is not built.
 /// Returns whether any contact carries an impulse.
 pub fn probe(m: &SimModel, s: &SimState, w: &StepData, cw: &mut ContactWork) -> Result<bool, SimError> {
     let no = |what: &str| Err(unsupported("native", &format!("step derivatives through {what} (not built yet)")));
@@ -96,7 +118,9 @@ pub fn probe(m: &SimModel, s: &SimState, w: &StepData, cw: &mut ContactWork) -> 
     let (ps, pw, po) = &mut **pr;
     ps.clone_from(s);
     compute_terms(m, &s.q, &s.v, &mut pw.data);
-    step(m, ps, pw, po, false)?;
+    for (_, stage) in PROBE {
+        stage(m, ps, pw, po)?;
+    }
     if pw.split.active {
         return no("a contact deeper than contact.penetration_tolerance (the split-impulse pass)");
     }
@@ -181,9 +205,9 @@ pub fn contact_forces(m: &SimModel, cw: &mut ContactWork, tau: &mut DVector<f64>
     }
 }
 
-/// Adds `qH⁻¹ Jᵀ ∂λ` to `f` `(n x 2n)` and `fu` `(n x nu)`, `∂v⁺` at fixed `λ` on entry:
-/// `∂λ` from the active rows' linearised conditions (module documentation).
-pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatrix<f64>, fu: &mut DMatrix<f64>) -> Result<(), SimError> {
+/// Adds `qH⁻¹ Jᵀ ∂λ` to `[F | Fu]`, given transposed as `ft` `((2n + nu) x n)`, `∂v⁺` at fixed
+/// `λ` on entry: `∂λ` from the active rows' linearised conditions (module documentation).
+pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, mut ft: DMatrixViewMut<f64>) -> Result<(), SimError> {
     let (n, dt) = (m.model.nv, m.dt);
     if cw.probe.is_none() {
         return Ok(());
@@ -197,17 +221,13 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatr
         qh.solve(&mut cw.y.as_mut_slice()[c * n..(c + 1) * n]);
     }
     let w = &cw.j * &cw.y;
-    // R = J F + [K 0], with the targets' ∂b/∂q: the system's right-hand sides are ∂b − R
-    let nu = fu.ncols();
-    let mut rhs = DMatrix::zeros(rows, 2 * n + nu);
-    let jf = &cw.j * &*f;
-    let jfu = &cw.j * &*fu;
+    // R = J [F Fu] + [K 0 0], with the targets' ∂b/∂q: the system's right-hand sides are ∂b − R
+    let inputs = ft.nrows();
+    let jft = &ft * cw.j.transpose();
+    let mut rhs = DMatrix::zeros(rows, inputs);
     for r in 0..rows {
-        for c in 0..2 * n {
-            rhs[(r, c)] = -jf[(r, c)] - if c < n { cw.k[(r, c)] } else { 0.0 };
-        }
-        for c in 0..nu {
-            rhs[(r, 2 * n + c)] = -jfu[(r, c)];
+        for c in 0..inputs {
+            rhs[(r, c)] = -jft[(c, r)] - if c < n { cw.k[(r, c)] } else { 0.0 };
         }
     }
     let mut sys = w.clone();
@@ -253,8 +273,11 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, f: &mut DMatr
         return Err(unsupported("native", "step derivatives through redundant sliding contacts (a box sliding on four corners: the solver picks how the normal impulses spread, and v⁺ with it)"));
     }
     let g = &cw.y * lam;
-    f.view_mut((0, 0), (n, 2 * n)).zip_apply(&g.view((0, 0), (n, 2 * n)), |x, y| *x += y);
-    fu.zip_apply(&g.view((0, 2 * n), (n, nu)), |x, y| *x += y);
+    for k in 0..n {
+        for c in 0..inputs {
+            ft[(c, k)] += g[(k, c)];
+        }
+    }
     Ok(())
 }
 
@@ -375,4 +398,14 @@ fn solve_rank_revealing(mut a: DMatrix<f64>, mut b: DMatrix<f64>, null: &mut Vec
         null.push(v);
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The probe runs the step's own first stages, in its order.
+    #[test]
+    fn the_probe_runs_the_steps_first_stages() {
+        let names: Vec<&str> = super::PROBE.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, super::super::super::step::STAGES[..names.len()]);
+    }
 }

@@ -21,10 +21,11 @@ use crate::SimError;
 pub struct EulerWork {
     /// `v_free` `(n)`.
     v_free: DVector<f64>,
-    /// `∂v_free/∂(q, v)` `(n x 2n)`.
-    f: DMatrix<f64>,
-    /// `∂v_free/∂u` `(n x nu)`.
-    fu: DMatrix<f64>,
+    /// `[A | B]ᵀ` `((2n + nu) x 2n)`: column r is row r of `A` and `B` (positions, then
+    /// velocities); the velocity half holds `[F | Fu]ᵀ` until [`assemble`].
+    pub abt: DMatrix<f64>,
+    /// A joint of more than one dof: its columns of `[F | Fu]ᵀ` `((2n + nu) x 6)`.
+    tmp: DMatrix<f64>,
     /// Each joint's update blocks `(njoints)`.
     blocks: Vec<Blocks>,
 }
@@ -34,18 +35,18 @@ impl EulerWork {
     pub fn new(model: &karakuri::Model, nu: usize) -> EulerWork {
         let n = model.nv;
         let blocks = (0..model.njoints).map(|_| Blocks::default()).collect();
-        EulerWork { v_free: DVector::zeros(n), f: DMatrix::zeros(n, 2 * n), fu: DMatrix::zeros(n, nu), blocks }
+        EulerWork { v_free: DVector::zeros(n), abt: DMatrix::zeros(2 * n + nu, 2 * n), tmp: DMatrix::zeros(2 * n + nu, 6), blocks }
     }
 }
 
-/// `A`, `B` of the Euler step from `(s.q, s.v)` into `a`, `b` (model order). Refuses a joint
-/// limit that the step would hold (its row is active).
+/// `[A | B]ᵀ` of the Euler step from `(s.q, s.v)` into `ew.abt` (model order; `w.data` holds
+/// the terms at the state, as after every step). Refuses a joint limit that the step would
+/// hold (its row is active).
 pub fn derivatives(
     m: &SimModel,
     s: &SimState,
     w: &StepData,
     (ev, ew): (&mut Eval, &mut EulerWork),
-    (a, b): (&mut DMatrix<f64>, &mut DMatrix<f64>),
     mut contacts: Option<&mut ContactWork>,
 ) -> Result<(), SimError> {
     let (model, dt, n) = (&m.model, m.dt, m.model.nv);
@@ -55,10 +56,10 @@ pub fn derivatives(
         let (tau, dtau) = ev.applied_mut();
         contact::contact_forces(m, cw, tau, dtau);
     }
-    ev.acceleration(m, &s.q, &s.v)?;
+    ev.acceleration(m, &s.q, &s.v, Some(&w.data))?;
     free_velocity(m, s, ev, ew);
     if let Some(cw) = contacts {
-        contact::add_impulse_derivatives(m, cw, &mut ew.f, &mut ew.fu)?;
+        contact::add_impulse_derivatives(m, cw, ew.abt.columns_mut(n, n))?;
     }
     for lim in &m.limits {
         // the limit stage's test: a row is written when the free velocity could reach it
@@ -73,65 +74,69 @@ pub fn derivatives(
     }
     for j in 1..model.njoints {
         let (iv, nv) = (model.idx_v[j], model.nvs[j]);
+        if nv == 1 {
+            continue;
+        }
         ew.blocks[j] = blocks(&model.joint_types[j], &ew.v_free.as_slice()[iv..iv + nv], dt).ok_or_else(|| {
             unsupported("native", &format!("step derivatives of joint '{}' (a planar joint)", model.joint_names[j]))
         })?;
     }
-    // column by column (contiguous): A's = [Pq e_c (c < n)] + the update of F's column, B's of Fu's
-    for c in 0..2 * n {
-        let col = &mut a.as_mut_slice()[c * 2 * n..(c + 1) * 2 * n];
-        update(m, &ew.blocks, &ew.f.as_slice()[c * n..(c + 1) * n], col);
-        if c < n {
-            let j = model.dof_joint[c];
-            let (iv, nv) = (model.idx_v[j], model.nvs[j]);
-            for r in 0..nv {
-                col[iv + r] += ew.blocks[j].pq[(r, c - iv)];
-            }
-        }
-    }
-    for c in 0..b.ncols() {
-        update(m, &ew.blocks, &ew.fu.as_slice()[c * n..(c + 1) * n], &mut b.as_mut_slice()[c * 2 * n..(c + 1) * 2 * n]);
-    }
+    assemble(m, ew);
     Ok(())
 }
 
-/// `out = [Pv f; Vv f]` joint by joint for a column `f` of `∂v_free` (`n`), `out` `(2n)`.
-fn update(m: &SimModel, blocks: &[Blocks], f: &[f64], out: &mut [f64]) {
-    let (model, n) = (&m.model, m.model.nv);
-    let (oq, ov) = out.split_at_mut(n);
+/// The configuration update joint by joint on the columns of `[F | Fu]ᵀ` (each a contiguous
+/// row of `F`, `Fu` over every input): position rows `Pq [I 0] + Pv F`, velocity rows `Vv F`;
+/// a one-dof joint's are `[e_k 0] + dt F_k` and `F_k` as they stand.
+fn assemble(m: &SimModel, ew: &mut EulerWork) {
+    let (model, n, dt) = (&m.model, m.model.nv, m.dt);
+    let rows = ew.abt.nrows();
+    let (pos, vel) = ew.abt.as_mut_slice().split_at_mut(n * rows);
     for j in 1..model.njoints {
-        let (iv, nv, b) = (model.idx_v[j], model.nvs[j], &blocks[j]);
+        let (iv, nv, b) = (model.idx_v[j], model.nvs[j], &ew.blocks[j]);
         if nv == 1 {
-            oq[iv] = b.pv[(0, 0)] * f[iv];
-            ov[iv] = f[iv];
+            let (p, f) = (&mut pos[iv * rows..(iv + 1) * rows], &vel[iv * rows..(iv + 1) * rows]);
+            p.iter_mut().zip(f).for_each(|(p, f)| *p = dt * f);
+            p[iv] += 1.0;
             continue;
         }
+        let tmp = &mut ew.tmp.as_mut_slice()[..nv * rows];
+        tmp.copy_from_slice(&vel[iv * rows..(iv + nv) * rows]);
         for r in 0..nv {
-            let (mut q, mut v) = (0.0, 0.0);
-            for k in 0..nv {
-                q += b.pv[(r, k)] * f[iv + k];
-                v += b.vv[(r, k)] * f[iv + k];
+            let p = &mut pos[(iv + r) * rows..(iv + r + 1) * rows];
+            combine(p, tmp, rows, |k| b.pv[(r, k)]);
+            for c in 0..nv {
+                p[iv + c] += b.pq[(r, c)];
             }
-            oq[iv + r] = q;
-            ov[iv + r] = v;
+            combine(&mut vel[(iv + r) * rows..(iv + r + 1) * rows], tmp, rows, |k| b.vv[(r, k)]);
         }
     }
 }
 
-/// `v_free` and its derivatives `F`, `Fu`, as the free-velocity stage: `v + dt q̈`, and a free
-/// flyer's `dt ω × l` (`∂/∂l = dt [ω]×`, `∂/∂ω = −dt [l]×`).
+/// `out = Σ_k coef(k) tmp_k` over the `rows`-long columns of `tmp`, skipping zero coefficients.
+fn combine(out: &mut [f64], tmp: &[f64], rows: usize, coef: impl Fn(usize) -> f64) {
+    out.fill(0.0);
+    for (k, col) in tmp.chunks_exact(rows).enumerate() {
+        let c = coef(k);
+        if c != 0.0 {
+            out.iter_mut().zip(col).for_each(|(o, x)| *o += c * x);
+        }
+    }
+}
+
+/// `v_free` and `[F | Fu]ᵀ` into the velocity half of `ew.abt`, as the free-velocity stage:
+/// `F = dt [∂q̈/∂q, ∂q̈/∂v] + [0 I]`, `Fu = dt ∂q̈/∂u`, and a free flyer's `dt ω × l`
+/// (`∂/∂l = dt [ω]×`, `∂/∂ω = −dt [l]×`).
 fn free_velocity(m: &SimModel, s: &SimState, ev: &Eval, ew: &mut EulerWork) {
     let (model, dt, n) = (&m.model, m.dt, m.model.nv);
     ew.v_free.copy_from(&s.v);
     ew.v_free.axpy(dt, &ev.qdd, 1.0);
-    ew.f.view_mut((0, 0), (n, n)).copy_from(&ev.aq);
-    ew.f.view_mut((0, n), (n, n)).copy_from(&ev.av);
-    ew.f.scale_mut(dt);
+    let rows = ew.abt.nrows();
+    let vel = &mut ew.abt.as_mut_slice()[n * rows..];
+    vel.iter_mut().zip(ev.x.as_slice()).for_each(|(f, x)| *f = dt * x);
     for k in 0..n {
-        ew.f[(k, n + k)] += 1.0;
+        vel[k * rows + n + k] += 1.0;
     }
-    ew.fu.copy_from(&ev.au);
-    ew.fu.scale_mut(dt);
     for j in 1..model.njoints {
         if model.joint_types[j] != JointType::FreeFlyer {
             continue;
@@ -144,8 +149,8 @@ fn free_velocity(m: &SimModel, s: &SimState, ev: &Eval, ew: &mut EulerWork) {
         for r in 0..3 {
             ew.v_free[iv + r] += corr[r];
             for c in 0..3 {
-                ew.f[(iv + r, n + iv + c)] += dl[(r, c)];
-                ew.f[(iv + r, n + iv + 3 + c)] += dw[(r, c)];
+                vel[(iv + r) * rows + n + iv + c] += dl[(r, c)];
+                vel[(iv + r) * rows + n + iv + 3 + c] += dw[(r, c)];
             }
         }
     }

@@ -42,9 +42,12 @@ pub struct DerivWork {
     /// Output row / column → model row / column `(2 nv)`: the tangent order (one-dof joints in
     /// `one_dof` order, then the other joints' dofs) for positions, then for velocities.
     at: Vec<usize>,
-    /// `A`, `B` in model order.
+    /// Per output row r, where model row `at[r]` starts in the Euler step's `[A | B]ᵀ` (`at[r] (2n + nu)`) `(2n)`.
+    col_at: Vec<usize>,
+    /// RK4's `A` in model order.
     a: DMatrix<f64>,
-    b: DMatrix<f64>,
+    /// `nu`.
+    nu: usize,
 }
 
 impl DerivWork {
@@ -58,20 +61,22 @@ impl DerivWork {
                 order.extend(model.idx_v[j]..model.idx_v[j] + model.nvs[j]);
             }
         }
+        let at: Vec<usize> = (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect();
         DerivWork {
+            col_at: at.iter().map(|&r| r * (2 * n + nu)).collect(),
             eval: smooth::Eval::new(m),
             euler: euler::EulerWork::new(model, nu),
-            at: (0..2 * n).map(|i| if i < n { order[i] } else { n + order[i - n] }).collect(),
+            at,
             rk4: rk4::Rk4Work::new(n),
             contact: contact::ContactWork::new(),
             a: DMatrix::zeros(2 * n, 2 * n),
-            b: DMatrix::zeros(2 * n, nu),
+            nu,
         }
     }
 
     /// `nu`, the actuated one-dof joints.
     pub fn nu(&self) -> usize {
-        self.b.ncols()
+        self.nu
     }
 }
 
@@ -92,26 +97,29 @@ pub fn step_derivatives(m: &SimModel, s: &SimState, w: &StepData, dw: &mut Deriv
     }
     refuse(m, s, w)?;
     let rk4 = m.plan.rk4 && (m.engine.integrator == Integrator::Rk4 || w.registered.joint_forces.is_empty());
+    let side = 2 * n;
     if rk4 {
         rk4::derivatives(m, s, w, (&mut dw.eval, &mut dw.rk4), &mut dw.a)?;
-        dw.b.fill(0.0);
-    } else {
-        let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
-        let cw = contacts.then_some(&mut dw.contact);
-        euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), (&mut dw.a, &mut dw.b), cw)?;
-    }
-    // model order -> the tangent order: position rows / columns, then velocity ones
-    let side = 2 * n;
-    for (c, &mc) in dw.at.iter().enumerate() {
-        let src = &dw.a.as_slice()[mc * side..(mc + 1) * side];
-        for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = src[mr];
+        // model order -> the tangent order: position rows / columns, then velocity ones
+        for (c, &mc) in dw.at.iter().enumerate() {
+            let src = &dw.a.as_slice()[mc * side..(mc + 1) * side];
+            for (o, &mr) in out.a.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
+                *o = src[mr];
+            }
         }
+        out.b.fill(0.0);
+        return Ok(());
     }
-    for c in 0..dw.nu() {
-        let src = &dw.b.as_slice()[c * side..(c + 1) * side];
-        for (o, &mr) in out.b.as_mut_slice()[c * side..(c + 1) * side].iter_mut().zip(&dw.at) {
-            *o = src[mr];
+    let contacts = m.plan.contacts && contact::probe(m, s, w, &mut dw.contact)?;
+    let cw = contacts.then_some(&mut dw.contact);
+    euler::derivatives(m, s, w, (&mut dw.eval, &mut dw.euler), cw)?;
+    // [A | B]ᵀ in model order -> A, B in the tangent order: output row r is abt's column at[r]
+    let abt = dw.euler.abt.as_slice();
+    let cols = dw.at.iter().copied().chain(side..side + dw.nu());
+    for (dst, mc) in out.a.as_mut_slice().chunks_exact_mut(side).chain(out.b.as_mut_slice().chunks_exact_mut(side)).zip(cols) {
+        let src = &abt[mc..];
+        for (o, &off) in dst.iter_mut().zip(&dw.col_at) {
+            *o = src[off];
         }
     }
     Ok(())

@@ -99,7 +99,8 @@ fn axpy(y: &mut DMatrix<f64>, k: f64, x: &DMatrix<f64>) {
 fn stage(m: &SimModel, s: &SimState, w: &StepData, ev: &mut Eval, rw: &mut Rk4Work, (st, t): (usize, f64)) -> Result<(), SimError> {
     let n = m.model.nv;
     ev.applied(m, s, &w.registered.joint_forces, (&rw.q, &rw.v), (t, 0.0, false))?;
-    ev.acceleration(m, &rw.q, &rw.v)?;
+    ev.acceleration(m, &rw.q, &rw.v, None)?;
+    ev.unpack();
     rw.kq[st].copy_from(&rw.v);
     rw.kv[st].copy_from(&ev.qdd);
     let dk = &mut rw.dk[st];

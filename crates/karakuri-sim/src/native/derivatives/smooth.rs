@@ -30,15 +30,20 @@ pub struct Eval {
     pub tau: DVector<f64>,
     /// qH's diagonal shift `(n)`.
     shift: Vec<f64>,
-    /// `h` at the state `(n)`.
-    h: DVector<f64>,
     /// `q̈` `(n)`.
     pub qdd: DVector<f64>,
-    /// `∂τ/∂q`, `∂τ/∂v` of the applied forces `(n x n)`, `∂τ/∂u` `(n x nu)`.
+    /// The applied forces' `∂τ/∂q`, `∂τ/∂v`: diagonal (joint forces, actuators) `(n)`.
+    dq_diag: Vec<f64>,
+    dv_diag: Vec<f64>,
+    /// `∂τ/∂u`: column c is `u_val[c]` at dof `u_dof[c]` `(nu)`.
+    u_dof: Vec<usize>,
+    u_val: Vec<f64>,
+    /// A dense `∂τ/∂q` the step's own forces add (the contacts' `Jᵀλ/dt`), read when
+    /// `dense_dq` `(n x n)`.
     dtau_dq: DMatrix<f64>,
-    dtau_dv: DMatrix<f64>,
-    dtau_du: DMatrix<f64>,
-    /// `∂q̈/∂q`, `∂q̈/∂v` `(n x n)`, `∂q̈/∂u` `(n x nu)`.
+    dense_dq: bool,
+    /// `∂q̈/∂q`, `∂q̈/∂v` `(n x n)`, `∂q̈/∂u` `(n x nu)`, unpacked from `x` for RK4
+    /// ([`Eval::unpack`]).
     pub aq: DMatrix<f64>,
     /// See `aq`.
     pub av: DMatrix<f64>,
@@ -48,8 +53,9 @@ pub struct Eval {
     jf: JointForceWork,
     /// Each actuator's column of `u` (`usize::MAX`: none) `(actuators)`.
     u_col: Vec<usize>,
-    /// The solve's right-hand sides by dof, `(2n + nu) x n` (column k: dof k of each).
-    rhs_t: DMatrix<f64>,
+    /// `[∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂u]` by dof, `(2n + nu) x n`: column k is row k of the three (the
+    /// solve's right-hand sides stored by dof, solved together).
+    pub x: DMatrix<f64>,
 }
 
 impl Eval {
@@ -57,28 +63,31 @@ impl Eval {
     pub fn new(m: &SimModel) -> Eval {
         let (model, n) = (&m.model, m.model.nv);
         let mut u_col = vec![usize::MAX; m.actuators.len()];
-        let mut nu = 0;
+        let mut u_dof = Vec::new();
         for a in m.one_dof_actuator.iter().flatten() {
-            u_col[*a] = nu;
-            nu += 1;
+            u_col[*a] = u_dof.len();
+            u_dof.push(m.actuators[*a].dof);
         }
+        let nu = u_dof.len();
         Eval {
             data: Data::new(model),
             ws: DerivativesWorkspace::new(model),
             qh: Factorization::new(model),
             tau: DVector::zeros(n),
             shift: vec![0.0; n],
-            h: DVector::zeros(n),
             qdd: DVector::zeros(n),
+            dq_diag: vec![0.0; n],
+            dv_diag: vec![0.0; n],
+            u_dof,
+            u_val: vec![0.0; nu],
             dtau_dq: DMatrix::zeros(n, n),
-            dtau_dv: DMatrix::zeros(n, n),
-            dtau_du: DMatrix::zeros(n, nu),
+            dense_dq: false,
             aq: DMatrix::zeros(n, n),
             av: DMatrix::zeros(n, n),
             au: DMatrix::zeros(n, nu),
             jf: JointForceWork::default(),
             u_col,
-            rhs_t: DMatrix::zeros(2 * n + nu, n),
+            x: DMatrix::zeros(2 * n + nu, n),
         }
     }
 
@@ -97,9 +106,10 @@ impl Eval {
     ) -> Result<(), SimError> {
         self.tau.copy_from(&s.tau_user);
         self.shift.copy_from_slice(&m.dofs.armature);
-        self.dtau_dq.fill(0.0);
-        self.dtau_dv.fill(0.0);
-        self.dtau_du.fill(0.0);
+        self.dq_diag.fill(0.0);
+        self.dv_diag.fill(0.0);
+        self.u_val.fill(0.0);
+        self.dense_dq = false;
         for set in m.joint_forces.iter().chain(registered) {
             self.joint_force_set(m, set, (q, v), t, c)?;
         }
@@ -128,14 +138,14 @@ impl Eval {
         for (&k, &f) in set.dof.iter().zip(evaluate(set, t, q, v, &mut self.jf)) {
             // the joint-force stage's rule (`forces_at`), with its derivatives
             let d = -c * f.dtau_ddq - c * c * f.dtau_dq;
-            self.dtau_dq[(k, k)] += f.dtau_dq;
+            self.dq_diag[k] += f.dtau_dq;
             if c > 0.0 && d >= 0.0 {
                 self.tau[k] += f.tau + c * f.dtau_dq * v[k];
                 self.shift[k] += d;
-                self.dtau_dv[(k, k)] += f.dtau_ddq + c * f.dtau_dq;
+                self.dv_diag[k] += f.dtau_ddq + c * f.dtau_dq;
             } else {
                 self.tau[k] += f.tau;
-                self.dtau_dv[(k, k)] += f.dtau_ddq;
+                self.dv_diag[k] += f.dtau_ddq;
             }
         }
         Ok(())
@@ -153,66 +163,90 @@ impl Eval {
             self.shift[a.dof] += m.dt * c.gain;
             let col = self.u_col[i];
             if a.mode == ActuatorMode::Position && c.gain != 0.0 {
-                self.dtau_dq[(a.dof, a.dof)] -= a.kp;
-                self.dtau_dv[(a.dof, a.dof)] -= c.gain;
+                self.dq_diag[a.dof] -= a.kp;
+                self.dv_diag[a.dof] -= c.gain;
                 if col != usize::MAX {
-                    self.dtau_du[(a.dof, col)] += a.kp;
+                    self.u_val[col] += a.kp;
                 }
             } else if a.mode == ActuatorMode::Torque && x.abs() < a.effort_limit && col != usize::MAX {
-                self.dtau_du[(a.dof, col)] += 1.0;
+                self.u_val[col] += 1.0;
             }
         }
     }
 
-    /// The applied forces `τ` and their `∂τ/∂q`, to add a force of the step's own (the
-    /// contacts' `Jᵀλ/dt` at fixed `λ`) before [`Eval::acceleration`].
+    /// The applied forces `τ` and a dense `∂τ/∂q` (zeroed, added to the diagonal one), to add
+    /// a force of the step's own (the contacts' `Jᵀλ/dt` at fixed `λ`) before
+    /// [`Eval::acceleration`].
     pub fn applied_mut(&mut self) -> (&mut DVector<f64>, &mut DMatrix<f64>) {
+        self.dtau_dq.fill(0.0);
+        self.dense_dq = true;
         (&mut self.tau, &mut self.dtau_dq)
     }
 
     /// `q̈` at `(q, v)` with the applied forces of the last [`Eval::applied`], and its
-    /// derivatives into `aq`, `av`, `au`.
-    pub fn acceleration(&mut self, m: &SimModel, q: &DVector<f64>, v: &DVector<f64>) -> Result<(), SimError> {
+    /// derivatives into `x`. `terms`: the world's `Data` when it holds `M` and `h` at
+    /// `(q, v)` (the state a step left: its kinematics stage computed them), else they are
+    /// computed here.
+    pub fn acceleration(&mut self, m: &SimModel, q: &DVector<f64>, v: &DVector<f64>, terms: Option<&Data>) -> Result<(), SimError> {
         let n = m.model.nv;
-        compute_terms(m, q, v, &mut self.data);
+        let terms = match terms {
+            Some(d) => d,
+            None => {
+                compute_terms(m, q, v, &mut self.data);
+                &self.data
+            }
+        };
         let shift = &self.shift;
-        self.qh.factorize_shifted(self.data.mass_matrix()?, |k| shift[k]);
-        self.h.copy_from(self.data.nonlinear_effects()?);
+        self.qh.factorize_shifted(terms.mass_matrix()?, |k| shift[k]);
         self.qdd.copy_from(&self.tau);
-        self.qdd -= &self.h;
+        self.qdd -= terms.nonlinear_effects()?;
         self.qh.solve(self.qdd.as_mut_slice());
         rnea_derivatives(&m.model, &mut self.data, &mut self.ws, q, v, &self.qdd);
-        // the right-hand sides transposed (row k: dof k of every column), solved together
-        let nu = self.au.ncols();
-        let m_rhs = 2 * n + nu;
-        // column c of each matrix (contiguous) into entry c of every dof's row (stride m_rhs)
-        let rhs = self.rhs_t.as_mut_slice();
-        let pairs = [(&self.dtau_dq, &self.ws.dtau_dq, 0), (&self.dtau_dv, &self.ws.dtau_dv, n)];
-        for (applied, rnea, off) in pairs {
+        // the right-hand sides by dof (column k of `x`: dof k of every one)
+        let m_rhs = self.x.nrows();
+        let x = self.x.as_mut_slice();
+        for (off, rnea) in [(0, &self.ws.dtau_dq), (n, &self.ws.dtau_dv)] {
             for c in 0..n {
-                let (x, y) = (&applied.as_slice()[c * n..(c + 1) * n], &rnea.as_slice()[c * n..(c + 1) * n]);
-                for ((dst, a), r) in rhs[off + c..].iter_mut().step_by(m_rhs).zip(x).zip(y) {
-                    *dst = a - r;
+                let y = &rnea.as_slice()[c * n..(c + 1) * n];
+                for (dst, r) in x[off + c..].iter_mut().step_by(m_rhs).zip(y) {
+                    *dst = -r;
                 }
             }
         }
-        for c in 0..nu {
-            let x = &self.dtau_du.as_slice()[c * n..(c + 1) * n];
-            for (dst, a) in rhs[2 * n + c..].iter_mut().step_by(m_rhs).zip(x) {
-                *dst = *a;
+        if self.dense_dq {
+            for c in 0..n {
+                let y = &self.dtau_dq.as_slice()[c * n..(c + 1) * n];
+                for (dst, a) in x[c..].iter_mut().step_by(m_rhs).zip(y) {
+                    *dst += a;
+                }
             }
         }
-        solve_rows(&self.qh, self.rhs_t.as_mut_slice(), m_rhs);
-        let rhs = self.rhs_t.as_slice();
+        for k in 0..n {
+            let col = &mut x[k * m_rhs..(k + 1) * m_rhs];
+            col[k] += self.dq_diag[k];
+            col[n + k] += self.dv_diag[k];
+            col[2 * n..].fill(0.0);
+        }
+        for (c, (&k, &u)) in self.u_dof.iter().zip(&self.u_val).enumerate() {
+            x[k * m_rhs + 2 * n + c] = u;
+        }
+        solve_rows(&self.qh, x, m_rhs);
+        Ok(())
+    }
+
+    /// `aq`, `av`, `au` from `x` (RK4's dense form).
+    pub fn unpack(&mut self) {
+        let n = self.aq.nrows();
+        let (m_rhs, nu) = (self.x.nrows(), self.au.ncols());
+        let x = self.x.as_slice();
         for (mat, off, cols) in [(&mut self.aq, 0, n), (&mut self.av, n, n), (&mut self.au, 2 * n, nu)] {
             for c in 0..cols {
                 let col = &mut mat.as_mut_slice()[c * n..(c + 1) * n];
-                for (dst, x) in col.iter_mut().zip(rhs[off + c..].iter().step_by(m_rhs)) {
-                    *dst = *x;
+                for (dst, v) in col.iter_mut().zip(x[off + c..].iter().step_by(m_rhs)) {
+                    *dst = *v;
                 }
             }
         }
-        Ok(())
     }
 }
 
@@ -220,6 +254,26 @@ impl Eval {
 /// one (`n m` entries), overwritten by the solutions; `L⁻ᵀ`, `D⁻¹`, `L⁻¹` as
 /// [`Factorization::solve`], each row update over the `m` columns at once (contiguous).
 fn solve_rows(qh: &Factorization, x: &mut [f64], m: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { solve_rows_avx2(qh, x, m) };
+    }
+    solve_rows_in(qh, x, m);
+}
+
+/// [`solve_rows`] compiled for AVX2: four columns a lane instead of two, the same operations
+/// in the same order (no fused multiply-add: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn solve_rows_avx2(qh: &Factorization, x: &mut [f64], m: usize) {
+    solve_rows_in(qh, x, m);
+}
+
+/// [`solve_rows`]' body.
+#[inline(always)]
+fn solve_rows_in(qh: &Factorization, x: &mut [f64], m: usize) {
     let n = qh.n();
     for k in (0..n).rev() {
         let (anc, l) = qh.row(k);
