@@ -37,7 +37,7 @@ pub fn factorize_mass_matrix(data: &mut Data) -> Result<&Factorization, Stale> {
 /// triangle, mirrored at the end), the columns of V taken four at a time.
 ///
 /// Where a free flyer on the universe carries joints of one dof, the factors come from
-/// ABA's backward pass ([`factor_by_articulated_inertias`]) and M itself is not computed: fresh
+/// ABA's backward pass (record 0086) and M itself is not computed: fresh
 /// after are then the factorisation and M⁻¹ only (as Pinocchio's `computeMinverse`).
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     super::check_len("q", q, model.nq);
