@@ -1,5 +1,5 @@
-"""karakuri.batch against the single-state functions, row by row and bit for bit (aba, crba and
-minverse: to rounding, records 0068 and 0075), on the reference robots; threads change no bit; bad arguments raise
+"""karakuri.batch against the single-state functions, row by row and bit for bit (aba, crba,
+minverse and gravity: to rounding, records 0068, 0075 and 0086), on the reference robots; threads change no bit; bad arguments raise
 ValueError naming them."""
 
 from pathlib import Path
@@ -32,12 +32,16 @@ def test_rows_equal_the_single_calls(name, floating):
     cases = [
         (b.rnea(model, Q, V, A), lambda i: karakuri.rnea(model, d, Q[i], V[i], A[i])),
         (b.nle(model, Q, V), lambda i: karakuri.nle(model, d, Q[i], V[i])),
-        (b.gravity(model, Q), lambda i: karakuri.gravity(model, d, Q[i])),
         (b.joint_jacobians(model, Q), lambda i: karakuri.compute_joint_jacobians(model, d, Q[i])),
     ]
     for got, single in cases:
         for i in range(N):
             assert np.array_equal(got[i], single(i)), (name, i)
+    # gravity: the single call sums the subtrees' weights (0086), the lanes run RNEA's passes
+    G = b.gravity(model, Q)
+    for i in range(N):
+        want = karakuri.gravity(model, d, Q[i])
+        assert np.max(np.abs(G[i] - want)) <= 1e-12 * (1 + np.max(np.abs(want))), (name, i)
     # CRBA and M⁻¹ in lanes sum the inertias in world axes and factorise in their own order:
     # equal to rounding, M within 1e-12 (1 + max|M|), M⁻¹ within that times max|M⁻¹|² (0075)
     Ms, Minvs = b.crba(model, Q), b.minverse(model, Q)

@@ -311,3 +311,46 @@ fn the_solves_do_not_allocate() {
     ME.with(|m| m.set(false));
     assert_eq!(ALLOCS.load(Ordering::SeqCst), 0, "constrained solves allocated");
 }
+
+/// The range-space method on a free-flyer root carrying one-dof joints takes M's factors from
+/// the articulated inertias, without M (record 0086), and computes M only when it falls back:
+/// one contact gives the direct method's answer, the same contact twice (rank 3 of 6) too.
+#[test]
+fn articulated_factors_and_their_fallback_give_the_direct_answer() {
+    use karakuri::model::{Axis, JointType};
+    use karakuri::spatial::{Inertia, Mat3};
+    use karakuri::ModelBuilder;
+    let mut b = ModelBuilder::new("floating chain");
+    let root = b.add_joint(JointId(0), "root", JointType::FreeFlyer, Se3::identity()).unwrap();
+    b.add_body(root, "base", Inertia::new(3.0, Vec3::new(0.01, 0.02, -0.03), Mat3::from_diagonal(&Vec3::new(0.1, 0.2, 0.25)))).unwrap();
+    let kinds = [
+        JointType::Revolute { axis: Axis::X },
+        JointType::Revolute { axis: Axis::Unaligned(Vec3::new(0.6, 0.0, -0.8)) },
+        JointType::Prismatic { axis: Axis::Y },
+        JointType::Revolute { axis: Axis::Z },
+    ];
+    let mut parent = root;
+    for (k, kind) in kinds.into_iter().enumerate() {
+        let placement = Se3::new(exp3(&Vec3::new(0.3, -0.2, 0.1 * k as f64)), Vec3::new(0.1, 0.2, -0.1));
+        let j = b.add_joint(parent, &format!("j{k}"), kind, placement).unwrap();
+        let inertia = Inertia::new(1.0 + 0.1 * k as f64, Vec3::new(0.05, -0.02, 0.1), Mat3::from_diagonal(&Vec3::new(0.02, 0.03, 0.04)));
+        b.add_body(j, &format!("b{k}"), inertia).unwrap();
+        parent = j;
+    }
+    let model = b.build().unwrap();
+    let mut data = Data::new(&model);
+    let (q, v, tau) = random_state(&model, 4);
+    let mut single = ConstraintSet::new();
+    single.add_point_contact_3d(parent, Vec3::new(0.1, 0.0, 0.0), None);
+    single.bind(&model).unwrap();
+    let direct = single.forward_dynamics(&model, &mut data, &q, &v, &tau, Method::Direct).unwrap().clone();
+    let range = single.forward_dynamics(&model, &mut data, &q, &v, &tau, Method::RangeSpaceSparse).unwrap().clone();
+    assert!(!single.report.fallback && rel(&range, &direct) < 1e-9, "{:e}", rel(&range, &direct));
+    let mut twice = ConstraintSet::new();
+    twice.add_point_contact_3d(parent, Vec3::new(0.1, 0.0, 0.0), Some("a"));
+    twice.add_point_contact_3d(parent, Vec3::new(0.1, 0.0, 0.0), Some("b"));
+    twice.bind(&model).unwrap();
+    let redundant = twice.forward_dynamics(&model, &mut data, &q, &v, &tau, Method::RangeSpaceSparse).unwrap().clone();
+    assert_eq!((twice.report.rank, twice.report.fallback), (3, true));
+    assert!(rel(&redundant, &direct) < 1e-9, "{:e}", rel(&redundant, &direct));
+}

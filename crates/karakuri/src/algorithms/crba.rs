@@ -24,7 +24,7 @@ use nalgebra::{DMatrix, DVector};
 
 mod inverse;
 pub use inverse::{factorize_mass_matrix, mass_matrix_inverse};
-pub(crate) use inverse::invert_mass_matrix;
+pub(crate) use inverse::{articulated_factors_apply, factor_by_articulated_inertias, invert_mass_matrix};
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
 /// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in
@@ -218,6 +218,10 @@ mod tests {
     /// free-flyer root, aligned and unaligned revolutes, identity, quarter-turn and rotated
     /// placements.
     fn dfs_tree(seed: u64) -> Model {
+        dfs_builder(seed).build().unwrap()
+    }
+
+    fn dfs_builder(seed: u64) -> ModelBuilder {
         let mut rng = SplitMix64::new(seed);
         let mut b = ModelBuilder::new("dfs");
         let root = b.add_joint(JointId::UNIVERSE, "root", JointType::FreeFlyer, Se3::identity()).unwrap();
@@ -248,7 +252,7 @@ mod tests {
             }
         }
         grow(&mut b, &mut rng, root, 0, &mut count);
-        b.build().unwrap()
+        b
     }
 
     /// M at `q` is symmetric and its columns are RNEA's (`τ(q, 0, e_j) − τ(q, 0, 0)`) within
@@ -297,6 +301,39 @@ mod tests {
         for _ in 0..4 {
             let q = random_configuration(&model, &mut rng);
             assert_columns_are_rnea(&model, &mut data, &q, 1e-12, "lone roots");
+        }
+    }
+
+    /// M⁻¹ by the articulated-body factors (one-dof joints under a free-flyer root, with
+    /// armature) and by CRBA's factors (a spherical joint added: not handled by the first) is
+    /// the inverse of CRBA's M, and its factors solve with M.
+    #[test]
+    fn inverse_by_articulated_factors_inverts_crba() {
+        for seed in 0..3 {
+            for spherical in [false, true] {
+                let mut b = dfs_builder(seed);
+                if spherical {
+                    let j = b.add_joint(JointId(2), "ball", JointType::Spherical, Se3::new(exp3(&Vec3::new(0.1, 0.2, 0.3)), Vec3::new(0.1, 0.0, 0.2))).unwrap();
+                    b.add_body(j, "ball", Inertia::new(0.7, Vec3::new(0.0, 0.1, 0.0), Mat3::from_diagonal(&Vec3::new(0.01, 0.02, 0.03)))).unwrap();
+                }
+                let mut model = b.build().unwrap();
+                for (k, a) in model.armature.iter_mut().enumerate() {
+                    *a = 0.01 * (k % 3) as f64;
+                }
+                let mut data = Data::new(&model);
+                let mut rng = SplitMix64::new(seed + 20);
+                let q = random_configuration(&model, &mut rng);
+                let m = mass_matrix(&model, &mut data, &q).clone();
+                let minv = mass_matrix_inverse(&model, &mut data, &q).clone();
+                assert_eq!(minv, minv.transpose());
+                let err = (&minv * &m - DMatrix::identity(model.nv, model.nv)).amax();
+                assert!(err < 1e-10, "seed {seed}, spherical {spherical}: M⁻¹ M − I = {err:e}");
+                let b = DVector::from_fn(model.nv, |k, _| (k as f64).sin());
+                let mut x = b.as_slice().to_vec();
+                data.mass_matrix_factorization().unwrap().solve(&mut x);
+                let err = (&m * DVector::from_vec(x) - &b).amax();
+                assert!(err < 1e-10, "seed {seed}, spherical {spherical}: M x − b = {err:e}");
+            }
         }
     }
 

@@ -38,7 +38,7 @@ pub use lone_roots::{compute_all_terms_of_lone_roots, LoneRoots};
 pub use com::{center_of_mass, center_of_mass_jacobian, center_of_mass_velocity};
 pub use configuration::{difference, integrate, integrate_into, neutral, normalize, random_configuration, SplitMix64};
 pub use crba::{factorize_mass_matrix, mass_matrix, mass_matrix_inverse};
-pub(crate) use crba::invert_mass_matrix;
+pub(crate) use crba::{articulated_factors_apply, factor_by_articulated_inertias, invert_mass_matrix};
 pub use derivatives::{
     aba_derivatives, aba_derivatives_with_forces, rnea_derivatives, rnea_derivatives_with_forces, DerivativesWorkspace,
 };

@@ -1,10 +1,10 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, joint_motion, place_joints, place_joints_after_crba, project_force};
+use super::{check_len, dof_in_frame, joint_motion, place_joints, place_joints_after_crba, project_force};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
-use crate::spatial::{Force, Motion};
+use crate::spatial::{Force, Motion, Vec3};
 use nalgebra::DVector;
 
 /// τ = M(q) q̈ + C(q, q̇) q̇ + g(q): the joint forces that produce acceleration `a`. Fresh
@@ -47,8 +47,51 @@ pub(crate) fn nonlinear_effects_after_crba(model: &Model, data: &mut Data, q: &D
 }
 
 /// g(q): the generalised gravity (RNEA with q̇ = q̈ = 0). Fresh after: placements.
+///
+/// Not RNEA's passes: at rest every body's acceleration is −g, so the force joint i transmits
+/// is the weight of its subtree, `F = (−m g, −h × g)` at the world origin (mass `m`, first
+/// moment `h = Σ m_b c_b` in world coordinates), and `τ_k = S_kᵀ F` with `S_k` in the world.
+/// One backward pass of plain sums over four numbers per joint (no velocity terms, no 6x6
+/// products); a revolute about a unit axis takes `τ = w · (g × (h − m p))`, its axis `w` and
+/// origin `p` read off the world placement. The same torques as RNEA to rounding.
 pub fn gravity_torques<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DVector<f64> {
     check_len("q", q, model.nq);
+    if model.gravity.angular != Vec3::zeros() {
+        return gravity_torques_rnea(model, data, q);
+    }
+    place_joints(model, data, q.as_slice(), |_, _| {});
+    data.fresh = Fresh::PLACEMENTS;
+    let g = model.gravity.linear;
+    let (mass, moment) = (&mut data.subtree_mass[..], &mut data.subtree_moment[..]);
+    (mass[0], moment[0]) = (0.0, Vec3::zeros());
+    for i in 1..model.njoints {
+        let b = &model.inertias[i];
+        mass[i] = b.mass;
+        moment[i] = b.mass * data.o_m_i[i].transform_point(&b.com);
+    }
+    let tau = data.tau.as_mut_slice();
+    for i in (1..model.njoints).rev() {
+        let (m, h) = (mass[i], moment[i]);
+        let p = model.parents[i];
+        mass[p] += m;
+        moment[p] += h;
+        let x = &data.o_m_i[i];
+        let v0 = model.idx_v[i];
+        for k in v0..v0 + model.nvs[i] {
+            tau[k] = match model.dof_axis[k] {
+                // S = (p × w, w): S · (−m g, −h × g) = w · (g × (h − m p))
+                Some(c) if c >= 3 => x.rotation.column(c - 3).dot(&g.cross(&(h - m * x.translation))),
+                // S = (w, 0)
+                Some(c) => -m * x.rotation.column(c).dot(&g),
+                None => dof_in_frame(model, k, x).dot(&Force::new(-m * g, -h.cross(&g))),
+            };
+        }
+    }
+    &data.tau
+}
+
+/// [`gravity_torques`] by RNEA's passes (a model whose gravity has an angular part).
+fn gravity_torques_rnea<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DVector<f64> {
     // forward pass: placements, a_i = X_i a_λ(i) with a_0 = -g (q̇ = q̈ = 0), f_i = I_i a_i
     data.a_gf[0] = -model.gravity;
     place_joints(model, data, q.as_slice(), |data, i| {

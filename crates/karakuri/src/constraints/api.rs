@@ -5,20 +5,30 @@ use super::types::Method;
 use super::types::ConstraintError;
 use super::ConstraintSet;
 use crate::algorithms::{
-    check_len, forward_dynamics, forward_kinematics, forward_kinematics_acceleration, mass_matrix, nonlinear_effects,
+    articulated_factors_apply, check_len, factor_by_articulated_inertias, forward_dynamics, forward_kinematics,
+    forward_kinematics_acceleration, mass_matrix, nonlinear_effects,
 };
-use crate::data::Data;
+use crate::data::{Data, Fresh};
 use crate::model::Model;
 use nalgebra::DVector;
 
 impl ConstraintSet {
-    /// H, C, G, γ for (q, q̇) and the right-hand sides `b = τ - C`, `c = γ`.
-    fn prepare_dynamics(&mut self, model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>, tau: &DVector<f64>) {
+    /// H, C, G, γ for (q, q̇) and the right-hand sides `b = τ - C`, `c = γ`. For the
+    /// range-space method on a free-flyer root carrying joints of one dof, H's factors
+    /// instead of H: from the articulated inertias, as `mass_matrix_inverse` (record 0086),
+    /// in `ws.fact`; H is then computed only if the method falls back.
+    fn prepare_dynamics(&mut self, model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>, tau: &DVector<f64>, method: Method) {
         // RNEA with q̈ = 0 leaves o_m_i, v and a (q̈ = 0, no gravity) in data: G and γ read them
         nonlinear_effects(model, data, q, v);
         self.ws.nle.copy_from(&data.tau);
         self.fill_rows_from_rnea(model, data);
-        mass_matrix(model, data, q);
+        self.ws.prefactored = method == Method::RangeSpaceSparse && articulated_factors_apply(model);
+        if self.ws.prefactored {
+            factor_by_articulated_inertias(model, data, q.as_slice(), &mut self.ws.fact);
+            data.fresh = Fresh::NONE;
+        } else {
+            mass_matrix(model, data, q);
+        }
         for k in 0..model.nv {
             self.ws.rhs_v[k] = tau[k] - self.ws.nle[k];
         }
@@ -51,14 +61,18 @@ impl ConstraintSet {
             self.ws.x.copy_from(&data.ddq);
             solve::try_method(&mut self.ws, &self.g, model, data, method)
         } else {
-            self.prepare_dynamics(model, data, q, v, tau);
+            self.prepare_dynamics(model, data, q, v, tau, method);
             solve::try_method(&mut self.ws, &self.g, model, data, method)
         };
         let result = match attempt {
             Some(report) => Ok(report),
             None => {
                 if method == Method::Kokkevis {
-                    self.prepare_dynamics(model, data, q, v, tau);
+                    self.prepare_dynamics(model, data, q, v, tau, method);
+                } else if !data.fresh.contains(Fresh::MASS_MATRIX) {
+                    // the range-space method had H's factors only
+                    self.ws.prefactored = false;
+                    mass_matrix(model, data, q);
                 }
                 solve::fallback(&mut self.ws, &self.g, &data.mass_matrix, method)
             }

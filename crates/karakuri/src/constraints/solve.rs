@@ -278,7 +278,9 @@ fn schur_lambda(ws: &mut Workspace, nc: usize) -> bool {
 /// `z = D^-½ L⁻ᵀ b`, `K λ = c - Yᵀ z`, `x = L⁻¹ D^-½ (z + Y λ)`. `false` when K is singular.
 pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>) -> bool {
     let (nc, nv) = (g.nrows(), g.ncols());
-    ws.fact.factorize(h);
+    if !std::mem::take(&mut ws.prefactored) {
+        ws.fact.factorize(h);
+    }
     for k in 0..nv {
         ws.dis[k] = 1.0 / ws.fact.d(k).sqrt();
     }

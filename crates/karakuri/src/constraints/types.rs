@@ -231,6 +231,9 @@ pub(crate) struct Workspace {
     pub dis: DVector<f64>,
     /// The branch-induced LᵀDL of H, stored compactly.
     pub fact: crate::linalg::Factorization,
+    /// `fact` already holds H's factors (from the articulated inertias, H itself not
+    /// computed): the range-space method takes them once instead of factorising H.
+    pub prefactored: bool,
 }
 
 impl Default for SolveReport {

@@ -1,10 +1,15 @@
-//! M(q)⁻¹ through the branch-induced factorisation of the CRBA matrix (see
+//! M(q)⁻¹ through the branch-induced factorisation M = Lᵀ D L (see
 //! `docs/decisions/0007-one-linear-algebra-layer.md`: not Pinocchio's ABA-based `computeMinverse`).
+//! The factors come from the articulated-body inertias where a free-flyer root carries joints of
+//! one dof (record 0086: the reverse elimination of M is ABA's backward pass), otherwise from
+//! the CRBA matrix.
 
+use crate::algorithms::{add_articulated_to_parent, dof_in_frame, is_floating_root, is_free_flyer, place_joints};
 use crate::data::{Data, Fresh, Stale};
 use crate::linalg::ltdl::{packed_prefix, PACKED};
 use crate::linalg::Factorization;
 use crate::model::Model;
+use crate::spatial::{ArticulatedInertia, Force, Se3};
 use nalgebra::{DMatrix, DVector};
 
 use super::mass_matrix;
@@ -30,11 +35,124 @@ pub fn factorize_mass_matrix(data: &mut Data) -> Result<&Factorization, Stale> {
 /// [`Factorization`], with no parent chase. Column b of M⁻¹ is then
 /// `Σ_k V[b, k] / D_k · V[:, k]` over the chain of b, restricted to rows ≤ b (the upper
 /// triangle, mirrored at the end), the columns of V taken four at a time.
+///
+/// Where a free flyer on the universe carries joints of one dof, the factors come from
+/// ABA's backward pass (record 0086) and M itself is not computed: fresh
+/// after are then the factorisation and M⁻¹ only (as Pinocchio's `computeMinverse`).
 pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
-    mass_matrix(model, data, q);
-    data.fresh = Fresh::MASS_MATRIX;
-    invert_mass_matrix(model, data);
+    super::check_len("q", q, model.nq);
+    if articulated_factors_apply(model) {
+        let mut fact = std::mem::take(&mut data.ltdl);
+        factor_by_articulated_inertias(model, data, q.as_slice(), &mut fact);
+        data.ltdl = fact;
+        data.fresh = Fresh::MASS_MATRIX_FACTORIZATION | Fresh::MASS_MATRIX_INVERSE;
+        invert_factors(model, data);
+    } else {
+        mass_matrix(model, data, q);
+        data.fresh = Fresh::MASS_MATRIX;
+        invert_mass_matrix(model, data);
+    }
     &data.mass_matrix_inverse
+}
+
+/// A free flyer on the universe (whose body is then the working frame of its subtree, as in
+/// CRBA), and every other joint of one dof: the models [`factor_by_articulated_inertias`]
+/// handles, and where it pays. The free flyer's six dofs are ancestors of every dof, so the
+/// factorisation of M spends most of its work on them (six more entries in every row's
+/// elimination), which the articulated pass folds into one 6x6 at the root; on a fixed-base
+/// arm (ur5, panda) the factorisation is cheap and the pass cost 5–10 % more than CRBA and it.
+#[inline]
+pub(crate) fn articulated_factors_apply(model: &Model) -> bool {
+    (1..model.njoints).any(|i| is_floating_root(model, i)) && (1..model.njoints).all(|i| model.nvs[i] == 1 || is_floating_root(model, i))
+}
+
+/// M = Lᵀ D L into `data.ltdl` without M: eliminating M's dofs from the last (a dof after its
+/// descendants) is ABA's backward pass (RBDA §6.5, §7.3). When dof k is eliminated, what is
+/// left of M on k and its ancestors r is `S_rᵀ IA_k S_k` (the articulated inertia `IA_k` of
+/// its joint, the descendants' already folded in), so with `U_k = IA_k S_k` moved to the
+/// working frame, `D_k = S_kᵀ U_k` (plus armature) and `L[k, r] = S_rᵀ U_k / D_k`: CRBA's
+/// loop over ancestors with `IA` in place of the composite inertia, and no separate
+/// factorisation. `IA_k − U_k U_kᵀ / D_k` goes to the parent by
+/// [`add_articulated_to_parent`] (record 0077's plane turns). A free-flyer root (S = 1 in its
+/// frame, the working frame of its subtree) factorises its 6x6 `IA` densely. Into `fact`
+/// (the pattern of `model`); only for the models of [`articulated_factors_apply`]. Leaves
+/// placements in CRBA's working frames (nothing in `data` fresh).
+pub(crate) fn factor_by_articulated_inertias(model: &Model, data: &mut Data, q: &[f64], fact: &mut Factorization) {
+    debug_assert!(articulated_factors_apply(model) && fact.n() == model.nv);
+    place_joints(model, data, q, |data, i| {
+        if is_floating_root(model, i) {
+            data.o_m_i[i] = Se3::identity();
+        } else {
+            let k = model.idx_v[i];
+            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
+        }
+        data.ia[i] = ArticulatedInertia::from_origin(&model.origin_inertias[i]);
+    });
+    let (chain, cs, f) = (&fact.chain[..], &fact.start[..], &mut fact.f[..]);
+    for i in (1..model.njoints).rev() {
+        let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
+        let ia = &mut ia_hi[0];
+        let k = model.idx_v[i];
+        if is_free_flyer(model, i) {
+            factor_root_block(model, k, ia, cs, f);
+            continue;
+        }
+        let u = match model.dof_axis[k] {
+            Some(e) => ia.column(e),
+            None => {
+                let s = &model.motion_subspace[k];
+                ia.mul6(&[s.linear.x, s.linear.y, s.linear.z, s.angular.x, s.angular.y, s.angular.z])
+            }
+        };
+        let d = match model.dof_axis[k] {
+            Some(e) => u[e],
+            None => model.motion_subspace[k].dot(&Force::from_slice(&u)),
+        } + model.armature[k];
+        let (s0, e0) = (cs[k], cs[k + 1] - 1);
+        f[e0] = d;
+        let p = model.parents[i];
+        if p == 0 {
+            continue;
+        }
+        let dinv = 1.0 / d;
+        // L[k, r] = S_rᵀ U_k / D_k over the ancestors r, U_k in the working frame
+        let uw = data.o_m_i[i].act_force(&Force::from_slice(&u));
+        let uw6 = [uw.linear.x, uw.linear.y, uw.linear.z, uw.angular.x, uw.angular.y, uw.angular.z];
+        for (x, &r) in f[s0..e0].iter_mut().zip(&chain[s0..e0]) {
+            let j = model.dof_joint[r];
+            *x = dinv * if is_free_flyer(model, j) { uw6[r - model.idx_v[j]] } else { data.s_world[r].dot(&uw) };
+        }
+        let w = u.map(|x| x * dinv);
+        ia.sub_outer(&w, &u);
+        add_articulated_to_parent(model, i, &data.li_m_i[i], ia, &mut ia_lo[p]);
+    }
+}
+
+/// The 6x6 `IA` (plus armature) of a free-flyer root at dofs `v0..v0 + 6` (S = 1) factorised
+/// as `Lᵀ D L` from its last dof, into the compact rows `f` (chains `cs`: dof `v0 + a` has
+/// the ancestors `v0..v0 + a`).
+#[inline]
+fn factor_root_block(model: &Model, v0: usize, ia: &ArticulatedInertia, cs: &[usize], f: &mut [f64]) {
+    let mut h: [[f64; 6]; 6] = std::array::from_fn(|e| ia.column(e));
+    for a in 0..6 {
+        h[a][a] += model.armature[v0 + a];
+    }
+    for a in (0..6).rev() {
+        let d = h[a][a];
+        let dinv = 1.0 / d;
+        let row: [f64; 6] = h[a];
+        for b in 0..a {
+            let l = row[b] * dinv;
+            for c in 0..=b {
+                h[b][c] -= l * row[c];
+            }
+        }
+        let s = cs[v0 + a];
+        for b in 0..a {
+            f[s + b] = row[b] * dinv;
+        }
+        f[s + a] = d;
+    }
 }
 
 /// [`mass_matrix_inverse`] of the M already in `data.mass_matrix` (the analytical derivatives
@@ -42,6 +160,11 @@ pub fn mass_matrix_inverse<'a>(model: &Model, data: &'a mut Data, q: &DVector<f6
 pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
     data.ltdl.factorize(&data.mass_matrix);
     data.fresh = data.fresh | Fresh::MASS_MATRIX_FACTORIZATION | Fresh::MASS_MATRIX_INVERSE;
+    invert_factors(model, data);
+}
+
+/// M⁻¹ from the factors in `data.ltdl` (see [`mass_matrix_inverse`]).
+fn invert_factors(model: &Model, data: &mut Data) {
     let n = model.nv;
     if n == 0 {
         return;
