@@ -21,9 +21,18 @@ pub(crate) struct CrbaWorkspace {
     ic: Vec<[L; 10]>,
     mat: Vec<L>,
     vt: Vec<L>,
-    zt: Vec<L>,
+    vr: Vec<L>,
+    /// M⁻¹, full symmetric, row-major, after [`invert`].
+    pub(crate) zt: Vec<L>,
+    /// Two `nv x nv` scratch matrices of the ABA derivatives (`−M⁻¹ ∂τ/∂q`, `−M⁻¹ ∂τ/∂v`).
+    pub(crate) ya: Vec<L>,
+    pub(crate) yb: Vec<L>,
     dinv: Vec<L>,
     reach: Vec<usize>,
+    /// Each dof's path (its ancestors and itself) as runs of consecutive dofs `(lo, hi)`,
+    /// ascending: dof `k`'s at `path[path_start[k]..path_start[k + 1]]`.
+    path: Vec<(usize, usize)>,
+    path_start: Vec<usize>,
     /// The axis of each dof of a free-flyer root (`S = e_c` in the working frame).
     root_axis: Vec<Option<usize>>,
 }
@@ -45,8 +54,39 @@ impl CrbaWorkspace {
                 (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
             })
             .collect();
+        let (mut path, mut path_start) = (vec![], vec![0]);
+        for k in 0..n {
+            let (mut chain, mut d) = (vec![], k);
+            while d != usize::MAX {
+                chain.push(d);
+                d = model.dof_parent[d];
+            }
+            chain.reverse();
+            let mut runs: Vec<(usize, usize)> = vec![];
+            for d in chain {
+                match runs.last_mut() {
+                    Some(r) if r.1 == d => r.1 += 1,
+                    _ => runs.push((d, d + 1)),
+                }
+            }
+            path.extend(runs);
+            path_start.push(path.len());
+        }
+        let nn = n * n;
         CrbaWorkspace {
-            root_axis, ic: vec![[z; 10]; model.njoints], mat: vec![z; n * n], vt: vec![z; n * n], zt: vec![z; n * n], dinv: vec![z; n], reach }
+            root_axis,
+            ic: vec![[z; 10]; model.njoints],
+            mat: vec![z; nn],
+            vt: vec![z; nn],
+            vr: vec![z; nn],
+            zt: vec![z; nn],
+            ya: vec![z; nn],
+            yb: vec![z; nn],
+            dinv: vec![z; n],
+            reach,
+            path,
+            path_start,
+        }
     }
 }
 
@@ -146,67 +186,145 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
     }
 }
 
-/// M⁻¹ from the M in `cw.mat` (overwritten by its factors) into `cw.zt` (upper triangle,
-/// column-major: `zt[b * nv + a]`, `a ≤ b`).
+/// `out[a] += Σ_t c[t] cols[t][a]` over `W` columns of V at once (one load and store of `out`
+/// per `W` products).
 #[inline(always)]
-fn invert(m: &Model, cw: &mut CrbaWorkspace) {
-    let (n, lambda) = (m.nv, &m.dof_parent);
-    let h = &mut cw.mat;
-    // M = Lᵀ D L in place: D on the diagonal, L below it (RBDA Table 6.3)
+fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
+    let len = out.len();
+    let cols: [&[L]; W] = cols.map(|x| &x[..len]);
+    for a in 0..len {
+        let mut s = c[0] * cols[0][a];
+        for t in 1..W {
+            s += c[t] * cols[t][a];
+        }
+        out[a] += s;
+    }
+}
+
+/// M⁻¹ from the M in `h` (`nv x nv`, symmetric; overwritten by its factors: `L[k, i]` at
+/// `h[k * nv + i]`, `D⁻¹` in `cw.dinv`) into `cw.zt`, full symmetric, row-major. Every loop runs over a dof's path (its ancestors and
+/// itself) as runs of consecutive dofs, with no parent chase in the inner loops.
+#[inline(always)]
+pub(crate) fn invert(m: &Model, h: &mut [L], cw: &mut CrbaWorkspace) {
+    let n = m.nv;
+    let (one, zero) = (L::splat(1.0), L::splat(0.0));
+    let paths = |k: usize| &cw.path[cw.path_start[k]..cw.path_start[k + 1]];
+    // M = Lᵀ D L in place: D on the diagonal, L below it (RBDA Table 6.3): row k's entries
+    // x_i (i an ancestor) take `h[i][j] -= (x_i / D_k) x_j` for the ancestors j ≤ i
     for k in (0..n).rev() {
-        let dk = h[k * n + k];
-        let mut i = lambda[k];
-        while i != usize::MAX {
-            let a = h[k * n + i] / dk;
-            let mut j = i;
-            while j != usize::MAX {
-                let x = h[k * n + j];
-                h[i * n + j] -= a * x;
-                j = lambda[j];
+        let path = paths(k);
+        let (rows, rest) = h.split_at_mut(k * n);
+        let row_k = &mut rest[..n];
+        let rk = one / row_k[k];
+        cw.dinv[k] = rk;
+        for &(lo, hi) in path {
+            for i in lo..hi.min(k) {
+                let a = row_k[i] * rk;
+                let row_i = &mut rows[i * n..i * n + i + 1];
+                for &(lo2, hi2) in path {
+                    if lo2 > i {
+                        break;
+                    }
+                    let e = hi2.min(i + 1);
+                    for (y, x) in row_i[lo2..e].iter_mut().zip(&row_k[lo2..e]) {
+                        *y -= a * *x;
+                    }
+                }
             }
-            h[k * n + i] = a;
-            i = lambda[i];
         }
-    }
-    let one = L::splat(1.0);
-    for k in 0..n {
-        cw.dinv[k] = one / h[k * n + k];
-    }
-    // V = L⁻¹ by rows (stored transposed, vt[j * n + k] = V[k, j]): V[k, j] = −Σ_i L[k, i] V[i, j]
-    let vt = &mut cw.vt;
-    for k in 0..n {
-        vt[k * n + k] = one;
-        let mut j = lambda[k];
-        while j != usize::MAX {
-            vt[j * n + k] = L::splat(0.0);
-            j = lambda[j];
-        }
-        let mut i = lambda[k];
-        while i != usize::MAX {
-            let a = h[k * n + i];
-            let mut j = i;
-            while j != usize::MAX {
-                let x = vt[j * n + i];
-                vt[j * n + k] -= a * x;
-                j = lambda[j];
+        for &(lo, hi) in path {
+            for x in &mut row_k[lo..hi.min(k)] {
+                *x *= rk;
             }
-            i = lambda[i];
         }
     }
-    // M⁻¹[a, b] = Σ_k V[a, k] D⁻¹_k V[b, k] over the common ancestors k (a ≤ b)
+    // V = L⁻¹ by rows (`vr[k * n + j] = V[k, j]`): v_k = e_k − Σ_i L[k, i] v_i over the
+    // ancestors i; its columns copied to `vt` (`vt[j * n + k] = V[k, j]`)
+    let (vr, vt) = (&mut cw.vr, &mut cw.vt);
+    for k in 0..n {
+        let path = paths(k);
+        let (before, rest) = vr.split_at_mut(k * n);
+        let vk = &mut rest[..n];
+        for &(lo, hi) in path {
+            vk[lo..hi].fill(zero);
+        }
+        vk[k] = one;
+        for &(lo, hi) in path {
+            for i in lo..hi.min(k) {
+                let a = h[k * n + i];
+                let vi = &before[i * n..i * n + i + 1];
+                for &(lo2, hi2) in path {
+                    if lo2 > i {
+                        break;
+                    }
+                    let e = hi2.min(i + 1);
+                    for (y, x) in vk[lo2..e].iter_mut().zip(&vi[lo2..e]) {
+                        *y -= a * *x;
+                    }
+                }
+            }
+        }
+        for &(lo, hi) in path {
+            for j in lo..hi {
+                vt[j * n + k] = vk[j];
+            }
+        }
+    }
+    // M⁻¹[b, a] = Σ_k V[b, k] D⁻¹_k V[a, k] over the common ancestors k (a ≤ b): for each k on
+    // b's path, the a of k's subtree up to b (V[a, k] is zero off the pattern), up to four
+    // consecutive k at once
     for b in 0..n {
+        let vb = &vr[b * n..b * n + n];
         let zb = &mut cw.zt[b * n..b * n + b + 1];
-        zb.fill(L::splat(0.0));
-        let mut kk = b;
-        while kk != usize::MAX {
-            let c = vt[kk * n + b] * cw.dinv[kk];
-            let col = &vt[kk * n..kk * n + n];
-            let end = (b + 1).min(cw.reach[kk]);
-            for a in kk..end {
-                zb[a] += c * col[a];
+        zb.fill(zero);
+        for &(lo, hi) in paths(b) {
+            let mut k = lo;
+            while k < hi {
+                let w = (hi - k).min(4);
+                let end = (b + 1).min(cw.reach[k]);
+                let out = &mut zb[k..end];
+                let col = |t: usize| &vt[(k + t) * n + k..(k + t) * n + end];
+                let c = |t: usize| vb[k + t] * cw.dinv[k + t];
+                match w {
+                    4 => axpy_cols::<4>(out, [col(0), col(1), col(2), col(3)], [c(0), c(1), c(2), c(3)]),
+                    3 => axpy_cols::<3>(out, [col(0), col(1), col(2)], [c(0), c(1), c(2)]),
+                    2 => axpy_cols::<2>(out, [col(0), col(1)], [c(0), c(1)]),
+                    _ => axpy_cols::<1>(out, [col(0)], [c(0)]),
+                }
+                k += w;
             }
-            kk = lambda[kk];
         }
+    }
+    // the lower triangle mirrored
+    for b in 0..n {
+        for a in 0..b {
+            cw.zt[a * n + b] = cw.zt[b * n + a];
+        }
+    }
+}
+
+/// `x ← M⁻¹ x` through the factors `M = Lᵀ D L` that [`invert`] left in `h` and `cw.dinv`:
+/// `Lᵀ y = x` from the leaves up, `y ← D⁻¹ y`, `L x = y` from the roots down.
+#[inline(always)]
+pub(crate) fn solve(m: &Model, h: &[L], cw: &CrbaWorkspace, x: &mut [L]) {
+    let n = m.nv;
+    for k in (0..n).rev() {
+        let xk = x[k];
+        for &(lo, hi) in &cw.path[cw.path_start[k]..cw.path_start[k + 1]] {
+            for i in lo..hi.min(k) {
+                x[i] -= h[k * n + i] * xk;
+            }
+        }
+    }
+    for k in 0..n {
+        x[k] *= cw.dinv[k];
+        let mut s = x[k];
+        for &(lo, hi) in &cw.path[cw.path_start[k]..cw.path_start[k + 1]] {
+            for i in lo..hi.min(k) {
+                s -= h[k * n + i] * x[i];
+            }
+        }
+        x[k] = s;
     }
 }
 
@@ -214,19 +332,12 @@ fn invert(m: &Model, cw: &mut CrbaWorkspace) {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    let n = m.nv;
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
-            invert(m, cw);
-        }
-        if inverse {
-            // the upper triangle mirrored: M⁻¹ row-major (symmetric) in zt
-            for b in 0..n {
-                for a in 0..b {
-                    cw.zt[a * n + b] = cw.zt[b * n + a];
-                }
-            }
+            let mut h = std::mem::take(&mut cw.mat);
+            invert(m, &mut h, cw);
+            cw.mat = h;
             store_lanes(&cw.zt, g, k, out);
         } else {
             store_lanes(&cw.mat, g, k, out);

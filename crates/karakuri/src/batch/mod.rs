@@ -170,7 +170,7 @@ pub fn aba_derivatives(
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
     let outs = [("dqdd_dq", dqdd_dq, nv * nv, "nv x nv"), ("dqdd_dv", dqdd_dv, nv * nv, "nv x nv"), ("minv", minv, nv * nv, "nv x nv")];
     run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, tau], outs| {
-        aba_derivatives_lanes::aba_derivatives_chunk(m, &mut slot.derivs, &mut slot.data, &mut slot.derivatives, k, q, v, tau, outs);
+        aba_derivatives_lanes::aba_derivatives_chunk(m, &mut slot.derivs, &mut slot.crba, &slot.derivatives, k, q, v, tau, outs);
     })
 }
 
