@@ -149,13 +149,12 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         w.load(n, g, k, v, Some(tau));
         forward(m, w, g, k, q, false);
         backward::<false, _>(m, w, &mut LaneMats::<true> { n, m: &mut mats }, Some(&mut b));
-        // M = Lᵀ D L (in place of M), M⁻¹, q̈ = M⁻¹ (τ − b) on the factors
-        let h = &mut mats[2 * nn..3 * nn];
-        invert(m, h, cw);
+        // M = Lᵀ D L, M⁻¹, q̈ = M⁻¹ (τ − b) on the factors
+        invert(m, &mats[2 * nn..3 * nn], cw);
         for d in 0..n {
             w.x2[d] -= b[d];
         }
-        solve(m, h, cw, &mut w.x2);
+        solve(m, cw, &mut w.x2);
         configuration_entries_at(m, w, &mut LaneMats::<true> { n, m: &mut mats });
         minus_minv_times(m, ws, &cw.zt, &mats[..nn], &mut ya, true);
         minus_minv_times(m, ws, &cw.zt, &mats[nn..2 * nn], &mut yb, false);

@@ -21,7 +21,12 @@ pub(crate) struct CrbaWorkspace {
     ic: Vec<[L; 10]>,
     mat: Vec<L>,
     vt: Vec<L>,
-    vr: Vec<L>,
+    /// Each dof's path (its ancestors and itself, ascending), compact: dof `k`'s at
+    /// `chain[cs[k]..cs[k + 1]]`; the factors' and V's rows on it (`fl`, `wv`).
+    chain: Vec<usize>,
+    cs: Vec<usize>,
+    fl: Vec<L>,
+    wv: Vec<L>,
     /// M⁻¹, full symmetric, row-major, after [`invert`].
     pub(crate) zt: Vec<L>,
     /// Two `nv x nv` scratch matrices of the ABA derivatives (`−M⁻¹ ∂τ/∂q`, `−M⁻¹ ∂τ/∂v`).
@@ -54,23 +59,27 @@ impl CrbaWorkspace {
                 (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
             })
             .collect();
-        let (mut path, mut path_start) = (vec![], vec![0]);
+        let (mut path, mut path_start, mut chain, mut cs) = (vec![], vec![0], vec![], vec![0]);
         for k in 0..n {
-            let (mut chain, mut d) = (vec![], k);
+            let (mut up, mut d) = (vec![], k);
             while d != usize::MAX {
-                chain.push(d);
+                up.push(d);
                 d = model.dof_parent[d];
             }
-            chain.reverse();
+            up.reverse();
             let mut runs: Vec<(usize, usize)> = vec![];
-            for d in chain {
+            for d in up {
                 match runs.last_mut() {
                     Some(r) if r.1 == d => r.1 += 1,
                     _ => runs.push((d, d + 1)),
                 }
             }
-            path.extend(runs);
+            path.extend(runs.iter().copied());
             path_start.push(path.len());
+            for (lo, hi) in runs {
+                chain.extend(lo..hi);
+            }
+            cs.push(chain.len());
         }
         let nn = n * n;
         CrbaWorkspace {
@@ -78,7 +87,10 @@ impl CrbaWorkspace {
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
-            vr: vec![z; nn],
+            fl: vec![z; chain.len()],
+            wv: vec![z; chain.len()],
+            chain,
+            cs,
             zt: vec![z; nn],
             ya: vec![z; nn],
             yb: vec![z; nn],
@@ -201,90 +213,78 @@ fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
     }
 }
 
-/// M⁻¹ from the M in `h` (`nv x nv`, symmetric; overwritten by its factors: `L[k, i]` at
-/// `h[k * nv + i]`, `D⁻¹` in `cw.dinv`) into `cw.zt`, full symmetric, row-major. Every loop runs over a dof's path (its ancestors and
-/// itself) as runs of consecutive dofs, with no parent chase in the inner loops.
+/// M⁻¹ from the M in `h` (`nv x nv`, symmetric) into `cw.zt`, full symmetric, row-major; the
+/// factors `M = Lᵀ D L` left in `cw.fl` (each dof's row of L on its path, compact, then `D_k`)
+/// and `cw.dinv`. Every row is kept compact on the dof's path (its ancestors and itself, as
+/// `ltdl` stores them): an ancestor's path is a prefix of it, so each update is one
+/// contiguous loop, with no parent chase.
 #[inline(always)]
-pub(crate) fn invert(m: &Model, h: &mut [L], cw: &mut CrbaWorkspace) {
+pub(crate) fn invert(m: &Model, h: &[L], cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
-    let paths = |k: usize| &cw.path[cw.path_start[k]..cw.path_start[k + 1]];
-    // M = Lᵀ D L in place: D on the diagonal, L below it (RBDA Table 6.3): row k's entries
-    // x_i (i an ancestor) take `h[i][j] -= (x_i / D_k) x_j` for the ancestors j ≤ i
-    for k in (0..n).rev() {
-        let path = paths(k);
-        let (rows, rest) = h.split_at_mut(k * n);
-        let row_k = &mut rest[..n];
-        let rk = one / row_k[k];
-        cw.dinv[k] = rk;
-        for &(lo, hi) in path {
-            for i in lo..hi.min(k) {
-                let a = row_k[i] * rk;
-                let row_i = &mut rows[i * n..i * n + i + 1];
-                for &(lo2, hi2) in path {
-                    if lo2 > i {
-                        break;
-                    }
-                    let e = hi2.min(i + 1);
-                    for (y, x) in row_i[lo2..e].iter_mut().zip(&row_k[lo2..e]) {
-                        *y -= a * *x;
-                    }
-                }
-            }
-        }
-        for &(lo, hi) in path {
-            for x in &mut row_k[lo..hi.min(k)] {
-                *x *= rk;
-            }
+    let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
+    let fl = &mut cw.fl;
+    for k in 0..n {
+        for t in cs[k]..cs[k + 1] {
+            fl[t] = h[k * n + chain[t]];
         }
     }
-    // V = L⁻¹ by rows (`vr[k * n + j] = V[k, j]`): v_k = e_k − Σ_i L[k, i] v_i over the
-    // ancestors i; its columns copied to `vt` (`vt[j * n + k] = V[k, j]`)
-    let (vr, vt) = (&mut cw.vr, &mut cw.vt);
+    // M = Lᵀ D L (RBDA Table 6.3): row k's entries x_p (p along its path) take
+    // `row_i[..=p] -= (x_p / D_k) x[..=p]` for the ancestor i = path_k[p]
+    for k in (0..n).rev() {
+        let (s, e) = (cs[k], cs[k + 1]);
+        let d = e - s - 1;
+        let (before, rest) = fl.split_at_mut(s);
+        let row = &mut rest[..=d];
+        let rk = one / row[d];
+        cw.dinv[k] = rk;
+        for p in 0..d {
+            let i = chain[s + p];
+            let a = row[p] * rk;
+            for (y, x) in before[cs[i]..cs[i] + p + 1].iter_mut().zip(&row[..=p]) {
+                *y -= a * *x;
+            }
+        }
+        for x in &mut row[..d] {
+            *x *= rk;
+        }
+    }
+    // V = L⁻¹ by rows, compact (`wv`): v_k = e_k − Σ_p L[k, path_k[p]] v_{path_k[p]}; its
+    // columns into `vt` (`vt[j * n + k] = V[k, j]`, zero off the pattern)
+    let (wv, vt) = (&mut cw.wv, &mut cw.vt);
     for k in 0..n {
-        let path = paths(k);
-        let (before, rest) = vr.split_at_mut(k * n);
-        let vk = &mut rest[..n];
-        for &(lo, hi) in path {
-            vk[lo..hi].fill(zero);
-        }
-        vk[k] = one;
-        for &(lo, hi) in path {
-            for i in lo..hi.min(k) {
-                let a = h[k * n + i];
-                let vi = &before[i * n..i * n + i + 1];
-                for &(lo2, hi2) in path {
-                    if lo2 > i {
-                        break;
-                    }
-                    let e = hi2.min(i + 1);
-                    for (y, x) in vk[lo2..e].iter_mut().zip(&vi[lo2..e]) {
-                        *y -= a * *x;
-                    }
-                }
+        let (s, e) = (cs[k], cs[k + 1]);
+        let d = e - s - 1;
+        let (before, rest) = wv.split_at_mut(s);
+        let wk = &mut rest[..=d];
+        wk.fill(zero);
+        wk[d] = one;
+        for p in 0..d {
+            let (i, a) = (chain[s + p], fl[s + p]);
+            for (y, x) in wk[..=p].iter_mut().zip(&before[cs[i]..cs[i] + p + 1]) {
+                *y -= a * *x;
             }
         }
-        for &(lo, hi) in path {
-            for j in lo..hi {
-                vt[j * n + k] = vk[j];
-            }
+        for (&j, &x) in chain[s..e].iter().zip(wk.iter()) {
+            vt[j * n + k] = x;
         }
     }
     // M⁻¹[b, a] = Σ_k V[b, k] D⁻¹_k V[a, k] over the common ancestors k (a ≤ b): for each k on
     // b's path, the a of k's subtree up to b (V[a, k] is zero off the pattern), up to four
     // consecutive k at once
     for b in 0..n {
-        let vb = &vr[b * n..b * n + n];
+        let vb = &wv[cs[b]..cs[b + 1]];
         let zb = &mut cw.zt[b * n..b * n + b + 1];
         zb.fill(zero);
-        for &(lo, hi) in paths(b) {
+        let mut p0 = 0;
+        for &(lo, hi) in &cw.path[cw.path_start[b]..cw.path_start[b + 1]] {
             let mut k = lo;
             while k < hi {
                 let w = (hi - k).min(4);
                 let end = (b + 1).min(cw.reach[k]);
                 let out = &mut zb[k..end];
                 let col = |t: usize| &vt[(k + t) * n + k..(k + t) * n + end];
-                let c = |t: usize| vb[k + t] * cw.dinv[k + t];
+                let c = |t: usize| vb[p0 + k - lo + t] * cw.dinv[k + t];
                 match w {
                     4 => axpy_cols::<4>(out, [col(0), col(1), col(2), col(3)], [c(0), c(1), c(2), c(3)]),
                     3 => axpy_cols::<3>(out, [col(0), col(1), col(2)], [c(0), c(1), c(2)]),
@@ -293,6 +293,7 @@ pub(crate) fn invert(m: &Model, h: &mut [L], cw: &mut CrbaWorkspace) {
                 }
                 k += w;
             }
+            p0 += hi - lo;
         }
     }
     // the lower triangle mirrored
@@ -303,26 +304,21 @@ pub(crate) fn invert(m: &Model, h: &mut [L], cw: &mut CrbaWorkspace) {
     }
 }
 
-/// `x ← M⁻¹ x` through the factors `M = Lᵀ D L` that [`invert`] left in `h` and `cw.dinv`:
-/// `Lᵀ y = x` from the leaves up, `y ← D⁻¹ y`, `L x = y` from the roots down.
+/// `x ← M⁻¹ x` through the factors `M = Lᵀ D L` that [`invert`] left in `cw`: `Lᵀ y = x`
+/// from the leaves up, `y ← D⁻¹ y`, `L x = y` from the roots down.
 #[inline(always)]
-pub(crate) fn solve(m: &Model, h: &[L], cw: &CrbaWorkspace, x: &mut [L]) {
-    let n = m.nv;
-    for k in (0..n).rev() {
+pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
+    let (chain, cs, fl) = (&cw.chain[..], &cw.cs[..], &cw.fl[..]);
+    for k in (0..m.nv).rev() {
         let xk = x[k];
-        for &(lo, hi) in &cw.path[cw.path_start[k]..cw.path_start[k + 1]] {
-            for i in lo..hi.min(k) {
-                x[i] -= h[k * n + i] * xk;
-            }
+        for t in cs[k]..cs[k + 1] - 1 {
+            x[chain[t]] -= fl[t] * xk;
         }
     }
-    for k in 0..n {
-        x[k] *= cw.dinv[k];
-        let mut s = x[k];
-        for &(lo, hi) in &cw.path[cw.path_start[k]..cw.path_start[k + 1]] {
-            for i in lo..hi.min(k) {
-                s -= h[k * n + i] * x[i];
-            }
+    for k in 0..m.nv {
+        let mut s = x[k] * cw.dinv[k];
+        for t in cs[k]..cs[k + 1] - 1 {
+            s -= fl[t] * x[chain[t]];
         }
         x[k] = s;
     }
@@ -335,8 +331,8 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
-            let mut h = std::mem::take(&mut cw.mat);
-            invert(m, &mut h, cw);
+            let h = std::mem::take(&mut cw.mat);
+            invert(m, &h, cw);
             cw.mat = h;
             store_lanes(&cw.zt, g, k, out);
         } else {
