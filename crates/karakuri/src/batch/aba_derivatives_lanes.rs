@@ -4,8 +4,7 @@
 //! factorisation of M, M⁻¹, q̈ and the products by −M⁻¹ state by state by the single call's
 //! own functions. Every output is the single call's bits (record 0076).
 
-use super::crba_lanes::{invert, solve, CrbaWorkspace};
-use super::kin_lanes::store_lanes;
+use super::crba_lanes::{invert, solve, store_rows, CrbaWorkspace};
 use super::lanes::{LMotion, L, LANES};
 use super::rnea_derivatives_lanes::{backward, configuration_entries, forward, inertia_mul, DerivLanes, LaneMats};
 use crate::algorithms::derivatives::DerivativesWorkspace;
@@ -160,7 +159,7 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         minus_minv_times(m, ws, &cw.zt, &mats[nn..2 * nn], &mut yb, false);
         store_transposed(&ya, n, g, k, oq);
         store_transposed(&yb, n, g, k, ov);
-        store_lanes(&cw.zt, g, k, om);
+        store_rows(&cw.zt, None, g, k, om);
     }
     w.mats = mats;
     w.b = b;

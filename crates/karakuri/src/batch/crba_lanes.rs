@@ -9,7 +9,7 @@
 // index loops over the dofs and the entries, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::kin_lanes::{place, store_lanes, world_dofs, Frame, KinWorkspace};
+use super::kin_lanes::{place, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
@@ -38,8 +38,11 @@ pub(crate) struct CrbaWorkspace {
     /// ascending: dof `k`'s at `path[path_start[k]..path_start[k + 1]]`.
     path: Vec<(usize, usize)>,
     path_start: Vec<usize>,
-    /// The axis of each dof of a free-flyer root (`S = e_c` in the working frame).
-    root_axis: Vec<Option<usize>>,
+    /// How many dofs of a free-flyer root (`S = e_c` in the working frame) begin each dof's
+    /// path.
+    root_len: Vec<usize>,
+    /// Which groups of four consecutive entries of M (row-major) are zero whatever the state.
+    zero_blocks: Vec<bool>,
 }
 
 impl CrbaWorkspace {
@@ -53,12 +56,10 @@ impl CrbaWorkspace {
             }
         }
         let z = L::default();
-        let root_axis = (0..n)
-            .map(|d| {
-                let i = model.dof_joint[d];
-                (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
-            })
-            .collect();
+        let root_ff = |d: usize| {
+            let i = model.dof_joint[d];
+            model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer
+        };
         let (mut path, mut path_start, mut chain, mut cs) = (vec![], vec![0], vec![], vec![0]);
         for k in 0..n {
             let (mut up, mut d) = (vec![], k);
@@ -82,8 +83,12 @@ impl CrbaWorkspace {
             cs.push(chain.len());
         }
         let nn = n * n;
+        let root_len = (0..n).map(|k| chain[cs[k]..cs[k + 1]].iter().take_while(|&&d| root_ff(d)).count()).collect();
+        let related = |r: usize, c: usize| chain[cs[r]..cs[r + 1]].contains(&c) || chain[cs[c]..cs[c + 1]].contains(&r);
+        let zero_blocks = (0..nn.div_ceil(4)).map(|b| (4 * b..(4 * b + 4).min(nn)).all(|e| !related(e / n, e % n))).collect();
         CrbaWorkspace {
-            root_axis,
+            root_len,
+            zero_blocks,
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
@@ -174,15 +179,16 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
         let iv = m.idx_v[i];
         for d in iv..iv + m.nvs[i] {
             let f = inertia_times(&y, &kw.s_world[d]);
-            let mut r = d;
-            while r != usize::MAX {
-                let x = match cw.root_axis[r] {
-                    Some(c) => f[c],
-                    None => dot6(&kw.s_world[r], &f),
-                };
+            // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
+            let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
+            for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
+                cw.mat[r * n + d] = f[t];
+                cw.mat[d * n + r] = f[t];
+            }
+            for &r in &cw.chain[s + rl..e] {
+                let x = dot6(&kw.s_world[r], &f);
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
-                r = m.dof_parent[r];
             }
             let arm = m.armature[d];
             if arm != 0.0 {
@@ -324,6 +330,47 @@ pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
     }
 }
 
+/// The lanes of `src` (one state's `nv x nv` matrix in lanes) that hold states of group `g`
+/// (of `k`) into their rows of `dst`, four entries of four states at a time: a 4x4 transpose
+/// in two steps (pairs, then halves), or four stores of zeros where `zero` says the four
+/// entries are zero in every state.
+#[inline(always)]
+pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, dst: &mut [f64]) {
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    if states < LANES {
+        for (l, row) in rows.chunks_exact_mut(per).enumerate() {
+            for (o, x) in row.iter_mut().zip(src) {
+                *o = x.0[l];
+            }
+        }
+        return;
+    }
+    let (r01, r23) = rows.split_at_mut(2 * per);
+    let (r0, r1) = r01.split_at_mut(per);
+    let (r2, r3) = r23.split_at_mut(per);
+    let blocks = r0.chunks_exact_mut(4).zip(r1.chunks_exact_mut(4)).zip(r2.chunks_exact_mut(4)).zip(r3.chunks_exact_mut(4));
+    for (b, (((o0, o1), o2), o3)) in blocks.enumerate() {
+        if zero.is_some_and(|z| z[b]) {
+            for o in [o0, o1, o2, o3] {
+                o.fill(0.0);
+            }
+            continue;
+        }
+        let (a, bb, c, d) = (src[4 * b].0, src[4 * b + 1].0, src[4 * b + 2].0, src[4 * b + 3].0);
+        let (t0, t1) = ([a[0], bb[0], a[2], bb[2]], [a[1], bb[1], a[3], bb[3]]);
+        let (t2, t3) = ([c[0], d[0], c[2], d[2]], [c[1], d[1], c[3], d[3]]);
+        o0.copy_from_slice(&[t0[0], t0[1], t2[0], t2[1]]);
+        o1.copy_from_slice(&[t1[0], t1[1], t3[0], t3[1]]);
+        o2.copy_from_slice(&[t0[2], t0[3], t2[2], t2[3]]);
+        o3.copy_from_slice(&[t1[2], t1[3], t3[2], t3[3]]);
+    }
+    for e in per / 4 * 4..per {
+        (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+    }
+}
+
 /// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -334,9 +381,9 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
             let h = std::mem::take(&mut cw.mat);
             invert(m, &h, cw);
             cw.mat = h;
-            store_lanes(&cw.zt, g, k, out);
+            store_rows(&cw.zt, None, g, k, out);
         } else {
-            store_lanes(&cw.mat, g, k, out);
+            store_rows(&cw.mat, Some(&cw.zero_blocks), g, k, out);
         }
     }
 }
