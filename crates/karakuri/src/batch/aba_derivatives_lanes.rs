@@ -60,34 +60,44 @@ fn configuration_entries_at(m: &Model, w: &mut DerivLanes, out: &mut LaneMats<tr
     }
 }
 
-/// `y[:, j] = −M⁻¹ x[:, j]` for every column `j` (column-major `n x n` lane matrices; `zt` is
-/// M⁻¹ row-major, symmetric): the rows `r` where column `j` can be nonzero (`related`, as
-/// `derivatives::minus_minv_times`), four at a time; a column that is zero whatever the state
-/// (`zero`) is zero.
+/// `ya[:, j] = −M⁻¹ xa[:, j]`, `yb[:, j] = −M⁻¹ xb[:, j]` for every column `j` (column-major
+/// `n x n` lane matrices; `zt` is M⁻¹ row-major, symmetric): over the rows `r` where column `j`
+/// can be nonzero (`related`, as `derivatives::minus_minv_times`), four at a time, both
+/// products from one pass over the rows of M⁻¹; a column of ∂τ/∂q that is zero whatever the
+/// state (`zero_dq_column`) gives a zero column.
 #[inline(always)]
-fn minus_minv_times(m: &Model, ws: &DerivativesWorkspace, zt: &[L], x: &[L], y: &mut [L], zero_columns: bool) {
+fn minus_minv_times(m: &Model, ws: &DerivativesWorkspace, zt: &[L], xa: &[L], xb: &[L], ya: &mut [L], yb: &mut [L]) {
     let n = m.nv;
+    let zero = L::splat(0.0);
     for i in 1..m.njoints {
         let related = &ws.related_dofs[ws.related_start[i]..ws.related_start[i + 1]];
         for j in m.idx_v[i]..m.idx_v[i] + m.nvs[i] {
-            let (xj, yj) = (&x[j * n..j * n + n], &mut y[j * n..j * n + n]);
-            yj.fill(L::splat(0.0));
-            if zero_columns && ws.zero_dq_column[j] {
-                continue;
-            }
+            let (xa, xb) = (&xa[j * n..j * n + n], &xb[j * n..j * n + n]);
+            let (ya, yb) = (&mut ya[j * n..j * n + n], &mut yb[j * n..j * n + n]);
+            ya.fill(zero);
+            yb.fill(zero);
+            // a zero column of ∂τ/∂q: its products are skipped (xa taken as zero)
+            let both = !ws.zero_dq_column[j];
             let mut chunks = related.chunks_exact(4);
             for r in &mut chunks {
                 let row = |t: usize| &zt[r[t] * n..r[t] * n + n];
-                let (z0, z1, z2, z3) = (row(0), row(1), row(2), row(3));
-                let (a0, a1, a2, a3) = (xj[r[0]], xj[r[1]], xj[r[2]], xj[r[3]]);
-                for t in 0..n {
-                    yj[t] -= ((a0 * z0[t] + a1 * z1[t]) + a2 * z2[t]) + a3 * z3[t];
+                let (a0, a1, a2, a3) = (xa[r[0]], xa[r[1]], xa[r[2]], xa[r[3]]);
+                let (b0, b1, b2, b3) = (xb[r[0]], xb[r[1]], xb[r[2]], xb[r[3]]);
+                let rows = row(0).iter().zip(row(1)).zip(row(2)).zip(row(3));
+                for ((((p, q), u), w), (y, z)) in rows.zip(ya.iter_mut().zip(yb.iter_mut())) {
+                    if both {
+                        *y -= ((a0 * *p + a1 * *q) + a2 * *u) + a3 * *w;
+                    }
+                    *z -= ((b0 * *p + b1 * *q) + b2 * *u) + b3 * *w;
                 }
             }
             for &r in chunks.remainder() {
-                let a = xj[r];
-                for (y, z) in yj.iter_mut().zip(&zt[r * n..r * n + n]) {
-                    *y -= a * *z;
+                let (a, b) = (xa[r], xb[r]);
+                for (p, (y, z)) in zt[r * n..r * n + n].iter().zip(ya.iter_mut().zip(yb.iter_mut())) {
+                    if both {
+                        *y -= a * *p;
+                    }
+                    *z -= b * *p;
                 }
             }
         }
@@ -155,8 +165,7 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         }
         solve(m, cw, &mut w.x2);
         configuration_entries_at(m, w, &mut LaneMats::<true> { n, m: &mut mats });
-        minus_minv_times(m, ws, &cw.zt, &mats[..nn], &mut ya, true);
-        minus_minv_times(m, ws, &cw.zt, &mats[nn..2 * nn], &mut yb, false);
+        minus_minv_times(m, ws, &cw.zt, &mats[..nn], &mats[nn..2 * nn], &mut ya, &mut yb);
         store_transposed(&ya, n, g, k, oq);
         store_transposed(&yb, n, g, k, ov);
         store_rows(&cw.zt, None, g, k, om);
