@@ -160,8 +160,8 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         backward::<false, _>(m, w, &mut LaneMats::<true> { n, m: &mut mats }, Some(&mut b));
         // M = Lᵀ D L, M⁻¹, q̈ = M⁻¹ (τ − b) on the factors
         invert(m, &mats[2 * nn..3 * nn], cw);
-        for d in 0..n {
-            w.x2[d] -= b[d];
+        for (x, b) in w.x2.iter_mut().zip(&b) {
+            *x -= *b;
         }
         solve(m, cw, &mut w.x2);
         configuration_entries_at(m, w, &mut LaneMats::<true> { n, m: &mut mats });
