@@ -115,9 +115,16 @@ fn world_inertia(model: &Model, i: usize, x: &super::lanes::LSe3) -> [L; 10] {
     let c = add3(mul_mv(&x.r, splat3(&y.com)), x.p);
     let z = L::splat(0.0);
     let mut t: M3 = [[z; 3]; 3];
+    let ic = &y.inertia_com;
+    let diagonal = ic[(0, 1)] == 0.0 && ic[(0, 2)] == 0.0 && ic[(1, 2)] == 0.0 && ic[(1, 0)] == 0.0 && ic[(2, 0)] == 0.0 && ic[(2, 1)] == 0.0;
     for a in 0..3 {
         for j in 0..3 {
-            t[a][j] = x.r[a][0] * L::splat(y.inertia_com[(0, j)]) + x.r[a][1] * L::splat(y.inertia_com[(1, j)]) + x.r[a][2] * L::splat(y.inertia_com[(2, j)]);
+            // R I_c: one product per entry for a diagonal I_c (the sum's other terms are zeros)
+            t[a][j] = if diagonal {
+                x.r[a][j] * L::splat(ic[(j, j)])
+            } else {
+                x.r[a][0] * L::splat(ic[(0, j)]) + x.r[a][1] * L::splat(ic[(1, j)]) + x.r[a][2] * L::splat(ic[(2, j)])
+            };
         }
     }
     let mut rr: M3 = [[z; 3]; 3];
