@@ -1,5 +1,5 @@
 """karakuri.batch against the single-state functions, row by row and bit for bit (aba, crba,
-minverse and gravity: to rounding, records 0068, 0075 and 0086), on the reference robots; threads change no bit; bad arguments raise
+minverse, gravity and aba_derivatives: to rounding, records 0068, 0075, 0084 and 0086), on the reference robots; threads change no bit; bad arguments raise
 ValueError naming them."""
 
 from pathlib import Path
@@ -60,13 +60,23 @@ def test_rows_equal_the_single_calls(name, floating):
     for i in range(N):
         karakuri.forward_kinematics(model, d, Q[i])
         assert np.array_equal(fk[i], d.oMi), (name, i)
-    for batched, single, third in (
-        (b.rnea_derivatives(model, Q, V, A), lambda i: karakuri.compute_rnea_derivatives(model, d, Q[i], V[i], A[i]), A),
-        (b.aba_derivatives(model, Q, V, TAU), lambda i: karakuri.compute_aba_derivatives(model, d, Q[i], V[i], TAU[i]), TAU),
-    ):
-        for i in range(N):
-            for got, want in zip(batched, single(i)):
-                assert np.array_equal(got[i], want), (name, i)
+    batched = b.rnea_derivatives(model, Q, V, A)
+    for i in range(N):
+        for got, want in zip(batched, karakuri.compute_rnea_derivatives(model, d, Q[i], V[i], A[i])):
+            assert np.array_equal(got[i], want), (name, i)
+    # the ABA derivatives in lanes factorise M and form M⁻¹ as minverse does: M⁻¹ within 0075's
+    # tolerance, ∂q̈/∂q and ∂q̈/∂v within it times 1 + max|∂τ/∂q| + max|∂τ/∂v| at a = q̈ (0084)
+    dq_b, dv_b, minv_b = b.aba_derivatives(model, Q, V, TAU)
+    for i in range(N):
+        dq, dv, Minv = (x.copy() for x in karakuri.compute_aba_derivatives(model, d, Q[i], V[i], TAU[i]))
+        M = karakuri.crba(model, d, Q[i]).copy()
+        qdd = karakuri.aba(model, d, Q[i], V[i], TAU[i]).copy()
+        dtau_dq, dtau_dv, _ = (x.copy() for x in karakuri.compute_rnea_derivatives(model, d, Q[i], V[i], qdd))
+        tol = 1e-12 * (1 + np.max(np.abs(M))) * np.max(np.abs(Minv)) ** 2
+        assert np.max(np.abs(minv_b[i] - Minv)) <= tol, (name, i)
+        tol *= 1 + np.max(np.abs(dtau_dq)) + np.max(np.abs(dtau_dv))
+        assert np.max(np.abs(dq_b[i] - dq)) <= tol, (name, i)
+        assert np.max(np.abs(dv_b[i] - dv)) <= tol, (name, i)
 
 
 def test_threads_change_no_bit():

@@ -9,7 +9,7 @@
 // index loops over the dofs and the entries, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::kin_lanes::{place, store_lanes, world_dofs, Frame, KinWorkspace};
+use super::kin_lanes::{place, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
@@ -21,11 +21,28 @@ pub(crate) struct CrbaWorkspace {
     ic: Vec<[L; 10]>,
     mat: Vec<L>,
     vt: Vec<L>,
-    zt: Vec<L>,
+    /// Each dof's path (its ancestors and itself, ascending), compact: dof `k`'s at
+    /// `chain[cs[k]..cs[k + 1]]`; the factors' and V's rows on it (`fl`, `wv`).
+    chain: Vec<usize>,
+    cs: Vec<usize>,
+    fl: Vec<L>,
+    wv: Vec<L>,
+    /// M⁻¹, full symmetric, row-major, after [`invert`].
+    pub(crate) zt: Vec<L>,
+    /// Two `nv x nv` scratch matrices of the ABA derivatives (`−M⁻¹ ∂τ/∂q`, `−M⁻¹ ∂τ/∂v`).
+    pub(crate) ya: Vec<L>,
+    pub(crate) yb: Vec<L>,
     dinv: Vec<L>,
     reach: Vec<usize>,
-    /// The axis of each dof of a free-flyer root (`S = e_c` in the working frame).
-    root_axis: Vec<Option<usize>>,
+    /// Each dof's path (its ancestors and itself) as runs of consecutive dofs `(lo, hi)`,
+    /// ascending: dof `k`'s at `path[path_start[k]..path_start[k + 1]]`.
+    path: Vec<(usize, usize)>,
+    path_start: Vec<usize>,
+    /// How many dofs of a free-flyer root (`S = e_c` in the working frame) begin each dof's
+    /// path.
+    root_len: Vec<usize>,
+    /// Which groups of four consecutive entries of M (row-major) are zero whatever the state.
+    zero_blocks: Vec<bool>,
 }
 
 impl CrbaWorkspace {
@@ -39,14 +56,54 @@ impl CrbaWorkspace {
             }
         }
         let z = L::default();
-        let root_axis = (0..n)
-            .map(|d| {
-                let i = model.dof_joint[d];
-                (model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer).then(|| d - model.idx_v[i])
-            })
-            .collect();
+        let root_ff = |d: usize| {
+            let i = model.dof_joint[d];
+            model.parents[i] == 0 && model.joint_types[i] == crate::model::JointType::FreeFlyer
+        };
+        let (mut path, mut path_start, mut chain, mut cs) = (vec![], vec![0], vec![], vec![0]);
+        for k in 0..n {
+            let (mut up, mut d) = (vec![], k);
+            while d != usize::MAX {
+                up.push(d);
+                d = model.dof_parent[d];
+            }
+            up.reverse();
+            let mut runs: Vec<(usize, usize)> = vec![];
+            for d in up {
+                match runs.last_mut() {
+                    Some(r) if r.1 == d => r.1 += 1,
+                    _ => runs.push((d, d + 1)),
+                }
+            }
+            path.extend(runs.iter().copied());
+            path_start.push(path.len());
+            for (lo, hi) in runs {
+                chain.extend(lo..hi);
+            }
+            cs.push(chain.len());
+        }
+        let nn = n * n;
+        let root_len = (0..n).map(|k| chain[cs[k]..cs[k + 1]].iter().take_while(|&&d| root_ff(d)).count()).collect();
+        let related = |r: usize, c: usize| chain[cs[r]..cs[r + 1]].contains(&c) || chain[cs[c]..cs[c + 1]].contains(&r);
+        let zero_blocks = (0..nn.div_ceil(4)).map(|b| (4 * b..(4 * b + 4).min(nn)).all(|e| !related(e / n, e % n))).collect();
         CrbaWorkspace {
-            root_axis, ic: vec![[z; 10]; model.njoints], mat: vec![z; n * n], vt: vec![z; n * n], zt: vec![z; n * n], dinv: vec![z; n], reach }
+            root_len,
+            zero_blocks,
+            ic: vec![[z; 10]; model.njoints],
+            mat: vec![z; nn],
+            vt: vec![z; nn],
+            fl: vec![z; chain.len()],
+            wv: vec![z; chain.len()],
+            chain,
+            cs,
+            zt: vec![z; nn],
+            ya: vec![z; nn],
+            yb: vec![z; nn],
+            dinv: vec![z; n],
+            reach,
+            path,
+            path_start,
+        }
     }
 }
 
@@ -58,9 +115,16 @@ fn world_inertia(model: &Model, i: usize, x: &super::lanes::LSe3) -> [L; 10] {
     let c = add3(mul_mv(&x.r, splat3(&y.com)), x.p);
     let z = L::splat(0.0);
     let mut t: M3 = [[z; 3]; 3];
+    let ic = &y.inertia_com;
+    let diagonal = ic[(0, 1)] == 0.0 && ic[(0, 2)] == 0.0 && ic[(1, 2)] == 0.0 && ic[(1, 0)] == 0.0 && ic[(2, 0)] == 0.0 && ic[(2, 1)] == 0.0;
     for a in 0..3 {
         for j in 0..3 {
-            t[a][j] = x.r[a][0] * L::splat(y.inertia_com[(0, j)]) + x.r[a][1] * L::splat(y.inertia_com[(1, j)]) + x.r[a][2] * L::splat(y.inertia_com[(2, j)]);
+            // R I_c: one product per entry for a diagonal I_c (the sum's other terms are zeros)
+            t[a][j] = if diagonal {
+                x.r[a][j] * L::splat(ic[(j, j)])
+            } else {
+                x.r[a][0] * L::splat(ic[(0, j)]) + x.r[a][1] * L::splat(ic[(1, j)]) + x.r[a][2] * L::splat(ic[(2, j)])
+            };
         }
     }
     let mut rr: M3 = [[z; 3]; 3];
@@ -122,15 +186,16 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
         let iv = m.idx_v[i];
         for d in iv..iv + m.nvs[i] {
             let f = inertia_times(&y, &kw.s_world[d]);
-            let mut r = d;
-            while r != usize::MAX {
-                let x = match cw.root_axis[r] {
-                    Some(c) => f[c],
-                    None => dot6(&kw.s_world[r], &f),
-                };
+            // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
+            let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
+            for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
+                cw.mat[r * n + d] = f[t];
+                cw.mat[d * n + r] = f[t];
+            }
+            for &r in &cw.chain[s + rl..e] {
+                let x = dot6(&kw.s_world[r], &f);
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
-                r = m.dof_parent[r];
             }
             let arm = m.armature[d];
             if arm != 0.0 {
@@ -146,67 +211,170 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
     }
 }
 
-/// M⁻¹ from the M in `cw.mat` (overwritten by its factors) into `cw.zt` (upper triangle,
-/// column-major: `zt[b * nv + a]`, `a ≤ b`).
+/// `out[a] += Σ_t c[t] cols[t][a]` over `W` columns of V at once (one load and store of `out`
+/// per `W` products).
 #[inline(always)]
-fn invert(m: &Model, cw: &mut CrbaWorkspace) {
-    let (n, lambda) = (m.nv, &m.dof_parent);
-    let h = &mut cw.mat;
-    // M = Lᵀ D L in place: D on the diagonal, L below it (RBDA Table 6.3)
+fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
+    let len = out.len();
+    let cols: [&[L]; W] = cols.map(|x| &x[..len]);
+    for a in 0..len {
+        let mut s = c[0] * cols[0][a];
+        for t in 1..W {
+            s += c[t] * cols[t][a];
+        }
+        out[a] += s;
+    }
+}
+
+/// M⁻¹ from the M in `h` (`nv x nv`, symmetric) into `cw.zt`, full symmetric, row-major; the
+/// factors `M = Lᵀ D L` left in `cw.fl` (each dof's row of L on its path, compact, then `D_k`)
+/// and `cw.dinv`. Every row is kept compact on the dof's path (its ancestors and itself, as
+/// `ltdl` stores them): an ancestor's path is a prefix of it, so each update is one
+/// contiguous loop, with no parent chase.
+#[inline(always)]
+pub(crate) fn invert(m: &Model, h: &[L], cw: &mut CrbaWorkspace) {
+    let n = m.nv;
+    let (one, zero) = (L::splat(1.0), L::splat(0.0));
+    let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
+    let fl = &mut cw.fl;
+    for k in 0..n {
+        for t in cs[k]..cs[k + 1] {
+            fl[t] = h[k * n + chain[t]];
+        }
+    }
+    // M = Lᵀ D L (RBDA Table 6.3): row k's entries x_p (p along its path) take
+    // `row_i[..=p] -= (x_p / D_k) x[..=p]` for the ancestor i = path_k[p]
     for k in (0..n).rev() {
-        let dk = h[k * n + k];
-        let mut i = lambda[k];
-        while i != usize::MAX {
-            let a = h[k * n + i] / dk;
-            let mut j = i;
-            while j != usize::MAX {
-                let x = h[k * n + j];
-                h[i * n + j] -= a * x;
-                j = lambda[j];
+        let (s, e) = (cs[k], cs[k + 1]);
+        let d = e - s - 1;
+        let (before, rest) = fl.split_at_mut(s);
+        let row = &mut rest[..=d];
+        let rk = one / row[d];
+        cw.dinv[k] = rk;
+        for p in 0..d {
+            let i = chain[s + p];
+            let a = row[p] * rk;
+            for (y, x) in before[cs[i]..cs[i] + p + 1].iter_mut().zip(&row[..=p]) {
+                *y -= a * *x;
             }
-            h[k * n + i] = a;
-            i = lambda[i];
+        }
+        for x in &mut row[..d] {
+            *x *= rk;
         }
     }
-    let one = L::splat(1.0);
+    // V = L⁻¹ by rows, compact (`wv`): v_k = e_k − Σ_p L[k, path_k[p]] v_{path_k[p]}; its
+    // columns into `vt` (`vt[j * n + k] = V[k, j]`, zero off the pattern)
+    let (wv, vt) = (&mut cw.wv, &mut cw.vt);
     for k in 0..n {
-        cw.dinv[k] = one / h[k * n + k];
-    }
-    // V = L⁻¹ by rows (stored transposed, vt[j * n + k] = V[k, j]): V[k, j] = −Σ_i L[k, i] V[i, j]
-    let vt = &mut cw.vt;
-    for k in 0..n {
-        vt[k * n + k] = one;
-        let mut j = lambda[k];
-        while j != usize::MAX {
-            vt[j * n + k] = L::splat(0.0);
-            j = lambda[j];
-        }
-        let mut i = lambda[k];
-        while i != usize::MAX {
-            let a = h[k * n + i];
-            let mut j = i;
-            while j != usize::MAX {
-                let x = vt[j * n + i];
-                vt[j * n + k] -= a * x;
-                j = lambda[j];
+        let (s, e) = (cs[k], cs[k + 1]);
+        let d = e - s - 1;
+        let (before, rest) = wv.split_at_mut(s);
+        let wk = &mut rest[..=d];
+        wk.fill(zero);
+        wk[d] = one;
+        for p in 0..d {
+            let (i, a) = (chain[s + p], fl[s + p]);
+            for (y, x) in wk[..=p].iter_mut().zip(&before[cs[i]..cs[i] + p + 1]) {
+                *y -= a * *x;
             }
-            i = lambda[i];
+        }
+        for (&j, &x) in chain[s..e].iter().zip(wk.iter()) {
+            vt[j * n + k] = x;
         }
     }
-    // M⁻¹[a, b] = Σ_k V[a, k] D⁻¹_k V[b, k] over the common ancestors k (a ≤ b)
+    // M⁻¹[b, a] = Σ_k V[b, k] D⁻¹_k V[a, k] over the common ancestors k (a ≤ b): for each k on
+    // b's path, the a of k's subtree up to b (V[a, k] is zero off the pattern), up to four
+    // consecutive k at once
     for b in 0..n {
+        let vb = &wv[cs[b]..cs[b + 1]];
         let zb = &mut cw.zt[b * n..b * n + b + 1];
-        zb.fill(L::splat(0.0));
-        let mut kk = b;
-        while kk != usize::MAX {
-            let c = vt[kk * n + b] * cw.dinv[kk];
-            let col = &vt[kk * n..kk * n + n];
-            let end = (b + 1).min(cw.reach[kk]);
-            for a in kk..end {
-                zb[a] += c * col[a];
+        zb.fill(zero);
+        let mut p0 = 0;
+        for &(lo, hi) in &cw.path[cw.path_start[b]..cw.path_start[b + 1]] {
+            let mut k = lo;
+            while k < hi {
+                let w = (hi - k).min(4);
+                let end = (b + 1).min(cw.reach[k]);
+                let out = &mut zb[k..end];
+                let col = |t: usize| &vt[(k + t) * n + k..(k + t) * n + end];
+                let c = |t: usize| vb[p0 + k - lo + t] * cw.dinv[k + t];
+                match w {
+                    4 => axpy_cols::<4>(out, [col(0), col(1), col(2), col(3)], [c(0), c(1), c(2), c(3)]),
+                    3 => axpy_cols::<3>(out, [col(0), col(1), col(2)], [c(0), c(1), c(2)]),
+                    2 => axpy_cols::<2>(out, [col(0), col(1)], [c(0), c(1)]),
+                    _ => axpy_cols::<1>(out, [col(0)], [c(0)]),
+                }
+                k += w;
             }
-            kk = lambda[kk];
+            p0 += hi - lo;
         }
+    }
+    // the lower triangle mirrored
+    for b in 0..n {
+        for a in 0..b {
+            cw.zt[a * n + b] = cw.zt[b * n + a];
+        }
+    }
+}
+
+/// `x ← M⁻¹ x` through the factors `M = Lᵀ D L` that [`invert`] left in `cw`: `Lᵀ y = x`
+/// from the leaves up, `y ← D⁻¹ y`, `L x = y` from the roots down.
+#[inline(always)]
+pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
+    let (chain, cs, fl) = (&cw.chain[..], &cw.cs[..], &cw.fl[..]);
+    for k in (0..m.nv).rev() {
+        let xk = x[k];
+        for t in cs[k]..cs[k + 1] - 1 {
+            x[chain[t]] -= fl[t] * xk;
+        }
+    }
+    for k in 0..m.nv {
+        let mut s = x[k] * cw.dinv[k];
+        for t in cs[k]..cs[k + 1] - 1 {
+            s -= fl[t] * x[chain[t]];
+        }
+        x[k] = s;
+    }
+}
+
+/// The lanes of `src` (one state's `nv x nv` matrix in lanes) that hold states of group `g`
+/// (of `k`) into their rows of `dst`, four entries of four states at a time: a 4x4 transpose
+/// in two steps (pairs, then halves), or four stores of zeros where `zero` says the four
+/// entries are zero in every state.
+#[inline(always)]
+pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, dst: &mut [f64]) {
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    if states < LANES {
+        for (l, row) in rows.chunks_exact_mut(per).enumerate() {
+            for (o, x) in row.iter_mut().zip(src) {
+                *o = x.0[l];
+            }
+        }
+        return;
+    }
+    let (r01, r23) = rows.split_at_mut(2 * per);
+    let (r0, r1) = r01.split_at_mut(per);
+    let (r2, r3) = r23.split_at_mut(per);
+    let blocks = r0.chunks_exact_mut(4).zip(r1.chunks_exact_mut(4)).zip(r2.chunks_exact_mut(4)).zip(r3.chunks_exact_mut(4));
+    for (b, (((o0, o1), o2), o3)) in blocks.enumerate() {
+        if zero.is_some_and(|z| z[b]) {
+            for o in [o0, o1, o2, o3] {
+                o.fill(0.0);
+            }
+            continue;
+        }
+        let (a, bb, c, d) = (src[4 * b].0, src[4 * b + 1].0, src[4 * b + 2].0, src[4 * b + 3].0);
+        let (t0, t1) = ([a[0], bb[0], a[2], bb[2]], [a[1], bb[1], a[3], bb[3]]);
+        let (t2, t3) = ([c[0], d[0], c[2], d[2]], [c[1], d[1], c[3], d[3]]);
+        o0.copy_from_slice(&[t0[0], t0[1], t2[0], t2[1]]);
+        o1.copy_from_slice(&[t1[0], t1[1], t3[0], t3[1]]);
+        o2.copy_from_slice(&[t0[2], t0[3], t2[2], t2[3]]);
+        o3.copy_from_slice(&[t1[2], t1[3], t3[2], t3[3]]);
+    }
+    for e in per / 4 * 4..per {
+        (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
     }
 }
 
@@ -214,22 +382,15 @@ fn invert(m: &Model, cw: &mut CrbaWorkspace) {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    let n = m.nv;
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
-            invert(m, cw);
-        }
-        if inverse {
-            // the upper triangle mirrored: M⁻¹ row-major (symmetric) in zt
-            for b in 0..n {
-                for a in 0..b {
-                    cw.zt[a * n + b] = cw.zt[b * n + a];
-                }
-            }
-            store_lanes(&cw.zt, g, k, out);
+            let h = std::mem::take(&mut cw.mat);
+            invert(m, &h, cw);
+            cw.mat = h;
+            store_rows(&cw.zt, None, g, k, out);
         } else {
-            store_lanes(&cw.mat, g, k, out);
+            store_rows(&cw.mat, Some(&cw.zero_blocks), g, k, out);
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Dynamics of many states at once (issue 33): each function takes `n` states stacked row by
 //! row (`q` of `n * nq` numbers, `v`, `a`, `tau` of `n * nv`) and writes `n` results, row-major
 //! (a vector result `n * nv`, a matrix `n * rows * cols`, row by row), each equal bit for bit
-//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s, [`crba`]'s
-//! and [`mass_matrix_inverse`]'s: equal to rounding (every entry within `1e-12 · (1 + max |q̈|)`
-//! of the single call's, record 0068; `1e-12 · (1 + max |M|)` for M and that times
-//! `max |M⁻¹|²` for M⁻¹, record 0075).
+//! to the single-state function of [`crate::algorithms`] at that state, but [`aba`]'s, [`crba`]'s,
+//! [`mass_matrix_inverse`]'s and [`aba_derivatives`]'s: equal to rounding (every entry within
+//! `1e-12 · (1 + max |q̈|)` of the single call's, record 0068; `1e-12 · (1 + max |M|)` for M and
+//! that times `max |M⁻¹|²` for M⁻¹, record 0075; that times `1 + max |∂τ/∂q| + max |∂τ/∂v|`
+//! for ∂q̈/∂q and ∂q̈/∂v, record 0084).
 //!
 //! | function | per state | single-state function |
 //! | --- | --- | --- |
@@ -19,8 +20,8 @@
 //! | [`rnea_derivatives`] | ∂τ/∂q, ∂τ/∂v, M | [`algorithms::rnea_derivatives`](crate::algorithms::rnea_derivatives) |
 //! | [`aba_derivatives`] | ∂q̈/∂q, ∂q̈/∂v, M⁻¹ | [`algorithms::aba_derivatives`](crate::algorithms::aba_derivatives) |
 //!
-//! A [`BatchWorkspace`] holds one slot of buffers per thread (a [`Data`], a
-//! [`DerivativesWorkspace`], the argument vectors and the lane buffers), allocated once:
+//! A [`BatchWorkspace`] holds one slot of buffers per thread (a
+//! [`DerivativesWorkspace`]'s index lists and the lane buffers), allocated once:
 //! a batched call allocates nothing on one thread. On `t > 1` threads the calling thread and
 //! `t − 1` tasks of rayon's pool claim chunks of 16–64 states from a shared queue (`run.rs`);
 //! each state's result is the same whatever the number of threads, since every state is
@@ -29,9 +30,9 @@
 //! Every function runs four states at once in SIMD lanes (`batch/lanes.rs`): RNEA and the
 //! nonlinear effects in `rnea_lanes.rs`, ABA on the symmetric half of the articulated inertia in
 //! `aba_lanes.rs`, placements, forward kinematics, Jacobian columns and gravity in
-//! `kin_lanes.rs`, CRBA and M⁻¹ in `crba_lanes.rs` (0075), the RNEA derivatives'
-//! recursion in `rnea_derivatives_lanes.rs` and the ABA derivatives' passes in
-//! `aba_derivatives_lanes.rs` (0076, the factorisation per state).
+//! `kin_lanes.rs`, CRBA and M⁻¹ in `crba_lanes.rs` (0075, 0084), the RNEA derivatives'
+//! recursion in `rnea_derivatives_lanes.rs` and the ABA derivatives in
+//! `aba_derivatives_lanes.rs` (0076; their factorisation and M⁻¹ products too, 0084).
 
 mod aba_derivatives_lanes;
 mod aba_lanes;
@@ -170,7 +171,7 @@ pub fn aba_derivatives(
     let ins = [("q", q, nq, "nq"), ("v", v, nv, "nv"), ("tau", tau, nv, "nv")];
     let outs = [("dqdd_dq", dqdd_dq, nv * nv, "nv x nv"), ("dqdd_dv", dqdd_dv, nv * nv, "nv x nv"), ("minv", minv, nv * nv, "nv x nv")];
     run(model, ws.slots(model)?, n, ins, outs, |m, slot, k, [q, v, tau], outs| {
-        aba_derivatives_lanes::aba_derivatives_chunk(m, &mut slot.derivs, &mut slot.data, &mut slot.derivatives, k, q, v, tau, outs);
+        aba_derivatives_lanes::aba_derivatives_chunk(m, &mut slot.derivs, &mut slot.crba, &slot.derivatives, k, q, v, tau, outs);
     })
 }
 

@@ -54,11 +54,10 @@ pub(crate) struct DerivLanes {
     /// Strict ancestor dofs of each joint (`DerivativesWorkspace`'s lists).
     pub(crate) ancestor_dofs: Vec<usize>,
     pub(crate) ancestor_start: Vec<usize>,
-    /// ABA route: `δa_i`, `P_i` per joint; the bias τ(q̈ = 0) per dof; four states' M⁻¹.
+    /// ABA route: `δa_i`, `P_i` per joint; the bias τ(q̈ = 0) per dof.
     pub(crate) delta_a: Vec<LMotion>,
     pub(crate) p: Vec<LMotion>,
     pub(crate) b: Vec<L>,
-    pub(crate) minv: Vec<f64>,
     /// The group's three output matrices (`3 * nv * nv`; the entries no kernel writes stay 0).
     pub(crate) mats: Vec<L>,
 }
@@ -86,7 +85,6 @@ impl DerivLanes {
             delta_a: vec![LMotion::default(); nj],
             p: vec![LMotion::default(); nj],
             b: vec![L::default(); nv],
-            minv: vec![0.0; LANES * nv * nv],
         }
     }
 

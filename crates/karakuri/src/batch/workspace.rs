@@ -4,7 +4,6 @@
 use super::rnea_derivatives_lanes::DerivLanes;
 use super::{crba_lanes, kin_lanes, lanes};
 use crate::algorithms::DerivativesWorkspace;
-use crate::data::Data;
 use crate::model::Model;
 
 /// Why a batched call refused its arguments (nothing is computed then).
@@ -46,7 +45,6 @@ pub enum BatchError {
 
 /// The buffers of one thread of a batched call.
 pub(crate) struct Slot {
-    pub(crate) data: Data,
     pub(crate) derivatives: DerivativesWorkspace,
     pub(crate) lanes: lanes::LaneWorkspace,
     pub(crate) derivs: DerivLanes,
@@ -57,7 +55,6 @@ pub(crate) struct Slot {
 impl Slot {
     fn new(model: &Model) -> Self {
         Slot {
-            data: Data::new(model),
             derivatives: DerivativesWorkspace::new(model),
             lanes: lanes::LaneWorkspace::new(model),
             derivs: DerivLanes::new(model),
