@@ -255,6 +255,46 @@ fn axis_angles(model: &Model, rows: &[usize; LANES], q: &[f64], sn: &mut [L], cs
     }
 }
 
+/// Entry `at` of the group's rows of `q` (`nq` per state), one state per lane.
+#[inline(always)]
+fn gather(q: &[f64], rows: &[usize; LANES], nq: usize, at: usize) -> L {
+    let mut x = L::splat(0.0);
+    for l in 0..LANES {
+        x.0[l] = q[rows[l] * nq + at];
+    }
+    x
+}
+
+/// `λX_i` of a free-flyer joint in lanes, as `JointType::placement_after` computes it for one
+/// state: `placement ∘ (R, t)`, `R` from the quaternion normalised and turned into a matrix as
+/// nalgebra's `UnitQuaternion::from_quaternion` and `to_rotation_matrix` do (its 4-vector dot
+/// `(x² + z²) + (y² + w²)`, the square root, four divisions, then the products and sums of
+/// `to_rotation_matrix`), operation for operation.
+#[inline(always)]
+fn free_flyer_in_lanes(model: &Model, i: usize, rows: &[usize; LANES], q: &[f64]) -> LSe3 {
+    let (nq, iq) = (model.nq, model.idx_q[i]);
+    let t = [gather(q, rows, nq, iq), gather(q, rows, nq, iq + 1), gather(q, rows, nq, iq + 2)];
+    let (x, y, z, w) = (gather(q, rows, nq, iq + 3), gather(q, rows, nq, iq + 4), gather(q, rows, nq, iq + 5), gather(q, rows, nq, iq + 6));
+    let n2 = L::splat(0.0) + ((x * x + z * z) + (y * y + w * w));
+    let mut n = n2;
+    for l in 0..LANES {
+        n.0[l] = n2.0[l].sqrt();
+    }
+    let (qi, qj, qk, qw) = (x / n, y / n, z / n, w / n);
+    let two = L::splat(2.0);
+    let (ww, ii, jj, kk) = (qw * qw, qi * qi, qj * qj, qk * qk);
+    let (ij, wk, wj, ik, jk, wi) = (qi * qj * two, qw * qk * two, qw * qj * two, qi * qk * two, qj * qk * two, qw * qi * two);
+    let r = [[ww + ii - jj - kk, ij - wk, wj + ik], [wk + ij, ww - ii + jj - kk, jk - wi], [ik - wj, wi + jk, ww - ii - jj + kk]];
+    let placement = &model.joint_placements[i];
+    let mut pr: M3 = [[L::splat(0.0); 3]; 3];
+    for a in 0..3 {
+        for b in 0..3 {
+            pr[a][b] = L::splat(placement.rotation[(a, b)]);
+        }
+    }
+    LSe3 { r: mul33(&pr, &r), p: add3(mul_mv(&pr, t), splat3(&placement.translation)) }
+}
+
 /// The world placement of joint `i` of the group (state rows `rows`) from its parent's in `o`,
 /// as [`place`] computes it in the world frame, without keeping `λX_i` (an [`axis_joint`]'s
 /// sine and cosine from [`axis_angles`]).
@@ -269,6 +309,7 @@ fn world_placement(model: &Model, o: &[LSe3], i: usize, rows: &[usize; LANES], q
     }
     let li = match placement_in_lanes(model, i, |l| q[rows[l] * nq + iq]) {
         Some(x) => x,
+        None if model.joint_types[i] == JointType::FreeFlyer => free_flyer_in_lanes(model, i, rows, q),
         None => {
             let mut x = LSe3::default();
             for l in 0..LANES {
