@@ -19,8 +19,9 @@ const MIN_CHUNK: usize = 16;
 /// ... at most this many (the last claims decide how evenly the threads finish).
 const MAX_CHUNK: usize = 64;
 /// The last states, which only the calling thread claims: a caller that runs out of work
-/// waits for the pool's last chunk on rayon's latch, asleep until the pool thread wakes it,
-/// which on a small model took longer than the states it had left (record 0085).
+/// waits for the pool's last chunk on rayon's latch, asleep until the pool thread wakes it;
+/// with the tail its own it is usually still working when the pool thread finishes (record
+/// 0085; its gain on two threads is still to be measured on a quiet machine).
 const CALLERS_TAIL: usize = MIN_CHUNK;
 
 /// An input: name, numbers, numbers per state, what a state's entry is.
