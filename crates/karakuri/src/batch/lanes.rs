@@ -301,7 +301,6 @@ pub(crate) fn sin_cos(x: L) -> (L, L) {
     const PIO2_MID: f64 = 6.077100506506192e-11;
     const PIO2_LO: f64 = 3.5215598651832e-27;
     const ROUND: f64 = 6755399441055744.0;
-    const QUADRANT: [[f64; 4]; 4] = [[1.0, 0.0, 0.0, 1.0], [0.0, -1.0, 1.0, 0.0], [-1.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.0]];
     let mut far = false;
     for l in 0..LANES {
         #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN takes libm's path too
@@ -329,12 +328,21 @@ pub(crate) fn sin_cos(x: L) -> (L, L) {
     let cos_poly = ((sp(-0.5) + z * sp(1.0 / 24.0)) + z2 * (sp(-1.0 / 720.0) + z * sp(1.0 / 40320.0)))
         + z4 * ((sp(-1.0 / 3628800.0) + z * sp(1.0 / 479001600.0)) + z2 * (sp(-1.0 / 87178291200.0) + z * sp(1.0 / 20922789888000.0)));
     let c = sp(1.0) + z * cos_poly;
+    // trig.rs's QUADRANT rows ((1, 0, 0, 1), (0, −1, 1, 0), (−1, 0, 0, −1), (0, 1, −1, 0))
+    // built from the quadrant's two bits with integer lane operations (a
+    // table read per lane moved every lane to the integer registers and back): a 0 row entry
+    // is +0.0, a ±1 one takes its sign from the quadrant's high bit
+    const ONE: u64 = 0x3ff0_0000_0000_0000;
     let mut m = [L::splat(0.0); 4];
     for l in 0..LANES {
-        let quadrant = &QUADRANT[(t.0[l].to_bits() & 3) as usize];
-        for j in 0..4 {
-            m[j].0[l] = quadrant[j];
-        }
+        let quadrant = t.0[l].to_bits() & 3;
+        let (odd, high) = (quadrant & 1, (quadrant & 2) << 62);
+        let (even_mask, odd_mask) = ((odd ^ 1).wrapping_neg(), odd.wrapping_neg());
+        let row0 = (ONE | high) & even_mask;
+        m[0].0[l] = f64::from_bits(row0);
+        m[1].0[l] = f64::from_bits((ONE | (high ^ (1 << 63))) & odd_mask);
+        m[2].0[l] = f64::from_bits((ONE | high) & odd_mask);
+        m[3].0[l] = f64::from_bits(row0);
     }
     (m[0] * s + m[2] * c, m[1] * s + m[3] * c)
 }

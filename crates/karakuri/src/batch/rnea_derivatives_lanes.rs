@@ -7,6 +7,7 @@
 //! inherit the `avx2` target feature).
 
 use super::lanes::{add3, cross, dot3, lanes_placement, lanes_sin_cos, mul_mv, parent_placement, scale3, splat3, sub3};
+use super::kin_lanes::store_lanes;
 use super::lanes::{LMotion, LSe3, L, LANES, M3, V3};
 use crate::algorithms::DerivativesWorkspace;
 use crate::model::{JointType, Model};
@@ -426,16 +427,12 @@ fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f6
     w.mats = mats;
 }
 
-/// The lanes of `mat` that hold states (`< k`) of group `g` into their rows of `out`.
+/// The lanes of `mat` that hold states (`< k`) of group `g` into their rows of `out`, four
+/// entries of four states at a time ([`store_lanes`]: a 4x4 transpose in registers, then
+/// 256-bit stores, record 0085).
 #[inline(always)]
 pub(crate) fn scatter(mat: &[L], g: usize, k: usize, out: &mut [f64]) {
-    let nn = mat.len();
-    for l in 0..LANES.min(k - g * LANES) {
-        let row = &mut out[(g * LANES + l) * nn..][..nn];
-        for (o, x) in row.iter_mut().zip(mat) {
-            *o = x.0[l];
-        }
-    }
+    store_lanes(mat, g, k, out);
 }
 
 /// ∂τ/∂q, ∂τ/∂v and M of `k` states in lanes, row-major into `dq`, `dv`, `mm`.

@@ -18,6 +18,11 @@ const MIN_STATES_PER_THREAD: usize = 32;
 const MIN_CHUNK: usize = 16;
 /// ... at most this many (the last claims decide how evenly the threads finish).
 const MAX_CHUNK: usize = 64;
+/// The last states, which only the calling thread claims: a caller that runs out of work
+/// waits for the pool's last chunk on rayon's latch, asleep until the pool thread wakes it;
+/// with the tail its own it is usually still working when the pool thread finishes (record
+/// 0085; its gain on two threads is still to be measured on a quiet machine).
+const CALLERS_TAIL: usize = MIN_CHUNK;
 
 /// An input: name, numbers, numbers per state, what a state's entry is.
 pub(crate) type In<'a> = (&'static str, &'a [f64], usize, &'static str);
@@ -35,11 +40,14 @@ struct Queue<'a, 'b, const I: usize, const O: usize> {
 type Claim<'a, 'b, const I: usize, const O: usize> = (usize, [&'a [f64]; I], [&'b mut [f64]; O]);
 
 impl<'a, 'b, const I: usize, const O: usize> Queue<'a, 'b, I, O> {
-    /// The next `chunk` states (fewer at the end), `None` when none is left.
-    fn claim(&mut self, chunk: usize, per_in: &[usize; I], per_out: &[usize; O]) -> Option<Claim<'a, 'b, I, O>> {
-        if self.left == 0 {
+    /// The next chunk of states, `None` when no more than `keep` are left: about a
+    /// `2 threads`-th of what is left, within [`MIN_CHUNK`, `MAX_CHUNK`] (the chunks shrink
+    /// towards the end, so that the threads finish together).
+    fn claim(&mut self, threads: usize, keep: usize, per_in: &[usize; I], per_out: &[usize; O]) -> Option<Claim<'a, 'b, I, O>> {
+        if self.left <= keep {
             return None;
         }
+        let chunk = (self.left / (2 * threads)).clamp(MIN_CHUNK, MAX_CHUNK).next_multiple_of(LANES);
         let k = chunk.min(self.left);
         self.left -= k;
         let mut head_in: [&[f64]; I] = [&[]; I];
@@ -57,7 +65,7 @@ impl<'a, 'b, const I: usize, const O: usize> Queue<'a, 'b, I, O> {
 /// Checks every argument's length against `n` states, then runs `kernel(model, slot, k, ins,
 /// outs)` on chunks of `k` states: on the calling thread alone (one chunk of all), or on
 /// chunks of 16–64 states claimed in order by the calling thread and one task of rayon's pool
-/// per other thread (`in_place_scope`: the caller works from the start and never waits for a
+/// per other thread (the last [`CALLERS_TAIL`] states by the caller alone) (`in_place_scope`: the caller works from the start and never waits for a
 /// pool thread to wake). Each state's result depends on its own rows only (the lanes of a
 /// group are independent; a short last group repeats its last state), so neither the chunks
 /// nor the thread that claims them change a bit.
@@ -87,13 +95,11 @@ where
         kernel(model, &mut slots.0[0], n, ins.map(|x| x.1), outs.map(|x| x.1));
         return Ok(());
     }
-    // about eight claims per thread
-    let chunk = n.div_ceil(threads * 8).clamp(MIN_CHUNK, MAX_CHUNK).next_multiple_of(LANES);
     let queue = Mutex::new(Queue { ins: ins.map(|x| x.1), outs: outs.map(|x| x.1), left: n });
     // a poisoned lock means another thread's kernel panicked: that panic is re-raised by the
     // scope; this thread just stops claiming
-    let work = |slot: &mut Slot| {
-        while let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(chunk, &per_in, &per_out)) {
+    let work = |slot: &mut Slot, keep: usize| {
+        while let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(threads, keep, &per_in, &per_out)) {
             kernel(model, slot, k, i, o);
         }
     };
@@ -101,9 +107,9 @@ where
     let (first, others) = slots.0.split_at_mut(1);
     rayon::in_place_scope(|scope| {
         for slot in others.iter_mut().take(threads - 1) {
-            scope.spawn(move |_| work(slot));
+            scope.spawn(move |_| work(slot, CALLERS_TAIL));
         }
-        work(&mut first[0]);
+        work(&mut first[0], 0);
     });
     Ok(())
 }
