@@ -11,16 +11,22 @@ use parry3d_f64::shape::ShapeType;
 use crate::scene::ContactMode;
 use crate::sort::sort_nearly_sorted;
 use super::box_box::{box_box, BoxManifold};
-use super::collider::{Collider, SmallTest, SmallWorld};
+use super::collider::{Collider, Round, SmallTest, SmallWorld};
 use super::RawContact;
-use super::shapes::{from_pvec, to_parry};
+use super::shapes::{capsule_box, from_pvec, to_parry};
 use super::reject::{ball_apart, box_height, boxes_apart, SLACK};
 use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
 pub struct CollisionWork {
-    /// parry pose of each shape `(nshapes)`.
-    poses: Vec<PPose>,
+    /// parry pose of each shape `(nshapes)`; a capsule's is current only where `posed` says.
+    pub(super) poses: Vec<PPose>,
+    /// Each capsule's `poses` entry is that of its `frames` entry (set on a pair's demand:
+    /// most capsules meet only planes, which read `frames`) `(nshapes)`.
+    pub(super) posed: Vec<bool>,
+    /// Each plane's world unit normal and offset (`x · normal = offset`) `(nshapes)` (others:
+    /// unused).
+    pub(super) planes: Vec<(Vec3, f64)>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
     /// Each bounded convex shape's box in its own frame (others: None) `(nshapes)`: a hull's
@@ -56,7 +62,7 @@ pub struct CollisionWork {
     pub frozen: Vec<bool>,
     /// World placement of each box and capsule `(nshapes)` (others: unused), for [`box_box`]
     /// and the closed-form plane pairs.
-    frames: Vec<Se3>,
+    pub(super) frames: Vec<Se3>,
     /// The box–box manifold of the current pair.
     boxes: BoxManifold,
     /// The EPA of the generic convex pairs (its buffers kept from step to step).
@@ -100,6 +106,8 @@ impl Collider {
         }));
         CollisionWork {
             poses: vec![PPose::identity(); n],
+            posed: vec![false; n],
+            planes: vec![(Vec3::z(), 0.0); n],
             aabbs: vec![Aabb::new_invalid(); n],
             local_boxes: self
                 .shapes
@@ -268,7 +276,8 @@ impl Collider {
         Some((normal, normal.dot(&from_pvec(pose.translation))))
     }
 
-    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation),
+    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation; a
+    /// capsule's world placement into `work.frames` instead, its box from it: [`capsule_box`]),
     /// and the loosened bounding box of each bounded shape into `work.aabbs`. `boxed`: the
     /// shapes whose box is wanted (a small world's), each shape placed afresh; None: every
     /// shape's box, a shape placed only where its joint's placement (bit for bit) or its
@@ -289,16 +298,28 @@ impl Collider {
             }
             work.loose[k] = loose;
             let o = &o_m_i[s.joint];
+            if self.types[k] == ShapeType::Capsule {
+                // its parry pose only when a pair asks ([`Collider::posed`])
+                work.frames[k] = o.compose(&s.placement);
+                work.posed[k] = false;
+                if boxed.is_none_or(|b| b[k]) {
+                    work.aabbs[k] = s.shape.as_capsule().map_or_else(Aabb::new_invalid, |c| capsule_box(&work.frames[k], c)).loosened(loose);
+                }
+                continue;
+            }
             work.poses[k] = if self.types[k] == ShapeType::Ball {
                 let c = o.transform_point(&s.placement.translation);
                 PPose::translation(c.x, c.y, c.z)
             } else {
                 let x = o.compose(&s.placement);
-                if self.half_extents[k].is_some() || self.types[k] == ShapeType::Capsule {
+                if self.half_extents[k].is_some() {
                     work.frames[k] = x;
                 }
                 to_parry(&x)
             };
+            if let (Round::Plane, Some((normal, offset))) = (self.round[k], self.world_plane(k, &work.poses[k])) {
+                work.planes[k] = (normal / normal.norm(), offset);
+            }
             if !s.unbounded && boxed.is_none_or(|b| b[k]) {
                 let hull = self.types[k] == ShapeType::ConvexPolyhedron;
                 let aabb = match work.local_boxes[k] {
@@ -339,7 +360,7 @@ impl Collider {
     #[inline]
     fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
         let margin = self.pair_margin(a, b, margin, &work.band);
-        if self.plane_round_pair((&work.poses, &work.frames), (a, b, mode), margin, out) {
+        if self.plane_round_pair((&work.poses, &work.frames, &work.planes), (a, b, mode), margin, out) {
             return;
         }
         if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
@@ -358,7 +379,7 @@ impl Collider {
             }
             return;
         }
-        let (pa, pb) = (work.poses[a], work.poses[b]);
+        let (pa, pb) = (self.posed(work, a), self.posed(work, b));
         let pos12 = pa.inv_mul(&pb);
         let (ball_a, ball_b) = (self.ball_radius(a), self.ball_radius(b));
         let centre = |p: &PPose| from_pvec(p.translation);
@@ -370,6 +391,17 @@ impl Collider {
             return;
         }
         self.collide_parry(work, (a, b, mode), margin, (&pa, &pb, &pos12), out);
+    }
+
+    /// The parry pose of shape `k`: a capsule's made from its world placement on the first
+    /// call of a step that asks ([`to_parry`], what every other shape's is made by).
+    #[inline]
+    pub(super) fn posed(&self, work: &mut CollisionWork, k: usize) -> PPose {
+        if self.types[k] == ShapeType::Capsule && !work.posed[k] {
+            work.poses[k] = to_parry(&work.frames[k]);
+            work.posed[k] = true;
+        }
+        work.poses[k]
     }
 
     /// Bounded convex shapes `a`, `b` (`pos12`: `b`'s pose in `a`'s frame) proven farther
@@ -647,7 +679,7 @@ mod tests {
                             c.collide_pair(&mut brute, (a, b, mode), margin, &mut want);
                             continue;
                         }
-                        let (pa, pb) = (brute.poses[a], brute.poses[b]);
+                        let (pa, pb) = (c.posed(&mut brute, a), c.posed(&mut brute, b));
                         let before = want.len();
                         c.collide_parry(&mut brute, (a, b, mode), margin, (&pa, &pb, &pa.inv_mul(&pb)), &mut want);
                         rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin));
@@ -656,7 +688,7 @@ mod tests {
                 assert_eq!(got.len(), want.len(), "seed {seed} round {round}");
                 for (x, y) in got.iter().zip(&want) {
                     assert_eq!((x.shape_a, x.shape_b, x.features, x.mode), (y.shape_a, y.shape_b, y.features, y.mode));
-                    if c.plane_round_pair((&brute.poses, &brute.frames), (x.shape_a, x.shape_b, x.mode), 0.0, &mut Vec::new()) {
+                    if c.plane_round_pair((&brute.poses, &brute.frames, &brute.planes), (x.shape_a, x.shape_b, x.mode), 0.0, &mut Vec::new()) {
                         // a plane and a ball or capsule: the closed form, parry's to rounding
                         let near = (x.point - y.point).norm() + (x.normal - y.normal).norm() + (x.depth - y.depth).abs();
                         assert!(near < 1e-12, "seed {seed} round {round}: {near}");

@@ -4,7 +4,7 @@
 use karakuri::spatial::{Se3, Vec3};
 
 use crate::scene::ContactMode;
-use super::collider::Collider;
+use super::collider::{Collider, Round};
 use super::shapes::from_pvec;
 use super::RawContact;
 use parry3d_f64::bounding_volume::BoundingVolume;
@@ -77,23 +77,21 @@ impl Collider {
     /// ([`plane_round`]: the plane's normal, the capsule's segment ends as vertex features)
     /// into `out`; false (nothing written) for any other pair.
     #[inline]
-    pub(super) fn plane_round_pair(&self, (poses, frames): (&[PPose], &[Se3]), (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) -> bool {
-        let (u, k) = if self.shapes[a].unbounded { (a, b) } else { (b, a) };
-        let shape = &self.shapes[k].shape;
-        let (ends, radius, count) = match self.types[k] {
-            ShapeType::Ball if self.shapes[u].unbounded => {
-                let c = from_pvec(poses[k].translation);
-                ([c, c], shape.as_ball().map_or(0.0, |s| s.radius), 1)
-            }
-            ShapeType::Capsule if self.shapes[u].unbounded => {
-                let (x, Some(cap)) = (&frames[k], shape.as_capsule()) else { return false };
-                let end = |p| x.transform_point(&from_pvec(p));
-                ([end(cap.segment.a), end(cap.segment.b)], cap.radius, 2)
-            }
+    pub(super) fn plane_round_pair(&self, (poses, frames, planes): (&[PPose], &[Se3], &[(Vec3, f64)]), (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) -> bool {
+        let (u, k) = match (self.round[a], self.round[b]) {
+            (Round::Plane, _) => (a, b),
+            (_, Round::Plane) => (b, a),
             _ => return false,
         };
-        let Some((normal, offset)) = self.world_plane(u, &poses[u]) else { return false };
-        let (normal, flip) = (normal / normal.norm(), if u == a { 1.0 } else { -1.0 });
+        let (ends, radius, count) = match self.round[k] {
+            Round::Ball(r) => {
+                let c = from_pvec(poses[k].translation);
+                ([c, c], r, 1)
+            }
+            Round::Capsule(ea, eb, r) => ([frames[k].transform_point(&ea), frames[k].transform_point(&eb)], r, 2),
+            _ => return false,
+        };
+        let ((normal, offset), flip) = (planes[u], if u == a { 1.0 } else { -1.0 });
         plane_round((&normal, offset), &ends[..count], radius, margin, |i, point, depth| {
             let end = if count == 1 { BALL_FEATURE } else { PackedFeatureId::vertex(i as u32).0 };
             let features = if u == a { (BALL_FEATURE, end) } else { (end, BALL_FEATURE) };
