@@ -41,6 +41,17 @@ pub struct CollisionWork {
     joint_kept: Vec<bool>,
     /// Each joint's placement is the same as at the last call `(njoints)`.
     joint_same: Vec<bool>,
+    /// How far each joint moved since the last call: its origin's shift and the Frobenius
+    /// norm of its rotation's change `(njoints)`.
+    joint_move: Vec<(f64, f64)>,
+    /// How far each shape's points may have travelled in all, summed over the calls (a bound:
+    /// its joint's shift plus turn times its reach, [`Collider::reach`]) `(nshapes)`.
+    travel: Vec<f64>,
+    /// For each pair `a < b` (`a n + b`), a gap a test proved plus the pair's travel then
+    /// (`-∞`: none): while it less their travel now exceeds the pair's margin (+ [`SLACK`]),
+    /// their distance does too and the pair is skipped, bit for bit the contacts of testing it
+    /// `(n², empty above [`GAP_TABLE_SHAPES`] shapes)`.
+    gaps: Vec<f64>,
     /// The moving and the frozen bounded shapes in sweep order `(≤ nshapes)`.
     moving: Vec<usize>,
     /// See `moving`.
@@ -73,6 +84,10 @@ pub struct CollisionWork {
     /// The triangles of a mesh near the other shape of a pair (a kept buffer: no allocation).
     triangles: Vec<u32>,
 }
+
+/// The most shapes whose pairs keep their proven gaps (`CollisionWork::gaps`, `n²` numbers:
+/// 512 KiB at 256 shapes); larger worlds test every pair afresh.
+pub const GAP_TABLE_SHAPES: usize = 256;
 
 impl Collider {
     /// The distance below which shapes `a < b` make contacts, for the step's `margin`: two MJCF
@@ -119,6 +134,14 @@ impl Collider {
             joint_pose: vec![Se3::identity(); joints],
             joint_kept: vec![false; joints],
             joint_same: vec![false; joints],
+            joint_move: vec![(f64::INFINITY, f64::INFINITY); joints],
+            travel: vec![0.0; n],
+            // (a small world of plane pairs only has no use for it)
+            gaps: if n <= GAP_TABLE_SHAPES && self.small.as_ref().is_none_or(|s| s.pairs.iter().any(|p| p.3 == SmallTest::Boxes)) {
+                vec![f64::NEG_INFINITY; n * n]
+            } else {
+                Vec::new()
+            },
             moving: Vec::with_capacity(n),
             still: Vec::with_capacity(n),
             order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
@@ -288,10 +311,20 @@ impl Collider {
         for (j, kept) in work.joint_kept.iter_mut().enumerate() {
             let same = boxed.is_none() && *kept && same_bits(&o_m_i[j], &work.joint_pose[j]);
             work.joint_same[j] = same;
+            if !work.gaps.is_empty() {
+                let (x0, x1) = (&work.joint_pose[j], &o_m_i[j]);
+                work.joint_move[j] = ((x1.translation - x0.translation).norm(), (x1.rotation - x0.rotation).norm());
+            }
             work.joint_pose[j] = o_m_i[j];
             *kept = boxed.is_none();
         }
         for (k, s) in self.shapes.iter().enumerate() {
+            // how far any point of the shape may have moved since the last call (its joint's
+            // shift, plus its turn's Frobenius norm, which bounds |ΔR x|, times its reach)
+            if !work.gaps.is_empty() {
+                let (shift, turn) = work.joint_move[s.joint];
+                work.travel[k] += shift + turn * self.reach[k];
+            }
             let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
             if work.joint_same[s.joint] && loose.to_bits() == work.loose[k].to_bits() {
                 continue;
@@ -379,6 +412,10 @@ impl Collider {
             }
             return;
         }
+        if work.gaps.get(a * self.shapes.len() + b).is_some_and(|g| g - (work.travel[a] + work.travel[b]) > margin + SLACK) {
+            // apart by more than their travel since a test proved their gap
+            return;
+        }
         let (pa, pb) = (self.posed(work, a), self.posed(work, b));
         let pos12 = pa.inv_mul(&pb);
         let (ball_a, ball_b) = (self.ball_radius(a), self.ball_radius(b));
@@ -387,7 +424,10 @@ impl Collider {
             self.balls((a, ra), (b, rb), mode, margin, (&centre(&pa), &centre(&pb)), out);
             return;
         }
-        if self.apart(work, (a, b), &pos12, margin) {
+        if let Some(gap) = self.apart(work, (a, b), &pos12, margin) {
+            if let Some(g) = work.gaps.get_mut(a * self.shapes.len() + b) {
+                *g = gap + (work.travel[a] + work.travel[b]);
+            }
             return;
         }
         self.collide_parry(work, (a, b, mode), margin, (&pa, &pb, &pos12), out);
@@ -406,11 +446,12 @@ impl Collider {
 
     /// Bounded convex shapes `a`, `b` (`pos12`: `b`'s pose in `a`'s frame) proven farther
     /// apart than `margin`: a ball's centre far from the other's box in its own frame
-    /// ([`ball_apart`]), else the two boxes apart along a separating axis ([`boxes_apart`]).
+    /// ([`ball_apart`]), else the two boxes apart along a separating axis ([`boxes_apart`]);
+    /// the gap proven (at most their distance), None when not proven.
     #[inline]
-    fn apart(&self, work: &CollisionWork, (a, b): (usize, usize), pos12: &PPose, margin: f64) -> bool {
+    fn apart(&self, work: &CollisionWork, (a, b): (usize, usize), pos12: &PPose, margin: f64) -> Option<f64> {
         let (Some(box_a), Some(box_b)) = (&work.local_boxes[a], &work.local_boxes[b]) else {
-            return false;
+            return None;
         };
         let centre = |p: &PPose| from_pvec(p.translation);
         match (self.ball_radius(a), self.ball_radius(b)) {
@@ -655,16 +696,23 @@ mod tests {
     fn detect_finds_every_pairs_parry_contacts_bit_for_bit() {
         let (mut found, mut rejected, mut planes) = (0, 0, 0);
         for seed in 0..30 {
-            let (shapes, o_m_i) = mixed(24, seed);
+            let (shapes, mut o_m_i) = mixed(24, seed);
             let n = shapes.len();
             // a body's own shapes never collide, as in a robot
             let c = Collider::new(shapes, |p, q| (p.body != q.body).then_some(ContactMode::Lcp));
             assert!(!c.is_small());
             let mut w = c.work();
             let mut brute = c.work();
-            for (round, margin) in [(0, 0.01), (1, 0.01), (2, 0.03), (3, 0.03)] {
+            let mut rng = SplitMix64::new(seed + 1000);
+            // the joints moved between rounds (none, a little, more), so the kept gaps are
+            // used, outlived and renewed
+            for (round, margin, moved) in [(0, 0.01, 0.0), (1, 0.01, 0.0), (2, 0.01, 0.002), (3, 0.03, 0.01), (4, 0.03, 0.0), (5, 0.03, 0.05)] {
+                for x in o_m_i.iter_mut().skip(1) {
+                    let mut r = || rng.range(-moved, moved);
+                    *x = Se3::new(exp3(&Vec3::new(r(), r(), r())) * x.rotation, x.translation + Vec3::new(r(), r(), r()));
+                }
                 // frozen: none, then the plane and every third shape (a sleeping body's)
-                let frozen = |k: usize| round >= 2 && (k == 0 || k.is_multiple_of(3));
+                let frozen = |k: usize| round >= 3 && (k == 0 || k.is_multiple_of(3));
                 for k in 0..n {
                     w.frozen[k] = frozen(k);
                 }
@@ -682,7 +730,7 @@ mod tests {
                         let (pa, pb) = (c.posed(&mut brute, a), c.posed(&mut brute, b));
                         let before = want.len();
                         c.collide_parry(&mut brute, (a, b, mode), margin, (&pa, &pb, &pa.inv_mul(&pb)), &mut want);
-                        rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin));
+                        rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin).is_some());
                     }
                 }
                 assert_eq!(got.len(), want.len(), "seed {seed} round {round}");
