@@ -34,6 +34,8 @@ pub struct Collider {
     /// Each shape is composite (a triangle mesh...): parry's multi-manifold dispatch
     /// `(nshapes)`.
     pub(super) composite: Vec<bool>,
+    /// Each shape's role in the closed-form plane pairs ([`Round`]) `(nshapes)`.
+    pub(super) round: Vec<Round>,
     /// A small world's pairs ([`SMALL_WORLD_PAIRS`] candidate pairs or fewer): every pair
     /// that may touch, in shape-pair order, tested directly instead of through the sweep and
     /// prune (decided once here; `None`: the sweep). See [`Collider::detect_small`].
@@ -58,6 +60,33 @@ pub struct Collider {
 /// ([`Collider::detect_small`]): the sweep's sorting and bookkeeping cost more than a few
 /// box tests.
 pub const SMALL_WORLD_PAIRS: usize = 32;
+
+/// A shape's role in the closed-form plane pairs (`Collider::plane_round_pair`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Round {
+    /// A half-space.
+    Plane,
+    /// A ball of this radius.
+    Ball(f64),
+    /// A capsule: its segment's ends in its frame, its radius.
+    Capsule(Vec3, Vec3, f64),
+    /// Any other shape.
+    Other,
+}
+
+impl Round {
+    fn of(s: &ColShape) -> Round {
+        if let Some(c) = s.shape.as_capsule() {
+            Round::Capsule(from_pvec(c.segment.a), from_pvec(c.segment.b), c.radius)
+        } else if let Some(b) = s.shape.as_ball() {
+            Round::Ball(b.radius)
+        } else if s.shape.as_halfspace().is_some() {
+            Round::Plane
+        } else {
+            Round::Other
+        }
+    }
+}
 
 /// How [`Collider::detect_small`] tests one candidate pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,6 +142,7 @@ impl Collider {
                 .iter()
                 .map(|s| s.shape.as_composite_shape().is_some() || s.shape.shape_type() == ShapeType::TriMesh)
                 .collect(),
+            round: shapes.iter().map(Round::of).collect(),
             types,
             small,
             half_extents: shapes

@@ -11,16 +11,22 @@ use parry3d_f64::shape::ShapeType;
 use crate::scene::ContactMode;
 use crate::sort::sort_nearly_sorted;
 use super::box_box::{box_box, BoxManifold};
-use super::collider::{Collider, SmallTest, SmallWorld};
+use super::collider::{Collider, Round, SmallTest, SmallWorld};
 use super::RawContact;
-use super::shapes::{from_pvec, to_parry};
+use super::shapes::{capsule_box, from_pvec, to_parry};
 use super::reject::{ball_apart, box_height, boxes_apart, SLACK};
 use super::pairs::{back_face, ball_ball, four_of, manifold_with_room, narrow_phase, BALL_FEATURE};
 
 /// The buffers of [`Collider::detect`], sized for the collider's shapes and reused every step.
 pub struct CollisionWork {
-    /// parry pose of each shape `(nshapes)`.
-    poses: Vec<PPose>,
+    /// parry pose of each shape `(nshapes)`; a capsule's is current only where `posed` says.
+    pub(super) poses: Vec<PPose>,
+    /// Each capsule's `poses` entry is that of its `frames` entry (set on a pair's demand:
+    /// most capsules meet only planes, which read `frames`) `(nshapes)`.
+    pub(super) posed: Vec<bool>,
+    /// Each plane's world unit normal and offset (`x · normal = offset`) `(nshapes)` (others:
+    /// unused).
+    pub(super) planes: Vec<(Vec3, f64)>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
     /// Each bounded convex shape's box in its own frame (others: None) `(nshapes)`: a hull's
@@ -35,6 +41,17 @@ pub struct CollisionWork {
     joint_kept: Vec<bool>,
     /// Each joint's placement is the same as at the last call `(njoints)`.
     joint_same: Vec<bool>,
+    /// How far each joint moved since the last call: its origin's shift and the Frobenius
+    /// norm of its rotation's change `(njoints)`.
+    joint_move: Vec<(f64, f64)>,
+    /// How far each shape's points may have travelled in all, summed over the calls (a bound:
+    /// its joint's shift plus turn times its reach, [`Collider::reach`]) `(nshapes)`.
+    travel: Vec<f64>,
+    /// For each pair `a < b` (`a n + b`), a gap a test proved plus the pair's travel then
+    /// (`-∞`: none): while it less their travel now exceeds the pair's margin (+ [`SLACK`]),
+    /// their distance does too and the pair is skipped, bit for bit the contacts of testing it
+    /// `(n², empty above [`GAP_TABLE_SHAPES`] shapes)`.
+    gaps: Vec<f64>,
     /// The moving and the frozen bounded shapes in sweep order `(≤ nshapes)`.
     moving: Vec<usize>,
     /// See `moving`.
@@ -54,8 +71,9 @@ pub struct CollisionWork {
     /// Frozen shapes `(nshapes)`: a pair of two is not collided (static shapes and sleeping
     /// trees', set by the sleep stage; all false when sleeping is off).
     pub frozen: Vec<bool>,
-    /// World placement of each box `(nshapes)` (others: unused), for [`box_box`].
-    frames: Vec<Se3>,
+    /// World placement of each box and capsule `(nshapes)` (others: unused), for [`box_box`]
+    /// and the closed-form plane pairs.
+    pub(super) frames: Vec<Se3>,
     /// The box–box manifold of the current pair.
     boxes: BoxManifold,
     /// The EPA of the generic convex pairs (its buffers kept from step to step).
@@ -66,6 +84,10 @@ pub struct CollisionWork {
     /// The triangles of a mesh near the other shape of a pair (a kept buffer: no allocation).
     triangles: Vec<u32>,
 }
+
+/// The most shapes whose pairs keep their proven gaps (`CollisionWork::gaps`, `n²` numbers:
+/// 512 KiB at 256 shapes); larger worlds test every pair afresh.
+pub const GAP_TABLE_SHAPES: usize = 256;
 
 impl Collider {
     /// The distance below which shapes `a < b` make contacts, for the step's `margin`: two MJCF
@@ -99,6 +121,8 @@ impl Collider {
         }));
         CollisionWork {
             poses: vec![PPose::identity(); n],
+            posed: vec![false; n],
+            planes: vec![(Vec3::z(), 0.0); n],
             aabbs: vec![Aabb::new_invalid(); n],
             local_boxes: self
                 .shapes
@@ -110,6 +134,14 @@ impl Collider {
             joint_pose: vec![Se3::identity(); joints],
             joint_kept: vec![false; joints],
             joint_same: vec![false; joints],
+            joint_move: vec![(f64::INFINITY, f64::INFINITY); joints],
+            travel: vec![0.0; n],
+            // (a small world of plane pairs only has no use for it)
+            gaps: if n <= GAP_TABLE_SHAPES && self.small.as_ref().is_none_or(|s| s.pairs.iter().any(|p| p.3 == SmallTest::Boxes)) {
+                vec![f64::NEG_INFINITY; n * n]
+            } else {
+                Vec::new()
+            },
             moving: Vec::with_capacity(n),
             still: Vec::with_capacity(n),
             order: (0..n).filter(|&k| !self.shapes[k].unbounded).collect(),
@@ -261,13 +293,14 @@ impl Collider {
     /// The world plane of an unbounded shape `u` at parry pose `pose`: its outward unit normal
     /// and its offset along it (`x · normal = offset` on the plane); None when it is no
     /// half-space.
-    fn world_plane(&self, u: usize, pose: &PPose) -> Option<(Vec3, f64)> {
+    pub(super) fn world_plane(&self, u: usize, pose: &PPose) -> Option<(Vec3, f64)> {
         let half = self.shapes[u].shape.as_halfspace()?;
         let normal = from_pvec(pose.rotation * half.normal);
         Some((normal, normal.dot(&from_pvec(pose.translation))))
     }
 
-    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation),
+    /// Each shape's parry pose into `work.poses` (a ball's: its centre, identity rotation; a
+    /// capsule's world placement into `work.frames` instead, its box from it: [`capsule_box`]),
     /// and the loosened bounding box of each bounded shape into `work.aabbs`. `boxed`: the
     /// shapes whose box is wanted (a small world's), each shape placed afresh; None: every
     /// shape's box, a shape placed only where its joint's placement (bit for bit) or its
@@ -278,16 +311,35 @@ impl Collider {
         for (j, kept) in work.joint_kept.iter_mut().enumerate() {
             let same = boxed.is_none() && *kept && same_bits(&o_m_i[j], &work.joint_pose[j]);
             work.joint_same[j] = same;
+            if !work.gaps.is_empty() {
+                let (x0, x1) = (&work.joint_pose[j], &o_m_i[j]);
+                work.joint_move[j] = ((x1.translation - x0.translation).norm(), (x1.rotation - x0.rotation).norm());
+            }
             work.joint_pose[j] = o_m_i[j];
             *kept = boxed.is_none();
         }
         for (k, s) in self.shapes.iter().enumerate() {
+            // how far any point of the shape may have moved since the last call (its joint's
+            // shift, plus its turn's Frobenius norm, which bounds |ΔR x|, times its reach)
+            if !work.gaps.is_empty() {
+                let (shift, turn) = work.joint_move[s.joint];
+                work.travel[k] += shift + turn * self.reach[k];
+            }
             let loose = self.margins[k].map_or(margin, |m| (m + work.band[k]).max(margin));
             if work.joint_same[s.joint] && loose.to_bits() == work.loose[k].to_bits() {
                 continue;
             }
             work.loose[k] = loose;
             let o = &o_m_i[s.joint];
+            if self.types[k] == ShapeType::Capsule {
+                // its parry pose only when a pair asks ([`Collider::posed`])
+                work.frames[k] = o.compose(&s.placement);
+                work.posed[k] = false;
+                if boxed.is_none_or(|b| b[k]) {
+                    work.aabbs[k] = s.shape.as_capsule().map_or_else(Aabb::new_invalid, |c| capsule_box(&work.frames[k], c)).loosened(loose);
+                }
+                continue;
+            }
             work.poses[k] = if self.types[k] == ShapeType::Ball {
                 let c = o.transform_point(&s.placement.translation);
                 PPose::translation(c.x, c.y, c.z)
@@ -298,6 +350,9 @@ impl Collider {
                 }
                 to_parry(&x)
             };
+            if let (Round::Plane, Some((normal, offset))) = (self.round[k], self.world_plane(k, &work.poses[k])) {
+                work.planes[k] = (normal / normal.norm(), offset);
+            }
             if !s.unbounded && boxed.is_none_or(|b| b[k]) {
                 let hull = self.types[k] == ShapeType::ConvexPolyhedron;
                 let aabb = match work.local_boxes[k] {
@@ -338,6 +393,9 @@ impl Collider {
     #[inline]
     fn collide_pair(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, out: &mut Vec<RawContact>) {
         let margin = self.pair_margin(a, b, margin, &work.band);
+        if self.plane_round_pair((&work.poses, &work.frames, &work.planes), (a, b, mode), margin, out) {
+            return;
+        }
         if let (Some(ha), Some(hb)) = (&self.half_extents[a], &self.half_extents[b]) {
             let m = &mut work.boxes;
             box_box(ha, &work.frames[a], hb, &work.frames[b], margin, m);
@@ -354,7 +412,11 @@ impl Collider {
             }
             return;
         }
-        let (pa, pb) = (work.poses[a], work.poses[b]);
+        if work.gaps.get(a * self.shapes.len() + b).is_some_and(|g| g - (work.travel[a] + work.travel[b]) > margin + SLACK) {
+            // apart by more than their travel since a test proved their gap
+            return;
+        }
+        let (pa, pb) = (self.posed(work, a), self.posed(work, b));
         let pos12 = pa.inv_mul(&pb);
         let (ball_a, ball_b) = (self.ball_radius(a), self.ball_radius(b));
         let centre = |p: &PPose| from_pvec(p.translation);
@@ -362,19 +424,34 @@ impl Collider {
             self.balls((a, ra), (b, rb), mode, margin, (&centre(&pa), &centre(&pb)), out);
             return;
         }
-        if self.apart(work, (a, b), &pos12, margin) {
+        if let Some(gap) = self.apart(work, (a, b), &pos12, margin) {
+            if let Some(g) = work.gaps.get_mut(a * self.shapes.len() + b) {
+                *g = gap + (work.travel[a] + work.travel[b]);
+            }
             return;
         }
         self.collide_parry(work, (a, b, mode), margin, (&pa, &pb, &pos12), out);
     }
 
+    /// The parry pose of shape `k`: a capsule's made from its world placement on the first
+    /// call of a step that asks ([`to_parry`], what every other shape's is made by).
+    #[inline]
+    pub(super) fn posed(&self, work: &mut CollisionWork, k: usize) -> PPose {
+        if self.types[k] == ShapeType::Capsule && !work.posed[k] {
+            work.poses[k] = to_parry(&work.frames[k]);
+            work.posed[k] = true;
+        }
+        work.poses[k]
+    }
+
     /// Bounded convex shapes `a`, `b` (`pos12`: `b`'s pose in `a`'s frame) proven farther
     /// apart than `margin`: a ball's centre far from the other's box in its own frame
-    /// ([`ball_apart`]), else the two boxes apart along a separating axis ([`boxes_apart`]).
+    /// ([`ball_apart`]), else the two boxes apart along a separating axis ([`boxes_apart`]);
+    /// the gap proven (at most their distance), None when not proven.
     #[inline]
-    fn apart(&self, work: &CollisionWork, (a, b): (usize, usize), pos12: &PPose, margin: f64) -> bool {
+    fn apart(&self, work: &CollisionWork, (a, b): (usize, usize), pos12: &PPose, margin: f64) -> Option<f64> {
         let (Some(box_a), Some(box_b)) = (&work.local_boxes[a], &work.local_boxes[b]) else {
-            return false;
+            return None;
         };
         let centre = |p: &PPose| from_pvec(p.translation);
         match (self.ball_radius(a), self.ball_radius(b)) {
@@ -613,21 +690,29 @@ mod tests {
     /// The sweep over moving and frozen shapes, the planes' box test, the oriented-box and
     /// ball–box rejections, the closed-form ball pairs and the kept placements find exactly
     /// parry's contacts of every pair that may touch (each pair's narrow phase called
-    /// directly), bit for bit and in the same order; and the rejections do reject.
+    /// directly), bit for bit and in the same order (a plane's with a ball or a capsule, the
+    /// closed form's, to 1e-12 m); and the rejections do reject.
     #[test]
     fn detect_finds_every_pairs_parry_contacts_bit_for_bit() {
-        let (mut found, mut rejected) = (0, 0);
+        let (mut found, mut rejected, mut planes) = (0, 0, 0);
         for seed in 0..30 {
-            let (shapes, o_m_i) = mixed(24, seed);
+            let (shapes, mut o_m_i) = mixed(24, seed);
             let n = shapes.len();
             // a body's own shapes never collide, as in a robot
             let c = Collider::new(shapes, |p, q| (p.body != q.body).then_some(ContactMode::Lcp));
             assert!(!c.is_small());
             let mut w = c.work();
             let mut brute = c.work();
-            for (round, margin) in [(0, 0.01), (1, 0.01), (2, 0.03), (3, 0.03)] {
+            let mut rng = SplitMix64::new(seed + 1000);
+            // the joints moved between rounds (none, a little, more), so the kept gaps are
+            // used, outlived and renewed
+            for (round, margin, moved) in [(0, 0.01, 0.0), (1, 0.01, 0.0), (2, 0.01, 0.002), (3, 0.03, 0.01), (4, 0.03, 0.0), (5, 0.03, 0.05)] {
+                for x in o_m_i.iter_mut().skip(1) {
+                    let mut r = || rng.range(-moved, moved);
+                    *x = Se3::new(exp3(&Vec3::new(r(), r(), r())) * x.rotation, x.translation + Vec3::new(r(), r(), r()));
+                }
                 // frozen: none, then the plane and every third shape (a sleeping body's)
-                let frozen = |k: usize| round >= 2 && (k == 0 || k.is_multiple_of(3));
+                let frozen = |k: usize| round >= 3 && (k == 0 || k.is_multiple_of(3));
                 for k in 0..n {
                     w.frozen[k] = frozen(k);
                 }
@@ -642,15 +727,22 @@ mod tests {
                             c.collide_pair(&mut brute, (a, b, mode), margin, &mut want);
                             continue;
                         }
-                        let (pa, pb) = (brute.poses[a], brute.poses[b]);
+                        let (pa, pb) = (c.posed(&mut brute, a), c.posed(&mut brute, b));
                         let before = want.len();
                         c.collide_parry(&mut brute, (a, b, mode), margin, (&pa, &pb, &pa.inv_mul(&pb)), &mut want);
-                        rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin));
+                        rejected += usize::from(want.len() == before && c.apart(&brute, (a, b), &pa.inv_mul(&pb), margin).is_some());
                     }
                 }
                 assert_eq!(got.len(), want.len(), "seed {seed} round {round}");
                 for (x, y) in got.iter().zip(&want) {
                     assert_eq!((x.shape_a, x.shape_b, x.features, x.mode), (y.shape_a, y.shape_b, y.features, y.mode));
+                    if c.plane_round_pair((&brute.poses, &brute.frames, &brute.planes), (x.shape_a, x.shape_b, x.mode), 0.0, &mut Vec::new()) {
+                        // a plane and a ball or capsule: the closed form, parry's to rounding
+                        let near = (x.point - y.point).norm() + (x.normal - y.normal).norm() + (x.depth - y.depth).abs();
+                        assert!(near < 1e-12, "seed {seed} round {round}: {near}");
+                        planes += 1;
+                        continue;
+                    }
                     let bits = |c: &RawContact| [c.point, c.normal].map(|v| v.map(f64::to_bits)).map(|v| (v.x, v.y, v.z));
                     assert_eq!(bits(x), bits(y), "seed {seed} round {round}");
                     assert_eq!(x.depth.to_bits(), y.depth.to_bits());
@@ -660,6 +752,7 @@ mod tests {
         }
         assert!(found > 300, "contacts met: {found}");
         assert!(rejected > 300, "pairs rejected before the narrow phase: {rejected}");
+        assert!(planes > 30, "plane contacts of balls and capsules: {planes}");
     }
 
     /// More candidate pairs than [`SMALL_WORLD_PAIRS`]: the sweep.

@@ -28,7 +28,10 @@ pub(super) fn box_height(aabb: &Aabb, normal: &Vec3) -> f64 {
 /// (its shape's box in the shape's own frame), box `b` (likewise) at pose `pos12` in `a`'s
 /// frame. A cross axis is not of unit length (`|L| ≤ 1`): its gap over `margin` divided by
 /// `|L|` is at least the gap over `margin |L|`, so comparing it with `margin` is conservative.
-pub(super) fn boxes_apart(a: &Aabb, b: &Aabb, pos12: &PPose, margin: f64) -> bool {
+/// Returns the gap along the first separating axis found (`|t · L| − r_a − r_b`, at most the
+/// boxes' distance: along a cross axis the distance is that over `|L| ≤ 1`), None when no axis
+/// separates them by more than `margin` + [`SLACK`].
+pub(super) fn boxes_apart(a: &Aabb, b: &Aabb, pos12: &PPose, margin: f64) -> Option<f64> {
     let (ha, hb) = (from_pvec(a.half_extents()), from_pvec(b.half_extents()));
     let m = margin + SLACK;
     // b's centre in a's frame, relative to a's centre; r[i][j]: a's axis i · b's axis j
@@ -38,15 +41,17 @@ pub(super) fn boxes_apart(a: &Aabb, b: &Aabb, pos12: &PPose, margin: f64) -> boo
     let abs = r.map(|row| row.map(f64::abs));
     // a's face normals
     for i in 0..3 {
-        if t[i].abs() > ha[i] + hb[0] * abs[i][0] + hb[1] * abs[i][1] + hb[2] * abs[i][2] + m {
-            return true;
+        let r = ha[i] + hb[0] * abs[i][0] + hb[1] * abs[i][1] + hb[2] * abs[i][2];
+        if t[i].abs() > r + m {
+            return Some(t[i].abs() - r);
         }
     }
     // b's face normals
     for j in 0..3 {
         let tj = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
-        if tj.abs() > ha[0] * abs[0][j] + ha[1] * abs[1][j] + ha[2] * abs[2][j] + hb[j] + m {
-            return true;
+        let r = ha[0] * abs[0][j] + ha[1] * abs[1][j] + ha[2] * abs[2][j] + hb[j];
+        if tj.abs() > r + m {
+            return Some(tj.abs() - r);
         }
     }
     // a's axis i × b's axis j
@@ -58,20 +63,21 @@ pub(super) fn boxes_apart(a: &Aabb, b: &Aabb, pos12: &PPose, margin: f64) -> boo
             let ra = ha[i1] * abs[i2][j] + ha[i2] * abs[i1][j];
             let rb = hb[j1] * abs[i][j2] + hb[j2] * abs[i][j1];
             if tl.abs() > ra + rb + m {
-                return true;
+                return Some(tl.abs() - (ra + rb));
             }
         }
     }
-    false
+    None
 }
 
 /// A ball (centre `centre` in box `a`'s frame, radius `radius`) farther than `margin` +
-/// [`SLACK`] from the box `a`: the distance from the centre to the box, less the radius.
-pub(super) fn ball_apart(a: &Aabb, centre: &Vec3, radius: f64, margin: f64) -> bool {
+/// [`SLACK`] from the box `a`: the distance from the centre to the box, less the radius (the
+/// gap returned; None: not that far).
+pub(super) fn ball_apart(a: &Aabb, centre: &Vec3, radius: f64, margin: f64) -> Option<f64> {
     let (c, h) = (from_pvec(a.center()), from_pvec(a.half_extents()));
     let d = (centre - c).map(f64::abs) - h;
     let out = d.map(|x| x.max(0.0)).norm();
-    out - radius > margin + SLACK
+    (out - radius > margin + SLACK).then_some(out - radius)
 }
 
 #[cfg(test)]
@@ -101,8 +107,9 @@ mod tests {
             let (ca, cb) = (Cuboid::new(ha), Cuboid::new(hb));
             let (pa, pb) = (PPose::translation(oa.x, oa.y, oa.z), pos12 * PPose::translation(ob.x, ob.y, ob.z));
             let dist = query::distance(&pa, &ca, &pb, &cb).unwrap().distance;
-            if boxes_apart(&a, &b, &pos12, margin) {
+            if let Some(gap) = boxes_apart(&a, &b, &pos12, margin) {
                 assert!(dist > margin, "boxes called apart at distance {dist} (margin {margin})");
+                assert!(gap > margin && gap <= dist + 1e-12, "gap {gap} at distance {dist}");
                 apart += 1;
             } else if dist > 2.0 * margin + 0.3 {
                 near_miss += 1;
@@ -110,8 +117,9 @@ mod tests {
             let radius = hb.x;
             let centre = from_pvec(pb.translation);
             let dist = query::distance(&pa, &ca, &PPose::translation(centre.x, centre.y, centre.z), &Ball::new(radius)).unwrap().distance;
-            if ball_apart(&a, &centre, radius, margin) {
+            if let Some(gap) = ball_apart(&a, &centre, radius, margin) {
                 assert!(dist > margin, "ball called apart at distance {dist} (margin {margin})");
+                assert!(gap > margin && gap <= dist + 1e-12, "gap {gap} at distance {dist}");
             } else {
                 assert!(dist <= margin + SLACK + 1e-12, "a ball at {dist} not called apart (margin {margin})");
             }

@@ -82,11 +82,27 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
                     angular: Vec3::zeros(),
                 }
             }
-            k if k.is_wrench() => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+            // a force and a torque sensor on one subtree (MJCF's pairs at one site): its
+            // momentum once, the same bits
+            k if k.is_wrench() => match twin(m, i) {
+                Some(t) => w.sensor_start[t],
+                None => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+            },
             _ => Force::zero(),
         };
     }
     Ok(())
+}
+
+/// An earlier force, force3 or torque sensor than `i` (itself one) on the same subtree at the
+/// same placement, bit for bit: its wrench and momenta are `i`'s (the same operations on the
+/// same numbers). The first such, or None.
+fn twin(m: &SimModel, i: usize) -> Option<usize> {
+    let sn = &m.sensors[i];
+    let bits = |x: &Se3| (x.rotation.map(f64::to_bits), x.translation.map(f64::to_bits));
+    m.sensors[..i].iter().position(|t| {
+        t.kind.is_wrench() && t.joint == sn.joint && bits(&t.placement) == bits(&sn.placement) && t.subtree == sn.subtree
+    })
 }
 
 /// Sensor readings, after the kinematics and contact-force stages, from the step's velocity
@@ -112,6 +128,10 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
     }
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
+    // the wrenches of the force sensors read so far this step (a twin's is taken, not
+    // recomputed: [`twin`]); room for eight, the rest computed afresh
+    let mut wrenches = [(usize::MAX, Vec3::zeros(), Vec3::zeros()); 8];
+    let mut kept = 0;
     for (i, sn) in m.sensors.iter().enumerate() {
         let j = sn.joint;
         let x = o_m_i[j].compose(&sn.placement);
@@ -126,7 +146,15 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::RateGyro => three(sn.placement.rotation.transpose() * vel[j].angular),
             SensorKind::Velocimeter => three(rt * point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
             SensorKind::Force | SensorKind::Force3 | SensorKind::Torque => {
-                let (f, n) = wrench_reading(m, w, out, (o_m_i, vel), i, &x);
+                let known = twin(m, i).and_then(|t| wrenches[..kept].iter().find(|k| k.0 == t));
+                let (f, n) = match known {
+                    Some(&(_, f, n)) => (f, n),
+                    None => wrench_reading(m, w, out, (o_m_i, vel), i, &x),
+                };
+                if known.is_none() && kept < wrenches.len() {
+                    wrenches[kept] = (i, f, n);
+                    kept += 1;
+                }
                 match sn.kind {
                     SensorKind::Force => [f.x, f.y, f.z, n.x, n.y, n.z],
                     SensorKind::Force3 => three(f),
