@@ -5,7 +5,8 @@
 //!
 //! each block's term `s` its rows' regularised law (`law.rs`: a contact's friction cone, a
 //! unilateral, bilateral or bounded row) with a compliance of [`REG`] times its `W`
-//! diagonal, so small that the impulses meet the hard rows well inside `engine.tolerance`.
+//! diagonal and a proximal centre `c`, the impulses of the last pass: the passes (the
+//! proximal point method) end at the hard rows' impulses whatever the compliance.
 //! The cost is convex and piecewise smooth; each Newton step solves
 //! `(I + qH⁻¹ Jᵀ D J) dv = −qH⁻¹ g` (the Hessian `qH + Jᵀ D J` times `qH⁻¹`, formed from the
 //! blocks' `J` and `qH⁻¹ Jᵀ`, so no factor of qH is needed: dense over the island's dofs, at
@@ -14,9 +15,11 @@
 //!
 //! That problem is the convex relaxation of Coulomb's law (a sliding contact separates at
 //! `μ |u_t|`); the solve meets Coulomb's law itself by De Saxcé's fixed point: each contact's
-//! normal target is shifted by `μ |u_t|` of the last solution and the problem solved again
-//! from there, until the shifts stop moving (a sticking contact's shift is 0: a robot at rest
-//! needs one pass).
+//! normal target is shifted by `μ |u_t|` of the last pass (a sticking contact's is 0), with
+//! the centres. A pass ends when the velocity defect is below [`THETA`] times the last
+//! pass's move, the solve when defect and move are below [`STOP`] times the tolerance (or
+//! after [`MAX_STEPS`] evaluations). Where redundant contacts' impulses drift along `W`'s null
+//! space the passes are many (record 0081).
 //!
 //! The island's sweeps then take over from the solution (`accel.rs`): they check it against
 //! `engine.tolerance` as they check their own, and finish what the Newton solve left.
@@ -173,7 +176,7 @@ fn laxpy(bl: &Block, o: (usize, usize), row: &[f64], a: f64, x: &mut [f64]) {
 
 impl Solve<'_> {
     /// The Newton solve of island `order[s..e]` (see the module documentation) from the warm
-    /// start in `sol`, with velocity defects below `tol / 100` as its stop; writes the
+    /// start in `sol`, with `tol` the tolerance its stop is a fraction of; writes the
     /// island's impulses and velocity. None (nothing written) when the island has more than
     /// [`NEWTON_MAX_DOFS`] dofs or a step fails (a singular or non-finite system); else the
     /// Newton steps taken.
