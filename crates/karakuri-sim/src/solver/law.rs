@@ -14,9 +14,13 @@
 //! The cone's projection has three zones (MuJoCo's elliptic cones have the same, from the
 //! same projection): inside the cone (sticking: `λ* = −x / r`, `D = I / r`), inside its polar
 //! cone (separating: `λ* = 0`, `D = 0`) and between (sliding on the cone's surface: a rank-two
-//! `D`).
+//! `D`). It also holds the Newton solve's scratch ([`Newton`]), so that the workspace
+//! (which holds one) and the solve (which reads the workspace) import it from below.
 
-use super::rows::RowKind;
+use super::rows::{ensure, RowKind};
+
+/// Largest island (its trees' dofs) the Newton solve takes: its Hessian is dense over them.
+pub(super) const NEWTON_MAX_DOFS: usize = 64;
 
 /// The impulse `λ*` and its derivative `D` (row-major `n x n`, symmetric) of a block of `n`
 /// rows, kind `kind` (its first row's), at row velocities less targets `x`, regularisation
@@ -90,6 +94,64 @@ fn cone(z: [f64; 3], mu: f64, inv: f64) -> ([f64; 3], [f64; 9]) {
         tt(1, 1),
     ];
     (lam, d.map(|v| v * inv))
+}
+
+/// The Newton solve's scratch (see `newton.rs`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Newton {
+    /// First island dof of each tree, `usize::MAX` outside the island `(trees)`.
+    pub(super) tree_off: Vec<usize>,
+    /// The island's trees.
+    pub(super) trees: Vec<u32>,
+    /// Velocity, free velocity, `qH (v − v_free)`, gradient, `qH⁻¹` gradient, step, `qH` step
+    /// `(island dofs)`.
+    pub(super) v: Vec<f64>,
+    pub(super) vf: Vec<f64>,
+    pub(super) y: Vec<f64>,
+    pub(super) g: Vec<f64>,
+    pub(super) mg: Vec<f64>,
+    pub(super) dv: Vec<f64>,
+    pub(super) mdv: Vec<f64>,
+    /// `I + qH⁻¹ Jᵀ D J`, row-major, and its LU pivots `(dofs²)`.
+    pub(super) a: Vec<f64>,
+    pub(super) piv: Vec<usize>,
+    /// Rows' velocity less target (shifted), impulse, `J dv`, proximal centre `(rows)`.
+    pub(super) x: Vec<f64>,
+    pub(super) lp: Vec<f64>,
+    pub(super) lam: Vec<f64>,
+    pub(super) jdv: Vec<f64>,
+    /// Each block's `D`, compliance and normal-target shift `(blocks)`.
+    pub(super) d: Vec<[f64; 9]>,
+    pub(super) r: Vec<f64>,
+    pub(super) shift: Vec<f64>,
+    /// The centres' last move `(rows)` and its over-relaxation.
+    pub(super) dl: Vec<f64>,
+    pub(super) omega: f64,
+}
+
+impl Newton {
+    /// Scratch for a model of `nv` dofs and `trees` trees.
+    pub(super) fn new(nv: usize, trees: usize) -> Newton {
+        let nd = nv.min(NEWTON_MAX_DOFS);
+        let mut n = Newton { tree_off: vec![usize::MAX; trees], ..Newton::default() };
+        ensure(&mut n.trees, trees);
+        for v in [&mut n.v, &mut n.vf, &mut n.y, &mut n.g, &mut n.mg, &mut n.dv, &mut n.mdv] {
+            v.resize(nd, 0.0);
+        }
+        n.a.resize(nd * nd, 0.0);
+        n.piv.resize(nd, 0);
+        n
+    }
+
+    /// Room for problems of `blocks` blocks of `rows` rows.
+    pub(super) fn reserve(&mut self, blocks: usize, rows: usize) {
+        for v in [&mut self.x, &mut self.lam, &mut self.jdv, &mut self.lp, &mut self.dl] {
+            ensure(v, rows);
+        }
+        ensure(&mut self.d, blocks);
+        ensure(&mut self.r, blocks);
+        ensure(&mut self.shift, blocks);
+    }
 }
 
 #[cfg(test)]

@@ -25,13 +25,11 @@
 //! `engine.tolerance` as they check their own, and finish what the Newton solve left.
 
 use super::kernels::dot;
-use super::law::law;
 use super::problem::{Block, Problem, NONE};
-use super::rows::{ensure, RowKind};
+use super::law::{law, Newton, NEWTON_MAX_DOFS};
+use super::rows::RowKind;
 use super::workspace::Solve;
 
-/// Largest island (its trees' dofs) the Newton solve takes: its Hessian is dense over them.
-pub(super) const NEWTON_MAX_DOFS: usize = 64;
 
 /// A block's compliance: this times its largest `W` diagonal entry. The proximal term makes
 /// the solution exact whatever its size; smaller, each pass gains more and its Newton steps
@@ -60,63 +58,7 @@ const MAX_STEPS: usize = 200;
 /// Slope evaluations of one line search.
 const LINE_ITERS: usize = 30;
 
-/// The Newton solve's scratch (see the module documentation).
-#[derive(Clone, Debug, Default)]
-pub(super) struct Newton {
-    /// First island dof of each tree, `usize::MAX` outside the island `(trees)`.
-    tree_off: Vec<usize>,
-    /// The island's trees.
-    trees: Vec<u32>,
-    /// Velocity, free velocity, `qH (v − v_free)`, gradient, `qH⁻¹` gradient, step, `qH` step
-    /// `(island dofs)`.
-    v: Vec<f64>,
-    vf: Vec<f64>,
-    y: Vec<f64>,
-    g: Vec<f64>,
-    mg: Vec<f64>,
-    dv: Vec<f64>,
-    mdv: Vec<f64>,
-    /// `I + qH⁻¹ Jᵀ D J`, row-major, and its LU pivots `(dofs²)`.
-    a: Vec<f64>,
-    piv: Vec<usize>,
-    /// Rows' velocity less target (shifted), impulse, `J dv`, proximal centre `(rows)`.
-    x: Vec<f64>,
-    lp: Vec<f64>,
-    lam: Vec<f64>,
-    jdv: Vec<f64>,
-    /// Each block's `D`, compliance and normal-target shift `(blocks)`.
-    d: Vec<[f64; 9]>,
-    r: Vec<f64>,
-    shift: Vec<f64>,
-    /// The centres' last move `(rows)` and its over-relaxation.
-    dl: Vec<f64>,
-    omega: f64,
-}
-
 impl Newton {
-    /// Scratch for a model of `nv` dofs and `trees` trees.
-    pub(super) fn new(nv: usize, trees: usize) -> Newton {
-        let nd = nv.min(NEWTON_MAX_DOFS);
-        let mut n = Newton { tree_off: vec![usize::MAX; trees], ..Newton::default() };
-        ensure(&mut n.trees, trees);
-        for v in [&mut n.v, &mut n.vf, &mut n.y, &mut n.g, &mut n.mg, &mut n.dv, &mut n.mdv] {
-            v.resize(nd, 0.0);
-        }
-        n.a.resize(nd * nd, 0.0);
-        n.piv.resize(nd, 0);
-        n
-    }
-
-    /// Room for problems of `blocks` blocks of `rows` rows.
-    pub(super) fn reserve(&mut self, blocks: usize, rows: usize) {
-        for v in [&mut self.x, &mut self.lam, &mut self.jdv, &mut self.lp, &mut self.dl] {
-            ensure(v, rows);
-        }
-        ensure(&mut self.d, blocks);
-        ensure(&mut self.r, blocks);
-        ensure(&mut self.shift, blocks);
-    }
-
     /// Block `bl`'s proximal centre (the impulses of the last pass).
     #[inline]
     fn centre(&self, bl: &Block) -> [f64; 3] {
