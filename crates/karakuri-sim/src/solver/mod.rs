@@ -31,6 +31,8 @@
 //! | `accel.rs` | conjugate-gradient acceleration and parking of large islands | |
 //! | `exact.rs` | dense `W` of an island, active-set solve, subspace step | |
 //! | `active.rs` | active-set solve with friction of a small articulated island | |
+//! | `newton.rs` | primal Newton solve of a large articulated island the sweeps leave | |
+//! | `law.rs` | the Newton solve's regularised law of a block and its derivative | |
 //! | `cone.rs` | projection on the friction cone and bounds, a contact's block update | |
 //! | `measures.rs` | ContactBench's contact measures of a solution (Signorini, Coulomb, dissipation) | [`Problem::contact_measures`] |
 //! | `kernels.rs` | dots, `W_ii` entries, one tree's LᵀDL solves, 3 x 3 inverse | |
@@ -41,8 +43,10 @@ mod cone;
 mod exact;
 mod islands;
 mod kernels;
+mod law;
 mod lu;
 mod measures;
+mod newton;
 mod prepare;
 mod problem;
 mod rows;

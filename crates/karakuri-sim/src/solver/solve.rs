@@ -29,7 +29,9 @@ impl Problem {
     /// (each contact's normal and friction as one 3 x 3 block projected on the friction cone),
     /// with a subspace step every few sweeps for a small island that has not converged (the
     /// remedy for mass ratios, where Gauss–Seidel's rate tends to 1), and a large island's
-    /// sweeps accelerated by nonsmooth conjugate gradients (`accel.rs`). The statistics are
+    /// sweeps accelerated by nonsmooth conjugate gradients (`accel.rs`), and a large
+    /// articulated island they leave above the tolerance solved by Newton's method
+    /// (`newton.rs`) and swept again. The statistics are
     /// the most sweeps and the largest final residual over the islands. Reads the problem;
     /// writes `work` and `sol`.
     pub fn solve(&self, v_free: &[f64], settings: &Settings, work: &mut Workspace, sol: &mut Solution) -> SolveStats {
@@ -138,11 +140,19 @@ impl Solve<'_> {
             }
         }
         let small = settings.exact && nrows <= EXACT_MAX_ROWS;
-        let (it, residual) = if small {
+        let (mut it, mut residual) = if small {
             self.solve_small(s, e, v_free, settings, articulated)
         } else {
             self.solve_cg(s, e, settings)
         };
+        // a large robot island the sweeps left: the Newton solve (`newton.rs`) from where they
+        // got to, checked and finished by the sweeps
+        if residual > settings.tolerance && settings.exact && !small && articulated {
+            if let Some(steps) = self.newton(s, e, v_free, settings.tolerance) {
+                let (more, last) = self.solve_cg(s, e, settings);
+                (it, residual) = (it + steps + more, last);
+            }
+        }
         stats.iterations = stats.iterations.max(it);
         stats.residual = stats.residual.max(residual);
     }

@@ -44,6 +44,8 @@ pub struct Workspace {
     /// Right-hand sides of the tree solves of [`Problem::prepare`], dof-major, [`BATCH`] at a
     /// time `(largest tree's dofs x BATCH)`.
     pub(super) batch: Vec<f64>,
+    /// Scratch of the Newton solve of large articulated islands (`newton.rs`).
+    pub(super) newton: super::law::Newton,
     /// Calls of [`Problem::prepare`] with this workspace: the stamp of its checks of
     /// `tree_inv_of`, and the name of the problem prepared last ([`Problem`]'s `prepared`).
     pub(super) prepared: u64,
@@ -58,6 +60,7 @@ impl Workspace {
             batch: vec![0.0; trees.max_len() * BATCH],
             tree_inv: vec![0.0; 36 * nt],
             tree_inv_of: vec![TreeInverse::default(); nt],
+            newton: super::law::Newton::new(model.nv, nt),
             ..Workspace::default()
         };
         let isl = &mut w.islands;
@@ -105,6 +108,7 @@ impl Workspace {
         ensure(&mut cg.parked, blocks);
         ensure(&mut cg.lambda0, rows);
         ensure(&mut cg.p, rows);
+        self.newton.reserve(blocks, rows);
     }
 
     /// Islands of the last solve.
