@@ -45,7 +45,7 @@ fn solve(
     (sol, stats)
 }
 
-const EXACT: Settings = Settings { max_iterations: 500, tolerance: 1e-14, exact: true, direct_max_rows: 64 };
+const EXACT: Settings = Settings { max_iterations: 500, tolerance: 1e-14, exact: true, direct_max_rows: 64, newton: false };
 const SWEEPS: Settings = Settings { exact: false, ..EXACT };
 
 #[test]

@@ -5,13 +5,14 @@ use crate::scene::{EngineParams, SolverKind};
 use crate::solver::Settings;
 
 /// The settings of the engine's solver: its sweep cap and tolerance, exact solves under
-/// `solver: auto`.
+/// `solver: auto` and `newton`, the Newton solve of large robot islands under `solver: newton`.
 pub fn solver_settings(e: &EngineParams) -> Settings {
     Settings {
         max_iterations: e.max_iterations,
         tolerance: e.tolerance,
-        exact: e.solver == SolverKind::Auto,
+        exact: e.solver != SolverKind::Pgs,
         direct_max_rows: e.direct_max_rows,
+        newton: e.solver == SolverKind::Newton,
     }
 }
 

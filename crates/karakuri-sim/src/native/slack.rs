@@ -96,7 +96,7 @@ mod tests {
             assert_eq!(slack(&p, &v_free), want, "{b:?} {kind:?}");
             let (mut work, mut sol) = (Workspace::new(&model), Solution::new(model.nv));
             p.prepare(&fact, &mut work);
-            let settings = Settings { max_iterations: 100, tolerance: 1e-14, exact: true, direct_max_rows: 8 };
+            let settings = Settings { max_iterations: 100, tolerance: 1e-14, exact: true, direct_max_rows: 8, newton: false };
             p.solve(&v_free, &settings, &mut work, &mut sol);
             let none = sol.lambda.iter().all(|&l| l == 0.0);
             if want {

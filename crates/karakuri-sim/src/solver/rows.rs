@@ -56,6 +56,9 @@ pub struct Settings {
     pub exact: bool,
     /// Largest frictionless island given to the active-set solve.
     pub direct_max_rows: usize,
+    /// A large articulated island the sweeps leave above `tolerance` is solved again by
+    /// Newton's method (`engine.solver: newton`, `newton.rs`).
+    pub newton: bool,
 }
 
 /// Result of a solve.

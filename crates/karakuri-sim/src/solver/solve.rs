@@ -30,7 +30,7 @@ impl Problem {
     /// with a subspace step every few sweeps for a small island that has not converged (the
     /// remedy for mass ratios, where Gauss–Seidel's rate tends to 1), and a large island's
     /// sweeps accelerated by nonsmooth conjugate gradients (`accel.rs`), and a large
-    /// articulated island they leave above the tolerance solved by Newton's method
+    /// articulated island they leave above the tolerance, under `solver: newton`, solved by Newton's method
     /// (`newton.rs`) and swept again. The statistics are
     /// the most sweeps and the largest final residual over the islands. Reads the problem;
     /// writes `work` and `sol`.
@@ -145,9 +145,9 @@ impl Solve<'_> {
         } else {
             self.solve_cg(s, e, settings)
         };
-        // a large robot island the sweeps left: the Newton solve (`newton.rs`) from where they
-        // got to, checked and finished by the sweeps
-        if residual > settings.tolerance && settings.exact && !small && articulated {
+        // a large robot island the sweeps left, under `solver: newton`: the Newton solve
+        // (`newton.rs`) from where they got to, checked and finished by the sweeps
+        if residual > settings.tolerance && settings.newton && !small && articulated {
             if let Some(steps) = self.newton(s, e, v_free, settings.tolerance) {
                 let (more, last) = self.solve_cg(s, e, settings);
                 (it, residual) = (it + steps + more, last);
