@@ -173,27 +173,8 @@ pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k:
 /// The world motion subspace of every dof (`jcalc::dof_in_frame` at `o`) into `s_world`.
 #[inline(always)]
 pub(crate) fn world_dofs(model: &Model, kw: &mut KinWorkspace) {
-    let z = L::splat(0.0);
     for k in 0..model.nv {
-        let x = &kw.o[model.dof_joint[k]];
-        kw.s_world[k] = match model.dof_axis[k] {
-            Some(c) if c < 3 => {
-                let w = column(&x.r, c);
-                [w[0], w[1], w[2], z, z, z]
-            }
-            Some(c) => {
-                let w = column(&x.r, c - 3);
-                let l = cross(x.p, w);
-                [l[0], l[1], l[2], w[0], w[1], w[2]]
-            }
-            None => {
-                // `Se3::act_motion`
-                let s = LMotion::splat(&model.motion_subspace[k]);
-                let ang = mul_mv(&x.r, s.ang);
-                let lin = add3(mul_mv(&x.r, s.lin), cross(x.p, ang));
-                [lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]]
-            }
-        };
+        kw.s_world[k] = dof_column(model, &kw.o[model.dof_joint[k]], k);
     }
 }
 
@@ -371,7 +352,8 @@ pub(crate) fn fk_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace,
     }
 }
 
-/// Column `d` of the group's Jacobians: `dof_in_frame` at the world placement `x` of its joint.
+/// Column `d` of the group's Jacobians (and `world_dofs`' motion subspaces): `dof_in_frame` at the
+/// world placement `x` of its joint.
 #[inline(always)]
 fn dof_column(model: &Model, x: &LSe3, d: usize) -> V6 {
     let z = L::splat(0.0);
