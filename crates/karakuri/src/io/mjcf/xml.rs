@@ -76,61 +76,17 @@ fn parse_text(text: &str, name: &str) -> Result<Element, MjcfError> {
 }
 
 /// Refuses elements nested deeper than [`MAX_ELEMENT_DEPTH`] before the XML reader (which
-/// recurses per level) sees them: a scan of the tags, comments, CDATA, processing instructions
-/// and declarations skipped, quoted `>` inside attribute values ignored.
+/// recurses per level) sees them.
 fn check_nesting(text: &str, name: &str) -> Result<(), MjcfError> {
-    let b = text.as_bytes();
-    let skip_to = |from: usize, end: &str| text[from..].find(end).map_or(b.len(), |k| from + k + end.len());
-    let (mut i, mut depth) = (0, 0usize);
-    while let Some(k) = text[i..].find('<') {
-        i += k;
-        let rest = &text[i..];
-        if rest.starts_with("<!--") {
-            i = skip_to(i + 4, "-->");
-        } else if rest.starts_with("<![CDATA[") {
-            i = skip_to(i + 9, "]]>");
-        } else if rest.starts_with("<?") {
-            i = skip_to(i + 2, "?>");
-        } else if rest.starts_with("<!") {
-            let close = rest.find('>').unwrap_or(rest.len());
-            i = match rest[..close].find('[') {
-                Some(open) => skip_to(skip_to(i + open, "]"), ">"),
-                None => i + close + 1,
-            };
-        } else if rest.starts_with("</") {
-            depth = depth.saturating_sub(1);
-            i = skip_to(i + 2, ">");
-        } else {
-            let mut j = i + 1;
-            let mut quote = None;
-            while j < b.len() {
-                match (quote, b[j]) {
-                    (None, b'"' | b'\'') => quote = Some(b[j]),
-                    (Some(q), c) if c == q => quote = None,
-                    (None, b'>') => break,
-                    _ => {}
-                }
-                j += 1;
-            }
-            if j > i + 1 && b[j - 1] != b'/' {
-                depth += 1;
-                if depth > MAX_ELEMENT_DEPTH {
-                    let line = text[..i].matches('\n').count() as u32 + 1;
-                    return Err(MjcfError {
-                        file: name.into(),
-                        line: Some(line),
-                        element: String::new(),
-                        reason: format!("elements nested deeper than {MAX_ELEMENT_DEPTH}"),
-                    });
-                }
-            }
-            i = j + 1;
-        }
-        if i >= b.len() {
-            break;
-        }
+    match crate::io::xml_depth::line_deeper_than(text, MAX_ELEMENT_DEPTH) {
+        None => Ok(()),
+        Some(line) => Err(MjcfError {
+            file: name.into(),
+            line: Some(line),
+            element: String::new(),
+            reason: format!("elements nested deeper than {MAX_ELEMENT_DEPTH}"),
+        }),
     }
-    Ok(())
 }
 
 fn convert(doc: &roxmltree::Document, node: roxmltree::Node, file: &Arc<str>, depth: usize) -> Result<Element, MjcfError> {

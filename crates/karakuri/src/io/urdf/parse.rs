@@ -367,65 +367,17 @@ pub(super) fn parse_robot(xml: &str, file: &str) -> Result<UrdfRobot> {
 const MAX_NESTING: usize = 256;
 
 /// Refuses documents whose elements nest deeper than [`MAX_NESTING`], before the XML reader
-/// sees them: a scan of the tags that skips comments, CDATA sections, processing instructions,
-/// the document type declaration and quoted attribute values (over-counting malformed input
-/// only makes the check stricter).
+/// sees them.
 fn check_nesting(xml: &str, file: &str) -> Result<()> {
-    let b = xml.as_bytes();
-    let skip_to = |from: usize, end: &str| {
-        xml[from..].find(end).map_or(b.len(), |k| from + k + end.len())
-    };
-    let (mut i, mut depth) = (0, 0usize);
-    while let Some(k) = xml[i..].find('<') {
-        i += k;
-        let rest = &xml[i..];
-        if rest.starts_with("<!--") {
-            i = skip_to(i + 4, "-->");
-        } else if rest.starts_with("<![CDATA[") {
-            i = skip_to(i + 9, "]]>");
-        } else if rest.starts_with("<?") {
-            i = skip_to(i + 2, "?>");
-        } else if rest.starts_with("<!") {
-            // a declaration, with its internal subset in brackets
-            let close = rest.find('>').unwrap_or(rest.len());
-            i = match rest[..close].find('[') {
-                Some(open) => skip_to(skip_to(i + open, "]"), ">"),
-                None => i + close + 1,
-            };
-        } else if rest.starts_with("</") {
-            depth = depth.saturating_sub(1);
-            i = skip_to(i + 2, ">");
-        } else {
-            // a start tag: find its end outside quoted attribute values
-            let mut j = i + 1;
-            let mut quote = None;
-            while j < b.len() {
-                match (quote, b[j]) {
-                    (None, b'"' | b'\'') => quote = Some(b[j]),
-                    (Some(q), c) if c == q => quote = None,
-                    (None, b'>') => break,
-                    _ => {}
-                }
-                j += 1;
-            }
-            if j > i + 1 && b[j - 1] != b'/' {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(UrdfError {
-                        file: file.to_string(),
-                        line: Some(1 + xml[..i].matches('\n').count() as u32),
-                        element: "xml".into(),
-                        reason: format!("elements nested more than {MAX_NESTING} deep: a URDF nests about 5 deep (<robot>, <link>, <visual>, <geometry>, <box>)"),
-                    });
-                }
-            }
-            i = j + 1;
-        }
-        if i >= b.len() {
-            break;
-        }
+    match crate::io::xml_depth::line_deeper_than(xml, MAX_NESTING) {
+        None => Ok(()),
+        Some(line) => Err(UrdfError {
+            file: file.to_string(),
+            line: Some(line),
+            element: "xml".into(),
+            reason: format!("elements nested more than {MAX_NESTING} deep: a URDF nests about 5 deep (<robot>, <link>, <visual>, <geometry>, <box>)"),
+        }),
     }
-    Ok(())
 }
 
 /// Robot-level `<material name><color rgba/></material>`.
