@@ -3,7 +3,6 @@
 //! [`GeometryObject`], [`Shape`]) and its error ([`UrdfError`]); below the parser, the mesh
 //! resolver and the model builder, which all read them.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use crate::model::JointId;
@@ -104,33 +103,5 @@ pub enum Shape {
     },
 }
 
-/// A URDF loading error: where it is and what to do about it.
-///
-/// Displayed as `"{file}:{line}: <{element}>: {reason}"` (without `:{line}` when the position is
-/// unknown, without `<{element}>: ` when no element is concerned, e.g. an unreadable file).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UrdfError {
-    /// The file (or the source name given to [`parse_str`](super::parse_str)).
-    pub file: String,
-    /// The 1-based line of the offending element, if known.
-    pub line: Option<u32>,
-    /// The tag of the offending element (e.g. `joint`, `origin`, `inertia`).
-    pub element: String,
-    /// What is wrong and how to fix it.
-    pub reason: String,
-}
-
-impl fmt::Display for UrdfError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if !self.element.is_empty() {
-            write!(f, ": <{}>", self.element)?;
-        }
-        write!(f, ": {}", self.reason)
-    }
-}
-
-impl std::error::Error for UrdfError {}
+/// A URDF loading error: where it is and what to do about it (the XML loaders' one error type).
+pub type UrdfError = crate::io::XmlFileError;
