@@ -16,6 +16,32 @@
 //! `u` is the actuators' targets in the order of the actuated one-dof joints (Python's
 //! `actuator_names`, what `set_targets` takes): a torque, a position or a speed by the
 //! actuator's mode.
+//!
+//! # At a change of the active set
+//!
+//! Through contacts the derivatives are those of the contact solve's active set (records
+//! 0078, 0090): each contact separated, sticking or sliding as the step's solution leaves it,
+//! exact wherever that set, and each normal target's branch, stay put under a small enough
+//! perturbation. Where the step is on a kink, the one-sided derivative of one stated side is
+//! given, never an average and nothing smoothed across:
+//!
+//! * a contact with no impulse is separated (its row velocity free), even when it touches;
+//! * friction inside its cone, or on it with no slip (to 1e-9 m/s), sticks; on the cone and
+//!   slipping, it slides along the slip;
+//! * a normal target is the gap's `−gap/dt` above the plane and 0 touching; a gap the last
+//!   step closed to rounding (at most `1e-12 (1 + |p|)` m, `p` the contact point) is taken as
+//!   touching. A foot or corner at rest after landing sits exactly there (the gap's target
+//!   lands it to rounding), and only on the touching side does a redundant stuck set (a
+//!   quadruped's four feet, a box's four corners) keep a linearised solution: on the gap side
+//!   a perturbation gives each gap its own target, which the stuck feet cannot all meet.
+//!   There `∂q⁺/∂q` keeps a foot pressed in where it is (the touching side: no correction
+//!   within `contact.penetration_tolerance`); a foot lifted would be landed again (the gap
+//!   side), which the derivative does not say;
+//! * the static or dynamic friction coefficient and the split-impulse pass are those of the
+//!   state.
+//!
+//! A set with no linearised solution, or whose solution the set does not determine (a box
+//! sliding on four corners), is refused by name.
 
 use nalgebra::DMatrix;
 

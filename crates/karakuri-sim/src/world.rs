@@ -339,8 +339,11 @@ impl World {
     /// controllers), into `out` (sized by [`World::step_derivative_sizes`]; no allocation
     /// after the first call): `A = ∂(q⁺, v⁺)/∂(q, v)`, `B = ∂(q⁺, v⁺)/∂u` in the order of
     /// [`crate::derivatives`]. The world does not change. A step the derivatives do not go
-    /// through (contacts and other constraint rows for now; the rapier engine) is
-    /// [`SimError::Unsupported`] naming what (decision record 0069).
+    /// through (loops, equalities, other constraint rows; the rapier engine) is
+    /// [`SimError::Unsupported`] naming what (decision record 0069). Through contacts they are
+    /// those of the solve's active set; at a change of the set (a contact landing, sticking
+    /// at its cone, separating), those of a stated side: [`crate::derivatives`], "At a
+    /// change of the active set".
     pub fn step_derivatives(&mut self, out: &mut StepDerivatives) -> Result<(), SimError> {
         self.engine.step_derivatives(out)
     }

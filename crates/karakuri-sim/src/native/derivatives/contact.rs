@@ -7,7 +7,10 @@
 //! through the RNEA derivatives at the total acceleration), `∂v⁺ = F + qH⁻¹ Jᵀ ∂λ`, and the
 //! active rows give `∂λ`: equality rows `J ∂v⁺ + K = ∂b`, sliding ones
 //! `∂λ_t − μ s ∂λ_n + D ∂u_t = 0` (`D = μ λ_n (I − s sᵀ)/|u_t|`). `K = ∂(J v⁺)/∂q` at fixed
-//! `v⁺`, `∂b/∂q = −J_n/dt` for a gap's target. The normal and tangents are held fixed (exact
+//! `v⁺`, `∂b/∂q = −J_n/dt` for a gap's target. A contact the last step landed (its gap closed
+//! to rounding, `LANDED`) sits on the kink between the gap's target `−gap/dt` and the
+//! touching one (0): its derivative is the touching side's (`∂b = 0`), the side on which the
+//! step's own set (the feet stuck) persists (record 0090). The normal and tangents are held fixed (exact
 //! for a static plane); the point is the collider's midpoint between the plane and the shape's
 //! deepest point, which lies along `n` from an anchor `a` fixed in the moving shape (a box
 //! corner, a ball's or capsule's centre), so `∂p = (I − n nᵀ/2) ∂a`. Built for contacts of a
@@ -25,6 +28,14 @@ use super::super::work::StepData;
 use crate::engine::unsupported;
 use crate::scene::ContactMode;
 use crate::SimError;
+
+/// A gap below `LANDED (1 + |p|)` m (`p` the contact point) is one a step has closed (the gap's
+/// target lands the shape on the plane to rounding: at most 1.5e-14 m on gymnasium's ant
+/// standing, over 900 steps): it is taken as touching, the derivative of the kink's touching
+/// side (module documentation). On the gap side a redundant stuck set (four feet, twelve rows
+/// of rank eleven) has no linearised solution: the four gaps' targets move independently, the
+/// stuck feet cannot follow them all (record 0090).
+const LANDED: f64 = 1e-12;
 
 /// A contact's state in the step's solution.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -148,7 +159,7 @@ pub fn probe(m: &SimModel, s: &SimState, w: &StepData, cw: &mut ContactWork) -> 
             crate::solver::RowKind::Normal { mu, .. } => mu,
             _ => 0.0,
         };
-        let mut a = Active { rows: cr.nrows, at, status: Status::Stick, joint: moving.joint, sign, p: c.point, anchor: c.point + c.normal * (sign * (r - 0.5 * c.depth)), dirs: cr.dirs, lambda, u: [0.0; 3], mu, gap: c.depth < 0.0 };
+        let mut a = Active { rows: cr.nrows, at, status: Status::Stick, joint: moving.joint, sign, p: c.point, anchor: c.point + c.normal * (sign * (r - 0.5 * c.depth)), dirs: cr.dirs, lambda, u: [0.0; 3], mu, gap: c.depth < -LANDED * (1.0 + c.point.norm()) };
         let bi = pw.problem.blocks.iter().position(|b| b.row == cr.row).expect("a contact's block");
         a.u = pw.problem.block_dots(bi, &pw.solution.vel);
         let (lt, ut) = ((lambda[1].powi(2) + lambda[2].powi(2)).sqrt(), (a.u[1].powi(2) + a.u[2].powi(2)).sqrt());
