@@ -1,6 +1,7 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::{add_articulated_to_parent, axis_motion, check_len, force_to_parent, joint_motion, motion_cross_axis, motion_to_joint, place_joints};
+use super::jcalc::{joint_velocity, plus_axis, unit_dof};
+use super::{add_articulated_to_parent, check_len, force_to_parent, joint_motion, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh};
 use crate::linalg::dense::spd_inverse_small;
 use crate::model::Model;
@@ -49,19 +50,7 @@ fn aba_impl<'a>(
     // pass 1: kinematics, c_i = v_i × v_J, IA_i = I_i, pA_i = v_i ×* I_i v_i - f_ext_i
     place_joints(model, data, qs, |data, i| {
         let p = model.parents[i];
-        let vp = motion_to_joint(model, i, &data.li_m_i[i], &data.v[p]);
-        let (vi, c) = match unit_dof(model, i) {
-            Some(e) => {
-                let x = vs[model.idx_v[i]];
-                let vi = vp + axis_motion(e, x);
-                (vi, motion_cross_axis(&vi, e, x))
-            }
-            None => {
-                let v_j = joint_motion(model, i, vs);
-                let vi = vp + v_j;
-                (vi, vi.cross(&v_j))
-            }
-        };
+        let (vi, c) = joint_velocity::<true>(model, i, &data.li_m_i[i], &data.v[p], vs, None);
         data.v[i] = vi;
         data.c[i] = c;
         let inertia = &model.origin_inertias[i];
@@ -137,24 +126,13 @@ fn forward_accelerations(model: &Model, data: &mut Data) {
                 let ua = ((u[0] * a6[0] + u[1] * a6[1]) + (u[2] * a6[2] + u[3] * a6[3])) + (u[4] * a6[4] + u[5] * a6[5]);
                 let x = data.d_inv[i][(0, 0)] * (data.u[iv] - ua);
                 data.ddq[iv] = x;
-                data.a_gf[i] = a_prime + axis_motion(e, x);
+                data.a_gf[i] = plus_axis(a_prime, e, x);
             }
             None => {
                 joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());
                 data.a_gf[i] = a_prime + joint_motion(model, i, data.ddq.as_slice());
             }
         }
-    }
-}
-
-/// The axis `e` (in `0..6` of `[linear; angular]`) of a joint of one dof whose motion subspace
-/// is the unit vector `e_e` (revolute about, prismatic along, x, y or z).
-#[inline(always)]
-fn unit_dof(model: &Model, i: usize) -> Option<usize> {
-    if model.nvs[i] == 1 {
-        model.dof_axis[model.idx_v[i]]
-    } else {
-        None
     }
 }
 

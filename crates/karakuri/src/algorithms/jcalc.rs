@@ -220,6 +220,86 @@ pub(crate) fn inertia_times_dof(model: &Model, k: usize, y: &OriginInertia) -> F
     }
 }
 
+/// The axis `e` (in `0..6` of `[linear; angular]`) of a joint of one dof whose motion subspace
+/// is the unit vector `e_e` (revolute about, prismatic along, x, y or z).
+#[inline(always)]
+pub(crate) fn unit_dof(model: &Model, i: usize) -> Option<usize> {
+    if model.nvs[i] == 1 {
+        model.dof_axis[model.idx_v[i]]
+    } else {
+        None
+    }
+}
+
+/// `v_i = λX_i v_λ + S_i q̇_i` (`li` = `li_m_i`, `vp` = `v_λ`, `vs` the joint velocities) and,
+/// when `BIAS`, the joint's acceleration terms `v_i × S_i q̇_i (+ S_i q̈_i` when `acc` is given;
+/// zero otherwise). Plane turns ([`motion_to_joint`]) and, for a [`unit_dof`] joint, code
+/// specialised to its axis (one component added, a cross product with a basis vector): the
+/// same numbers as the general products (`inv_act_motion`, [`joint_motion`], `cross`) but for
+/// the sign of exact zeros, since the terms dropped are products with zero entries (record 0094).
+#[inline(always)]
+pub(crate) fn joint_velocity<const BIAS: bool>(model: &Model, i: usize, li: &Se3, vp: &Motion, vs: &[f64], acc: Option<&[f64]>) -> (Motion, Motion) {
+    let vp = motion_to_joint(model, i, li, vp);
+    let iv = model.idx_v[i];
+    let one = (vs[iv], acc.map(|a| a[iv]));
+    match unit_dof(model, i) {
+        Some(0) => unit_velocity::<0, BIAS>(vp, one),
+        Some(1) => unit_velocity::<1, BIAS>(vp, one),
+        Some(2) => unit_velocity::<2, BIAS>(vp, one),
+        Some(3) => unit_velocity::<3, BIAS>(vp, one),
+        Some(4) => unit_velocity::<4, BIAS>(vp, one),
+        Some(5) => unit_velocity::<5, BIAS>(vp, one),
+        _ => {
+            let v_j = joint_motion(model, i, vs);
+            let vi = vp + v_j;
+            if !BIAS {
+                return (vi, Motion::zero());
+            }
+            let mut bias = vi.cross(&v_j);
+            if let Some(a) = acc {
+                bias += joint_motion(model, i, a);
+            }
+            (vi, bias)
+        }
+    }
+}
+
+/// Component `E` (of `[linear; angular]`) of a motion.
+#[inline(always)]
+fn component<const E: usize>(m: &mut Motion) -> &mut f64 {
+    if E < 3 {
+        &mut m.linear[E]
+    } else {
+        &mut m.angular[E - 3]
+    }
+}
+
+/// [`joint_velocity`] of a joint whose motion subspace is `e_E`, `(q̇, q̈)` its velocity and
+/// acceleration: `v_i = v_p + q̇ e_E`, `v_i × q̇ e_E + q̈ e_E` (the cross product's entry on
+/// `E` is an exact zero: q̈ is written there).
+#[inline(always)]
+fn unit_velocity<const E: usize, const BIAS: bool>(vp: Motion, (x, acc): (f64, Option<f64>)) -> (Motion, Motion) {
+    let mut vi = vp;
+    *component::<E>(&mut vi) += x;
+    if !BIAS {
+        return (vi, Motion::zero());
+    }
+    let mut bias = motion_cross_axis(&vi, E, x);
+    if let Some(a) = acc {
+        *component::<E>(&mut bias) = a;
+    }
+    (vi, bias)
+}
+
+/// `S_iᵀ f` into `out[idx_v..]` as [`project_force`], one component read per basis-vector dof.
+#[inline(always)]
+pub(crate) fn project_force_fast(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
+    let iv = model.idx_v[i];
+    for k in iv..iv + model.nvs[i] {
+        out[k] = dof_dot(model, k, f);
+    }
+}
+
 /// `S_i x_i`: the joint motion of joint `i` for the dof values `x` (velocity or acceleration).
 #[inline]
 pub(crate) fn joint_motion(model: &Model, i: usize, x: &[f64]) -> Motion {
@@ -286,6 +366,21 @@ pub(crate) fn dof_dot(model: &Model, k: usize, f: &Force) -> f64 {
         Some(5) => f.angular.z,
         _ => model.motion_subspace[k].dot(f),
     }
+}
+
+/// `m + x e_c` with the sum on one component (a match on `c`, so that the motion is not
+/// written through a runtime index and read back as a vector: a stalled store forward).
+#[inline(always)]
+pub(crate) fn plus_axis(mut m: Motion, c: usize, x: f64) -> Motion {
+    match c {
+        0 => m.linear.x += x,
+        1 => m.linear.y += x,
+        2 => m.linear.z += x,
+        3 => m.angular.x += x,
+        4 => m.angular.y += x,
+        _ => m.angular.z += x,
+    }
+    m
 }
 
 /// `x e_c` for the flattened `[linear; angular]` index `c`.

@@ -1,6 +1,7 @@
 //! Forward kinematics: placements, velocities and accelerations of every joint (RBDA §4.1).
 
-use super::{check_len, joint_motion, place_joints};
+use super::jcalc::joint_velocity;
+use super::{check_len, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, Model};
 use crate::spatial::{Motion, Se3};
@@ -23,8 +24,8 @@ pub fn forward_kinematics_velocity(model: &Model, data: &mut Data, q: &DVector<f
     let vs = v.as_slice();
     data.v[0] = Motion::zero();
     place_joints(model, data, q.as_slice(), |data, i| {
-        // v_i = X_i v_λ(i) + S_i q̇_i
-        data.v[i] = data.li_m_i[i].inv_act_motion(&data.v[model.parents[i]]) + joint_motion(model, i, vs);
+        // v_i = X_i v_λ(i) + S_i q̇_i (plane turns, one-component joint motions: record 0094)
+        data.v[i] = joint_velocity::<false>(model, i, &data.li_m_i[i], &data.v[model.parents[i]], vs, None).0;
     });
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES;
 }
@@ -46,10 +47,10 @@ pub fn forward_kinematics_acceleration(
     data.a[0] = Motion::zero();
     place_joints(model, data, q.as_slice(), |data, i| {
         let (p, x) = (model.parents[i], data.li_m_i[i]);
-        let v_j = joint_motion(model, i, vs);
-        data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
         // a_i = X_i a_λ(i) + S_i q̈_i + v_i × S_i q̇_i
-        data.a[i] = x.inv_act_motion(&data.a[p]) + joint_motion(model, i, as_) + data.v[i].cross(&v_j);
+        let (vi, bias) = joint_velocity::<true>(model, i, &x, &data.v[p], vs, Some(as_));
+        data.v[i] = vi;
+        data.a[i] = motion_to_joint(model, i, &x, &data.a[p]) + bias;
     });
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS;
 }

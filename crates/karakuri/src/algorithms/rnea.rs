@@ -1,7 +1,8 @@
 //! Inverse dynamics by the recursive Newton–Euler algorithm (RBDA Table 5.1), in each body's
 //! own frame as Pinocchio's LOCAL convention.
 
-use super::{check_len, dof_in_frame, joint_motion, place_joints, place_joints_after_crba, project_force};
+use super::jcalc::{joint_velocity, project_force_fast};
+use super::{check_len, dof_in_frame, force_to_parent, joint_motion, motion_to_joint, place_joints, place_joints_after_crba, project_force};
 use crate::data::{Data, Fresh};
 use crate::model::Model;
 use crate::spatial::{Force, Motion, Vec3};
@@ -100,7 +101,7 @@ fn gravity_torques_rnea<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>)
     });
     // the velocities and accelerations without gravity were not computed
     data.fresh = Fresh::PLACEMENTS;
-    backward_pass(model, data);
+    backward_pass::<false>(model, data);
     &data.tau
 }
 
@@ -118,47 +119,13 @@ fn rnea_impl<'a>(
     if let Some(a) = a {
         check_len("a", a, model.nv);
     }
-    data.a_gf[0] = -model.gravity;
-    data.v[0] = Motion::zero();
-    data.a[0] = Motion::zero();
-    let (qs, vs) = (q.as_slice(), v.as_slice());
-    // forward pass (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i
-    let step = |data: &mut Data, i: usize| {
-        let p = model.parents[i];
-        let v_j = joint_motion(model, i, vs);
-        let x = data.li_m_i[i];
-        if p == 0 {
-            // a root: v_λ = a_λ = 0, so v_i = S_i q̇_i and v_i × S_i q̇_i = 0 (a motion crossed
-            // with itself, exactly zero in floating point too): the transforms of zeros and
-            // the cross product are skipped
-            data.v[i] = v_j;
-            let a_j = a.map_or(Motion::zero(), |a| joint_motion(model, i, a.as_slice()));
-            data.a[i] = a_j;
-            data.a_gf[i] = x.inv_act_motion(&data.a_gf[0]) + a_j;
-        } else {
-            data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
-            // joint bias S_i q̈_i + v_i × S_i q̇_i, shared by a_i and a_i - g
-            let mut bias = data.v[i].cross(&v_j);
-            if let Some(a) = a {
-                bias += joint_motion(model, i, a.as_slice());
-            }
-            data.a[i] = x.inv_act_motion(&data.a[p]) + bias;
-            data.a_gf[i] = x.inv_act_motion(&data.a_gf[p]) + bias;
-        }
-        let inertia = &model.inertias[i];
-        let h = inertia.mul_motion(&data.v[i]);
-        data.f[i] = inertia.mul_motion(&data.a_gf[i]) + data.v[i].cross_force(&h);
-        if let Some(fe) = f_ext {
-            data.f[i] -= fe[i];
-        }
-    };
+    let (qs, vs, as_) = (q.as_slice(), v.as_slice(), a.map(|a| a.as_slice()));
     match placement {
-        Placement::Fresh => place_joints(model, data, qs, step),
-        Placement::AfterCrba => place_joints_after_crba(model, data, qs, step),
+        Placement::Fresh => rnea_passes::<true>(model, data, qs, vs, as_, f_ext, placement),
+        Placement::AfterCrba => rnea_passes::<false>(model, data, qs, vs, as_, f_ext, placement),
     }
     // a at the given q̈ (zero for nonlinear_effects)
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS | Fresh::ACCELERATIONS_WITH_GRAVITY;
-    backward_pass(model, data);
     if let Some(a) = a {
         // armature · q̈ (skipped where zero: the same bits as without armature)
         for (k, &arm) in model.armature.iter().enumerate() {
@@ -170,6 +137,70 @@ fn rnea_impl<'a>(
     &data.tau
 }
 
+/// RNEA's two passes. `FAST` (the public calls, record 0094): plane turns and one-component
+/// joint motions ([`joint_velocity`], [`force_to_parent`], [`project_force_fast`]): the same
+/// numbers as the general products but for the sign of an exact zero. Not `FAST`
+/// ([`compute_all_terms`](super::compute_all_terms), which the simulator steps on): the
+/// general products, bit for bit as before.
+#[inline(always)]
+fn rnea_passes<const FAST: bool>(
+    model: &Model,
+    data: &mut Data,
+    qs: &[f64],
+    vs: &[f64],
+    a: Option<&[f64]>,
+    f_ext: Option<&[Force]>,
+    placement: Placement,
+) {
+    data.a_gf[0] = -model.gravity;
+    data.v[0] = Motion::zero();
+    data.a[0] = Motion::zero();
+    let step = |data: &mut Data, i: usize| forward_step::<FAST>(model, data, i, vs, a, f_ext);
+    match placement {
+        Placement::Fresh => place_joints(model, data, qs, step),
+        Placement::AfterCrba => place_joints_after_crba(model, data, qs, step),
+    }
+    backward_pass::<FAST>(model, data);
+}
+
+/// The forward pass on joint `i` (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i.
+#[inline(never)]
+fn forward_step<const FAST: bool>(model: &Model, data: &mut Data, i: usize, vs: &[f64], a: Option<&[f64]>, f_ext: Option<&[Force]>) {
+    let p = model.parents[i];
+    let x = data.li_m_i[i];
+    if FAST && p != 0 {
+        let (vi, bias) = joint_velocity::<true>(model, i, &x, &data.v[p], vs, a);
+        data.v[i] = vi;
+        data.a[i] = motion_to_joint(model, i, &x, &data.a[p]) + bias;
+        data.a_gf[i] = motion_to_joint(model, i, &x, &data.a_gf[p]) + bias;
+    } else if p == 0 {
+        // a root: v_λ = a_λ = 0, so v_i = S_i q̇_i and v_i × S_i q̇_i = 0 (a motion crossed
+        // with itself, exactly zero in floating point too): the transforms of zeros and
+        // the cross product are skipped
+        let v_j = joint_motion(model, i, vs);
+        data.v[i] = v_j;
+        let a_j = a.map_or(Motion::zero(), |a| joint_motion(model, i, a));
+        data.a[i] = a_j;
+        data.a_gf[i] = x.inv_act_motion(&data.a_gf[0]) + a_j;
+    } else {
+        let v_j = joint_motion(model, i, vs);
+        data.v[i] = x.inv_act_motion(&data.v[p]) + v_j;
+        // joint bias S_i q̈_i + v_i × S_i q̇_i, shared by a_i and a_i - g
+        let mut bias = data.v[i].cross(&v_j);
+        if let Some(a) = a {
+            bias += joint_motion(model, i, a);
+        }
+        data.a[i] = x.inv_act_motion(&data.a[p]) + bias;
+        data.a_gf[i] = x.inv_act_motion(&data.a_gf[p]) + bias;
+    }
+    let inertia = &model.inertias[i];
+    let h = inertia.mul_motion(&data.v[i]);
+    data.f[i] = inertia.mul_motion(&data.a_gf[i]) + data.v[i].cross_force(&h);
+    if let Some(fe) = f_ext {
+        data.f[i] -= fe[i];
+    }
+}
+
 /// How the forward pass of [`rnea_impl`] places the joints.
 #[derive(Clone, Copy)]
 enum Placement {
@@ -179,13 +210,18 @@ enum Placement {
     AfterCrba,
 }
 
-/// Backward pass: τ_i = S_iᵀ f_i, f_λ(i) += X_iᵀ f_i.
-fn backward_pass(model: &Model, data: &mut Data) {
+/// Backward pass: τ_i = S_iᵀ f_i, f_λ(i) += X_iᵀ f_i (`FAST`: as in [`rnea_passes`]).
+#[inline(never)]
+fn backward_pass<const FAST: bool>(model: &Model, data: &mut Data) {
     for i in (1..model.njoints).rev() {
-        project_force(model, i, &data.f[i], data.tau.as_mut_slice());
+        if FAST {
+            project_force_fast(model, i, &data.f[i], data.tau.as_mut_slice());
+        } else {
+            project_force(model, i, &data.f[i], data.tau.as_mut_slice());
+        }
         let p = model.parents[i];
         if p > 0 {
-            let fp = data.li_m_i[i].act_force(&data.f[i]);
+            let fp = if FAST { force_to_parent(model, i, &data.li_m_i[i], &data.f[i]) } else { data.li_m_i[i].act_force(&data.f[i]) };
             data.f[p] += fp;
         }
     }
