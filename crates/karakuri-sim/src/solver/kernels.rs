@@ -305,6 +305,51 @@ mod tests {
     }
 
     #[test]
+    fn w_lower_is_the_sum_entry_by_entry_bit_for_bit() {
+        // five rows over 7 dofs, sparse like a robot's (a servo's one entry, a foot's base
+        // and leg), zeros and a -0.0 among them; qH⁻¹ Jᵀ dense, signs mixed
+        let (k, l) = (5, 7);
+        let j: Vec<f64> = (0..k * l)
+            .map(|i| match (i / l, i % l) {
+                (0, 3) => 1.0,
+                (1 | 2, c) if c < 3 || c == 5 => 0.3 + (i as f64 * 0.77).sin(),
+                (3, 6) => -0.0,
+                (4, c) => (i as f64 * 1.3).cos() * f64::from(u8::from(c != 2)),
+                _ => 0.0,
+            })
+            .collect();
+        let mj: Vec<f64> = (0..k * l).map(|i| (i as f64 * 0.41).sin() * 1e-3 + (i as f64 * 2.9).cos()).collect();
+        let row_off: Vec<usize> = (0..k).map(|a| a * l).collect();
+        let (mut nz, mut nz_start) = (vec![], vec![0]);
+        for a in 0..k {
+            nz.extend((0..l).filter(|&c| j[a * l + c] != 0.0).map(|c| c as u32));
+            nz_start.push(nz.len());
+        }
+        let mut mt = vec![0.0; l * k];
+        for (b, c) in (0..k).flat_map(|b| (0..l).map(move |c| (b, c))) {
+            mt[c * k + b] = mj[b * l + c];
+        }
+        let (mut w, mut portable) = (vec![f64::NAN; k * k], vec![f64::NAN; k * k]);
+        w_lower(&mut w, (&mt, &j), (&row_off, &nz, &nz_start), k);
+        w_lower_in(&mut portable, (&mt, &j), (&row_off, &nz, &nz_start), k);
+        for a in 0..k {
+            for b in 0..=a {
+                let mut y = -0.0;
+                for &c in &nz[nz_start[a]..nz_start[a + 1]] {
+                    y += j[a * l + c as usize] * mj[b * l + c as usize];
+                }
+                let x: f64 = 0.0 + y;
+                // a nonzero entry, except the row of only a -0.0
+                assert!(x != 0.0 || a == 3);
+                for m in [&w, &portable] {
+                    assert_eq!(m[a * k + b].to_bits(), x.to_bits(), "entry {a}, {b}");
+                    assert_eq!(m[b * k + a].to_bits(), x.to_bits(), "entry {b}, {a}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn inverse3_inverts_and_refuses_singular_blocks() {
         let w = [4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0];
         let i = inverse3(&w);
