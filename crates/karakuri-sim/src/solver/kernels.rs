@@ -220,8 +220,9 @@ fn w_lower_in(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start):
                 *y += x * m;
             }
         }
-        // `cross_dot`'s sum over the trees: 0 plus the one tree's
-        acc.iter_mut().for_each(|y| *y = 0.0 + *y);
+        // `cross_dot`'s sum over the trees: 0 plus the one tree's (`y + 0` is `0 + y`, a
+        // −0 made +0)
+        acc.iter_mut().for_each(|y| *y += 0.0);
     }
     for a in 0..k {
         for b in 0..a {
