@@ -7,6 +7,7 @@
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project_set;
+use super::kernels::w_lower;
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve};
@@ -118,7 +119,7 @@ impl Dense {
             }
         }
         let k = self.rows.len();
-        self.w.clear();
+        // every entry is written below (no zeros to clear)
         self.w.resize(k * k, 0.0);
         self.c.clear();
         if self.form_one_tree(p, island, v_free) {
@@ -153,7 +154,7 @@ impl Dense {
     /// every block on that tree alone, over all its dofs), where [`cross_dot`]'s sum is the
     /// one over `nz` of `J_a`'s row against `qH⁻¹ Jᵀ`'s row of `b`, the same sum in the same
     /// order without the search for the shared tree; false (nothing written) for any other
-    /// island. Reads `rows`, `nz`, `nz_start`; writes `w`, `c` and `row_off`.
+    /// island. Reads `rows`, `nz`, `nz_start`; writes `w`, `c`, `row_off` and `mt`.
     #[inline]
     fn form_one_tree(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) -> bool {
         let t = p.blocks[island[0] as usize].trees[0];
@@ -171,21 +172,15 @@ impl Dense {
                 self.c.push(piece_dot(&p.trees, &bl, &p.j[o..o + l], v_free));
             }
         }
-        for pa in 0..k {
-            let ja = &p.j[self.row_off[pa]..self.row_off[pa] + l];
-            let nz = &self.nz[self.nz_start[pa]..self.nz_start[pa + 1]];
-            for pb in 0..=pa {
-                let mb = &p.mj[self.row_off[pb]..self.row_off[pb] + l];
-                let mut y = -0.0;
-                for &c in nz {
-                    y += ja[c as usize] * mb[c as usize];
-                }
-                // `cross_dot`'s sum over the trees: 0 plus the one tree's
-                let x = 0.0 + y;
-                self.w[pa * k + pb] = x;
-                self.w[pb * k + pa] = x;
+        // `qH⁻¹ Jᵀ` of the island's rows dof-major (`mt[c k + pb]`, every entry written):
+        // row pa's entries against all rows pb at once, each sum still over `nz` in order
+        self.mt.resize(l * k, 0.0);
+        for (c, mt) in self.mt.chunks_exact_mut(k).enumerate() {
+            for (y, &o) in mt.iter_mut().zip(&self.row_off) {
+                *y = p.mj[o + c];
             }
         }
+        w_lower(&mut self.w, (&self.mt, &p.j), (&self.row_off, &self.nz, &self.nz_start), k);
         true
     }
 

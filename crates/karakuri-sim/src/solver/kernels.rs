@@ -117,12 +117,18 @@ fn solve_tree_batch_in(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
     let n = x.len() / BATCH;
     for k in (0..n).rev() {
         let (anc, l) = f.row(s + k);
-        for col in 0..nb {
-            let xk = x[k * BATCH + col];
-            if xk != 0.0 {
-                for (&a, &lv) in anc.iter().zip(l) {
-                    x[(a - s) * BATCH + col] -= lv * xk;
-                }
+        let xk: [f64; BATCH] = x[k * BATCH..(k + 1) * BATCH].try_into().expect("a row");
+        // the lanes [`solve_tree`] would update (a zero it skips: `x − lv · 0` is not `x`
+        // for `x = −0`), all at once with the others kept by a select
+        let on: [bool; BATCH] = std::array::from_fn(|col| col < nb && xk[col] != 0.0);
+        if !on.contains(&true) {
+            continue;
+        }
+        for (&a, &lv) in anc.iter().zip(l) {
+            let xa: &mut [f64; BATCH] = (&mut x[(a - s) * BATCH..(a - s + 1) * BATCH]).try_into().expect("a row");
+            for col in 0..BATCH {
+                let y = xa[col] - lv * xk[col];
+                xa[col] = if on[col] { y } else { xa[col] };
             }
         }
     }
@@ -175,6 +181,52 @@ pub(super) fn solve_tree_columns<const N: usize>(f: &Factorization, x: &mut [f64
                 acc -= lv * col[a - s];
             }
             col[k] = acc;
+        }
+    }
+}
+
+/// `W` (`k x k`, row-major, every entry written) of an island on one tree from its rows'
+/// `qH⁻¹ Jᵀ` dof-major (`mt[c k + b]`: row `b`'s entry at dof `c`) and their `J` (row `a`
+/// at `j[row_off[a]..]`, its nonzero columns `nz[nz_start[a]..nz_start[a + 1]]`): entry
+/// `(a, b ≤ a)` is `0 + Σ J_a[c] mt[c k + b]` over those columns in order from -0.0 (a
+/// skipped term adds a zero), mirrored above the diagonal; row `a`'s entries are summed
+/// side by side, a column `c` at a time.
+pub(super) fn w_lower(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { w_lower_avx2(w, (mt, j), (row_off, nz, nz_start), k) };
+    }
+    w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
+}
+
+/// [`w_lower`] compiled for AVX2 (the same operations in the same order: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn w_lower_avx2(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
+    w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
+}
+
+/// [`w_lower`]'s body.
+#[inline(always)]
+fn w_lower_in(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
+    for a in 0..k {
+        let acc = &mut w[a * k..a * k + a + 1];
+        acc.fill(-0.0);
+        for &c in &nz[nz_start[a]..nz_start[a + 1]] {
+            let (x, c) = (j[row_off[a] + c as usize], c as usize * k);
+            for (y, &m) in acc.iter_mut().zip(&mt[c..c + a + 1]) {
+                *y += x * m;
+            }
+        }
+        // `cross_dot`'s sum over the trees: 0 plus the one tree's (`y + 0` is `0 + y`, a
+        // −0 made +0)
+        acc.iter_mut().for_each(|y| *y += 0.0);
+    }
+    for a in 0..k {
+        for b in 0..a {
+            w[b * k + a] = w[a * k + b];
         }
     }
 }
@@ -249,6 +301,51 @@ mod tests {
             for (k, &v) in x.iter().enumerate() {
                 assert_eq!(batch[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
                 assert_eq!(portable[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn w_lower_is_the_sum_entry_by_entry_bit_for_bit() {
+        // five rows over 7 dofs, sparse like a robot's (a servo's one entry, a foot's base
+        // and leg), zeros and a -0.0 among them; qH⁻¹ Jᵀ dense, signs mixed
+        let (k, l) = (5, 7);
+        let j: Vec<f64> = (0..k * l)
+            .map(|i| match (i / l, i % l) {
+                (0, 3) => 1.0,
+                (1 | 2, c) if c < 3 || c == 5 => 0.3 + (i as f64 * 0.77).sin(),
+                (3, 6) => -0.0,
+                (4, c) => (i as f64 * 1.3).cos() * f64::from(u8::from(c != 2)),
+                _ => 0.0,
+            })
+            .collect();
+        let mj: Vec<f64> = (0..k * l).map(|i| (i as f64 * 0.41).sin() * 1e-3 + (i as f64 * 2.9).cos()).collect();
+        let row_off: Vec<usize> = (0..k).map(|a| a * l).collect();
+        let (mut nz, mut nz_start) = (vec![], vec![0]);
+        for a in 0..k {
+            nz.extend((0..l).filter(|&c| j[a * l + c] != 0.0).map(|c| c as u32));
+            nz_start.push(nz.len());
+        }
+        let mut mt = vec![0.0; l * k];
+        for (b, c) in (0..k).flat_map(|b| (0..l).map(move |c| (b, c))) {
+            mt[c * k + b] = mj[b * l + c];
+        }
+        let (mut w, mut portable) = (vec![f64::NAN; k * k], vec![f64::NAN; k * k]);
+        w_lower(&mut w, (&mt, &j), (&row_off, &nz, &nz_start), k);
+        w_lower_in(&mut portable, (&mt, &j), (&row_off, &nz, &nz_start), k);
+        for a in 0..k {
+            for b in 0..=a {
+                let mut y = -0.0;
+                for &c in &nz[nz_start[a]..nz_start[a + 1]] {
+                    y += j[a * l + c as usize] * mj[b * l + c as usize];
+                }
+                let x: f64 = 0.0 + y;
+                // a nonzero entry, except the row of only a -0.0
+                assert!(x != 0.0 || a == 3);
+                for m in [&w, &portable] {
+                    assert_eq!(m[a * k + b].to_bits(), x.to_bits(), "entry {a}, {b}");
+                    assert_eq!(m[b * k + a].to_bits(), x.to_bits(), "entry {b}, {a}");
+                }
             }
         }
     }

@@ -22,15 +22,10 @@ impl Problem {
     /// the centre of mass on principal axes: a box, a ball) each entry is one product, the
     /// dense sum's only non-zero term.
     pub fn prepare(&mut self, fact: &Factorization, work: &mut Workspace) {
-        // a problem of contacts on free bodies writes every entry of `mj` below; any other
-        // block solves in place in a copy of `j` (one copy for all: cheaper than a copy per row)
+        // every entry of `mj` is written below, from `j` (no copy of `j` first); with `copied`
+        // (a block not a contact on free bodies) the tree solves go through `solve_batched`
         let copied = self.blocks.iter().any(|bl| !free_contact(bl));
-        if copied {
-            self.mj.clear();
-            self.mj.extend_from_slice(&self.j);
-        } else {
-            self.mj.resize(self.j.len(), 0.0);
-        }
+        self.mj.resize(self.j.len(), 0.0);
         self.diag.clear();
         self.wii.clear();
         self.winv.clear();
@@ -45,7 +40,7 @@ impl Problem {
             block_mj(bl, (j, mj, copied), (&self.trees, fact), (&mut tree_inv[..], &mut tree_inv_of[..], stamp));
         }
         if copied {
-            solve_batched(&self.blocks, &self.trees, fact, &mut self.mj, &mut work.batch);
+            solve_batched(&self.blocks, &self.trees, fact, (&self.j, &mut self.mj), &mut work.batch);
         }
         for bl in &self.blocks {
             let (j, mj) = (&self.j[bl.off..bl.off + bl.n * bl.width], &self.mj[bl.off..bl.off + bl.n * bl.width]);
@@ -129,7 +124,7 @@ fn block_w(bl: &Block, j: &[f64], mj: &[f64], diag: &mut Vec<f64>) -> [f64; 9] {
     w
 }
 
-/// `qH⁻¹ Jᵀ` of block `bl` (its `J` rows `j`; `copied`: `mj` holds them already) into `mj`,
+/// `qH⁻¹ Jᵀ` of block `bl` (its `J` rows `j`; `copied`: its articulated trees are left to [`solve_batched`]) into `mj`,
 /// tree by tree (the pieces are apart:
 /// the order does not change a bit): a free body through its kept inverse in `tree_inv`
 /// (made current first, see [`TreeInverse`]), a one-dof tree on the universe by `1 / D`, any
@@ -178,11 +173,11 @@ fn general_mj(
     }
 }
 
-/// The LᵀDL solves [`general_mj`] left (with `copied`: `mj` holds `J`): every row piece of a
+/// The LᵀDL solves [`general_mj`] left (with `copied`), from `j` into `mj`: every row piece of a
 /// block on a tree of more than six dofs and more than one (an articulated robot), taken
 /// [`BATCH`] pieces of one tree at a time into `batch` (dof-major) and solved together by
 /// [`solve_tree_batch`], each piece's arithmetic that of [`solve_tree`] alone.
-fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, mj: &mut [f64], batch: &mut [f64]) {
+fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, (j, mj): (&[f64], &mut [f64]), batch: &mut [f64]) {
     // the pieces gathered: their offsets in `mj`, and their tree
     let mut at = [0usize; BATCH];
     let (mut nb, mut tree) = (0, NONE);
@@ -204,7 +199,7 @@ fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, mj: &mut
                 }
                 tree = t;
                 let o = bl.off + r * bl.width + c;
-                for (k, &x) in mj[o..o + l].iter().enumerate() {
+                for (k, &x) in j[o..o + l].iter().enumerate() {
                     batch[k * BATCH + nb] = x;
                 }
                 at[nb] = o;

@@ -77,6 +77,7 @@ impl Workspace {
         }
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
+        ensure(&mut d.mt, k * model.nv);
         ensure(&mut d.nz_start, k + 1);
         for v in [&mut d.c, &mut d.lambda, &mut d.r, &mut d.saved, &mut d.dir, &mut d.slip, &mut d.u, &mut d.proj, &mut d.best, &mut d.rhs, &mut d.g, &mut d.rs, &mut d.ys, &mut d.gr, &mut d.crow, &mut d.start] {
             ensure(v, k);
@@ -336,6 +337,9 @@ pub(super) struct Dense {
     pub gr: Vec<f64>,
     /// The impulses a try's first set is read from (`active.rs`) `(k)`.
     pub start: Vec<f64>,
+    /// `qH⁻¹ Jᵀ` of an island on one tree, dof-major: `mt[c k + b]` is row `b`'s entry at
+    /// dof `c` (`exact.rs`) `(≤ nv x k)`.
+    pub mt: Vec<f64>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
