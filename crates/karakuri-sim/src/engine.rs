@@ -308,6 +308,13 @@ pub trait Engine {
     fn write_states(&self, out: &mut [BodyState]);
     /// The state of one-dof joint `k`.
     fn joint_state(&self, k: usize) -> JointState;
+    /// The speed of each one-dof joint `k < out.len()` (`joint_state(k).dq`), in one call:
+    /// what the world keeps before every step for its accelerations.
+    fn write_joint_speeds(&self, out: &mut [f64]) {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.joint_state(k).dq;
+        }
+    }
     /// Simulated time (s).
     fn time(&self) -> f64;
     /// Steps taken.

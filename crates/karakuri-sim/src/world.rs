@@ -182,9 +182,7 @@ impl World {
         if !self.controllers.is_empty() {
             self.control()?;
         }
-        for (k, dq) in self.prev_dq.iter_mut().enumerate() {
-            *dq = self.engine.joint_state(k).dq;
-        }
+        self.engine.write_joint_speeds(&mut self.prev_dq);
         // the states now become the step's start (no copy: the buffers swap)
         std::mem::swap(&mut self.states, &mut self.prev_states);
         if let Err(e) = self.engine.step() {

@@ -36,7 +36,7 @@ pub struct Collider {
     pub(super) composite: Vec<bool>,
     /// Each shape's role in the closed-form plane pairs ([`Round`]) `(nshapes)`.
     pub(super) round: Vec<Round>,
-    /// A small world's pairs ([`SMALL_WORLD_PAIRS`] candidate pairs or fewer): every pair
+    /// A small or listed world's pairs ([`LISTED_PAIRS`] candidate pairs or fewer): every pair
     /// that may touch, in shape-pair order, tested directly instead of through the sweep and
     /// prune (decided once here; `None`: the sweep). See [`Collider::detect_small`].
     pub(super) small: Option<SmallWorld>,
@@ -60,6 +60,12 @@ pub struct Collider {
 /// ([`Collider::detect_small`]): the sweep's sorting and bookkeeping cost more than a few
 /// box tests.
 pub const SMALL_WORLD_PAIRS: usize = 32;
+
+/// At most this many candidate pairs, a world's pairs are listed and tested one by one as a
+/// small world's, its placements kept as the sweep's (`SmallWorld::listed`): a box test per
+/// listed pair (a few dozen instructions) costs less than the sweep's sorting, scan and pair
+/// sort (0089: the shadow hand, 32 shapes and 249 pairs).
+pub const LISTED_PAIRS: usize = 512;
 
 /// A shape's role in the closed-form plane pairs (`Collider::plane_round_pair`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +114,10 @@ pub(super) struct SmallWorld {
     /// Each shape's loosened bounding box is read by some pair (`(nshapes)`; a world of balls
     /// needs none).
     pub(super) needs_aabb: Vec<bool>,
+    /// More pairs than [`SMALL_WORLD_PAIRS`] (at most [`LISTED_PAIRS`]): every shape's box
+    /// is made, the placements are kept while a joint stays (as the sweep's), and a plane's
+    /// pairs take the sweep's box test first.
+    pub(super) listed: bool,
 }
 
 impl Collider {
@@ -264,9 +274,15 @@ impl Collider {
     }
 
     /// Whether the world's pairs are tested one by one ([`Collider::detect_small`]) rather
-    /// than through the sweep and prune.
+    /// than through the sweep and prune, each shape placed afresh ([`SMALL_WORLD_PAIRS`]).
     pub fn is_small(&self) -> bool {
-        self.small.is_some()
+        self.small.as_ref().is_some_and(|s| !s.listed)
+    }
+
+    /// Whether the world's pairs are listed and tested one by one with the sweep's kept
+    /// placements (more than [`SMALL_WORLD_PAIRS`], at most [`LISTED_PAIRS`]).
+    pub fn is_listed(&self) -> bool {
+        self.small.as_ref().is_some_and(|s| s.listed)
     }
 
     /// The contact mode of shapes `i` and `j` (None: they never collide).
@@ -282,7 +298,8 @@ impl Collider {
 }
 
 impl SmallWorld {
-    /// The small-world pairs of shapes `shapes` (pair modes `modes`, `n x n` upper triangle), or `None` above [`SMALL_WORLD_PAIRS`] candidate pairs.
+    /// The small-world pairs of shapes `shapes` (pair modes `modes`, `n x n` upper triangle),
+    /// listed above [`SMALL_WORLD_PAIRS`] candidate pairs, `None` above [`LISTED_PAIRS`].
     pub(super) fn of(shapes: &[ColShape], modes: &[Option<ContactMode>]) -> Option<SmallWorld> {
         let n = shapes.len();
         let mut pairs = Vec::new();
@@ -303,11 +320,12 @@ impl SmallWorld {
                     SmallTest::Boxes
                 };
                 pairs.push((a, b, mode, test));
-                if pairs.len() > SMALL_WORLD_PAIRS {
+                if pairs.len() > LISTED_PAIRS {
                     return None;
                 }
             }
         }
-        Some(SmallWorld { pairs, needs_aabb })
+        let listed = pairs.len() > SMALL_WORLD_PAIRS;
+        Some(SmallWorld { pairs, needs_aabb, listed })
     }
 }

@@ -193,7 +193,9 @@ impl Collider {
             return;
         }
         if let Some(small) = &self.small {
-            self.place_shapes(work, o_m_i, margin, Some(&small.needs_aabb));
+            // a listed world's boxes are all made, its placements kept as the sweep's
+            let boxed = (!small.listed).then_some(&small.needs_aabb[..]);
+            self.place_shapes(work, o_m_i, margin, boxed);
             self.detect_small(small, work, margin, out);
             return;
         }
@@ -290,6 +292,19 @@ impl Collider {
         }
     }
 
+    /// Of shapes `a < b`, one unbounded (a plane) and one bounded: the bounded one's box lies
+    /// wholly above the plane beyond the pair's margin ([`box_height`], the sweep's test in
+    /// [`Collider::plane_pairs`]), so the pair makes no contact. Reads `work.poses`,
+    /// `work.aabbs`.
+    #[inline]
+    fn above_plane(&self, work: &CollisionWork, (a, b): (usize, usize), margin: f64) -> bool {
+        let (u, k) = if self.shapes[a].unbounded { (a, b) } else { (b, a) };
+        !self.shapes[k].unbounded
+            && self.world_plane(u, &work.poses[u]).is_some_and(|(normal, offset)| {
+                box_height(&work.aabbs[k], &normal) - offset > self.pair_margin(a, b, margin, &work.band) + SLACK
+            })
+    }
+
     /// The world plane of an unbounded shape `u` at parry pose `pose`: its outward unit normal
     /// and its offset along it (`x · normal = offset` on the plane); None when it is no
     /// half-space.
@@ -371,7 +386,9 @@ impl Collider {
     /// path: the sweep finds exactly the pairs whose boxes intersect, and two balls whose boxes
     /// (each loosened by `margin`) do not intersect are more than `2 margin` apart, so the
     /// ball test, which keeps gaps below `margin`, drops them too. Reads `work.poses`,
-    /// `work.aabbs` (of the shapes `needs_aabb` names), `work.frozen`; writes `out`.
+    /// `work.aabbs` (of the shapes `needs_aabb` names), `work.frozen`; writes `out`. A listed
+    /// world ([`SmallWorld::listed`]) tests a plane's pairs as the sweep does first
+    /// ([`Collider::above_plane`]): its boxes are all made.
     fn detect_small(&self, small: &SmallWorld, work: &mut CollisionWork, margin: f64, out: &mut Vec<RawContact>) {
         for &(a, b, mode, test) in &small.pairs {
             if work.frozen[a] && work.frozen[b] {
@@ -383,6 +400,7 @@ impl Collider {
                     self.balls((a, ra), (b, rb), mode, self.pair_margin(a, b, margin, &work.band), centres, out);
                 }
                 SmallTest::Boxes if !work.aabbs[a].intersects(&work.aabbs[b]) => {}
+                SmallTest::Unbounded if small.listed && self.above_plane(work, (a, b), margin) => {}
                 SmallTest::Boxes | SmallTest::Unbounded => self.collide_pair(work, (a, b, mode), margin, out),
             }
         }
@@ -691,16 +709,20 @@ mod tests {
     /// ball–box rejections, the closed-form ball pairs and the kept placements find exactly
     /// parry's contacts of every pair that may touch (each pair's narrow phase called
     /// directly), bit for bit and in the same order (a plane's with a ball or a capsule, the
-    /// closed form's, to 1e-12 m); and the rejections do reject.
+    /// closed form's, to 1e-12 m); and the rejections do reject. The same for the listed
+    /// pairs of a world of at most `LISTED_PAIRS` pairs (288 here) and for the sweep.
     #[test]
     fn detect_finds_every_pairs_parry_contacts_bit_for_bit() {
         let (mut found, mut rejected, mut planes) = (0, 0, 0);
-        for seed in 0..30 {
+        for (seed, listed) in (0..30).flat_map(|seed| [(seed, true), (seed, false)]) {
             let (shapes, mut o_m_i) = mixed(24, seed);
             let n = shapes.len();
             // a body's own shapes never collide, as in a robot
-            let c = Collider::new(shapes, |p, q| (p.body != q.body).then_some(ContactMode::Lcp));
-            assert!(!c.is_small());
+            let mut c = Collider::new(shapes, |p, q| (p.body != q.body).then_some(ContactMode::Lcp));
+            assert!(!c.is_small() && c.is_listed(), "288 pairs");
+            if !listed {
+                c.small = None;
+            }
             let mut w = c.work();
             let mut brute = c.work();
             let mut rng = SplitMix64::new(seed + 1000);
@@ -750,15 +772,18 @@ mod tests {
                 found += got.len();
             }
         }
-        assert!(found > 300, "contacts met: {found}");
-        assert!(rejected > 300, "pairs rejected before the narrow phase: {rejected}");
-        assert!(planes > 30, "plane contacts of balls and capsules: {planes}");
+        assert!(found > 600, "contacts met: {found}");
+        assert!(rejected > 600, "pairs rejected before the narrow phase: {rejected}");
+        assert!(planes > 60, "plane contacts of balls and capsules: {planes}");
     }
 
-    /// More candidate pairs than [`SMALL_WORLD_PAIRS`]: the sweep.
+    /// More candidate pairs than [`SMALL_WORLD_PAIRS`]: listed; more than `LISTED_PAIRS`: the
+    /// sweep.
     #[test]
-    fn larger_worlds_keep_the_sweep() {
-        let (shapes, _) = crowd(9, 1);
-        assert!(!Collider::new(shapes, |_, _| Some(ContactMode::Lcp)).is_small(), "45 pairs");
+    fn larger_worlds_list_their_pairs_then_sweep() {
+        let c = Collider::new(crowd(9, 1).0, |_, _| Some(ContactMode::Lcp));
+        assert!(!c.is_small() && c.is_listed(), "45 pairs");
+        let c = Collider::new(crowd(32, 1).0, |_, _| Some(ContactMode::Lcp));
+        assert!(!c.is_small() && !c.is_listed(), "528 pairs");
     }
 }

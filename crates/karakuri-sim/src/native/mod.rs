@@ -217,7 +217,8 @@ impl Engine for NativeEngine {
             let x = o_m_i[b.joint];
             // a body whose frame is its joint's (the usual case) skips the product by the
             // identity (exact: the same bits)
-            let pose = if b.placement == Se3::identity() { x } else { x.compose(&b.placement) };
+            let own_frame = b.placement == Se3::identity();
+            let pose = if own_frame { x } else { x.compose(&b.placement) };
             let vw = x.act_motion(&vel[b.joint]);
             let p = pose.translation;
             *o = BodyState {
@@ -225,10 +226,7 @@ impl Engine for NativeEngine {
                 linear: vw.linear + vw.angular.cross(&p),
                 angular: vw.angular,
             };
-            if b.joint != 0
-                && model.joint_types[b.joint] == JointType::FreeFlyer
-                && b.placement == Se3::identity()
-            {
+            if own_frame && b.joint != 0 && model.joint_types[b.joint] == JointType::FreeFlyer {
                 // exactly the integrated world velocity of the origin
                 let iv = model.idx_v[b.joint];
                 let lin = Vec3::new(self.state.v[iv], self.state.v[iv + 1], self.state.v[iv + 2]);
@@ -245,6 +243,13 @@ impl Engine for NativeEngine {
             q: s.q[iq],
             dq: s.v[iv],
             tau: s.tau_user[iv] + self.model.one_dof_actuator[k].map_or(0.0, |a| self.out.act_tau[a]),
+        }
+    }
+
+    fn write_joint_speeds(&self, out: &mut [f64]) {
+        let (idx_v, v) = (&self.model.model.idx_v, &self.state.v);
+        for (o, &j) in out.iter_mut().zip(&self.model.one_dof) {
+            *o = v[idx_v[j]];
         }
     }
 

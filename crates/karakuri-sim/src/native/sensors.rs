@@ -134,22 +134,23 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
     let mut kept = 0;
     for (i, sn) in m.sensors.iter().enumerate() {
         let j = sn.joint;
-        let x = o_m_i[j].compose(&sn.placement);
-        let rt = x.rotation.transpose();
+        // the sensor frame's world placement, made only by the kinds that read it (a joint's
+        // or an actuator's reading has no frame: 24 of barkour's 27 sensors)
+        let frame = || o_m_i[j].compose(&sn.placement);
         let three = |v: Vec3| [v.x, v.y, v.z, 0.0, 0.0, 0.0];
         let one = |v: f64| [v, 0.0, 0.0, 0.0, 0.0, 0.0];
         out.readings[i] = match sn.kind {
             SensorKind::Accelerometer => {
                 let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
-                three(rt * ((v1 - w.sensor_start[i].linear) / m.dt - g))
+                three(frame().rotation.transpose() * ((v1 - w.sensor_start[i].linear) / m.dt - g))
             }
             SensorKind::RateGyro => three(sn.placement.rotation.transpose() * vel[j].angular),
-            SensorKind::Velocimeter => three(rt * point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
+            SensorKind::Velocimeter => three(frame().rotation.transpose() * point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
             SensorKind::Force | SensorKind::Force3 | SensorKind::Torque => {
                 let known = twin(m, i).and_then(|t| wrenches[..kept].iter().find(|k| k.0 == t));
                 let (f, n) = match known {
                     Some(&(_, f, n)) => (f, n),
-                    None => wrench_reading(m, w, out, (o_m_i, vel), i, &x),
+                    None => wrench_reading(m, w, out, (o_m_i, vel), i, &frame()),
                 };
                 if known.is_none() && kept < wrenches.len() {
                     wrenches[kept] = (i, f, n);
@@ -165,9 +166,9 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::JointVelocity => one(s.v[m.model.idx_v[j]]),
             SensorKind::ActuatorForce => one(out.act_tau[sn.index] * sn.gain),
             SensorKind::Touch => one(touch(m, out, j)),
-            SensorKind::FramePosition => three(x.translation),
+            SensorKind::FramePosition => three(frame().translation),
             SensorKind::FrameQuaternion => {
-                let q = quat_to_xyzw(&x.rotation);
+                let q = quat_to_xyzw(&frame().rotation);
                 [q[0], q[1], q[2], q[3], 0.0, 0.0]
             }
             SensorKind::FrameLinearVelocity => three(point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
