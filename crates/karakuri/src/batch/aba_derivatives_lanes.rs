@@ -168,7 +168,7 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         minus_minv_times(m, ws, &cw.zt, &mats[..nn], &mats[nn..2 * nn], &mut ya, &mut yb);
         store_transposed(&ya, n, g, k, oq);
         store_transposed(&yb, n, g, k, ov);
-        store_rows(&cw.zt, None, g, k, om);
+        store_rows(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, om);
     }
     w.mats = mats;
     w.b = b;

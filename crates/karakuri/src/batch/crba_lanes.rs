@@ -9,7 +9,7 @@
 // index loops over the dofs and the entries, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::kin_lanes::{place, world_dofs, Frame, KinWorkspace};
+use super::kin_lanes::{place, transpose4, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
@@ -41,8 +41,9 @@ pub(crate) struct CrbaWorkspace {
     /// How many dofs of a free-flyer root (`S = e_c` in the working frame) begin each dof's
     /// path.
     root_len: Vec<usize>,
-    /// Which groups of four consecutive entries of M (row-major) are zero whatever the state.
-    zero_blocks: Vec<bool>,
+    /// M (row-major) as runs of entries `(lo, hi, zero)`: `zero` where every group of four
+    /// entries of the run is zero whatever the state.
+    runs: Vec<(usize, usize, bool)>,
 }
 
 impl CrbaWorkspace {
@@ -85,10 +86,18 @@ impl CrbaWorkspace {
         let nn = n * n;
         let root_len = (0..n).map(|k| chain[cs[k]..cs[k + 1]].iter().take_while(|&&d| root_ff(d)).count()).collect();
         let related = |r: usize, c: usize| chain[cs[r]..cs[r + 1]].contains(&c) || chain[cs[c]..cs[c + 1]].contains(&r);
-        let zero_blocks = (0..nn.div_ceil(4)).map(|b| (4 * b..(4 * b + 4).min(nn)).all(|e| !related(e / n, e % n))).collect();
+        let mut runs: Vec<(usize, usize, bool)> = vec![];
+        for b in 0..nn.div_ceil(4) {
+            let (lo, hi) = (4 * b, (4 * b + 4).min(nn));
+            let zero = (lo..hi).all(|e| !related(e / n, e % n));
+            match runs.last_mut() {
+                Some(r) if r.2 == zero => r.1 = hi,
+                _ => runs.push((lo, hi, zero)),
+            }
+        }
         CrbaWorkspace {
             root_len,
-            zero_blocks,
+            runs,
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
@@ -338,11 +347,11 @@ pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
 }
 
 /// The lanes of `src` (one state's `nv x nv` matrix in lanes) that hold states of group `g`
-/// (of `k`) into their rows of `dst`, four entries of four states at a time: a 4x4 transpose
-/// in two steps (pairs, then halves), or four stores of zeros where `zero` says the four
-/// entries are zero in every state.
+/// (of `k`) into their rows of `dst`, run by run of `runs` (`(lo, hi, zero)`: entries
+/// `lo..hi`, zero in every state when `zero`, else four entries of four states at a time
+/// through a 4x4 transpose in registers).
 #[inline(always)]
-pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, dst: &mut [f64]) {
+pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64]) {
     let per = src.len();
     let states = LANES.min(k - g * LANES);
     let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
@@ -357,40 +366,41 @@ pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, d
     let (r01, r23) = rows.split_at_mut(2 * per);
     let (r0, r1) = r01.split_at_mut(per);
     let (r2, r3) = r23.split_at_mut(per);
-    let blocks = r0.chunks_exact_mut(4).zip(r1.chunks_exact_mut(4)).zip(r2.chunks_exact_mut(4)).zip(r3.chunks_exact_mut(4));
-    for (b, (((o0, o1), o2), o3)) in blocks.enumerate() {
-        if zero.is_some_and(|z| z[b]) {
-            for o in [o0, o1, o2, o3] {
-                o.fill(0.0);
+    for &(lo, hi, zero) in runs {
+        if zero {
+            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+                r[lo..hi].fill(0.0);
             }
             continue;
         }
-        let (a, bb, c, d) = (src[4 * b].0, src[4 * b + 1].0, src[4 * b + 2].0, src[4 * b + 3].0);
-        let (t0, t1) = ([a[0], bb[0], a[2], bb[2]], [a[1], bb[1], a[3], bb[3]]);
-        let (t2, t3) = ([c[0], d[0], c[2], d[2]], [c[1], d[1], c[3], d[3]]);
-        o0.copy_from_slice(&[t0[0], t0[1], t2[0], t2[1]]);
-        o1.copy_from_slice(&[t1[0], t1[1], t3[0], t3[1]]);
-        o2.copy_from_slice(&[t0[2], t0[3], t2[2], t2[3]]);
-        o3.copy_from_slice(&[t1[2], t1[3], t3[2], t3[3]]);
-    }
-    for e in per / 4 * 4..per {
-        (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        let (s, o0, o1, o2, o3) = (&src[lo..hi], &mut r0[lo..hi], &mut r1[lo..hi], &mut r2[lo..hi], &mut r3[lo..hi]);
+        let blocks = s.chunks_exact(4).zip(o0.chunks_exact_mut(4)).zip(o1.chunks_exact_mut(4)).zip(o2.chunks_exact_mut(4)).zip(o3.chunks_exact_mut(4));
+        for ((((x, o0), o1), o2), o3) in blocks {
+            let [a, b, c, d] = transpose4(x[0], x[1], x[2], x[3]);
+            o0.copy_from_slice(&a.0);
+            o1.copy_from_slice(&b.0);
+            o2.copy_from_slice(&c.0);
+            o3.copy_from_slice(&d.0);
+        }
+        for e in lo + (hi - lo) / 4 * 4..hi {
+            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        }
     }
 }
 
 /// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
             let h = std::mem::take(&mut cw.mat);
             invert(m, &h, cw);
             cw.mat = h;
-            store_rows(&cw.zt, None, g, k, out);
+            store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
-            store_rows(&cw.mat, Some(&cw.zero_blocks), g, k, out);
+            store(&cw.mat, &cw.runs, g, k, out);
         }
     }
 }
@@ -407,12 +417,58 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
         };
         return;
     }
-    crba_groups(m, w, kw, cw, inverse, k, q, out);
+    crba_groups(m, w, kw, cw, inverse, k, q, out, store_rows);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    crba_groups(m, w, kw, cw, inverse, k, q, out);
+    crba_groups(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o));
+}
+
+/// [`store_rows`] with the 4x4 transposes as AVX loads, shuffles and stores.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64]) {
+    use std::arch::x86_64::*;
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    if states < LANES {
+        return store_rows(src, runs, g, k, dst);
+    }
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    let (r01, r23) = rows.split_at_mut(2 * per);
+    let (r0, r1) = r01.split_at_mut(per);
+    let (r2, r3) = r23.split_at_mut(per);
+    for &(lo, hi, zero) in runs {
+        if zero {
+            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+                r[lo..hi].fill(0.0);
+            }
+            continue;
+        }
+        let mut e = lo;
+        while e + 4 <= hi {
+            let x: &[L; 4] = src[e..e + 4].try_into().unwrap();
+            let (o0, o1, o2, o3) = (&mut r0[e..e + 4], &mut r1[e..e + 4], &mut r2[e..e + 4], &mut r3[e..e + 4]);
+            // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`), each
+            // `o` four f64 (sliced above); AVX is enabled on this function.
+            #[allow(unsafe_code)]
+            unsafe {
+                let (a, b) = (_mm256_load_pd(x[0].0.as_ptr()), _mm256_load_pd(x[1].0.as_ptr()));
+                let (c, d) = (_mm256_load_pd(x[2].0.as_ptr()), _mm256_load_pd(x[3].0.as_ptr()));
+                let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
+                let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
+                _mm256_storeu_pd(o0.as_mut_ptr(), _mm256_permute2f128_pd::<0x20>(t0, t2));
+                _mm256_storeu_pd(o1.as_mut_ptr(), _mm256_permute2f128_pd::<0x20>(t1, t3));
+                _mm256_storeu_pd(o2.as_mut_ptr(), _mm256_permute2f128_pd::<0x31>(t0, t2));
+                _mm256_storeu_pd(o3.as_mut_ptr(), _mm256_permute2f128_pd::<0x31>(t1, t3));
+            }
+            e += 4;
+        }
+        for e in e..hi {
+            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        }
+    }
 }
