@@ -391,7 +391,15 @@ pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: 
 /// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
+pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows);
+}
+
+/// [`crba_groups`] with the results stored by `store` (the portable [`store_rows`] or the AVX
+/// [`store_rows_avx2`]).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
@@ -417,20 +425,94 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
         };
         return;
     }
-    crba_groups(m, w, kw, cw, inverse, k, q, out, store_rows);
+    crba_groups(m, w, kw, cw, inverse, k, q, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    crba_groups(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o));
+    let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
+    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream));
 }
 
-/// [`store_rows`] with the 4x4 transposes as AVX loads, shuffles and stores.
+/// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
+/// caches: half the L3 of the machine it was measured on (record 0092).
+pub(crate) const STREAM_BYTES: usize = 16 << 20;
+
+/// Four numbers `v` into `o[..4]`: an ordinary store, or (`stream`) non-temporal ones (one of
+/// 256 bits, two of 128 or four of 64, as `o` is aligned).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64]) {
+#[inline]
+fn put4(o: &mut [f64], v: std::arch::x86_64::__m256d, stream: bool) {
+    use std::arch::x86_64::*;
+    let o = &mut o[..4];
+    let p = o.as_mut_ptr();
+    let at = p as usize;
+    // SAFETY: `o` holds four f64 (sliced above); each streaming store gets the alignment it
+    // needs (checked on the pointer); AVX is enabled on this function.
+    #[allow(unsafe_code)]
+    unsafe {
+        if !stream {
+            _mm256_storeu_pd(p, v);
+        } else if at % 32 == 0 {
+            _mm256_stream_pd(p, v);
+        } else if at % 16 == 0 {
+            _mm_stream_pd(p, _mm256_castpd256_pd128(v));
+            _mm_stream_pd(p.add(2), _mm256_extractf128_pd::<1>(v));
+        } else {
+            let x: [f64; 4] = std::mem::transmute(v);
+            for (t, x) in x.iter().enumerate() {
+                _mm_stream_si64(p.add(t).cast::<i64>(), x.to_bits() as i64);
+            }
+        }
+    }
+}
+
+/// One number into `o`, non-temporal when `stream` (the tails of [`store_rows_avx2`], so that
+/// a cache line is not written both ways).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn put1(o: &mut f64, x: f64, stream: bool) {
+    if stream {
+        // SAFETY: `o` is one f64, 8-byte aligned, which is all `movnti` needs.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::x86_64::_mm_stream_si64((o as *mut f64).cast::<i64>(), x.to_bits() as i64)
+        };
+    } else {
+        *o = x;
+    }
+}
+
+/// `x` transposed into `r`: entry `l` of `r[t]` is lane `t` of `x[l]` (AVX loads, two unpacks,
+/// two lane swaps, four stores, non-temporal when `stream`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn tile_avx2(x: [&L; 4], r: [&mut [f64]; 4], stream: bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`); AVX is enabled
+    // on this function.
+    #[allow(unsafe_code)]
+    let [a, b, c, d] = x.map(|l| unsafe { _mm256_load_pd(l.0.as_ptr()) });
+    let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
+    let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
+    let [r0, r1, r2, r3] = r;
+    put4(r0, _mm256_permute2f128_pd::<0x20>(t0, t2), stream);
+    put4(r1, _mm256_permute2f128_pd::<0x20>(t1, t3), stream);
+    put4(r2, _mm256_permute2f128_pd::<0x31>(t0, t2), stream);
+    put4(r3, _mm256_permute2f128_pd::<0x31>(t1, t3), stream);
+}
+
+/// [`store_rows`] with the 4x4 transposes as AVX loads, two unpacks, two lane swaps and four
+/// stores, non-temporal when `stream` (then fenced at the end).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64], stream: bool) {
     use std::arch::x86_64::*;
     let per = src.len();
     let states = LANES.min(k - g * LANES);
@@ -441,34 +523,79 @@ fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize,
     let (r01, r23) = rows.split_at_mut(2 * per);
     let (r0, r1) = r01.split_at_mut(per);
     let (r2, r3) = r23.split_at_mut(per);
+    const Z: L = L([0.0; LANES]);
     for &(lo, hi, zero) in runs {
-        if zero {
-            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
-                r[lo..hi].fill(0.0);
-            }
-            continue;
-        }
         let mut e = lo;
         while e + 4 <= hi {
-            let x: &[L; 4] = src[e..e + 4].try_into().unwrap();
-            let (o0, o1, o2, o3) = (&mut r0[e..e + 4], &mut r1[e..e + 4], &mut r2[e..e + 4], &mut r3[e..e + 4]);
-            // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`), each
-            // `o` four f64 (sliced above); AVX is enabled on this function.
-            #[allow(unsafe_code)]
-            unsafe {
-                let (a, b) = (_mm256_load_pd(x[0].0.as_ptr()), _mm256_load_pd(x[1].0.as_ptr()));
-                let (c, d) = (_mm256_load_pd(x[2].0.as_ptr()), _mm256_load_pd(x[3].0.as_ptr()));
-                let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
-                let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
-                _mm256_storeu_pd(o0.as_mut_ptr(), _mm256_permute2f128_pd::<0x20>(t0, t2));
-                _mm256_storeu_pd(o1.as_mut_ptr(), _mm256_permute2f128_pd::<0x20>(t1, t3));
-                _mm256_storeu_pd(o2.as_mut_ptr(), _mm256_permute2f128_pd::<0x31>(t0, t2));
-                _mm256_storeu_pd(o3.as_mut_ptr(), _mm256_permute2f128_pd::<0x31>(t1, t3));
-            }
+            let x = if zero { [&Z; 4] } else { [&src[e], &src[e + 1], &src[e + 2], &src[e + 3]] };
+            tile_avx2(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
             e += 4;
         }
         for e in e..hi {
-            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+            for (l, r) in [&mut *r0, &mut *r1, &mut *r2, &mut *r3].into_iter().enumerate() {
+                put1(&mut r[e], src[e].0[l], stream);
+            }
+        }
+    }
+    if stream {
+        _mm_sfence();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The streamed stores (outputs of 16 MiB and more, record 0092) against the ordinary ones:
+    //! TALOS's M, M⁻¹ and both derivatives of 1461 states in one call and in calls of at most
+    //! 400 states (below the threshold), into outputs offset by 0–3 numbers (every alignment
+    //! of the rows), the same bits.
+    use crate::algorithms::{self as alg, SplitMix64};
+    use crate::batch::{self, BatchWorkspace};
+    use crate::io::urdf;
+
+    #[test]
+    fn streamed_stores_equal_the_ordinary_ones() {
+        let path = format!("{}/../../tests/data/talos_reduced.urdf", env!("CARGO_MANIFEST_DIR"));
+        let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
+        let (k, nq, nv) = (1461, model.nq, model.nv);
+        let nn = nv * nv;
+        assert!(3 * k * nn * 8 >= super::STREAM_BYTES && k * nn * 8 >= super::STREAM_BYTES && 3 * 400 * nn * 8 < super::STREAM_BYTES);
+        let mut rng = SplitMix64::new(21);
+        let mut q = vec![];
+        for _ in 0..k {
+            q.extend(alg::random_configuration(&model, &mut rng).iter());
+        }
+        let (v, a) = (rng.vector(k * nv), rng.vector(k * nv));
+        let (v, a) = (v.as_slice(), a.as_slice());
+        let mut ws = BatchWorkspace::new(&model, 1);
+        // the four calls, on states `s` into the (nv x nv per state) outputs `o`
+        type Call = fn(&crate::Model, &mut BatchWorkspace, &[f64], &[f64], &[f64], &mut [&mut [f64]]);
+        let calls: [(&str, Call); 4] = [
+            ("crba", |m, ws, q, _, _, o| batch::crba(m, ws, q, o[0]).unwrap()),
+            ("minv", |m, ws, q, _, _, o| batch::mass_matrix_inverse(m, ws, q, o[0]).unwrap()),
+            ("rnea_derivatives", |m, ws, q, v, a, o| {
+                let [x, y, z] = o else { unreachable!() };
+                batch::rnea_derivatives(m, ws, q, v, a, x, y, z).unwrap()
+            }),
+            ("aba_derivatives", |m, ws, q, v, a, o| {
+                let [x, y, z] = o else { unreachable!() };
+                batch::aba_derivatives(m, ws, q, v, a, x, y, z).unwrap()
+            }),
+        ];
+        for (c, (name, call)) in calls.iter().enumerate() {
+            let outs = if c < 2 { 1 } else { 3 };
+            let shift = c; // 0..3 numbers: every alignment mod 32 bytes
+            let mut whole: Vec<Vec<f64>> = (0..outs).map(|_| vec![f64::NAN; shift + k * nn]).collect();
+            let mut o: Vec<&mut [f64]> = whole.iter_mut().map(|x| &mut x[shift..]).collect();
+            call(&model, &mut ws, &q, v, a, &mut o);
+            let mut parts: Vec<Vec<f64>> = (0..outs).map(|_| vec![f64::NAN; k * nn]).collect();
+            for s in (0..k).step_by(400) {
+                let e = (s + 400).min(k);
+                let mut o: Vec<&mut [f64]> = parts.iter_mut().map(|x| &mut x[s * nn..e * nn]).collect();
+                call(&model, &mut ws, &q[s * nq..e * nq], &v[s * nv..e * nv], &a[s * nv..e * nv], &mut o);
+            }
+            for (w, p) in whole.iter().zip(&parts) {
+                assert!(w[shift..].iter().zip(p).all(|(x, y)| x.to_bits() == y.to_bits()), "{name}");
+            }
         }
     }
 }
