@@ -161,7 +161,7 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         forward(m, w, g, k, q, false);
         backward::<false, _>(m, w, &mut LaneMats::<true> { n, m: &mut mats }, Some(&mut b));
         // M = Lᵀ D L, M⁻¹, q̈ = M⁻¹ (τ − b) on the factors
-        invert(m, &mats[2 * nn..3 * nn], cw);
+        invert(m, Some(&mats[2 * nn..3 * nn]), cw);
         for (x, b) in w.x2.iter_mut().zip(&b) {
             *x -= *b;
         }

@@ -197,18 +197,23 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             let f = inertia_times(&y, &kw.s_world[d]);
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
+            // (and row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
             for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
                 cw.mat[r * n + d] = f[t];
                 cw.mat[d * n + r] = f[t];
+                cw.fl[s + t] = f[t];
             }
-            for &r in &cw.chain[s + rl..e] {
+            for t in s + rl..e {
+                let r = cw.chain[t];
                 let x = dot6(&kw.s_world[r], &f);
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
+                cw.fl[t] = x;
             }
             let arm = m.armature[d];
             if arm != 0.0 {
                 cw.mat[d * n + d] += L::splat(arm);
+                cw.fl[e - 1] += L::splat(arm);
             }
         }
         let p = m.parents[i];
@@ -235,20 +240,23 @@ fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
     }
 }
 
-/// M⁻¹ from the M in `h` (`nv x nv`, symmetric) into `cw.zt`, full symmetric, row-major; the
+/// M⁻¹ from the M in `h` (`nv x nv`, symmetric; `None`: M's rows on the paths already in
+/// `cw.fl`, as [`mass_matrix`] leaves them) into `cw.zt`, full symmetric, row-major; the
 /// factors `M = Lᵀ D L` left in `cw.fl` (each dof's row of L on its path, compact, then `D_k`)
 /// and `cw.dinv`. Every row is kept compact on the dof's path (its ancestors and itself, as
 /// `ltdl` stores them): an ancestor's path is a prefix of it, so each update is one
 /// contiguous loop, with no parent chase.
 #[inline(always)]
-pub(crate) fn invert(m: &Model, h: &[L], cw: &mut CrbaWorkspace) {
+pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
     let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
     let fl = &mut cw.fl;
-    for k in 0..n {
-        for t in cs[k]..cs[k + 1] {
-            fl[t] = h[k * n + chain[t]];
+    if let Some(h) = h {
+        for k in 0..n {
+            for t in cs[k]..cs[k + 1] {
+                fl[t] = h[k * n + chain[t]];
+            }
         }
     }
     // M = Lᵀ D L (RBDA Table 6.3): row k's entries x_p (p along its path) take
@@ -403,9 +411,7 @@ fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
     for g in 0..k.div_ceil(LANES) {
         mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
-            let h = std::mem::take(&mut cw.mat);
-            invert(m, &h, cw);
-            cw.mat = h;
+            invert(m, None, cw);
             store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
             store(&cw.mat, &cw.runs, g, k, out);
