@@ -443,8 +443,8 @@ fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut C
 }
 
 /// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
-/// caches: half the L3 of the machine it was measured on (record 0092).
-pub(crate) const STREAM_BYTES: usize = 16 << 20;
+/// caches: a quarter of the L3 of the machine it was measured on (record 0092).
+pub(crate) const STREAM_BYTES: usize = 8 << 20;
 
 /// Four numbers `v` into `o[..4]`: an ordinary store, or (`stream`) non-temporal ones (one of
 /// 256 bits, two of 128 or four of 64, as `o` is aligned).
@@ -552,7 +552,7 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
 mod tests {
     //! The streamed stores (outputs of 16 MiB and more, record 0092) against the ordinary ones:
     //! TALOS's M, M⁻¹ and both derivatives of 1461 states in one call and in calls of at most
-    //! 400 states (below the threshold), into outputs offset by 0–3 numbers (every alignment
+    //! 200 states (below the threshold), into outputs offset by 0–3 numbers (every alignment
     //! of the rows), the same bits.
     use crate::algorithms::{self as alg, SplitMix64};
     use crate::batch::{self, BatchWorkspace};
@@ -564,7 +564,7 @@ mod tests {
         let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
         let (k, nq, nv) = (1461, model.nq, model.nv);
         let nn = nv * nv;
-        assert!(3 * k * nn * 8 >= super::STREAM_BYTES && k * nn * 8 >= super::STREAM_BYTES && 3 * 400 * nn * 8 < super::STREAM_BYTES);
+        assert!(3 * k * nn * 8 >= super::STREAM_BYTES && k * nn * 8 >= super::STREAM_BYTES && 3 * 200 * nn * 8 < super::STREAM_BYTES);
         let mut rng = SplitMix64::new(21);
         let mut q = vec![];
         for _ in 0..k {
@@ -594,8 +594,8 @@ mod tests {
             let mut o: Vec<&mut [f64]> = whole.iter_mut().map(|x| &mut x[shift..]).collect();
             call(&model, &mut ws, &q, v, a, &mut o);
             let mut parts: Vec<Vec<f64>> = (0..outs).map(|_| vec![f64::NAN; k * nn]).collect();
-            for s in (0..k).step_by(400) {
-                let e = (s + 400).min(k);
+            for s in (0..k).step_by(200) {
+                let e = (s + 200).min(k);
                 let mut o: Vec<&mut [f64]> = parts.iter_mut().map(|x| &mut x[s * nn..e * nn]).collect();
                 call(&model, &mut ws, &q[s * nq..e * nq], &v[s * nv..e * nv], &a[s * nv..e * nv], &mut o);
             }
