@@ -6,7 +6,7 @@
 
 use super::crba_lanes::{invert, solve, store_rows, CrbaWorkspace};
 #[cfg(target_arch = "x86_64")]
-use super::crba_lanes::{put1, store_rows_avx2, tile_avx2, STREAM_BYTES};
+use super::crba_lanes::{put1, put4, store_rows_avx2, tile_avx2, STREAM_BYTES};
 use super::lanes::{LMotion, L, LANES};
 use super::rnea_derivatives_lanes::{backward, configuration_entries, forward, inertia_mul, DerivLanes, LaneMats};
 use crate::algorithms::derivatives::DerivativesWorkspace;
@@ -220,7 +220,7 @@ fn store_transposed_avx2(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64
         while j + 4 <= n {
             let e = t * n + j;
             let x = [&src[j * n + t], &src[(j + 1) * n + t], &src[(j + 2) * n + t], &src[(j + 3) * n + t]];
-            tile_avx2(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
+            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
             j += 4;
         }
         for j in j..n {

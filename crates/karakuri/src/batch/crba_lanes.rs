@@ -183,7 +183,7 @@ fn dot6(a: &V6, b: &V6) -> L {
 /// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
 /// ancestor pattern; the other entries stay zero).
 #[inline(always)]
-fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
+fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
     let n = m.nv;
     place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
@@ -197,23 +197,29 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             let f = inertia_times(&y, &kw.s_world[d]);
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
-            // (and row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
+            // (and, `FL`, row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
             for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
                 cw.mat[r * n + d] = f[t];
                 cw.mat[d * n + r] = f[t];
-                cw.fl[s + t] = f[t];
+                if FL {
+                    cw.fl[s + t] = f[t];
+                }
             }
             for t in s + rl..e {
                 let r = cw.chain[t];
                 let x = dot6(&kw.s_world[r], &f);
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
-                cw.fl[t] = x;
+                if FL {
+                    cw.fl[t] = x;
+                }
             }
             let arm = m.armature[d];
             if arm != 0.0 {
                 cw.mat[d * n + d] += L::splat(arm);
-                cw.fl[e - 1] += L::splat(arm);
+                if FL {
+                    cw.fl[e - 1] += L::splat(arm);
+                }
             }
         }
         let p = m.parents[i];
@@ -409,11 +415,12 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
 #[allow(clippy::too_many_arguments)]
 fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
     for g in 0..k.div_ceil(LANES) {
-        mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
+            mass_matrix::<true>(m, w, kw, cw, g, k, q);
             invert(m, None, cw);
             store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
+            mass_matrix::<false>(m, w, kw, cw, g, k, q);
             store(&cw.mat, &cw.runs, g, k, out);
         }
     }
@@ -451,7 +458,7 @@ pub(crate) const STREAM_BYTES: usize = 8 << 20;
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn put4(o: &mut [f64], v: std::arch::x86_64::__m256d, stream: bool) {
+pub(crate) fn put4(o: &mut [f64], v: std::arch::x86_64::__m256d, stream: bool) {
     use std::arch::x86_64::*;
     let o = &mut o[..4];
     let p = o.as_mut_ptr();
@@ -493,25 +500,29 @@ pub(crate) fn put1(o: &mut f64, x: f64, stream: bool) {
     }
 }
 
-/// `x` transposed into `r`: entry `l` of `r[t]` is lane `t` of `x[l]` (AVX loads, two unpacks,
-/// two lane swaps, four stores, non-temporal when `stream`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(crate) fn tile_avx2(x: [&L; 4], r: [&mut [f64]; 4], stream: bool) {
-    use std::arch::x86_64::*;
-    // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`); AVX is enabled
-    // on this function.
-    #[allow(unsafe_code)]
-    let [a, b, c, d] = x.map(|l| unsafe { _mm256_load_pd(l.0.as_ptr()) });
-    let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
-    let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
-    let [r0, r1, r2, r3] = r;
-    put4(r0, _mm256_permute2f128_pd::<0x20>(t0, t2), stream);
-    put4(r1, _mm256_permute2f128_pd::<0x20>(t1, t3), stream);
-    put4(r2, _mm256_permute2f128_pd::<0x31>(t0, t2), stream);
-    put4(r3, _mm256_permute2f128_pd::<0x31>(t1, t3), stream);
+/// `$x` (four `&L`) transposed into `$r` (four `&mut [f64]`): entry `l` of `$r[t]` is lane
+/// `t` of `$x[l]` (AVX loads, two unpacks, two lane swaps, four stores, non-temporal when
+/// `$stream`). A macro so that it is expanded inside the AVX2 functions that use it (a
+/// target-feature function is not inlined into its callers: a call per tile cost more than
+/// the tile).
+macro_rules! tile_avx2 {
+    ($x:expr, $r:expr, $stream:expr) => {{
+        use std::arch::x86_64::*;
+        // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`); AVX is
+        // enabled on the function this expands in.
+        #[allow(unsafe_code)]
+        let [a, b, c, d] = $x.map(|l: &L| unsafe { _mm256_load_pd(l.0.as_ptr()) });
+        let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
+        let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
+        let [r0, r1, r2, r3] = $r;
+        put4(r0, _mm256_permute2f128_pd::<0x20>(t0, t2), $stream);
+        put4(r1, _mm256_permute2f128_pd::<0x20>(t1, t3), $stream);
+        put4(r2, _mm256_permute2f128_pd::<0x31>(t0, t2), $stream);
+        put4(r3, _mm256_permute2f128_pd::<0x31>(t1, t3), $stream);
+    }};
 }
+#[cfg(target_arch = "x86_64")]
+pub(crate) use tile_avx2;
 
 /// [`store_rows`] with the 4x4 transposes as AVX loads, two unpacks, two lane swaps and four
 /// stores, non-temporal when `stream` (then fenced at the end).
@@ -531,10 +542,16 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
     let (r2, r3) = r23.split_at_mut(per);
     const Z: L = L([0.0; LANES]);
     for &(lo, hi, zero) in runs {
+        if zero && !stream {
+            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+                r[lo..hi].fill(0.0);
+            }
+            continue;
+        }
         let mut e = lo;
         while e + 4 <= hi {
             let x = if zero { [&Z; 4] } else { [&src[e], &src[e + 1], &src[e + 2], &src[e + 3]] };
-            tile_avx2(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
+            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
             e += 4;
         }
         for e in e..hi {
