@@ -469,9 +469,9 @@ pub(crate) fn put4(o: &mut [f64], v: std::arch::x86_64::__m256d, stream: bool) {
     unsafe {
         if !stream {
             _mm256_storeu_pd(p, v);
-        } else if at % 32 == 0 {
+        } else if at.is_multiple_of(32) {
             _mm256_stream_pd(p, v);
-        } else if at % 16 == 0 {
+        } else if at.is_multiple_of(16) {
             _mm_stream_pd(p, _mm256_castpd256_pd128(v));
             _mm_stream_pd(p.add(2), _mm256_extractf128_pd::<1>(v));
         } else {

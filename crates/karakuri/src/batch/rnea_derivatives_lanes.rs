@@ -413,6 +413,7 @@ pub(crate) fn configuration_entries<S: Sink>(
 /// Every group of `LANES` states of the `k` given: ∂τ/∂q, ∂τ/∂v, M into `outs` (row-major,
 /// `nv * nv` per state).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], mut outs: [&mut [f64]; 3], store: impl Fn(&[L], usize, usize, &mut [f64])) {
     let n = m.nv;
     let mut mats = std::mem::take(&mut w.mats);
