@@ -5,6 +5,8 @@
 //! own functions. Every output is the single call's bits (record 0076).
 
 use super::crba_lanes::{invert, solve, store_rows, CrbaWorkspace};
+#[cfg(target_arch = "x86_64")]
+use super::crba_lanes::{put1, put4, store_rows_avx2, tile_avx2, STREAM_BYTES};
 use super::lanes::{LMotion, L, LANES};
 use super::rnea_derivatives_lanes::{backward, configuration_entries, forward, inertia_mul, DerivLanes, LaneMats};
 use crate::algorithms::derivatives::DerivativesWorkspace;
@@ -147,7 +149,7 @@ fn store_transposed(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64]) {
 /// `nv * nv` per state).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3]) {
+fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3], store: impl Fn(&[L], bool, usize, usize, &mut [f64])) {
     let (n, nn) = (m.nv, m.nv * m.nv);
     let mut mats = std::mem::take(&mut w.mats);
     let mut b = std::mem::take(&mut w.b);
@@ -159,16 +161,16 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
         forward(m, w, g, k, q, false);
         backward::<false, _>(m, w, &mut LaneMats::<true> { n, m: &mut mats }, Some(&mut b));
         // M = Lᵀ D L, M⁻¹, q̈ = M⁻¹ (τ − b) on the factors
-        invert(m, &mats[2 * nn..3 * nn], cw);
+        invert(m, Some(&mats[2 * nn..3 * nn]), cw);
         for (x, b) in w.x2.iter_mut().zip(&b) {
             *x -= *b;
         }
         solve(m, cw, &mut w.x2);
         configuration_entries_at(m, w, &mut LaneMats::<true> { n, m: &mut mats });
         minus_minv_times(m, ws, &cw.zt, &mats[..nn], &mats[nn..2 * nn], &mut ya, &mut yb);
-        store_transposed(&ya, n, g, k, oq);
-        store_transposed(&yb, n, g, k, ov);
-        store_rows(&cw.zt, None, g, k, om);
+        store(&ya, true, g, k, oq);
+        store(&yb, true, g, k, ov);
+        store(&cw.zt, false, g, k, om);
     }
     w.mats = mats;
     w.b = b;
@@ -187,14 +189,65 @@ pub(crate) fn aba_derivatives_chunk(m: &Model, w: &mut DerivLanes, cw: &mut Crba
         };
         return;
     }
-    groups(m, w, cw, ws, k, q, v, tau, outs);
+    groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| portable_store(m.nv, s, t, g, k, o));
+}
+
+/// A result of the group into its rows: column-major (`transposed`) or row-major.
+#[inline(always)]
+fn portable_store(n: usize, src: &[L], transposed: bool, g: usize, k: usize, dst: &mut [f64]) {
+    if transposed {
+        store_transposed(src, n, g, k, dst);
+    } else {
+        store_rows(src, &[(0, n * n, false)], g, k, dst);
+    }
+}
+
+/// [`store_transposed`] through [`tile_avx2`], non-temporal when `stream`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_transposed_avx2(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64], stream: bool) {
+    let nn = n * n;
+    if LANES.min(k - g * LANES) < LANES {
+        return store_transposed(src, n, g, k, dst);
+    }
+    let rows = &mut dst[g * LANES * nn..(g * LANES + LANES) * nn];
+    let (r01, r23) = rows.split_at_mut(2 * nn);
+    let (r0, r1) = r01.split_at_mut(nn);
+    let (r2, r3) = r23.split_at_mut(nn);
+    for t in 0..n {
+        let mut j = 0;
+        while j + 4 <= n {
+            let e = t * n + j;
+            let x = [&src[j * n + t], &src[(j + 1) * n + t], &src[(j + 2) * n + t], &src[(j + 3) * n + t]];
+            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
+            j += 4;
+        }
+        for j in j..n {
+            for (l, r) in [&mut *r0, &mut *r1, &mut *r2, &mut *r3].into_iter().enumerate() {
+                put1(&mut r[t * n + j], src[j * n + t].0[l], stream);
+            }
+        }
+    }
+    if stream {
+        std::arch::x86_64::_mm_sfence();
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn aba_derivatives_avx2(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3]) {
-    groups(m, w, cw, ws, k, q, v, tau, outs);
+    // the three results past the caches when they do not fit (record 0092)
+    let n = m.nv;
+    let stream = 3 * k * n * n * 8 >= STREAM_BYTES;
+    groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| {
+        if t {
+            store_transposed_avx2(s, n, g, k, o, stream);
+        } else {
+            store_rows_avx2(s, &[(0, n * n, false)], g, k, o, stream);
+        }
+    });
 }
 
 #[cfg(test)]
@@ -225,7 +278,7 @@ mod tests {
             let [x, y, z] = &mut outs;
             let (mut data, mut ws) = (crate::Data::new(&model), DerivativesWorkspace::new(&model));
             let mut cw = CrbaWorkspace::new(&model);
-            groups(&model, &mut DerivLanes::new(&model), &mut cw, &ws, k, &q, v.as_slice(), tau.as_slice(), [x, y, z]);
+            groups(&model, &mut DerivLanes::new(&model), &mut cw, &ws, k, &q, v.as_slice(), tau.as_slice(), [x, y, z], |s, t, g, k, o| super::portable_store(nv, s, t, g, k, o));
             let mut public: [Vec<f64>; 3] = std::array::from_fn(|_| vec![f64::NAN; k * nv * nv]);
             let [x, y, z] = &mut public;
             let mut bw = crate::batch::BatchWorkspace::new(&model, 1);

@@ -9,7 +9,7 @@
 // index loops over the dofs and the entries, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::kin_lanes::{place, world_dofs, Frame, KinWorkspace};
+use super::kin_lanes::{place, transpose4, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
@@ -41,8 +41,9 @@ pub(crate) struct CrbaWorkspace {
     /// How many dofs of a free-flyer root (`S = e_c` in the working frame) begin each dof's
     /// path.
     root_len: Vec<usize>,
-    /// Which groups of four consecutive entries of M (row-major) are zero whatever the state.
-    zero_blocks: Vec<bool>,
+    /// M (row-major) as runs of entries `(lo, hi, zero)`: `zero` where every group of four
+    /// entries of the run is zero whatever the state.
+    runs: Vec<(usize, usize, bool)>,
 }
 
 impl CrbaWorkspace {
@@ -85,10 +86,18 @@ impl CrbaWorkspace {
         let nn = n * n;
         let root_len = (0..n).map(|k| chain[cs[k]..cs[k + 1]].iter().take_while(|&&d| root_ff(d)).count()).collect();
         let related = |r: usize, c: usize| chain[cs[r]..cs[r + 1]].contains(&c) || chain[cs[c]..cs[c + 1]].contains(&r);
-        let zero_blocks = (0..nn.div_ceil(4)).map(|b| (4 * b..(4 * b + 4).min(nn)).all(|e| !related(e / n, e % n))).collect();
+        let mut runs: Vec<(usize, usize, bool)> = vec![];
+        for b in 0..nn.div_ceil(4) {
+            let (lo, hi) = (4 * b, (4 * b + 4).min(nn));
+            let zero = (lo..hi).all(|e| !related(e / n, e % n));
+            match runs.last_mut() {
+                Some(r) if r.2 == zero => r.1 = hi,
+                _ => runs.push((lo, hi, zero)),
+            }
+        }
         CrbaWorkspace {
             root_len,
-            zero_blocks,
+            runs,
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
@@ -174,7 +183,7 @@ fn dot6(a: &V6, b: &V6) -> L {
 /// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
 /// ancestor pattern; the other entries stay zero).
 #[inline(always)]
-fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
+fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
     let n = m.nv;
     place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
@@ -188,18 +197,29 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             let f = inertia_times(&y, &kw.s_world[d]);
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
+            // (and, `FL`, row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
             for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
                 cw.mat[r * n + d] = f[t];
                 cw.mat[d * n + r] = f[t];
+                if FL {
+                    cw.fl[s + t] = f[t];
+                }
             }
-            for &r in &cw.chain[s + rl..e] {
+            for t in s + rl..e {
+                let r = cw.chain[t];
                 let x = dot6(&kw.s_world[r], &f);
                 cw.mat[r * n + d] = x;
                 cw.mat[d * n + r] = x;
+                if FL {
+                    cw.fl[t] = x;
+                }
             }
             let arm = m.armature[d];
             if arm != 0.0 {
                 cw.mat[d * n + d] += L::splat(arm);
+                if FL {
+                    cw.fl[e - 1] += L::splat(arm);
+                }
             }
         }
         let p = m.parents[i];
@@ -226,20 +246,23 @@ fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
     }
 }
 
-/// M⁻¹ from the M in `h` (`nv x nv`, symmetric) into `cw.zt`, full symmetric, row-major; the
+/// M⁻¹ from the M in `h` (`nv x nv`, symmetric; `None`: M's rows on the paths already in
+/// `cw.fl`, as [`mass_matrix`] leaves them) into `cw.zt`, full symmetric, row-major; the
 /// factors `M = Lᵀ D L` left in `cw.fl` (each dof's row of L on its path, compact, then `D_k`)
 /// and `cw.dinv`. Every row is kept compact on the dof's path (its ancestors and itself, as
 /// `ltdl` stores them): an ancestor's path is a prefix of it, so each update is one
 /// contiguous loop, with no parent chase.
 #[inline(always)]
-pub(crate) fn invert(m: &Model, h: &[L], cw: &mut CrbaWorkspace) {
+pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
     let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
     let fl = &mut cw.fl;
-    for k in 0..n {
-        for t in cs[k]..cs[k + 1] {
-            fl[t] = h[k * n + chain[t]];
+    if let Some(h) = h {
+        for k in 0..n {
+            for t in cs[k]..cs[k + 1] {
+                fl[t] = h[k * n + chain[t]];
+            }
         }
     }
     // M = Lᵀ D L (RBDA Table 6.3): row k's entries x_p (p along its path) take
@@ -338,11 +361,11 @@ pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
 }
 
 /// The lanes of `src` (one state's `nv x nv` matrix in lanes) that hold states of group `g`
-/// (of `k`) into their rows of `dst`, four entries of four states at a time: a 4x4 transpose
-/// in two steps (pairs, then halves), or four stores of zeros where `zero` says the four
-/// entries are zero in every state.
+/// (of `k`) into their rows of `dst`, run by run of `runs` (`(lo, hi, zero)`: entries
+/// `lo..hi`, zero in every state when `zero`, else four entries of four states at a time
+/// through a 4x4 transpose in registers).
 #[inline(always)]
-pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, dst: &mut [f64]) {
+pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64]) {
     let per = src.len();
     let states = LANES.min(k - g * LANES);
     let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
@@ -357,24 +380,25 @@ pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, d
     let (r01, r23) = rows.split_at_mut(2 * per);
     let (r0, r1) = r01.split_at_mut(per);
     let (r2, r3) = r23.split_at_mut(per);
-    let blocks = r0.chunks_exact_mut(4).zip(r1.chunks_exact_mut(4)).zip(r2.chunks_exact_mut(4)).zip(r3.chunks_exact_mut(4));
-    for (b, (((o0, o1), o2), o3)) in blocks.enumerate() {
-        if zero.is_some_and(|z| z[b]) {
-            for o in [o0, o1, o2, o3] {
-                o.fill(0.0);
+    for &(lo, hi, zero) in runs {
+        if zero {
+            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+                r[lo..hi].fill(0.0);
             }
             continue;
         }
-        let (a, bb, c, d) = (src[4 * b].0, src[4 * b + 1].0, src[4 * b + 2].0, src[4 * b + 3].0);
-        let (t0, t1) = ([a[0], bb[0], a[2], bb[2]], [a[1], bb[1], a[3], bb[3]]);
-        let (t2, t3) = ([c[0], d[0], c[2], d[2]], [c[1], d[1], c[3], d[3]]);
-        o0.copy_from_slice(&[t0[0], t0[1], t2[0], t2[1]]);
-        o1.copy_from_slice(&[t1[0], t1[1], t3[0], t3[1]]);
-        o2.copy_from_slice(&[t0[2], t0[3], t2[2], t2[3]]);
-        o3.copy_from_slice(&[t1[2], t1[3], t3[2], t3[3]]);
-    }
-    for e in per / 4 * 4..per {
-        (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        let (s, o0, o1, o2, o3) = (&src[lo..hi], &mut r0[lo..hi], &mut r1[lo..hi], &mut r2[lo..hi], &mut r3[lo..hi]);
+        let blocks = s.chunks_exact(4).zip(o0.chunks_exact_mut(4)).zip(o1.chunks_exact_mut(4)).zip(o2.chunks_exact_mut(4)).zip(o3.chunks_exact_mut(4));
+        for ((((x, o0), o1), o2), o3) in blocks {
+            let [a, b, c, d] = transpose4(x[0], x[1], x[2], x[3]);
+            o0.copy_from_slice(&a.0);
+            o1.copy_from_slice(&b.0);
+            o2.copy_from_slice(&c.0);
+            o3.copy_from_slice(&d.0);
+        }
+        for e in lo + (hi - lo) / 4 * 4..hi {
+            (r0[e], r1[e], r2[e], r3[e]) = (src[e].0[0], src[e].0[1], src[e].0[2], src[e].0[3]);
+        }
     }
 }
 
@@ -382,15 +406,22 @@ pub(crate) fn store_rows(src: &[L], zero: Option<&[bool]>, g: usize, k: usize, d
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows);
+}
+
+/// [`crba_groups`] with the results stored by `store` (the portable [`store_rows`] or the AVX
+/// [`store_rows_avx2`]).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
     for g in 0..k.div_ceil(LANES) {
-        mass_matrix(m, w, kw, cw, g, k, q);
         if inverse {
-            let h = std::mem::take(&mut cw.mat);
-            invert(m, &h, cw);
-            cw.mat = h;
-            store_rows(&cw.zt, None, g, k, out);
+            mass_matrix::<true>(m, w, kw, cw, g, k, q);
+            invert(m, None, cw);
+            store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
-            store_rows(&cw.mat, Some(&cw.zero_blocks), g, k, out);
+            mass_matrix::<false>(m, w, kw, cw, g, k, q);
+            store(&cw.mat, &cw.runs, g, k, out);
         }
     }
 }
@@ -414,5 +445,180 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    crba_groups(m, w, kw, cw, inverse, k, q, out);
+    let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
+    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream));
+}
+
+/// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
+/// caches: a quarter of the L3 of the machine it was measured on (record 0092).
+pub(crate) const STREAM_BYTES: usize = 8 << 20;
+
+/// Four numbers `v` into `o[..4]`: an ordinary store, or (`stream`) non-temporal ones (one of
+/// 256 bits, two of 128 or four of 64, as `o` is aligned).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn put4(o: &mut [f64], v: std::arch::x86_64::__m256d, stream: bool) {
+    use std::arch::x86_64::*;
+    let o = &mut o[..4];
+    let p = o.as_mut_ptr();
+    let at = p as usize;
+    // SAFETY: `o` holds four f64 (sliced above); each streaming store gets the alignment it
+    // needs (checked on the pointer); AVX is enabled on this function.
+    #[allow(unsafe_code)]
+    unsafe {
+        if !stream {
+            _mm256_storeu_pd(p, v);
+        } else if at.is_multiple_of(32) {
+            _mm256_stream_pd(p, v);
+        } else if at.is_multiple_of(16) {
+            _mm_stream_pd(p, _mm256_castpd256_pd128(v));
+            _mm_stream_pd(p.add(2), _mm256_extractf128_pd::<1>(v));
+        } else {
+            let x: [f64; 4] = std::mem::transmute(v);
+            for (t, x) in x.iter().enumerate() {
+                _mm_stream_si64(p.add(t).cast::<i64>(), x.to_bits() as i64);
+            }
+        }
+    }
+}
+
+/// One number into `o`, non-temporal when `stream` (the tails of [`store_rows_avx2`], so that
+/// a cache line is not written both ways).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn put1(o: &mut f64, x: f64, stream: bool) {
+    if stream {
+        // SAFETY: `o` is one f64, 8-byte aligned, which is all `movnti` needs.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::x86_64::_mm_stream_si64((o as *mut f64).cast::<i64>(), x.to_bits() as i64)
+        };
+    } else {
+        *o = x;
+    }
+}
+
+/// `$x` (four `&L`) transposed into `$r` (four `&mut [f64]`): entry `l` of `$r[t]` is lane
+/// `t` of `$x[l]` (AVX loads, two unpacks, two lane swaps, four stores, non-temporal when
+/// `$stream`). A macro so that it is expanded inside the AVX2 functions that use it (a
+/// target-feature function is not inlined into its callers: a call per tile cost more than
+/// the tile).
+macro_rules! tile_avx2 {
+    ($x:expr, $r:expr, $stream:expr) => {{
+        use std::arch::x86_64::*;
+        // SAFETY: each `L` is four f64 aligned to 32 bytes (`repr(C, align(32))`); AVX is
+        // enabled on the function this expands in.
+        #[allow(unsafe_code)]
+        let [a, b, c, d] = $x.map(|l: &L| unsafe { _mm256_load_pd(l.0.as_ptr()) });
+        let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
+        let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
+        let [r0, r1, r2, r3] = $r;
+        put4(r0, _mm256_permute2f128_pd::<0x20>(t0, t2), $stream);
+        put4(r1, _mm256_permute2f128_pd::<0x20>(t1, t3), $stream);
+        put4(r2, _mm256_permute2f128_pd::<0x31>(t0, t2), $stream);
+        put4(r3, _mm256_permute2f128_pd::<0x31>(t1, t3), $stream);
+    }};
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use tile_avx2;
+
+/// [`store_rows`] with the 4x4 transposes as AVX loads, two unpacks, two lane swaps and four
+/// stores, non-temporal when `stream` (then fenced at the end).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64], stream: bool) {
+    use std::arch::x86_64::*;
+    let per = src.len();
+    let states = LANES.min(k - g * LANES);
+    if states < LANES {
+        return store_rows(src, runs, g, k, dst);
+    }
+    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
+    let (r01, r23) = rows.split_at_mut(2 * per);
+    let (r0, r1) = r01.split_at_mut(per);
+    let (r2, r3) = r23.split_at_mut(per);
+    const Z: L = L([0.0; LANES]);
+    for &(lo, hi, zero) in runs {
+        if zero && !stream {
+            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+                r[lo..hi].fill(0.0);
+            }
+            continue;
+        }
+        let mut e = lo;
+        while e + 4 <= hi {
+            let x = if zero { [&Z; 4] } else { [&src[e], &src[e + 1], &src[e + 2], &src[e + 3]] };
+            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
+            e += 4;
+        }
+        for e in e..hi {
+            for (l, r) in [&mut *r0, &mut *r1, &mut *r2, &mut *r3].into_iter().enumerate() {
+                put1(&mut r[e], src[e].0[l], stream);
+            }
+        }
+    }
+    if stream {
+        _mm_sfence();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The streamed stores (outputs of 16 MiB and more, record 0092) against the ordinary ones:
+    //! TALOS's M, M⁻¹ and both derivatives of 1461 states in one call and in calls of at most
+    //! 200 states (below the threshold), into outputs offset by 0–3 numbers (every alignment
+    //! of the rows), the same bits.
+    use crate::algorithms::{self as alg, SplitMix64};
+    use crate::batch::{self, BatchWorkspace};
+    use crate::io::urdf;
+
+    #[test]
+    fn streamed_stores_equal_the_ordinary_ones() {
+        let path = format!("{}/../../tests/data/talos_reduced.urdf", env!("CARGO_MANIFEST_DIR"));
+        let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
+        let (k, nq, nv) = (1461, model.nq, model.nv);
+        let nn = nv * nv;
+        assert!(3 * k * nn * 8 >= super::STREAM_BYTES && k * nn * 8 >= super::STREAM_BYTES && 3 * 200 * nn * 8 < super::STREAM_BYTES);
+        let mut rng = SplitMix64::new(21);
+        let mut q = vec![];
+        for _ in 0..k {
+            q.extend(alg::random_configuration(&model, &mut rng).iter());
+        }
+        let (v, a) = (rng.vector(k * nv), rng.vector(k * nv));
+        let (v, a) = (v.as_slice(), a.as_slice());
+        let mut ws = BatchWorkspace::new(&model, 1);
+        // the four calls, on states `s` into the (nv x nv per state) outputs `o`
+        type Call = fn(&crate::Model, &mut BatchWorkspace, &[f64], &[f64], &[f64], &mut [&mut [f64]]);
+        let calls: [(&str, Call); 4] = [
+            ("crba", |m, ws, q, _, _, o| batch::crba(m, ws, q, o[0]).unwrap()),
+            ("minv", |m, ws, q, _, _, o| batch::mass_matrix_inverse(m, ws, q, o[0]).unwrap()),
+            ("rnea_derivatives", |m, ws, q, v, a, o| {
+                let [x, y, z] = o else { unreachable!() };
+                batch::rnea_derivatives(m, ws, q, v, a, x, y, z).unwrap()
+            }),
+            ("aba_derivatives", |m, ws, q, v, a, o| {
+                let [x, y, z] = o else { unreachable!() };
+                batch::aba_derivatives(m, ws, q, v, a, x, y, z).unwrap()
+            }),
+        ];
+        for (c, (name, call)) in calls.iter().enumerate() {
+            let outs = if c < 2 { 1 } else { 3 };
+            let shift = c; // 0..3 numbers: every alignment mod 32 bytes
+            let mut whole: Vec<Vec<f64>> = (0..outs).map(|_| vec![f64::NAN; shift + k * nn]).collect();
+            let mut o: Vec<&mut [f64]> = whole.iter_mut().map(|x| &mut x[shift..]).collect();
+            call(&model, &mut ws, &q, v, a, &mut o);
+            let mut parts: Vec<Vec<f64>> = (0..outs).map(|_| vec![f64::NAN; k * nn]).collect();
+            for s in (0..k).step_by(200) {
+                let e = (s + 200).min(k);
+                let mut o: Vec<&mut [f64]> = parts.iter_mut().map(|x| &mut x[s * nn..e * nn]).collect();
+                call(&model, &mut ws, &q[s * nq..e * nq], &v[s * nv..e * nv], &a[s * nv..e * nv], &mut o);
+            }
+            for (w, p) in whole.iter().zip(&parts) {
+                assert!(w[shift..].iter().zip(p).all(|(x, y)| x.to_bits() == y.to_bits()), "{name}");
+            }
+        }
+    }
 }

@@ -413,7 +413,8 @@ pub(crate) fn configuration_entries<S: Sink>(
 /// Every group of `LANES` states of the `k` given: ∂τ/∂q, ∂τ/∂v, M into `outs` (row-major,
 /// `nv * nv` per state).
 #[inline(always)]
-fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], mut outs: [&mut [f64]; 3]) {
+#[allow(clippy::too_many_arguments)]
+fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], mut outs: [&mut [f64]; 3], store: impl Fn(&[L], usize, usize, &mut [f64])) {
     let n = m.nv;
     let mut mats = std::mem::take(&mut w.mats);
     for g in 0..k.div_ceil(LANES) {
@@ -421,7 +422,7 @@ fn groups(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f6
         forward(m, w, g, k, q, true);
         backward::<true, _>(m, w, &mut LaneMats::<false> { n, m: &mut mats }, None);
         for (o, mat) in outs.iter_mut().zip(mats.chunks_exact(n * n)) {
-            scatter(mat, g, k, o);
+            store(mat, g, k, o);
         }
     }
     w.mats = mats;
@@ -447,13 +448,15 @@ pub(crate) fn rnea_derivatives_chunk(m: &Model, w: &mut DerivLanes, k: usize, q:
         };
         return;
     }
-    groups(m, w, k, q, v, a, outs);
+    groups(m, w, k, q, v, a, outs, scatter);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn rnea_derivatives_avx2(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], outs: [&mut [f64]; 3]) {
-    groups(m, w, k, q, v, a, outs);
+    // the three results past the caches when they do not fit (record 0092)
+    let stream = 3 * k * m.nv * m.nv * 8 >= super::crba_lanes::STREAM_BYTES;
+    groups(m, w, k, q, v, a, outs, |s, g, k, o| super::crba_lanes::store_rows_avx2(s, &[(0, s.len(), false)], g, k, o, stream));
 }
 
 #[cfg(test)]
@@ -479,7 +482,7 @@ mod tests {
             let (v, a) = (rng.vector(k * nv), rng.vector(k * nv));
             let mut outs: [Vec<f64>; 3] = std::array::from_fn(|_| vec![f64::NAN; k * nv * nv]);
             let [x, y, z] = &mut outs;
-            groups(&model, &mut DerivLanes::new(&model), k, &q, v.as_slice(), a.as_slice(), [x, y, z]);
+            groups(&model, &mut DerivLanes::new(&model), k, &q, v.as_slice(), a.as_slice(), [x, y, z], super::scatter);
             let (mut data, mut ws) = (crate::Data::new(&model), DerivativesWorkspace::new(&model));
             for s in 0..k {
                 let row = |x: &[f64], n: usize| DVector::from_column_slice(&x[s * n..(s + 1) * n]);
