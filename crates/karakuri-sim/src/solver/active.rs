@@ -12,15 +12,28 @@
 //! islands (a ragdoll on the floor, a robot's feet) Gauss–Seidel converges at 0.8–0.95 a
 //! sweep; a few sets reach its fixed point.
 //! A robot's servo rows, free through a try's sets, are condensed out once per try (a Schur
-//! complement): each set then solves over the contact rows only.
+//! complement, `condense.rs`): each set then solves over the contact rows only.
 
 use super::cone::project_set;
-use super::lu::{lu_apply, lu_apply_rows, lu_factor};
+use super::lu::{lu_apply, lu_factor};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
 /// Sets an island tries before it gives up (Gauss–Seidel goes on from the warm start).
 const MAX_SETS: usize = 16;
+
+/// A set whose natural residual is at most this share of the tolerance is accepted (refined
+/// and written; the sweep after the try checks it against the tolerance): the second set of
+/// a try whose first one met the tolerance but not a tenth of it (a slide's direction turned
+/// by a little, a crawl) cost a factorisation for nothing the step needed (0088).
+const ACCEPT: f64 = 0.5;
+
+/// A warm-started first set counts a row whose warm impulse is within this share of the
+/// tolerance (as a row velocity, `λ W_ii`) of a bound as at it (a normal at zero, a servo at
+/// its torque bound, a friction on its cone): the sweep after last step's try nudges such
+/// impulses off their bounds by less than the tolerance, and a first set that took them as
+/// free needed a second set to put them back (0088).
+const SNAP: f64 = 1.0;
 
 /// Sets in a row without [`PROGRESS`] after which the sets count as cycling or crawling
 /// (the best one so far is offered).
@@ -47,15 +60,11 @@ const REFINEMENTS: usize = 2;
 /// takes the one of least norm.
 const REGULARIZATION: f64 = 1e-7;
 
-/// Servo rows (bounded rows free in a try's first set) from which a try condenses them out
-/// of its sets: fewer are not worth the complement's cost.
-const SCHUR_MIN_SERVOS: usize = 4;
-
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
     /// current impulses (the first try, `!formed`, from the warm start's set), at velocity
     /// tolerance `tol` (`formed`: the island's `W` and `c` are in `dense` already): the number of sets solved when one set is its own successor or
-    /// its impulses meet the tolerance (the natural residual below `0.1 tol`: its impulses,
+    /// its impulses meet the tolerance (the natural residual below [`ACCEPT`] of it: its impulses,
     /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
     /// written).
@@ -73,7 +82,7 @@ impl Solve<'_> {
             Some(warm) if !formed => d.start.extend(d.rows.iter().map(|&i| warm[i])),
             _ => d.start.extend_from_slice(&d.lambda),
         }
-        d.set_start(&p.kind, b, self.warm.is_some() && !formed);
+        d.set_start(&p.kind, b, self.warm.is_some() && !formed, SNAP * tol);
         let eps = REGULARIZATION * self.scale.max(1e-300);
         d.schur_start(&p.kind, eps);
         // a row velocity and an impulse that count as zero
@@ -83,20 +92,20 @@ impl Solve<'_> {
             if !d.solve_set(&p.kind, b, eps) {
                 return None;
             }
-            let m = d.residual(&p.kind, b);
+            let m = d.residual(&p.kind);
             let improved = m < best;
             since = if m < PROGRESS * best { 0 } else { since + 1 };
             if improved {
                 best = m;
                 std::mem::swap(&mut d.best, &mut d.proj);
             }
-            if since >= STALE_SETS && m > vt {
+            if since >= STALE_SETS && m > ACCEPT * tol {
                 // cycling, or crawling: the best of the sets so far is what this try offers
                 break;
             }
             // the impulses solve the problem to the tolerance (a slide whose direction still
             // turns by less than that), or the set is its own successor
-            if m <= vt || !d.next_set(&p.kind, vt, lt, !improved) {
+            if m <= ACCEPT * tol || !d.next_set(&p.kind, vt, lt, !improved) {
                 for _ in 0..REFINEMENTS {
                     d.refine(&p.kind, b, eps);
                 }
@@ -126,7 +135,7 @@ impl Dense {
     /// normal impulse is active (sliding along its impulse when its friction is on the cone),
     /// as is one violated at `v_free` (`c < b`; not with `support`: the warm start's set), a
     /// one-sided row likewise, a bounded row at its bound. Reads `rows`, `c`; writes `state`, `dir`, `slip`.
-    fn set_start(&mut self, kind: &[RowKind], b: &[f64], support: bool) {
+    fn set_start(&mut self, kind: &[RowKind], b: &[f64], support: bool, snap: f64) {
         let k = self.rows.len();
         self.state.clear();
         self.state.resize(k, State::Zero);
@@ -137,19 +146,22 @@ impl Dense {
         let lambda = &self.start;
         for p in 0..k {
             let i = self.rows[p];
+            // an impulse within `snap` (a row velocity) of a bound counts as at it
+            let tiny = if support && snap > 0.0 { snap / self.w[p * k + p].max(1e-300) } else { 0.0 };
             self.state[p] = match kind[i] {
                 RowKind::Bilateral => State::Free,
-                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > 0.0 || (!support && self.c[p] < b[i]) => State::Free,
+                RowKind::Unilateral | RowKind::Normal { .. } if lambda[p] > tiny || (!support && self.c[p] < b[i]) => State::Free,
                 RowKind::Unilateral | RowKind::Normal { .. } => State::Zero,
-                RowKind::Bounded { hi, .. } if lambda[p] >= hi => State::Hi,
-                RowKind::Bounded { lo, .. } if lambda[p] <= lo => State::Lo,
+                RowKind::Bounded { hi, .. } if lambda[p] >= hi - tiny => State::Hi,
+                RowKind::Bounded { lo, .. } if lambda[p] <= lo + tiny => State::Lo,
                 RowKind::Bounded { .. } => State::Free,
                 RowKind::Tangent => self.state[p],
             };
             if let RowKind::Normal { friction: 2, mu } = kind[i] {
                 let (ln, t1, t2) = (lambda[p], lambda[p + 1], lambda[p + 2]);
                 let nt = (t1 * t1 + t2 * t2).sqrt();
-                let slide = ln > 0.0 && nt > 0.0 && nt >= mu * ln * (1.0 - 1e-9);
+                let tt = if support && snap > 0.0 { snap / self.w[(p + 1) * k + p + 1].max(1e-300) } else { 0.0 };
+                let slide = ln > 0.0 && nt > 0.0 && nt >= mu * ln * (1.0 - 1e-9) - tt;
                 let st = match self.state[p] {
                     State::Zero => State::Zero,
                     _ if slide => State::Slide,
@@ -198,14 +210,26 @@ impl Dense {
         if schur {
             self.reduce(kind, eps);
         }
-        // row i of W times each unknown's column (W is symmetric: a column is a row)
-        self.cols.clear();
-        self.cols.resize(k * n, 0.0);
+        // the rows the equations read: each unknown's own, a slide's second tangent row
+        self.eqrows.clear();
+        for x in 0..n {
+            let p = self.idx[x];
+            self.eqrows.push(p);
+            if self.across(kind, p) {
+                self.eqrows.push(p + 1);
+            }
+        }
+        // those rows of W times each unknown's column (W is symmetric: a column is a row);
+        // `cols` and `a` keep their length (no entry is read before it is written)
+        if self.cols.len() < k * n {
+            self.cols.resize(k * n, 0.0);
+        }
         for y in 0..n {
             self.column(kind, y, n, schur);
         }
-        self.a.clear();
-        self.a.resize(n * n, 0.0);
+        if self.a.len() < n * n {
+            self.a.resize(n * n, 0.0);
+        }
         self.r.clear();
         self.rhs.clear();
         for x in 0..n {
@@ -215,14 +239,22 @@ impl Dense {
             let mut rhs = 0.0;
             let row = &mut self.a[x * n..(x + 1) * n];
             let g = if schur { &self.gr } else { &self.g };
+            let mut first = true;
             for (&i, &wi) in eq.iter().zip(&we) {
                 if wi == 0.0 {
                     continue;
                 }
                 rhs += wi * g[i];
-                for (a, c) in row.iter_mut().zip(&self.cols[i * n..(i + 1) * n]) {
-                    *a += wi * c;
+                let col = &self.cols[i * n..(i + 1) * n];
+                if first {
+                    row.iter_mut().zip(col).for_each(|(a, c)| *a = wi * c);
+                } else {
+                    row.iter_mut().zip(col).for_each(|(a, c)| *a += wi * c);
                 }
+                first = false;
+            }
+            if first {
+                row.fill(0.0);
             }
             self.rhs.push(rhs);
             // proximal: of equal solutions, the one nearest the last impulses
@@ -236,7 +268,7 @@ impl Dense {
             return false;
         }
         lu_apply(&self.a, &self.perm, &mut self.r, n);
-        self.take_solution(kind, b);
+        self.take_solution(kind, b, true);
         true
     }
 
@@ -245,13 +277,24 @@ impl Dense {
     /// make (`min(λ_n W_nn, u_n)` for a normal or one-sided row, the friction's step
     /// `λ_t − u_t / W_tt` projected on its disk, a bilateral row's `u`, a bounded row's step
     /// clamped).
-    fn residual(&mut self, kind: &[RowKind], b: &[f64]) -> f64 {
+    fn residual(&mut self, kind: &[RowKind]) -> f64 {
         let k = self.rows.len();
         self.proj.clear();
         self.proj.extend_from_slice(&self.lambda[..k]);
         project_set(&self.rows, kind, &mut self.proj);
-        let (w, proj, c) = (&self.w, &self.proj, &self.c);
-        let u = |q: usize| c[q] + w[q * k..(q + 1) * k].iter().zip(proj.iter()).map(|(a, l)| a * l).sum::<f64>() - b[self.rows[q]];
+        // `u` at the projected impulses: the set's plus W (proj − λ) over the rows moved
+        self.uproj.clear();
+        self.uproj.extend_from_slice(&self.u[..k]);
+        for q in 0..k {
+            let dl = self.proj[q] - self.lambda[q];
+            if dl != 0.0 {
+                for (u, w) in self.uproj.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
+                    *u += w * dl;
+                }
+            }
+        }
+        let (w, proj) = (&self.w, &self.proj);
+        let u = |q: usize| self.uproj[q];
         let mut m: f64 = 0.0;
         let mut p = 0;
         while p < k {
@@ -313,7 +356,7 @@ impl Dense {
     /// bilateral row (loop closures, equalities: their redundant rows take the least-norm
     /// impulses, which the proximal term would let drift from step to step).
     #[inline]
-    fn prox(&self, kind: &[RowKind], p: usize) -> f64 {
+    pub(super) fn prox(&self, kind: &[RowKind], p: usize) -> f64 {
         if kind[self.rows[p]] == RowKind::Bilateral {
             0.0
         } else {
@@ -331,8 +374,8 @@ impl Dense {
         }
     }
 
-    /// Fills entry `y` of every row of `cols` (`n` unknowns; `schur`: the condensed rows C
-    /// only, the others being read by no equation): row `i` of `W` (`W̃`) times the column of
+    /// Fills entry `y` of the rows the equations read (`eqrows`) of `cols` (`n` unknowns;
+    /// `schur`: of the condensed `W̃`): row `i` of `W` (`W̃`) times the column of
     /// unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
     /// unknown is its tangents along `e`).
     #[inline]
@@ -348,11 +391,11 @@ impl Dense {
         } else if self.state[q] == State::Slide {
             col = Column::Across(self.dir[q], self.dir[q + 1]);
         }
-        let (cols, ctr) = (&mut self.cols, if schur { Some(&self.ctr[..]) } else { None });
+        let (cols, rows) = (&mut self.cols, &self.eqrows[..]);
         match col {
-            Column::Plain => fill(cols, (ctr, k, n, y), |i| w[q * k + i]),
-            Column::SlidingNormal(mu, d1, d2) => fill(cols, (ctr, k, n, y), |i| w[q * k + i] + mu * (d1 * w[(q + 1) * k + i] + d2 * w[(q + 2) * k + i])),
-            Column::Across(d1, d2) => fill(cols, (ctr, k, n, y), |i| -d2 * w[q * k + i] + d1 * w[(q + 1) * k + i]),
+            Column::Plain => fill(cols, (rows, n, y), |i| w[q * k + i]),
+            Column::SlidingNormal(mu, d1, d2) => fill(cols, (rows, n, y), |i| w[q * k + i] + mu * (d1 * w[(q + 1) * k + i] + d2 * w[(q + 2) * k + i])),
+            Column::Across(d1, d2) => fill(cols, (rows, n, y), |i| -d2 * w[q * k + i] + d1 * w[(q + 1) * k + i]),
         }
     }
 
@@ -372,12 +415,13 @@ impl Dense {
             self.r[x] = self.rhs[x] + eps * self.prox(kind, self.idx[x]);
         }
         lu_apply(&self.a, &self.perm, &mut self.r, n);
-        self.take_solution(kind, b);
+        self.take_solution(kind, b, false);
     }
 
     /// The set's impulses from its solution `r` (the sliding friction from its normal and
-    /// its `e` unknown) and the row velocities `u = c + W λ − b`.
-    fn take_solution(&mut self, kind: &[RowKind], b: &[f64]) {
+    /// its `e` unknown) and the row velocities `u = c + W λ − b` (not `full`: only the
+    /// bilateral rows', which [`Dense::consistent`] reads; a refinement's).
+    fn take_solution(&mut self, kind: &[RowKind], b: &[f64], full: bool) {
         let k = self.rows.len();
         for x in 0..self.idx.len() {
             self.lambda[self.idx[x]] = self.r[x];
@@ -396,16 +440,25 @@ impl Dense {
         if schur {
             self.servo_impulses(kind);
         }
-        // a condensed servo row's `u` is read by nothing (free: its impulse is; the residual forms its own)
         self.u.clear();
-        self.u.resize(k, 0.0);
-        for p in 0..k {
-            if schur && self.in_servo[p] {
-                continue;
+        if !full {
+            self.u.resize(k, 0.0);
+            for p in (0..k).filter(|&p| kind[self.rows[p]] == RowKind::Bilateral) {
+                let wl: f64 = self.w[p * k..(p + 1) * k].iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
+                self.u[p] = self.c[p] + wl - b[self.rows[p]];
             }
-            let wp = &self.w[p * k..(p + 1) * k];
-            let wl: f64 = wp.iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
-            self.u[p] = self.c[p] + wl - b[self.rows[p]];
+            return;
+        }
+        // column by column over the impulses that are not zero (W is symmetric: a column is
+        // a row), each an independent multiply-add down `u`
+        self.u.extend((0..k).map(|p| self.c[p] - b[self.rows[p]]));
+        for q in 0..k {
+            let l = self.lambda[q];
+            if l != 0.0 {
+                for (u, w) in self.u.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
+                    *u += w * l;
+                }
+            }
         }
     }
 
@@ -555,118 +608,6 @@ impl Dense {
         let out = (l1 * l1 + l2 * l2).sqrt() > mu * ln.abs() * (1.0 + 1e-9) + lt;
         self.state[p] == State::Free && self.state[p + 1] == State::Free && out
     }
-
-    /// Condenses the servo rows (bounded rows free in the try's first set, at least
-    /// [`SCHUR_MIN_SERVOS`] of them) out of the try's sets, a Schur complement: factors
-    /// `W_SS + eps I` once and forms `wr = W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other
-    /// rows. A set's equations and unknowns are combinations of the contact rows and columns
-    /// only (slides, held rows), so its condensed matrix is the same combinations of `wr`.
-    /// Reads `state`, `w`; writes `servo` (empty: none condensed), `in_servo`, `ctr`, `ss`, `z`, `wr`.
-    fn schur_start(&mut self, kind: &[RowKind], eps: f64) {
-        let k = self.rows.len();
-        self.servo.clear();
-        self.servo.extend((0..k).filter(|&p| matches!(kind[self.rows[p]], RowKind::Bounded { .. }) && self.state[p] == State::Free));
-        self.in_servo.clear();
-        self.in_servo.resize(k, false);
-        let m = self.servo.len();
-        if m < SCHUR_MIN_SERVOS || m == k {
-            self.servo.clear();
-            return;
-        }
-        self.ss.clear();
-        self.ss.resize(m * m, 0.0);
-        for (x, &p) in self.servo.iter().enumerate() {
-            self.in_servo[p] = true;
-            for (y, &q) in self.servo.iter().enumerate() {
-                self.ss[x * m + y] = self.w[p * k + q];
-            }
-            self.ss[x * m + x] += eps;
-        }
-        if !lu_factor(&mut self.ss, &mut self.ss_perm, m, 1e-3 * eps) {
-            self.servo.clear();
-            self.in_servo.iter_mut().for_each(|s| *s = false);
-            return;
-        }
-        // z = (W_SS + eps I)⁻¹ W_SC over the other rows C (`ctr`), its rows solved together
-        self.ctr.clear();
-        self.ctr.extend((0..k).filter(|&p| !self.in_servo[p]));
-        let nc = self.ctr.len();
-        self.z.clear();
-        for &s in &self.servo {
-            self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
-        }
-        lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
-        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
-        // others are not copied), and it is symmetric: its lower triangle formed, mirrored
-        self.wr.resize(k * k, 0.0);
-        for (a, &p) in self.ctr.iter().enumerate() {
-            self.crow.clear();
-            self.crow.extend(self.ctr[..=a].iter().map(|&q| self.w[p * k + q]));
-            for (x, &s) in self.servo.iter().enumerate() {
-                let f = self.w[p * k + s];
-                if f != 0.0 {
-                    for (c, z) in self.crow.iter_mut().zip(&self.z[x * nc..x * nc + a + 1]) {
-                        *c -= f * z;
-                    }
-                }
-            }
-            for (&q, &c) in self.ctr.iter().zip(&self.crow) {
-                self.wr[p * k + q] = c;
-                self.wr[q * k + p] = c;
-            }
-        }
-    }
-
-    /// Whether this set's servo rows are condensed out (all of them still free).
-    #[inline]
-    fn schur_on(&self) -> bool {
-        !self.servo.is_empty() && self.servo.iter().all(|&p| self.state[p] == State::Free)
-    }
-
-    /// The servo rows' right-hand side `rs` (`g` and the proximal term at the current
-    /// impulses), `ys = (W_SS + eps I)⁻¹ rs` and the other rows' `gr = g − W_CS ys`.
-    fn reduce(&mut self, kind: &[RowKind], eps: f64) {
-        let (k, m) = (self.rows.len(), self.servo.len());
-        self.rs.clear();
-        for x in 0..m {
-            let s = self.servo[x];
-            let r = self.g[s] + eps * self.prox(kind, s);
-            self.rs.push(r);
-        }
-        self.ys.clear();
-        self.ys.extend_from_slice(&self.rs);
-        lu_apply(&self.ss, &self.ss_perm, &mut self.ys, m);
-        // W_CS (W_SS + eps I)⁻¹ rs = zᵀ rs (the matrix is symmetric), on C's rows (the
-        // servo rows' entries of `gr` are never read)
-        let nc = self.ctr.len();
-        self.crow.clear();
-        self.crow.extend(self.ctr.iter().map(|&q| self.g[q]));
-        for (x, &r) in self.rs.iter().enumerate() {
-            for (g, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
-                *g -= z * r;
-            }
-        }
-        self.gr.clear();
-        self.gr.extend_from_slice(&self.g[..k]);
-        for (&q, &g) in self.ctr.iter().zip(&self.crow) {
-            self.gr[q] = g;
-        }
-    }
-
-    /// The servo rows' impulses from the other rows' (in `lambda`): `(W_SS + eps I)⁻¹ (rs −
-    /// W_SC λ_C) = ys − Σ z_q λ_q`, the held rows' part being in `rs` already.
-    fn servo_impulses(&mut self, kind: &[RowKind]) {
-        let (m, nc) = (self.servo.len(), self.ctr.len());
-        // z is over C's rows; the held rows' are masked here
-        self.crow.clear();
-        self.crow.extend(self.ctr.iter().map(|&q| if held(self.state[q], kind[self.rows[q]]) == 0.0 { self.lambda[q] } else { 0.0 }));
-        for x in 0..m {
-            self.ys[x] -= self.z[x * nc..(x + 1) * nc].iter().zip(&self.crow).map(|(z, l)| z * l).sum::<f64>();
-        }
-        for x in 0..m {
-            self.lambda[self.servo[x]] = self.ys[x];
-        }
-    }
 }
 
 /// How an unknown's column is made of `W`'s rows ([`Dense::column`]).
@@ -680,17 +621,14 @@ enum Column {
     Across(f64, f64),
 }
 
-/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows` (None: all `k`).
+/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows`.
 #[inline(always)]
-fn fill(cols: &mut [f64], (rows, k, n, y): (Option<&[usize]>, usize, usize, usize), entry: impl Fn(usize) -> f64) {
-    match rows {
-        Some(rows) => rows.iter().for_each(|&i| cols[i * n + y] = entry(i)),
-        None => (0..k).for_each(|i| cols[i * n + y] = entry(i)),
-    }
+fn fill(cols: &mut [f64], (rows, n, y): (&[usize], usize, usize), entry: impl Fn(usize) -> f64) {
+    rows.iter().for_each(|&i| cols[i * n + y] = entry(i));
 }
 
 /// The impulse of a row held in state `st` (a bounded row at a bound), else 0.
-fn held(st: State, kind: RowKind) -> f64 {
+pub(super) fn held(st: State, kind: RowKind) -> f64 {
     match (st, kind) {
         (State::Lo, RowKind::Bounded { lo, .. }) => lo,
         (State::Hi, RowKind::Bounded { hi, .. }) => hi,

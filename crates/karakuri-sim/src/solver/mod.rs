@@ -39,6 +39,7 @@
 
 mod accel;
 mod active;
+mod condense;
 mod cone;
 mod exact;
 mod islands;

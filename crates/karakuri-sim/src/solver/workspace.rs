@@ -85,6 +85,8 @@ impl Workspace {
         for v in [&mut d.active, &mut d.skip, &mut d.held, &mut d.free, &mut d.in_servo] {
             ensure(v, k);
         }
+        ensure(&mut d.eqrows, k);
+        ensure(&mut d.uproj, k);
         ensure(&mut w.cg.dofs, nt);
         w.cg.seen = vec![false; nt];
         w.cg.vel0 = vec![0.0; model.nv];
@@ -340,6 +342,10 @@ pub(super) struct Dense {
     /// `qH⁻¹ Jᵀ` of an island on one tree, dof-major: `mt[c k + b]` is row `b`'s entry at
     /// dof `c` (`exact.rs`) `(≤ nv x k)`.
     pub mt: Vec<f64>,
+    /// The rows a set's equations read, ascending (`active.rs`) `(≤ k)`.
+    pub eqrows: Vec<usize>,
+    /// Row velocities at a set's impulses made feasible (`active.rs`'s residual) `(k)`.
+    pub uproj: Vec<f64>,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
