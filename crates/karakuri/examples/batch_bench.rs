@@ -8,7 +8,8 @@
 //! least disturbed), per state: the single
 //! call cycling over 1024 random states; the batched call on N = 1, 8, 64, 1024 states on one
 //! thread; N = 1024 on two threads and, beside it, on one thread in wall time (the ratio's base).
-//! Algorithms: rnea, aba, crba, minv (M⁻¹), fk, gravity, jacobians (`--only a,b` picks some).
+//! Algorithms: rnea, aba, crba, minv (M⁻¹), fk, gravity, jacobians, rnea_derivatives,
+//! aba_derivatives (`--only a,b` picks some).
 
 #![allow(unsafe_code)] // clock_gettime
 
@@ -133,7 +134,7 @@ fn main() {
             per_n.join(", ")
         );
     }
-    derivatives(&model, budget, &q, &v, &a, &singles, &mut ws1, &mut ws2);
+    derivatives(&model, budget, &q, &v, &a, &singles, &mut ws1, &mut ws2, only);
 }
 
 /// The same figures for the batched derivative calls (record 0076), one JSON line each.
@@ -147,12 +148,13 @@ fn derivatives(
     singles: &[[DVector<f64>; 3]],
     ws1: &mut BatchWorkspace,
     ws2: &mut BatchWorkspace,
+    only: Option<&String>,
 ) {
     let (nq, nv) = (model.nq, model.nv);
     let mut data = karakuri::Data::new(model);
     let mut dws = alg::DerivativesWorkspace::new(model);
     let mut out: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; STATES * nv * nv]);
-    for algo in ["rnea_derivatives", "aba_derivatives"] {
+    for algo in ["rnea_derivatives", "aba_derivatives"].into_iter().filter(|a| only.is_none_or(|o| o.split(',').any(|x| x == *a))) {
         let single = time(budget, STATES, true, || {
             for [q, v, a] in singles {
                 match algo {

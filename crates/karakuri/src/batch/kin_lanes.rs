@@ -8,14 +8,55 @@
 // index loops over rows and columns, as the formulas are written
 #![allow(clippy::needless_range_loop)]
 
-use super::lanes::{add3, cross, inertia_mul, mul_mv, parent_placement, placement_in_lanes, sin_cos, splat3, LMotion, LSe3, LaneWorkspace, L, LANES, M3, V3, V6};
+use super::lanes::{
+    add3, cross, free_flyer_in_lanes, inertia_mul, mul33, mul_mv, parent_placement, placement_in_lanes, prismatic_in_lanes, revolute_in_lanes, sin_cos, splat3, LMotion,
+    LSe3, LaneWorkspace, L, LANES, M3, V3, V6,
+};
+use crate::spatial::Vec3;
 use crate::model::{JointType, Model};
 
 /// The kinematics buffers of one thread: world placements per joint, world motion subspaces
-/// per dof (CRBA's).
+/// per dof (CRBA's), the group's `q` in lanes, how each joint is placed.
 pub(crate) struct KinWorkspace {
     pub(crate) o: Vec<LSe3>,
     pub(crate) s_world: Vec<V6>,
+    q: Vec<L>,
+    how: Vec<Place>,
+    /// Four states' rows of the result of a short last group.
+    tail: Vec<f64>,
+    /// Whether a joint is some joint's parent (forward kinematics keeps only those placements).
+    parent: Vec<bool>,
+}
+
+/// How [`world_placement`] places a joint, read off the model once.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// Revolute about `sign · e_c` behind an unrotated placement: the parent's columns mixed.
+    Axis(usize, f64),
+    /// Revolute about `sign · e_c` behind a rotated placement: [`revolute_in_lanes`], then
+    /// the parent's placement composed with it.
+    Turned(usize, f64),
+    /// Prismatic along the axis: [`prismatic_in_lanes`], then composed.
+    Prismatic(Vec3),
+    /// Free flyer: [`free_flyer_in_lanes`], then composed.
+    FreeFlyer,
+    /// Any other joint: `λX_i` by the scalar code lane by lane, then composed.
+    Scalar,
+}
+
+impl Place {
+    fn of(model: &Model, i: usize) -> Place {
+        match model.joint_types[i] {
+            JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => match axis.signed_basis() {
+                Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => Place::Axis(c, sign),
+                Some((c, sign)) => Place::Turned(c, sign),
+                None => Place::Scalar,
+            },
+            JointType::Prismatic { axis } => Place::Prismatic(axis.vector()),
+            JointType::FreeFlyer => Place::FreeFlyer,
+            _ => Place::Scalar,
+        }
+    }
 }
 
 /// The lanes of `src` (one state's result laid out in lanes: entry `e` of state `l` at
@@ -57,7 +98,13 @@ impl KinWorkspace {
         let mut o = vec![LSe3::default(); model.njoints];
         let (one, zero) = (L::splat(1.0), L::splat(0.0));
         o[0].r = [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
-        KinWorkspace { o, s_world: vec![[L::default(); 6]; model.nv] }
+        let how = (0..model.njoints).map(|i| if i == 0 { Place::Scalar } else { Place::of(model, i) }).collect();
+        let tail = vec![0.0; LANES * (16 * model.njoints).max(6 * model.nv)];
+        let mut parent = vec![false; model.njoints];
+        for i in 1..model.njoints {
+            parent[model.parents[i]] = true;
+        }
+        KinWorkspace { o, s_world: vec![[L::default(); 6]; model.nv], q: vec![L::default(); model.nq], how, tail, parent }
     }
 }
 
@@ -96,19 +143,6 @@ fn mul_axis_rotation(r: &M3, c: usize, s: L, cs: L) -> M3 {
         }
     }
     out
-}
-
-/// `a b` of 3x3 matrices in nalgebra's order (a column of the product at a time, each entry
-/// `(a_i0 b_0j + a_i1 b_1j) + a_i2 b_2j`).
-#[inline(always)]
-fn mul33(a: &M3, b: &M3) -> M3 {
-    let mut o = *a;
-    for i in 0..3 {
-        for j in 0..3 {
-            o[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
-        }
-    }
-    o
 }
 
 /// Where [`place`] puts `o`.
@@ -154,6 +188,8 @@ pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k:
         }
         if let Some(x) = placement_in_lanes(model, i, angle) {
             li[i] = x;
+        } else if model.joint_types[i] == JointType::FreeFlyer {
+            li[i] = free_flyer_in_lanes(model, i, &std::array::from_fn(|k| gather(q, &rows, nq, iq + k)));
         } else {
             for l in 0..LANES {
                 let s = rows[l];
@@ -204,34 +240,43 @@ fn turn_columns(r: &M3, c: usize, s: L, cs: L) -> M3 {
     o
 }
 
-/// The axis and sign of joint `i` if it is a revolute joint about ±x, ±y, ±z behind an
-/// unrotated placement (`jcalc`'s fast path: its world rotation mixes two of its parent's
-/// columns).
+/// The group's rows of `q` (state rows `rows`, `nq` numbers each) in lanes into `qg`: entry
+/// `e` of lane `l`'s state at `qg[e].0[l]`. Four consecutive states (every group but a
+/// short last one) four entries at a time, a 4x4 transpose in registers.
 #[inline(always)]
-fn axis_joint(model: &Model, i: usize) -> Option<(usize, f64)> {
-    if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
-        if model.placement_quarter_turn[i] == Some(0) {
-            return axis.signed_basis();
+fn gather_rows(q: &[f64], rows: &[usize; LANES], nq: usize, qg: &mut [L]) {
+    let qg = &mut qg[..nq];
+    if rows[LANES - 1] == rows[0] + LANES - 1 {
+        let base = &q[rows[0] * nq..(rows[0] + LANES) * nq];
+        let (r01, r23) = base.split_at(2 * nq);
+        let (r0, r1) = r01.split_at(nq);
+        let (r2, r3) = r23.split_at(nq);
+        let mut e = 0;
+        while e + 4 <= nq {
+            let four = |r: &[f64]| L([r[e], r[e + 1], r[e + 2], r[e + 3]]);
+            qg[e..e + 4].copy_from_slice(&transpose4(four(r0), four(r1), four(r2), four(r3)));
+            e += 4;
+        }
+        for e in e..nq {
+            qg[e] = L([r0[e], r1[e], r2[e], r3[e]]);
+        }
+    } else {
+        for (e, x) in qg.iter_mut().enumerate() {
+            *x = gather(q, rows, nq, e);
         }
     }
-    None
 }
 
-/// The sines and cosines of the angles of every [`axis_joint`] of the group (state rows
-/// `rows`) into `sn`, `cs` at the joint's dof: apart from the placements, as
-/// `jcalc::place_joints` computes them, so that the chain of placements does not wait on a
+/// The sines and cosines of the angles of every revolute joint about ±x, ±y, ±z of the group
+/// (`qg` from [`gather_rows`]) into `sn`, `cs` at the joint's dof: apart from the placements,
+/// as `jcalc::place_joints` computes them, so that the chain of placements does not wait on a
 /// sine's latency.
 #[inline(always)]
-fn axis_angles(model: &Model, rows: &[usize; LANES], q: &[f64], sn: &mut [L], cs: &mut [L]) {
-    let nq = model.nq;
+fn angles(model: &Model, how: &[Place], qg: &[L], sn: &mut [L], cs: &mut [L]) {
     for i in 1..model.njoints {
-        if axis_joint(model, i).is_some() {
-            let (iq, iv) = (model.idx_q[i], model.idx_v[i]);
-            let mut x = L::splat(0.0);
-            for l in 0..LANES {
-                x.0[l] = q[rows[l] * nq + iq];
-            }
-            (sn[iv], cs[iv]) = sin_cos(x);
+        if let Place::Axis(..) | Place::Turned(..) = how[i] {
+            let iv = model.idx_v[i];
+            (sn[iv], cs[iv]) = sin_cos(qg[model.idx_q[i]]);
         }
     }
 }
@@ -246,52 +291,23 @@ fn gather(q: &[f64], rows: &[usize; LANES], nq: usize, at: usize) -> L {
     x
 }
 
-/// `λX_i` of a free-flyer joint in lanes, as `JointType::placement_after` computes it for one
-/// state: `placement ∘ (R, t)`, `R` from the quaternion normalised and turned into a matrix as
-/// nalgebra's `UnitQuaternion::from_quaternion` and `to_rotation_matrix` do (its 4-vector dot
-/// `(x² + z²) + (y² + w²)`, the square root, four divisions, then the products and sums of
-/// `to_rotation_matrix`), operation for operation.
+/// The world placement of joint `i` of the group (state rows `rows`, `q` in lanes `qg`) from
+/// its parent's `op`, as [`place`] computes it in the world frame, without keeping `λX_i` (a
+/// revolute joint's sine and cosine from [`angles`]).
 #[inline(always)]
-fn free_flyer_in_lanes(model: &Model, i: usize, rows: &[usize; LANES], q: &[f64]) -> LSe3 {
-    let (nq, iq) = (model.nq, model.idx_q[i]);
-    let t = [gather(q, rows, nq, iq), gather(q, rows, nq, iq + 1), gather(q, rows, nq, iq + 2)];
-    let (x, y, z, w) = (gather(q, rows, nq, iq + 3), gather(q, rows, nq, iq + 4), gather(q, rows, nq, iq + 5), gather(q, rows, nq, iq + 6));
-    let n2 = L::splat(0.0) + ((x * x + z * z) + (y * y + w * w));
-    let mut n = n2;
-    for l in 0..LANES {
-        n.0[l] = n2.0[l].sqrt();
-    }
-    let (qi, qj, qk, qw) = (x / n, y / n, z / n, w / n);
-    let two = L::splat(2.0);
-    let (ww, ii, jj, kk) = (qw * qw, qi * qi, qj * qj, qk * qk);
-    let (ij, wk, wj, ik, jk, wi) = (qi * qj * two, qw * qk * two, qw * qj * two, qi * qk * two, qj * qk * two, qw * qi * two);
-    let r = [[ww + ii - jj - kk, ij - wk, wj + ik], [wk + ij, ww - ii + jj - kk, jk - wi], [ik - wj, wi + jk, ww - ii - jj + kk]];
-    let placement = &model.joint_placements[i];
-    let mut pr: M3 = [[L::splat(0.0); 3]; 3];
-    for a in 0..3 {
-        for b in 0..3 {
-            pr[a][b] = L::splat(placement.rotation[(a, b)]);
+#[allow(clippy::too_many_arguments)]
+fn world_placement(model: &Model, how: Place, op: &LSe3, i: usize, rows: &[usize; LANES], q: &[f64], qg: &[L], sn: &[L], cs: &[L]) -> LSe3 {
+    let (iq, iv) = (model.idx_q[i], model.idx_v[i]);
+    let li = match how {
+        Place::Axis(c, sign) => {
+            let t = splat3(&model.joint_placements[i].translation);
+            return LSe3 { r: turn_columns(&op.r, c, L::splat(sign) * sn[iv], cs[iv]), p: add3(mul_mv(&op.r, t), op.p) };
         }
-    }
-    LSe3 { r: mul33(&pr, &r), p: add3(mul_mv(&pr, t), splat3(&placement.translation)) }
-}
-
-/// The world placement of joint `i` of the group (state rows `rows`) from its parent's in `o`,
-/// as [`place`] computes it in the world frame, without keeping `λX_i` (an [`axis_joint`]'s
-/// sine and cosine from [`axis_angles`]).
-#[inline(always)]
-fn world_placement(model: &Model, o: &[LSe3], i: usize, rows: &[usize; LANES], q: &[f64], sn: &[L], cs: &[L]) -> LSe3 {
-    let (nq, iq) = (model.nq, model.idx_q[i]);
-    let op = &o[model.parents[i]];
-    if let Some((c, sign)) = axis_joint(model, i) {
-        let iv = model.idx_v[i];
-        let t = splat3(&model.joint_placements[i].translation);
-        return LSe3 { r: turn_columns(&op.r, c, L::splat(sign) * sn[iv], cs[iv]), p: add3(mul_mv(&op.r, t), op.p) };
-    }
-    let li = match placement_in_lanes(model, i, |l| q[rows[l] * nq + iq]) {
-        Some(x) => x,
-        None if model.joint_types[i] == JointType::FreeFlyer => free_flyer_in_lanes(model, i, rows, q),
-        None => {
+        Place::Turned(c, sign) => revolute_in_lanes(model, i, c, sign, sn[iv], cs[iv]),
+        Place::Prismatic(a) => prismatic_in_lanes(model, i, &a, qg[iq]),
+        Place::FreeFlyer => free_flyer_in_lanes(model, i, &std::array::from_fn(|k| qg[iq + k])),
+        Place::Scalar => {
+            let nq = model.nq;
             let mut x = LSe3::default();
             for l in 0..LANES {
                 x.set_lane(l, &parent_placement(model, i, &q[rows[l] * nq..(rows[l] + 1) * nq]));
@@ -302,34 +318,40 @@ fn world_placement(model: &Model, o: &[LSe3], i: usize, rows: &[usize; LANES], q
     LSe3 { r: mul33(&op.r, &li.r), p: add3(mul_mv(&op.r, li.p), op.p) }
 }
 
-/// The rows of `out` (`per` numbers each) of the states of group `g` (of `k`), one slice per
-/// lane (empty past `k`).
+/// Where the group `g` (of `k`) writes its four states' results (`per` numbers each): their
+/// rows of `out`, or for a short last group the scratch rows `tail` (then copied by
+/// [`finish_rows`]), so that every group stores four full rows without a test per lane.
 #[inline(always)]
-fn state_rows(out: &mut [f64], per: usize, g: usize, k: usize) -> [&mut [f64]; LANES] {
-    let states = LANES.min(k - g * LANES);
-    let mut rest = &mut out[g * LANES * per..(g * LANES + states) * per];
-    let mut rows: [&mut [f64]; LANES] = Default::default();
-    for row in rows.iter_mut().take(states) {
-        let (a, b) = std::mem::take(&mut rest).split_at_mut(per);
-        (*row, rest) = (a, b);
+fn four_rows<'a>(out: &'a mut [f64], tail: &'a mut [f64], per: usize, g: usize, k: usize) -> [&'a mut [f64]; LANES] {
+    let all = if k - g * LANES >= LANES { &mut out[g * LANES * per..(g + 1) * LANES * per] } else { &mut tail[..LANES * per] };
+    let (r01, r23) = all.split_at_mut(2 * per);
+    let (r0, r1) = r01.split_at_mut(per);
+    let (r2, r3) = r23.split_at_mut(per);
+    [r0, r1, r2, r3]
+}
+
+/// The states of a short last group `g` (of `k`) from the scratch rows `tail` into `out`.
+#[inline(always)]
+fn finish_rows(out: &mut [f64], tail: &[f64], per: usize, g: usize, k: usize) {
+    let states = k - g * LANES;
+    if states < LANES {
+        out[g * LANES * per..(g * LANES + states) * per].copy_from_slice(&tail[..states * per]);
     }
-    rows
 }
 
 /// Joint `i`'s world placement `x` of the four states as 4x4 row-major into `rows` (one state's
-/// `njoints * 16` numbers each, empty for lanes past the states).
+/// `njoints * 16` numbers each).
 #[inline(always)]
 fn put_placement(x: &LSe3, i: usize, rows: &mut [&mut [f64]; LANES]) {
     let r0 = transpose4(x.r[0][0], x.r[0][1], x.r[0][2], x.p[0]);
     let r1 = transpose4(x.r[1][0], x.r[1][1], x.r[1][2], x.p[1]);
     let r2 = transpose4(x.r[2][0], x.r[2][1], x.r[2][2], x.p[2]);
     for l in 0..LANES {
-        if let Some(o) = rows[l].get_mut(i * 16..i * 16 + 16) {
-            o[..4].copy_from_slice(&r0[l].0);
-            o[4..8].copy_from_slice(&r1[l].0);
-            o[8..12].copy_from_slice(&r2[l].0);
-            o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
-        }
+        let o = &mut rows[l][i * 16..i * 16 + 16];
+        o[..4].copy_from_slice(&r0[l].0);
+        o[4..8].copy_from_slice(&r1[l].0);
+        o[8..12].copy_from_slice(&r2[l].0);
+        o[12..].copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
     }
 }
 
@@ -338,17 +360,22 @@ fn put_placement(x: &LSe3, i: usize, rows: &mut [&mut [f64]; LANES]) {
 /// result, no `λX_i` kept).
 #[inline(always)]
 pub(crate) fn fk_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
-    let nj = m.njoints;
+    let (nj, per) = (m.njoints, m.njoints * 16);
+    let KinWorkspace { o, q: qg, how, tail, parent, .. } = kw;
     for g in 0..k.div_ceil(LANES) {
         let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
-        axis_angles(m, &rows, q, &mut w.x1, &mut w.x2);
-        let mut dst = state_rows(out, nj * 16, g, k);
-        put_placement(&kw.o[0], 0, &mut dst);
+        gather_rows(q, &rows, m.nq, qg);
+        angles(m, how, qg, &mut w.x1, &mut w.x2);
+        let mut dst = four_rows(out, tail, per, g, k);
+        put_placement(&o[0], 0, &mut dst);
         for i in 1..nj {
-            let x = world_placement(m, &kw.o, i, &rows, q, &w.x1, &w.x2);
-            kw.o[i] = x;
+            let x = world_placement(m, how[i], &o[m.parents[i]], i, &rows, q, qg, &w.x1, &w.x2);
+            if parent[i] {
+                o[i] = x;
+            }
             put_placement(&x, i, &mut dst);
         }
+        finish_rows(out, tail, per, g, k);
     }
 }
 
@@ -382,40 +409,39 @@ fn dof_column(model: &Model, x: &LSe3, d: usize) -> V6 {
 /// transposed in registers and stored (no lane buffer of the result).
 #[inline(always)]
 pub(crate) fn jacobian_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
-    let nv = m.nv;
+    let (nv, per) = (m.nv, 6 * m.nv);
+    let KinWorkspace { o, q: qg, how, tail, .. } = kw;
     for g in 0..k.div_ceil(LANES) {
         let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
-        axis_angles(m, &rows, q, &mut w.x1, &mut w.x2);
+        gather_rows(q, &rows, m.nq, qg);
+        angles(m, how, qg, &mut w.x1, &mut w.x2);
         for i in 1..m.njoints {
-            kw.o[i] = world_placement(m, &kw.o, i, &rows, q, &w.x1, &w.x2);
+            o[i] = world_placement(m, how[i], &o[m.parents[i]], i, &rows, q, qg, &w.x1, &w.x2);
         }
-        let dst = state_rows(out, 6 * nv, g, k);
+        let dst = four_rows(out, tail, per, g, k);
         let mut d = 0;
         while d + 4 <= nv {
-            let c0 = dof_column(m, &kw.o[m.dof_joint[d]], d);
-            let c1 = dof_column(m, &kw.o[m.dof_joint[d + 1]], d + 1);
-            let c2 = dof_column(m, &kw.o[m.dof_joint[d + 2]], d + 2);
-            let c3 = dof_column(m, &kw.o[m.dof_joint[d + 3]], d + 3);
+            let c0 = dof_column(m, &o[m.dof_joint[d]], d);
+            let c1 = dof_column(m, &o[m.dof_joint[d + 1]], d + 1);
+            let c2 = dof_column(m, &o[m.dof_joint[d + 2]], d + 2);
+            let c3 = dof_column(m, &o[m.dof_joint[d + 3]], d + 3);
             for r in 0..6 {
                 let t = transpose4(c0[r], c1[r], c2[r], c3[r]);
                 for l in 0..LANES {
-                    if let Some(o) = dst[l].get_mut(r * nv + d..r * nv + d + 4) {
-                        o.copy_from_slice(&t[l].0);
-                    }
+                    dst[l][r * nv + d..r * nv + d + 4].copy_from_slice(&t[l].0);
                 }
             }
             d += 4;
         }
         for d in d..nv {
-            let c = dof_column(m, &kw.o[m.dof_joint[d]], d);
+            let c = dof_column(m, &o[m.dof_joint[d]], d);
             for r in 0..6 {
                 for l in 0..LANES {
-                    if let Some(o) = dst[l].get_mut(r * nv + d) {
-                        *o = c[r].0[l];
-                    }
+                    dst[l][r * nv + d] = c[r].0[l];
                 }
             }
         }
+        finish_rows(out, tail, per, g, k);
     }
 }
 

@@ -12,11 +12,12 @@
 //! check (0064).
 //!
 //! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, any
-//! placement) are computed in lanes, sines and cosines included; the other joints' per lane by
-//! the scalar code; then the rest of the recursion runs in lanes.
+//! placement) are computed in lanes, sines and cosines included, and so are those of prismatic
+//! and free-flyer joints; the other joints' per lane by the scalar code; then the rest of the
+//! recursion runs in lanes.
 
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
-use crate::spatial::{Mat3, Mat6, Motion, Se3};
+use crate::spatial::{Mat3, Mat6, Motion, Se3, Vec3};
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// States per lane group.
@@ -257,17 +258,28 @@ pub(crate) fn parent_placement(model: &Model, i: usize, q: &[f64]) -> Se3 {
 }
 
 /// `λX_i` in lanes for a revolute joint about ±x, ±y, ±z (the usual URDF joint,
-/// `jcalc::update_joint_placement`'s fast path): the angles' sines and cosines in lanes
-/// ([`sin_cos`]), the rotation as `mul_axis_rotation(P, ...)` computes it (`P` the placement
-/// rotation, the identity if unrotated). `None` for every other joint (placed lane by lane by
-/// the scalar code).
+/// `jcalc::update_joint_placement`'s fast path: the angles' sines and cosines in lanes
+/// ([`sin_cos`]), then [`revolute_in_lanes`]) and for a prismatic joint
+/// ([`prismatic_in_lanes`]); `angle(l)` is lane `l`'s joint coordinate. `None` for every other
+/// joint (placed lane by lane by the scalar code).
 #[inline(always)]
 pub(crate) fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) -> f64) -> Option<LSe3> {
-    let (JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis }) = model.joint_types[i] else {
-        return None;
-    };
-    let (c, sign) = axis.signed_basis()?;
-    let (s, cos) = sin_cos(L(std::array::from_fn(angle)));
+    match model.joint_types[i] {
+        JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => {
+            let (c, sign) = axis.signed_basis()?;
+            let (s, cos) = sin_cos(L(std::array::from_fn(angle)));
+            Some(revolute_in_lanes(model, i, c, sign, s, cos))
+        }
+        JointType::Prismatic { axis } => Some(prismatic_in_lanes(model, i, &axis.vector(), L(std::array::from_fn(angle)))),
+        _ => None,
+    }
+}
+
+/// `λX_i` of a revolute joint about `sign · e_c` at the angles of sines `s` and cosines `cos`:
+/// the rotation as `mul_axis_rotation(P, c, sign · s, cos)` computes it (`P` the placement
+/// rotation, the identity if unrotated), `revolute_placement_after` operation for operation.
+#[inline(always)]
+pub(crate) fn revolute_in_lanes(model: &Model, i: usize, c: usize, sign: f64, s: L, cos: L) -> LSe3 {
     let s = L::splat(sign) * s;
     let (o, z) = (L::splat(1.0), L::splat(0.0));
     // the placement rotation's columns (the identity's for an unrotated placement, as the
@@ -285,7 +297,61 @@ pub(crate) fn placement_in_lanes(model: &Model, i: usize, angle: impl Fn(usize) 
         1 => [diff(cos, &e[0], s, &e[2]), e[1], comb(s, &e[0], cos, &e[2])],
         _ => [comb(cos, &e[0], s, &e[1]), diff(cos, &e[1], s, &e[0]), e[2]],
     };
-    Some(LSe3 { r: std::array::from_fn(|r| std::array::from_fn(|k| cols[k][r])), p: splat3(&model.joint_placements[i].translation) })
+    LSe3 { r: std::array::from_fn(|r| std::array::from_fn(|k| cols[k][r])), p: splat3(&model.joint_placements[i].translation) }
+}
+
+/// `λX_i` of a prismatic joint along `a` at the displacements `x`, as
+/// `JointType::placement_after` computes it for one state: `(P, t + P (a x))` (each entry of
+/// `a x` is `a_k x`, the product `P (a x)` is nalgebra's: [`mul_mv`]).
+#[inline(always)]
+pub(crate) fn prismatic_in_lanes(model: &Model, i: usize, a: &Vec3, x: L) -> LSe3 {
+    let placement = &model.joint_placements[i];
+    let pr: M3 = std::array::from_fn(|r| std::array::from_fn(|k| L::splat(placement.rotation[(r, k)])));
+    let d = mul_mv(&pr, [L::splat(a.x) * x, L::splat(a.y) * x, L::splat(a.z) * x]);
+    LSe3 { r: pr, p: add3(splat3(&placement.translation), d) }
+}
+
+/// `a b` of 3x3 matrices in nalgebra's order (a column of the product at a time, each entry
+/// `(a_i0 b_0j + a_i1 b_1j) + a_i2 b_2j`).
+#[inline(always)]
+pub(crate) fn mul33(a: &M3, b: &M3) -> M3 {
+    let mut o = *a;
+    for i in 0..3 {
+        for j in 0..3 {
+            o[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
+        }
+    }
+    o
+}
+
+/// `λX_i` of a free-flyer joint in lanes at the coordinates `c` (`[t; x, y, z, w]`, one state
+/// per lane), as `JointType::placement_after` computes it for one state: `placement ∘ (R, t)`,
+/// `R` from the quaternion normalised and turned into a matrix as nalgebra's
+/// `UnitQuaternion::from_quaternion` and `to_rotation_matrix` do (its 4-vector dot
+/// `(x² + z²) + (y² + w²)`, the square root, four divisions, then the products and sums of
+/// `to_rotation_matrix`), operation for operation.
+#[inline(always)]
+pub(crate) fn free_flyer_in_lanes(model: &Model, i: usize, c: &[L; 7]) -> LSe3 {
+    let t = [c[0], c[1], c[2]];
+    let (x, y, z, w) = (c[3], c[4], c[5], c[6]);
+    let n2 = L::splat(0.0) + ((x * x + z * z) + (y * y + w * w));
+    let mut n = n2;
+    for l in 0..LANES {
+        n.0[l] = n2.0[l].sqrt();
+    }
+    let (qi, qj, qk, qw) = (x / n, y / n, z / n, w / n);
+    let two = L::splat(2.0);
+    let (ww, ii, jj, kk) = (qw * qw, qi * qi, qj * qj, qk * qk);
+    let (ij, wk, wj, ik, jk, wi) = (qi * qj * two, qw * qk * two, qw * qj * two, qi * qk * two, qj * qk * two, qw * qi * two);
+    let r = [[ww + ii - jj - kk, ij - wk, wj + ik], [wk + ij, ww - ii + jj - kk, jk - wi], [ik - wj, wi + jk, ww - ii - jj + kk]];
+    let placement = &model.joint_placements[i];
+    let mut pr: M3 = [[L::splat(0.0); 3]; 3];
+    for a in 0..3 {
+        for b in 0..3 {
+            pr[a][b] = L::splat(placement.rotation[(a, b)]);
+        }
+    }
+    LSe3 { r: mul33(&pr, &r), p: add3(mul_mv(&pr, t), splat3(&placement.translation)) }
 }
 
 /// `spatial::sin_cos` in lanes, operation for operation (Cody–Waite reduction, Estrin
@@ -434,6 +500,11 @@ impl LaneWorkspace {
         for i in 1..model.njoints {
             if let Some(x) = placement_in_lanes(model, i, |l| q[row(l) * nq + model.idx_q[i]]) {
                 self.li[i] = x;
+                continue;
+            }
+            if model.joint_types[i] == JointType::FreeFlyer {
+                let c = std::array::from_fn(|k| L(std::array::from_fn(|l| q[row(l) * nq + model.idx_q[i] + k])));
+                self.li[i] = free_flyer_in_lanes(model, i, &c);
                 continue;
             }
             for l in 0..LANES {
