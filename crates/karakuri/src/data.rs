@@ -145,9 +145,6 @@ pub struct Data {
     pub(crate) s_world: Vec<Motion>,
     /// `F_k = I^c_i S_k` of each dof k (of joint i) in CRBA's working frame `(nv)`.
     pub(crate) f_world: Vec<Force>,
-    /// The same `F_k` by component, `[c * nv + k]` for `[linear; angular]` index `c` `(6 nv)`:
-    /// CRBA's rows read them as contiguous columns (record 0093).
-    pub(crate) f_soa: Vec<f64>,
     /// Articulated-body inertia `IA` `(njoints)`.
     pub(crate) ia: Vec<ArticulatedInertia>,
     /// Articulated bias force `pA` `(njoints)`.
@@ -213,7 +210,6 @@ impl Data {
             ycrb: vec![OriginInertia::zero(); nj],
             s_world: vec![Motion::zero(); nv],
             f_world: vec![Force::zero(); nv],
-            f_soa: vec![0.0; 6 * nv],
             ia: vec![ArticulatedInertia::default(); nj],
             pa: vec![Force::zero(); nj],
             c: vec![Motion::zero(); nj],

@@ -60,7 +60,6 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     data.fresh = Fresh::MASS_MATRIX;
     let m = data.mass_matrix.as_mut_slice();
     let fk = &mut data.f_world[..];
-    let fs = &mut data.f_soa[..];
     // backward: F_k = I^c_i S_k; the rows of joint i over its subtree; I^c_λ(i) += I^c_i
     for i in (1..model.njoints).rev() {
         let (ycrb_lo, ycrb_hi) = data.ycrb.split_at_mut(i);
@@ -86,16 +85,12 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
             // working frame
             let f = inertia_times_dof(model, k, y);
-            let f = if root_ff { f } else { o_m_i.act_force(&f) };
-            fk[k] = f;
-            for (c, x) in [f.linear.x, f.linear.y, f.linear.z, f.angular.x, f.angular.y, f.angular.z].into_iter().enumerate() {
-                fs[c * nv + k] = x;
-            }
+            fk[k] = if root_ff { f } else { o_m_i.act_force(&f) };
         }
         if ff {
             free_flyer_rows(m, nv, v0, sub, fk, o_m_i, root_ff);
         } else {
-            dof_rows(m, nv, v0..v1, sub, &data.s_world, fs);
+            dof_rows(m, nv, v0..v1, sub, &data.s_world, fk);
         }
     }
     add_armature(model, m, nv);
@@ -157,34 +152,28 @@ fn free_flyer_rows(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], 
 
 /// The rows and columns of a joint's dofs `dofs` over its subtree's dof ranges `sub`:
 /// `M[k, r] = M[r, k] = S_r · F_k` for k ≥ r, from the world motion columns `s_world` and
-/// `F_k` by component (`fs`, `[c * nv + k]`): each range of column r is one contiguous loop
-/// over six contiguous inputs (vectorised), in `Motion::dot`'s order of operations, so the
-/// same bits as a dot product per entry; row r is then copied from it. Writes `m` (nv x nv,
-/// column-major).
+/// `F_k` (`fk`). Writes `m` (nv x nv, column-major).
 #[inline]
-fn dof_rows(m: &mut [f64], nv: usize, dofs: std::ops::Range<usize>, sub: &[(usize, usize)], s_world: &[Motion], fs: &[f64]) {
+fn dof_rows(m: &mut [f64], nv: usize, dofs: std::ops::Range<usize>, sub: &[(usize, usize)], s_world: &[Motion], fk: &[Force]) {
     for r in dofs {
         let s = s_world[r];
-        let (s0, s1, s2) = (s.linear.x, s.linear.y, s.linear.z);
-        let (s3, s4, s5) = (s.angular.x, s.angular.y, s.angular.z);
         // column r, rows k ≥ r of the subtree (the lower triangle), and row r
         let (lo, hi) = m.split_at_mut((r + 1) * nv);
         let col = &mut lo[r * nv..];
         for &(a, b) in sub {
             let a = a.max(r);
+            if a == r {
+                col[r] = s.dot(&fk[r]);
+            }
+            let a = a.max(r + 1);
             if a >= b {
                 continue;
             }
-            let out = &mut col[a..b];
-            let len = out.len();
-            let f: [&[f64]; 6] = std::array::from_fn(|c| &fs[c * nv + a..c * nv + a + len]);
-            for t in 0..len {
-                out[t] = (s0 * f[0][t] + s1 * f[1][t] + s2 * f[2][t]) + (s3 * f[3][t] + s4 * f[4][t] + s5 * f[5][t]);
-            }
-            let a = a.max(r + 1);
             let mut t = (a - r - 1) * nv + r;
-            for x in &col[a..b] {
-                hi[t] = *x;
+            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+                let v = s.dot(f);
+                *x = v;
+                hi[t] = v;
                 t += nv;
             }
         }
