@@ -119,8 +119,11 @@ fn free_flyer_rows(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], 
     for &(a, b) in sub {
         for k in a..b {
             let fl = if root_ff { fk[k] } else { o_m_i.inv_act_force(&fk[k]) };
+            // entry by entry: a six-array copied in would be stored and reloaded in halves
+            let col = &mut m[k * nv + v0..k * nv + v0 + 6];
+            (col[0], col[1], col[2]) = (fl.linear.x, fl.linear.y, fl.linear.z);
+            (col[3], col[4], col[5]) = (fl.angular.x, fl.angular.y, fl.angular.z);
             let fl = [fl.linear.x, fl.linear.y, fl.linear.z, fl.angular.x, fl.angular.y, fl.angular.z];
-            m[k * nv + v0..k * nv + v0 + 6].copy_from_slice(&fl);
             if !root_ff {
                 // row k of the columns v0.. (below the diagonal); a root's are mirrored
                 // below from F_k, with contiguous stores

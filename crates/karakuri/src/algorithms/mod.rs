@@ -58,6 +58,7 @@ pub(crate) use jcalc::{
 };
 pub use jcalc::is_lone_root;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};
+pub(crate) use rnea::nonlinear_effects_after_crba;
 
 use nalgebra::DVector;
 

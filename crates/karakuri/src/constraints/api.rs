@@ -6,7 +6,7 @@ use super::types::ConstraintError;
 use super::ConstraintSet;
 use crate::algorithms::{
     articulated_factors_apply, check_len, factor_by_articulated_inertias, forward_dynamics, forward_kinematics,
-    forward_kinematics_acceleration, mass_matrix, nonlinear_effects,
+    forward_kinematics_acceleration, mass_matrix, nonlinear_effects_after_crba,
 };
 use crate::data::{Data, Fresh};
 use crate::model::Model;
@@ -16,19 +16,23 @@ impl ConstraintSet {
     /// H, C, G, γ for (q, q̇) and the right-hand sides `b = τ - C`, `c = γ`. For the
     /// range-space method on a free-flyer root carrying joints of one dof, H's factors
     /// instead of H: from the articulated inertias, as `mass_matrix_inverse` (record 0086),
-    /// in `ws.fact`; H is then computed only if the method falls back.
+    /// in `ws.fact`; H is then computed only if the method falls back. H (or its factors)
+    /// first: RNEA then reuses its joint angles and, on a fixed base, its world placements
+    /// (`nonlinear_effects_after_crba`, the same numbers bit for bit; record 0093).
     fn prepare_dynamics(&mut self, model: &Model, data: &mut Data, q: &DVector<f64>, v: &DVector<f64>, tau: &DVector<f64>, method: Method) {
-        // RNEA with q̈ = 0 leaves o_m_i, v and a (q̈ = 0, no gravity) in data: G and γ read them
-        nonlinear_effects(model, data, q, v);
-        self.ws.nle.copy_from(&data.tau);
-        self.fill_rows_from_rnea(model, data);
         self.ws.prefactored = method == Method::RangeSpaceSparse && articulated_factors_apply(model);
         if self.ws.prefactored {
             factor_by_articulated_inertias(model, data, q.as_slice(), &mut self.ws.fact);
-            data.fresh = Fresh::NONE;
         } else {
             mass_matrix(model, data, q);
         }
+        // RNEA with q̈ = 0 leaves o_m_i, v and a (q̈ = 0, no gravity) in data: G and γ read them
+        nonlinear_effects_after_crba(model, data, q, v);
+        if !self.ws.prefactored {
+            data.fresh = data.fresh | Fresh::MASS_MATRIX;
+        }
+        self.ws.nle.copy_from(&data.tau);
+        self.fill_rows_from_rnea(model, data);
         for k in 0..model.nv {
             self.ws.rhs_v[k] = tau[k] - self.ws.nle[k];
         }

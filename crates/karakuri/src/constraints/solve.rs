@@ -289,12 +289,15 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     // Y, column by column on the support (the entries outside it stay zero from bind)
     for con in 0..ncon {
         let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
-        for r in ws.row_off[con]..ws.row_off[con + 1] {
-            let col = &mut ws.w.as_mut_slice()[r * nv..(r + 1) * nv];
+        let rows = ws.row_off[con]..ws.row_off[con + 1];
+        let cols = &mut ws.w.as_mut_slice()[rows.start * nv..rows.end * nv];
+        for (r, col) in rows.zip(cols.chunks_exact_mut(nv)) {
             for &k in sup {
                 col[k] = gs[k * nc + r];
             }
-            ws.fact.solve_lt_on(col, sup);
+        }
+        solve_lt_on_columns(&ws.fact, cols, nv, sup);
+        for col in cols.chunks_exact_mut(nv) {
             for &k in sup {
                 col[k] *= ws.dis[k];
             }
@@ -357,6 +360,24 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     }
     ws.fact.solve_l(ws.x.as_mut_slice());
     true
+}
+
+/// `x ← L⁻ᵀ x` ([`Factorization::solve_lt_on`](crate::linalg::Factorization::solve_lt_on))
+/// for each column `x` (length `nv`) of `cols`, all zero outside `sup`: the same operations
+/// column by column, the factor's rows read once for all columns (a contact's three rows
+/// share their support), and the columns' updates independent of each other.
+fn solve_lt_on_columns(fact: &crate::linalg::Factorization, cols: &mut [f64], nv: usize, sup: &[usize]) {
+    for &k in sup.iter().rev() {
+        let (anc, l) = fact.row(k);
+        for col in cols.chunks_exact_mut(nv) {
+            let xk = col[k];
+            if xk != 0.0 {
+                for (&a, &lv) in anc.iter().zip(l) {
+                    col[a] -= lv * xk;
+                }
+            }
+        }
+    }
 }
 
 /// ABA pass 2 for test forces (q̇ = 0, τ = 0, no gravity; RBDA Table 7.1) over `joints`
