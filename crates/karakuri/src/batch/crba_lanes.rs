@@ -450,8 +450,9 @@ fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut C
 }
 
 /// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
-/// caches: a quarter of the L3 of the machine it was measured on (record 0092).
-pub(crate) const STREAM_BYTES: usize = 8 << 20;
+/// caches: half the L3 of the machine it was measured on (32 MiB; record 0092: 8 MiB streamed
+/// TALOS's 12 MB CRBA and M⁻¹ outputs that still fit, 16 MiB leaves them cached).
+pub(crate) const STREAM_BYTES: usize = 16 << 20;
 
 /// Four numbers `v` into `o[..4]`: an ordinary store, or (`stream`) non-temporal ones (one of
 /// 256 bits, two of 128 or four of 64, as `o` is aligned).
