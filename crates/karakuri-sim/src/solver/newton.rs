@@ -91,6 +91,11 @@ impl Ctx<'_> {
         let bl = &self.p.blocks[bi];
         bl.trees[0] != NONE && self.p.diag[bl.row] > self.tiny
     }
+
+    /// The island's blocks that take part ([`Ctx::live`]), in its order, with their indices.
+    fn live_blocks(&self) -> impl Iterator<Item = (usize, Block)> + '_ {
+        self.order.iter().map(|&bi| bi as usize).filter(|&bi| self.live(bi)).map(|bi| (bi, self.p.blocks[bi]))
+    }
 }
 
 /// `row · x` over the island's dofs (`o` the sides' first island dofs).
@@ -242,12 +247,7 @@ impl Newton {
         self.r.resize(p.blocks.len(), 0.0);
         self.shift.clear();
         self.shift.resize(p.blocks.len(), 0.0);
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) {
-                continue;
-            }
-            let bl = p.blocks[bi];
+        for (bi, bl) in ctx.live_blocks() {
             let o = self.offs(&bl);
             let wmax = p.diag[bl.row..bl.row + bl.n].iter().cloned().fold(0.0, f64::max);
             self.r[bi] = REG * wmax;
@@ -270,12 +270,7 @@ impl Newton {
         for k in 0..nd {
             self.mg[k] = self.v[k] - self.vf[k];
         }
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) {
-                continue;
-            }
-            let bl = p.blocks[bi];
+        for (bi, bl) in ctx.live_blocks() {
             let o = self.offs(&bl);
             let mut x = [0.0; 3];
             for (r, xr) in x.iter_mut().enumerate().take(bl.n) {
@@ -302,12 +297,7 @@ impl Newton {
     fn defect(&self, ctx: &Ctx) -> f64 {
         let p = ctx.p;
         let mut worst: f64 = 0.0;
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) {
-                continue;
-            }
-            let bl = p.blocks[bi];
+        for (_, bl) in ctx.live_blocks() {
             let o = self.offs(&bl);
             for r in 0..bl.n {
                 let (j, _) = block_rows(p, &bl, r);
@@ -326,12 +316,10 @@ impl Newton {
         for k in 0..nd {
             a[k * nd + k] = 1.0;
         }
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) || self.d[bi] == [0.0; 9] {
+        for (bi, bl) in ctx.live_blocks() {
+            if self.d[bi] == [0.0; 9] {
                 continue;
             }
-            let bl = p.blocks[bi];
             let o = (self.tree_off[bl.trees[0] as usize], if bl.trees[1] == NONE { 0 } else { self.tree_off[bl.trees[1] as usize] });
             add_block(a, nd, &bl, o, p, &self.d[bi]);
         }
@@ -346,12 +334,7 @@ impl Newton {
         for k in 0..nd {
             self.mdv[k] = -self.mdv[k];
         }
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) {
-                continue;
-            }
-            let bl = p.blocks[bi];
+        for (bi, bl) in ctx.live_blocks() {
             let o = self.offs(&bl);
             let mut jd = [0.0; 3];
             for (r, v) in jd.iter_mut().enumerate().take(bl.n) {
@@ -409,12 +392,7 @@ impl Newton {
     fn slope(&self, ctx: &Ctx, alpha: f64, dmd: f64, dy: f64) -> (f64, f64) {
         let p = ctx.p;
         let (mut d1, mut d2) = (alpha * dmd + dy, dmd);
-        for &bi in ctx.order {
-            let bi = bi as usize;
-            if !ctx.live(bi) {
-                continue;
-            }
-            let bl = p.blocks[bi];
+        for (bi, bl) in ctx.live_blocks() {
             let mut x = [0.0; 3];
             let mut jd = [0.0; 3];
             for r in 0..bl.n {
