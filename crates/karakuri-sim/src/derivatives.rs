@@ -40,8 +40,12 @@
 //! * the static or dynamic friction coefficient and the split-impulse pass are those of the
 //!   state.
 //!
-//! A set with no linearised solution, or whose solution the set does not determine (a box
-//! sliding on four corners), is refused by name.
+//! Redundant rows (a box's four corners: four normal rows on three velocities) leave the
+//! impulses a family; the derivative is given where no member of it moves `v⁺` (sticking; a
+//! box sliding without turning, every corner slipping the same way), from the member the
+//! solver holds (a sliding box's friction response to a turn scales with each corner's normal
+//! impulse). A set with no linearised solution, or whose family reaches `v⁺` (a box sliding
+//! and turning on four corners: the solver's warm start picks `v⁺`), is refused by name.
 
 use nalgebra::DMatrix;
 

@@ -114,7 +114,9 @@ fn a_box_falling_onto_the_floor_across_a_gap_meets_its_gap_target() {
 
 /// A box sliding and turning on its four corners: the normal impulses are one family (four
 /// rows on three velocities) and the solver's sweeps choose how the friction spreads over the
-/// corners, so v⁺ is not a function of the active set: refused, by name.
+/// corners, so v⁺ is not a function of the active set: refused, by name (the step itself moves
+/// with the warm start there: `step_derivatives_sliding_box.rs`, which also checks a box
+/// sliding without turning against central differences).
 #[test]
 fn a_box_sliding_on_four_corners_is_refused() {
     let text = box_scene(0.0005, "{linear: [0.5, 0.2, 0.0], angular: [0.0, 0.0, 0.3]}", 0.3);

@@ -281,7 +281,7 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, mut ft: DMatr
     // sweep order picks the member: no derivative of the active set alone
     let ynorm = cw.y.amax();
     if null.iter().any(|z| (&cw.y * z).amax() > 1e-8 * ynorm * z.amax()) {
-        return Err(unsupported("native", "step derivatives through redundant sliding contacts (a box sliding on four corners: the solver picks how the normal impulses spread, and v⁺ with it)"));
+        return Err(unsupported("native", "step derivatives through redundant sliding contacts (a box sliding and turning on four corners: the solver picks how the normal impulses spread, and v⁺ with it)"));
     }
     let g = &cw.y * lam;
     for k in 0..n {

@@ -8,7 +8,7 @@
 //! permuted into [`crate::derivatives`]' order. An Euler step with contacts goes through its
 //! solve ([`contact`]: the step taken on a copy of the state, its active set differentiated,
 //! record 0078; at a change of the set, the side [`crate::derivatives`] states, record 0090). What the step would do that is not built yet is refused, naming it (never a
-//! wrong answer): contacts the active set does not determine (redundant sliding ones), of
+//! wrong answer): contacts the active set does not determine (redundant sliding ones that turn), of
 //! shapes other than a box, ball or capsule on a static plane, penalty or elastic contacts,
 //! the split-impulse pass, loops, equalities, tendon ranges,
 //! velocity servos and prescribed joints, joint friction, a joint limit the step holds,
