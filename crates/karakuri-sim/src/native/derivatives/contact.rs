@@ -274,7 +274,7 @@ pub fn add_impulse_derivatives(m: &SimModel, cw: &mut ContactWork, mut ft: DMatr
     }
     let mut null = Vec::new();
     let lam = solve_rank_revealing(sys, rhs, &mut null).ok_or_else(|| {
-        unsupported("native", "step derivatives through a contact set whose linearised conditions have no solution")
+        unsupported("native", "step derivatives through a contact set whose linearised conditions have no solution (redundant or nearly redundant rows, as four stuck feet, whose squeeze a change of the configuration would move without bound: the step's own solve does not converge there)")
     })?;
     // redundant rows (a box's four corners) leave λ a family; sticking, every member gives the
     // same v⁺ (qH⁻¹ Jᵀ null = 0); sliding ones spread the friction by λ_n, and the solver's
