@@ -45,7 +45,11 @@
 //! box sliding without turning, every corner slipping the same way), from the member the
 //! solver holds (a sliding box's friction response to a turn scales with each corner's normal
 //! impulse). A set with no linearised solution, or whose family reaches `v⁺` (a box sliding
-//! and turning on four corners: the solver's warm start picks `v⁺`), is refused by name.
+//! and turning on four corners: the solver's warm start picks `v⁺`), is refused by name. So
+//! is a nearly redundant stuck set (a quadruped's four stuck feet off a symmetric stance: the
+//! rows' smallest singular value 1e-8 of the largest), whose squeeze a change of the
+//! configuration would move without bound, where the step's own solve does not converge
+//! (record 0098).
 
 use nalgebra::DMatrix;
 
