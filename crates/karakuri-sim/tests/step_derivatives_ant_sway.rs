@@ -127,7 +127,13 @@ fn where_it_is_refused_the_steps_squeeze_is_ill_posed() {
     assert!(sway_unconverged > nv, "{sway_unconverged} of {} perturbed solves unconverged", 2 * nv);
 }
 
-/// Where the sway is differentiated (steps 300 and 600 of it, solves to 1e-13), the
+/// The torque targets' perturbation. The step is affine in a torque target while its set
+/// holds (the feet stay inside their cones), so a larger one costs no truncation; at 1e-6 the
+/// differences of `B` (1e-3) carry the solve's noise (step 20: 1.3e-5 at 1e-6, 2.9e-6 at 1e-5,
+/// 9.9e-10 at 1e-4, falling as 1/ε).
+const EPS_TORQUE: f64 = 1e-4;
+
+/// Where the sway is differentiated (steps 20, 300 and 600 of it, solves to 1e-13), the
 /// derivatives meet central differences: the velocity and target columns at the state, the
 /// position columns on the touching side of the landed feet's kink (the torso pressed 1 µm
 /// down, as `step_derivatives_ant.rs`; the derivative taken there too).
@@ -138,14 +144,14 @@ fn the_ant_swaying_matches_central_differences_where_differentiated() {
     let id = DMatrix::<f64>::identity(2 * nv, 2 * nv);
     let mut checked = 0;
     sway(&mut w, 601, |w, k| {
-        if k != 300 && k != 600 {
+        if ![20, 300, 600].contains(&k) {
             return;
         }
         let targets = sway_targets(w, k);
         let mut d = StepDerivatives::new(nv, nu);
         w.step_derivatives(&mut d).unwrap();
         let base = w.snapshot().unwrap();
-        let (a, b) = central(w, &model, &order, &targets, 1e-7, 1e-6);
+        let (a, b) = central(w, &model, &order, &targets, 1e-7, EPS_TORQUE);
         let scale = (&a - &id).amax();
         let ev = (d.a.columns(nv, nv) - a.columns(nv, nv)).amax() / scale;
         let eb = rel(&d.b, &b);
@@ -161,9 +167,8 @@ fn the_ant_swaying_matches_central_differences_where_differentiated() {
         let eq = (dp.a.columns(0, nv) - ap.columns(0, nv)).amax() / (&ap - &id).amax();
         w.restore(&base).unwrap();
         eprintln!("ant sway step {k}: max |A − I| {scale:.3e}; velocity columns {ev:.2e}, B {eb:.2e} (max |B| {:.2e}); position columns, pressed 1 µm {eq:.2e}", b.amax());
-        // B (torque targets) is small (1e-3), its differences' rounding 1e-6 of it: 0090's bound
-        assert!(ev < 1e-6 && eb < 1e-5 && eq < 1e-6, "step {k}: velocity columns {ev:e}, B {eb:e}, position columns {eq:e}");
+        assert!(ev < 1e-6 && eb < 1e-6 && eq < 1e-6, "step {k}: velocity columns {ev:e}, B {eb:e}, position columns {eq:e}");
         checked += 1;
     });
-    assert_eq!(checked, 2);
+    assert_eq!(checked, 3);
 }
