@@ -1,9 +1,10 @@
 //! The joint kernels, in one place as spatial_v2's `jcalc`: every dispatch of the recursions
 //! on a joint's kind or on the fast-path tags the model stores (defined beside the joint kinds
-//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::elementary_rotation_axis`
-//! and `Model::placement_quarter_turn`, a revolute about ±x, ±y, ±z behind an unrotated or
-//! quarter-turn placement; `Axis::signed_basis`) happens here, and the recursions call these
-//! functions rather than matching themselves.
+//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::signed_dof_axis`, S_k
+//! plus or minus one; `Model::elementary_rotation_axis` and `Model::placement_quarter_turn`, a
+//! revolute about ±x, ±y, ±z behind an unrotated or quarter-turn placement;
+//! `Axis::signed_basis`) happens here, and the recursions call these functions rather than
+//! matching themselves.
 //!
 //! * placements: [`place_joints`], the one protocol every recursion starts with (the joint
 //!   angles first, then each joint's `X_J(q)` and placements, parents first);
