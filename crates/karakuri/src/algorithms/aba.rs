@@ -1,6 +1,6 @@
 //! Forward dynamics by the articulated-body algorithm (RBDA Table 7.1), in local frames.
 
-use super::jcalc::{joint_velocity, plus_axis, unit_dof};
+use super::jcalc::{joint_velocity, plus_axis, signed_unit_dof};
 use super::{add_articulated_to_parent, check_len, force_to_parent, joint_motion, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh};
 use crate::linalg::dense::spd_inverse_small;
@@ -67,15 +67,16 @@ fn aba_impl<'a>(
         let pa = six(&data.pa[i]);
         let p = model.parents[i];
         // Ia = IA - U D⁻¹ Uᵀ (in place), pa = pA + Ia c + U D⁻¹ u
-        let udu = match unit_dof(model, i) {
-            Some(e) => {
-                // S = e_e: U a column of IA, D one entry, Sᵀ pA one entry
+        let udu = match signed_unit_dof(model, i) {
+            Some((e, sigma)) => {
+                // S = σ e_e: U = σ (a column of IA), D one entry (σ² = 1), Sᵀ pA one entry;
+                // U D⁻¹ Uᵀ = col D⁻¹ colᵀ and U D⁻¹ u = col D⁻¹ (σ u), negations exact
                 let iv = model.idx_v[i];
                 let col = ia.column(e);
                 let dinv = 1.0 / (col[e] + model.armature[iv]);
                 data.d_inv[i][(0, 0)] = dinv;
-                data.u_cols[iv] = Vec6::from(col);
-                let uu = tau[iv] - pa[e];
+                data.u_cols[iv] = Vec6::from(col) * sigma;
+                let uu = tau[iv] - sigma * pa[e];
                 data.u[iv] = uu;
                 if p == 0 {
                     continue;
@@ -85,8 +86,9 @@ fn aba_impl<'a>(
                     *x *= dinv;
                 }
                 ia.sub_outer(&w, &col);
+                let su = sigma * uu;
                 for x in w.iter_mut() {
-                    *x *= uu;
+                    *x *= su;
                 }
                 w
             }
@@ -118,15 +120,15 @@ fn forward_accelerations(model: &Model, data: &mut Data) {
     for i in 1..model.njoints {
         let p = model.parents[i];
         let a_prime = motion_to_joint(model, i, &data.li_m_i[i], &data.a_gf[p]) + data.c[i];
-        match unit_dof(model, i) {
-            Some(e) => {
+        match signed_unit_dof(model, i) {
+            Some((e, sigma)) => {
                 let iv = model.idx_v[i];
                 let a6 = six_m(&a_prime);
                 let u = &data.u_cols[iv];
                 let ua = ((u[0] * a6[0] + u[1] * a6[1]) + (u[2] * a6[2] + u[3] * a6[3])) + (u[4] * a6[4] + u[5] * a6[5]);
                 let x = data.d_inv[i][(0, 0)] * (data.u[iv] - ua);
                 data.ddq[iv] = x;
-                data.a_gf[i] = plus_axis(a_prime, e, x);
+                data.a_gf[i] = plus_axis(a_prime, e, sigma * x);
             }
             None => {
                 joint_acceleration(model, i, &data.d_inv[i], data.u.as_slice(), &data.u_cols, &a_prime, data.ddq.as_mut_slice());

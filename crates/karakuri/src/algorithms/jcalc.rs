@@ -1,9 +1,10 @@
 //! The joint kernels, in one place as spatial_v2's `jcalc`: every dispatch of the recursions
 //! on a joint's kind or on the fast-path tags the model stores (defined beside the joint kinds
-//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::elementary_rotation_axis`
-//! and `Model::placement_quarter_turn`, a revolute about ±x, ±y, ±z behind an unrotated or
-//! quarter-turn placement; `Axis::signed_basis`) happens here, and the recursions call these
-//! functions rather than matching themselves.
+//! in `model/joint.rs`: `Model::dof_axis`, S_k a basis vector; `Model::signed_dof_axis`, S_k
+//! plus or minus one; `Model::elementary_rotation_axis` and `Model::placement_quarter_turn`, a
+//! revolute about ±x, ±y, ±z behind an unrotated or quarter-turn placement;
+//! `Axis::signed_basis`) happens here, and the recursions call these functions rather than
+//! matching themselves.
 //!
 //! * placements: [`place_joints`], the one protocol every recursion starts with (the joint
 //!   angles first, then each joint's `X_J(q)` and placements, parents first);
@@ -220,12 +221,12 @@ pub(crate) fn inertia_times_dof(model: &Model, k: usize, y: &OriginInertia) -> F
     }
 }
 
-/// The axis `e` (in `0..6` of `[linear; angular]`) of a joint of one dof whose motion subspace
-/// is the unit vector `e_e` (revolute about, prismatic along, x, y or z).
+/// The signed axis `(c, σ)` of a joint of one dof whose motion subspace is `σ e_c`
+/// (`Model::signed_dof_axis`: revolute about, prismatic along, ±x, ±y or ±z).
 #[inline(always)]
-pub(crate) fn unit_dof(model: &Model, i: usize) -> Option<usize> {
+pub(crate) fn signed_unit_dof(model: &Model, i: usize) -> Option<(usize, f64)> {
     if model.nvs[i] == 1 {
-        model.dof_axis[model.idx_v[i]]
+        model.signed_dof_axis[model.idx_v[i]]
     } else {
         None
     }
@@ -233,7 +234,7 @@ pub(crate) fn unit_dof(model: &Model, i: usize) -> Option<usize> {
 
 /// `v_i = λX_i v_λ + S_i q̇_i` (`li` = `li_m_i`, `vp` = `v_λ`, `vs` the joint velocities) and,
 /// when `BIAS`, the joint's acceleration terms `v_i × S_i q̇_i (+ S_i q̈_i` when `acc` is given;
-/// zero otherwise). Plane turns ([`motion_to_joint`]) and, for a [`unit_dof`] joint, code
+/// zero otherwise). Plane turns ([`motion_to_joint`]) and, for a [`signed_unit_dof`] joint, code
 /// specialised to its axis (one component added, a cross product with a basis vector): the
 /// same numbers as the general products (`inv_act_motion`, [`joint_motion`], `cross`) but for
 /// the sign of exact zeros, since the terms dropped are products with zero entries (record 0094).
@@ -241,8 +242,11 @@ pub(crate) fn unit_dof(model: &Model, i: usize) -> Option<usize> {
 pub(crate) fn joint_velocity<const BIAS: bool>(model: &Model, i: usize, li: &Se3, vp: &Motion, vs: &[f64], acc: Option<&[f64]>) -> (Motion, Motion) {
     let vp = motion_to_joint(model, i, li, vp);
     let iv = model.idx_v[i];
-    let one = (vs[iv], acc.map(|a| a[iv]));
-    match unit_dof(model, i) {
+    let signed = signed_unit_dof(model, i);
+    // S = σ e_c: S q̇ = (σ q̇) e_c, σ q̇ exact (record 0102)
+    let sigma = signed.map_or(1.0, |(_, s)| s);
+    let one = (sigma * vs[iv], acc.map(|a| sigma * a[iv]));
+    match signed.map(|(c, _)| c) {
         Some(0) => unit_velocity::<0, BIAS>(vp, one),
         Some(1) => unit_velocity::<1, BIAS>(vp, one),
         Some(2) => unit_velocity::<2, BIAS>(vp, one),
@@ -296,7 +300,7 @@ fn unit_velocity<const E: usize, const BIAS: bool>(vp: Motion, (x, acc): (f64, O
 pub(crate) fn project_force_fast(model: &Model, i: usize, f: &Force, out: &mut [f64]) {
     let iv = model.idx_v[i];
     for k in iv..iv + model.nvs[i] {
-        out[k] = dof_dot(model, k, f);
+        out[k] = signed_dof_dot(model, k, f);
     }
 }
 
@@ -365,6 +369,21 @@ pub(crate) fn dof_dot(model: &Model, k: usize, f: &Force) -> f64 {
         Some(4) => f.angular.y,
         Some(5) => f.angular.z,
         _ => model.motion_subspace[k].dot(f),
+    }
+}
+
+/// `S_kᵀ f` for dof k as [`dof_dot`], also on the negative axes: `σ f_c` (the general dot
+/// product's value: its other terms are products with zeros, and negation is exact).
+#[inline(always)]
+pub(crate) fn signed_dof_dot(model: &Model, k: usize, f: &Force) -> f64 {
+    match model.signed_dof_axis[k] {
+        Some((0, s)) => s * f.linear.x,
+        Some((1, s)) => s * f.linear.y,
+        Some((2, s)) => s * f.linear.z,
+        Some((3, s)) => s * f.angular.x,
+        Some((4, s)) => s * f.angular.y,
+        Some((_, s)) => s * f.angular.z,
+        None => model.motion_subspace[k].dot(f),
     }
 }
 

@@ -1,6 +1,6 @@
 use std::collections::HashSet;
 
-use super::{dof_axis, elementary_rotation_axis, Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
+use super::{dof_axis, elementary_rotation_axis, signed_dof_axis, Frame, FrameId, FrameKind, JointId, JointType, Mimic, Model};
 use crate::spatial::quarter_turn::{quarter_turn_code, quarter_turn_matrix};
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3};
 use crate::ModelError;
@@ -50,6 +50,7 @@ impl ModelBuilder {
             dof_parent: vec![],
             motion_subspace: vec![],
             dof_axis: vec![],
+            signed_dof_axis: vec![],
             origin_inertias: vec![],
             subtree_end_v: vec![0],
             placement_quarter_turn: vec![Some(0)],
@@ -345,6 +346,7 @@ impl ModelBuilder {
         }
         m.origin_inertias = m.inertias.iter().map(OriginInertia::from).collect();
         m.dof_axis = m.motion_subspace.iter().map(dof_axis).collect();
+        m.signed_dof_axis = m.motion_subspace.iter().map(signed_dof_axis).collect();
         Ok(self.model)
     }
 

@@ -275,6 +275,14 @@ pub(crate) fn dof_axis(s: &Motion) -> Option<usize> {
     (ones.len() == 1 && zeros == 5).then(|| ones[0])
 }
 
+/// `Model::signed_dof_axis`: `Some((c, σ))` when `s` is `σ e_c` (σ = ±1) of `[linear; angular]`.
+pub(crate) fn signed_dof_axis(s: &Motion) -> Option<(usize, f64)> {
+    let v = s.to_vec6();
+    let units: Vec<usize> = (0..6).filter(|&c| v[c].abs() == 1.0).collect();
+    let zeros = (0..6).filter(|&c| v[c] == 0.0).count();
+    (units.len() == 1 && zeros == 5).then(|| (units[0], v[units[0]]))
+}
+
 /// `Model::elementary_rotation_axis`: `Some(c)` for a revolute joint about ±e_c behind a
 /// placement whose rotation is a quarter turn (`quarter_turn`, from
 /// `Model::placement_quarter_turn`), so that `λX_i` is an elementary rotation with its

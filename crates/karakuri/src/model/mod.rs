@@ -8,7 +8,7 @@ mod joint;
 
 pub use builder::ModelBuilder;
 pub use joint::{Axis, JointType};
-pub(crate) use joint::{dof_axis, elementary_rotation_axis, mul_axis_rotation, revolute_placement_after};
+pub(crate) use joint::{dof_axis, elementary_rotation_axis, signed_dof_axis, mul_axis_rotation, revolute_placement_after};
 
 use crate::spatial::{Inertia, Motion, OriginInertia, Se3, Vec3};
 
@@ -107,6 +107,11 @@ pub struct Model {
     /// Where `motion_subspace[k]` is a unit basis vector, its index in the flattened
     /// `[linear; angular]` 6-vector, so `Sᵀ f` reads one component (fast path) `(nv)`.
     pub dof_axis: Vec<Option<usize>>,
+    /// `Some((c, σ))` where `motion_subspace[k]` is `σ e_c` (σ = ±1; `c` as in `dof_axis`):
+    /// `dof_axis`'s fast path extended to the negative axes (icub's and panda's −y, −z joints).
+    /// `S x = σ x e_c` and `Sᵀ f = σ f_c`, the same bits as the general products since negation
+    /// is exact `(nv)`.
+    pub signed_dof_axis: Vec<Option<(usize, f64)>>,
     /// Body inertias about their joint origins (from `inertias`, for composite sums) `(njoints)`.
     pub origin_inertias: Vec<OriginInertia>,
     /// Last dof of the subtree of each joint, exclusive `(njoints)`: dofs `idx_v[i]..subtree_end_v[i]`.

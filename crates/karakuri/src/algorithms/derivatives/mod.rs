@@ -142,6 +142,10 @@ pub struct DerivativesWorkspace {
     pub(crate) da_dq: Vec<Motion>,
     /// `∂a_i/∂v_k` beyond `J_k × v_i`: `v_i × J_k + ∂v/∂q_k` `(nv)`.
     pub(crate) da_dv: Vec<Motion>,
+    /// ABA route: `I^C_i J_k` of dof k (joint i) from the first backward pass, for the second `(nv)`.
+    pub(crate) fa: Vec<Force>,
+    /// ABA route: the angular part of `J_kᵀ B^C_i`, likewise `(nv)`.
+    pub(crate) r: Vec<Vec3>,
     /// ABA route: `δa_i`, the growth of `a_i` from q̈ = 0 to q̈ `(njoints)`.
     pub(crate) delta_a: Vec<Motion>,
     /// ABA route: `P_i = Σ_{k in subtree} I^C_k J_k q̈_k` `(njoints)`.
@@ -200,6 +204,8 @@ impl DerivativesWorkspace {
             dv_dq: vec![Motion::zero(); nv],
             da_dq: vec![Motion::zero(); nv],
             da_dv: vec![Motion::zero(); nv],
+            fa: vec![Force::zero(); nv],
+            r: vec![Vec3::zeros(); nv],
             delta_a: vec![Motion::zero(); nj],
             p: vec![Force::zero(); nj],
             ancestor_dofs,

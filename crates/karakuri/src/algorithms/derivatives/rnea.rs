@@ -138,6 +138,7 @@ pub(super) fn backward_pass<const Q: bool>(model: &Model, data: &mut Data, ws: &
         data.tau.as_mut_slice(),
     );
     let (j_cols, dv_dq, da_dq, da_dv) = (&ws.j[..], &ws.dv_dq[..], &ws.da_dq[..], &ws.da_dv[..]);
+    let (fa_store, r_store) = (&mut ws.fa[..], &mut ws.r[..]);
     for i in (1..model.njoints).rev() {
         let (iv, nv) = (model.idx_v[i], model.nvs[i]);
         let (ic, bc, f) = (ws.ic[i], ws.bc[i], ws.fc[i]);
@@ -148,6 +149,10 @@ pub(super) fn backward_pass<const Q: bool>(model: &Model, data: &mut Data, ws: &
             // row k: F^a = I^C J_k (= ∂F/∂q̈_k), r = angular part of J_kᵀ B^C
             let fa = ic.mul_motion(&j_k);
             let r = bc.transpose_mul_motion(&j_k);
+            if !Q {
+                // kept for the second sweep at q̈ (configuration_entries_at)
+                (fa_store[k], r_store[k]) = (fa, r);
+            }
             if Q {
                 let df_dq = ic.mul_motion(&da_dq[k]) + bc.mul_motion(&dv_dq[k]) + j_k.cross_force(&f);
                 configuration_entries(dq, n, k, iv..iv + nv, ancestors, j_cols, dv_dq, da_dq, &fa, &r, &df_dq);
@@ -230,16 +235,16 @@ pub(super) fn configuration_entries_at(model: &Model, ws: &mut DerivativesWorksp
         let p = model.parents[i];
         let mut p_i = ws.p[i];
         for k in iv..iv + nv {
-            p_i += ic.mul_motion(&j_cols[k]) * qdd[k];
+            p_i += ws.fa[k] * qdd[k];
         }
         let f = ws.fc[i] + ic.mul_motion(&ws.delta_a[p]) + p_i;
         let ancestors = &ws.ancestor_dofs[ws.ancestor_start[i]..ws.ancestor_start[i + 1]];
         for k in iv..iv + nv {
             let j_k = j_cols[k];
-            let fa = ic.mul_motion(&j_k);
-            let r = bc.transpose_mul_motion(&j_k);
+            // I^C J_k and J_kᵀ B^C do not depend on q̈: the first sweep's (same bits)
+            let (fa, r) = (&ws.fa[k], &ws.r[k]);
             let df_dq = ic.mul_motion(&da_dq[k]) + bc.mul_motion(&dv_dq[k]) + j_k.cross_force(&f);
-            configuration_entries(dq, n, k, iv..iv + nv, ancestors, j_cols, dv_dq, da_dq, &fa, &r, &df_dq);
+            configuration_entries(dq, n, k, iv..iv + nv, ancestors, j_cols, dv_dq, da_dq, fa, r, &df_dq);
         }
         if p > 0 {
             ws.p[p] += p_i;
