@@ -15,7 +15,7 @@
 //! complement, `condense.rs`): each set then solves over the contact rows only.
 
 use super::cone::project_set;
-use super::lu::{lu_apply, lu_factor};
+use super::lu::{add_rows_nz, lu_apply, lu_factor};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
@@ -285,14 +285,9 @@ impl Dense {
         // `u` at the projected impulses: the set's plus W (proj − λ) over the rows moved
         self.uproj.clear();
         self.uproj.extend_from_slice(&self.u[..k]);
-        for q in 0..k {
-            let dl = self.proj[q] - self.lambda[q];
-            if dl != 0.0 {
-                for (u, w) in self.uproj.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
-                    *u += w * dl;
-                }
-            }
-        }
+        self.crow.clear();
+        self.crow.extend(self.proj[..k].iter().zip(&self.lambda[..k]).map(|(p, l)| p - l));
+        add_rows_nz(&mut self.uproj[..k], &self.w[..k * k], &self.crow);
         let (w, proj) = (&self.w, &self.proj);
         let u = |q: usize| self.uproj[q];
         let mut m: f64 = 0.0;
@@ -452,14 +447,7 @@ impl Dense {
         // column by column over the impulses that are not zero (W is symmetric: a column is
         // a row), each an independent multiply-add down `u`
         self.u.extend((0..k).map(|p| self.c[p] - b[self.rows[p]]));
-        for q in 0..k {
-            let l = self.lambda[q];
-            if l != 0.0 {
-                for (u, w) in self.u.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
-                    *u += w * l;
-                }
-            }
-        }
+        add_rows_nz(&mut self.u[..k], &self.w[..k * k], &self.lambda[..k]);
     }
 
     /// The set after the one solved (see the module documentation), velocities below `vt`

@@ -2,7 +2,7 @@
 //! (`active.rs`): a Schur complement formed once per try, so that each set solves over the
 //! contact rows only (0079).
 
-use super::lu::{lu_apply, lu_apply_rows, lu_factor};
+use super::lu::{lu_apply, lu_apply_rows, lu_factor, sub_dots, sub_rows};
 use super::rows::RowKind;
 use super::active::held;
 use super::workspace::{Dense, State};
@@ -52,25 +52,13 @@ impl Dense {
             self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
         }
         lu_apply_rows(&self.ss, &self.ss_perm, &mut self.z, m, nc);
+        // zᵀ, for the servo impulses' sums side by side (`servo_impulses`)
+        self.zt.clear();
+        self.zt.extend((0..nc * m).map(|i| self.z[(i % m) * nc + i / m]));
         // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
         // others are not copied), and it is symmetric: its lower triangle formed, mirrored
         self.wr.resize(k * k, 0.0);
-        for (a, &p) in self.ctr.iter().enumerate() {
-            self.crow.clear();
-            self.crow.extend(self.ctr[..=a].iter().map(|&q| self.w[p * k + q]));
-            for (x, &s) in self.servo.iter().enumerate() {
-                let f = self.w[p * k + s];
-                if f != 0.0 {
-                    for (c, z) in self.crow.iter_mut().zip(&self.z[x * nc..x * nc + a + 1]) {
-                        *c -= f * z;
-                    }
-                }
-            }
-            for (&q, &c) in self.ctr.iter().zip(&self.crow) {
-                self.wr[p * k + q] = c;
-                self.wr[q * k + p] = c;
-            }
-        }
+        schur_lower((&self.w, k), (&self.ctr, &self.servo), &self.z, &mut self.crow, &mut self.wr);
     }
 
     /// Whether this set's servo rows are condensed out (all of them still free).
@@ -97,11 +85,7 @@ impl Dense {
         let nc = self.ctr.len();
         self.crow.clear();
         self.crow.extend(self.ctr.iter().map(|&q| self.g[q]));
-        for (x, &r) in self.rs.iter().enumerate() {
-            for (g, z) in self.crow.iter_mut().zip(&self.z[x * nc..(x + 1) * nc]) {
-                *g -= z * r;
-            }
-        }
+        sub_rows(&mut self.crow[..nc], &self.z[..m * nc], &self.rs);
         self.gr.clear();
         self.gr.extend_from_slice(&self.g[..k]);
         for (&q, &g) in self.ctr.iter().zip(&self.crow) {
@@ -116,11 +100,50 @@ impl Dense {
         // z is over C's rows; the held rows' are masked here
         self.crow.clear();
         self.crow.extend(self.ctr.iter().map(|&q| if held(self.state[q], kind[self.rows[q]]) == 0.0 { self.lambda[q] } else { 0.0 }));
-        for x in 0..m {
-            self.ys[x] -= self.z[x * nc..(x + 1) * nc].iter().zip(&self.crow).map(|(z, l)| z * l).sum::<f64>();
-        }
+        sub_dots(&mut self.ys[..m], &self.zt[..nc * m], &self.crow);
         for x in 0..m {
             self.lambda[self.servo[x]] = self.ys[x];
+        }
+    }
+}
+
+/// `wr`'s lower triangle over C (mirrored): `W_CC − W_CS z` (`w`: `W`, `k x k`; `z`: `servo`
+/// rows over `ctr`), each entry from `W`'s less the servos' terms in order.
+fn schur_lower((w, k): (&[f64], usize), (ctr, servo): (&[usize], &[usize]), z: &[f64], crow: &mut Vec<f64>, wr: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { schur_lower_avx2((w, k), (ctr, servo), z, crow, wr) };
+    }
+    schur_lower_in((w, k), (ctr, servo), z, crow, wr);
+}
+
+/// [`schur_lower`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn schur_lower_avx2((w, k): (&[f64], usize), (ctr, servo): (&[usize], &[usize]), z: &[f64], crow: &mut Vec<f64>, wr: &mut [f64]) {
+    schur_lower_in((w, k), (ctr, servo), z, crow, wr);
+}
+
+/// [`schur_lower`]'s body.
+#[inline(always)]
+fn schur_lower_in((w, k): (&[f64], usize), (ctr, servo): (&[usize], &[usize]), z: &[f64], crow: &mut Vec<f64>, wr: &mut [f64]) {
+    let nc = ctr.len();
+    for (a, &p) in ctr.iter().enumerate() {
+        crow.clear();
+        crow.extend(ctr[..=a].iter().map(|&q| w[p * k + q]));
+        for (x, &s) in servo.iter().enumerate() {
+            let f = w[p * k + s];
+            if f != 0.0 {
+                for (c, z) in crow.iter_mut().zip(&z[x * nc..x * nc + a + 1]) {
+                    *c -= f * z;
+                }
+            }
+        }
+        for (&q, &c) in ctr.iter().zip(crow.iter()) {
+            wr[p * k + q] = c;
+            wr[q * k + p] = c;
         }
     }
 }

@@ -137,3 +137,79 @@ pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
         r[c] = x / a[c * n + c];
     }
 }
+
+/// Compiles `$body` twice on x86-64, once for AVX2 (chosen at run time) and once portable:
+/// the same operations in the same order, so the same bits either way.
+macro_rules! twice {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+        $(#[$doc])*
+        pub(super) fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $body
+                // SAFETY: the CPU has AVX2, checked on the line above.
+                #[allow(unsafe_code)]
+                return unsafe { avx2($($arg),*) };
+            }
+            #[inline(always)]
+            fn portable($($arg: $ty),*) $body
+            portable($($arg),*)
+        }
+    };
+}
+
+twice! {
+    /// `y[x] −= Σ_q a[q w + x] v[q]` for each `x < w = y.len()` (`a`: `v.len()` rows of `w`),
+    /// each sum over `q` in order from −0.0 (as `Sum` of f64), eight `x` side by side.
+    fn sub_dots(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        let mut x = 0;
+        while x < w {
+            let lanes = (w - x).min(8);
+            let mut acc = [-0.0f64; 8];
+            if lanes == 8 {
+                for (q, &vq) in v.iter().enumerate() {
+                    let r: &[f64; 8] = a[q * w + x..q * w + x + 8].try_into().expect("8 lanes");
+                    for j in 0..8 {
+                        acc[j] += r[j] * vq;
+                    }
+                }
+            } else {
+                for (q, &vq) in v.iter().enumerate() {
+                    for j in 0..lanes {
+                        acc[j] += a[q * w + x + j] * vq;
+                    }
+                }
+            }
+            for j in 0..lanes {
+                y[x + j] -= acc[j];
+            }
+            x += lanes;
+        }
+    }
+}
+
+twice! {
+    /// `y −= Σ_x a[x] v[x]` (`a`: `v.len()` rows of `y.len()`), the rows in order, each entry
+    /// of `y` on its own.
+    fn sub_rows(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        for (x, &vx) in v.iter().enumerate() {
+            y.iter_mut().zip(&a[x * w..(x + 1) * w]).for_each(|(y, a)| *y -= a * vx);
+        }
+    }
+}
+
+twice! {
+    /// `y += Σ_q a[q w + ..] v[q]` over the `q` with `v[q] ≠ 0` (`a`: `v.len()` rows of
+    /// `w = y.len()`), the rows in order, each entry of `y` on its own.
+    fn add_rows_nz(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        for (q, &vq) in v.iter().enumerate() {
+            if vq != 0.0 {
+                y.iter_mut().zip(&a[q * w..(q + 1) * w]).for_each(|(y, a)| *y += a * vq);
+            }
+        }
+    }
+}
