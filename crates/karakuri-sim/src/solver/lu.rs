@@ -1,5 +1,7 @@
-//! The dense LU with row pivoting of the active-set solves (`active.rs`): factor once, apply
-//! to one right-hand side or to many.
+//! The dense factorisations of the active-set solves (`active.rs`, `condense.rs`): an LU with
+//! row pivoting (a set with slides: not symmetric) and a Cholesky factor (the servo rows'
+//! `W_SS + eps I`, a set without slides), factored once, applied to one right-hand side or to
+//! many; and the row kernels of the sets' updates.
 //!
 //! On x86-64 the factorisation and the many-right-hand-side solve are compiled twice, once for
 //! AVX2 (four `f64` an instruction on the eliminations' rows, chosen at run time) and once
@@ -62,58 +64,6 @@ fn lu_factor_in(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bo
         }
     }
     true
-}
-
-/// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
-/// overwritten by `X`): [`lu_apply`] on whole rows.
-pub(super) fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { lu_apply_rows_avx2(a, perm, x, n, w) };
-    }
-    lu_apply_rows_in(a, perm, x, n, w);
-}
-
-/// [`lu_apply_rows`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lu_apply_rows_avx2(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    lu_apply_rows_in(a, perm, x, n, w);
-}
-
-/// [`lu_apply_rows`]'s body.
-#[inline(always)]
-fn lu_apply_rows_in(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    for c in 0..n {
-        if perm[c] != c {
-            let (top, rest) = x.split_at_mut(perm[c] * w);
-            top[c * w..(c + 1) * w].swap_with_slice(&mut rest[..w]);
-        }
-    }
-    for c in 0..n {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &top[c * w..];
-        for (i, row) in below.chunks_exact_mut(w).enumerate() {
-            let f = a[(c + 1 + i) * n + c];
-            if f != 0.0 {
-                row.iter_mut().zip(xc).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-    }
-    for c in (0..n).rev() {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &mut top[c * w..];
-        for (j, row) in below.chunks_exact(w).enumerate() {
-            let f = a[c * n + c + 1 + j];
-            if f != 0.0 {
-                xc.iter_mut().zip(row).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-        let d = a[c * n + c];
-        xc.iter_mut().for_each(|r| *r /= d);
-    }
 }
 
 /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
@@ -209,6 +159,101 @@ twice! {
         for (q, &vq) in v.iter().enumerate() {
             if vq != 0.0 {
                 y.iter_mut().zip(&a[q * w..(q + 1) * w]).for_each(|(y, a)| *y += a * vq);
+            }
+        }
+    }
+}
+
+/// Factors a symmetric positive definite `A` (`n x n`, row-major; the upper triangle read)
+/// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor by
+/// rows: each pivot row scaled by its pivot's root, the rows below less its multiples); false
+/// when a pivot is not larger than `tiny` (or not a number).
+pub(super) fn chol_factor(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { chol_factor_avx2(a, n, tiny) };
+    }
+    chol_factor_in(a, n, tiny)
+}
+
+/// [`chol_factor`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn chol_factor_avx2(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    chol_factor_in(a, n, tiny)
+}
+
+/// [`chol_factor`]'s body.
+#[inline(always)]
+fn chol_factor_in(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    for c in 0..n {
+        let p = a[c * n + c];
+        if p.is_nan() || p <= tiny {
+            return false;
+        }
+        let d = p.sqrt();
+        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+        let row = &mut top[c * n + c..(c + 1) * n];
+        row[0] = d;
+        row[1..].iter_mut().for_each(|x| *x /= d);
+        let row = &top[c * n + c + 1..(c + 1) * n];
+        for (i, below_row) in below.chunks_exact_mut(n).enumerate() {
+            let f = row[i];
+            if f != 0.0 {
+                // row c + 1 + i of the trailing block, from its diagonal on
+                let r = c + 1 + i;
+                for (x, &u) in below_row[r..].iter_mut().zip(&row[i..]) {
+                    *x -= f * u;
+                }
+            }
+        }
+    }
+    true
+}
+
+twice! {
+    /// Solves `Uᵀ X = B` by [`chol_factor`]'s `U` (`n x n`) for `B` of `n` rows of `w`
+    /// (row-major, overwritten by `X`), `n = x.len() / w`.
+    fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
+        let n = x.len() / w;
+        for c in 0..n {
+            let (top, below) = x.split_at_mut((c + 1) * w);
+            let xc = &mut top[c * w..];
+            let d = u[c * n + c];
+            xc.iter_mut().for_each(|r| *r /= d);
+            for (j, row) in below.chunks_exact_mut(w).enumerate() {
+                let f = u[c * n + c + 1 + j];
+                if f != 0.0 {
+                    row.iter_mut().zip(xc.iter()).for_each(|(r, v)| *r -= f * v);
+                }
+            }
+        }
+    }
+}
+
+/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
+pub(super) fn chol_upper(u: &[f64], r: &mut [f64]) {
+    let n = r.len();
+    for c in (0..n).rev() {
+        let mut x = r[c];
+        for j in c + 1..n {
+            x -= u[c * n + j] * r[j];
+        }
+        r[c] = x / u[c * n + c];
+    }
+}
+
+/// Solves `Uᵀ x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
+pub(super) fn chol_lower(u: &[f64], r: &mut [f64]) {
+    let n = r.len();
+    for c in 0..n {
+        let x = r[c] / u[c * n + c];
+        r[c] = x;
+        if x != 0.0 {
+            for (ri, &f) in r[c + 1..].iter_mut().zip(&u[c * n + c + 1..(c + 1) * n]) {
+                *ri -= f * x;
             }
         }
     }

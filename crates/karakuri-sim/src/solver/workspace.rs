@@ -348,6 +348,9 @@ pub(super) struct Dense {
     pub uproj: Vec<f64>,
     /// `z` transposed: C's rows over the servo rows (`condense.rs`) `(≤ k x k)`.
     pub zt: Vec<f64>,
+    /// Whether `a` holds a Cholesky factor (a set without slides) rather than an LU
+    /// (`active.rs`).
+    pub chol: bool,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
