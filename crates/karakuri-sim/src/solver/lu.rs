@@ -258,3 +258,90 @@ pub(super) fn chol_lower(u: &[f64], r: &mut [f64]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A symmetric positive definite `n x n` matrix `Bᵀ B + 0.1 I` from a fixed sequence.
+    fn spd(n: usize) -> Vec<f64> {
+        let b: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 101) as f64 / 50.0) - 1.0).collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|k| b[k * n + i] * b[k * n + j]).sum::<f64>() + if i == j { 0.1 } else { 0.0 };
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn cholesky_solves_match_the_lu_and_the_matrix() {
+        let n = 9;
+        let a = spd(n);
+        let mut u = a.clone();
+        assert!(chol_factor(&mut u, n, 1e-12));
+        // Uᵀ U is A
+        for i in 0..n {
+            for j in 0..n {
+                let s: f64 = (0..=i.min(j)).map(|k| u[k * n + i] * u[k * n + j]).sum();
+                assert!((s - a[i * n + j]).abs() < 1e-12 * (1.0 + a[i * n + j].abs()), "({i}, {j})");
+            }
+        }
+        // A x = r by the factor against the LU
+        let r: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+        let mut x = r.clone();
+        chol_lower(&u, &mut x);
+        chol_upper(&u, &mut x);
+        let (mut lu, mut perm, mut y) = (a.clone(), Vec::new(), r.clone());
+        assert!(lu_factor(&mut lu, &mut perm, n, 1e-12));
+        lu_apply(&lu, &perm, &mut y, n);
+        for i in 0..n {
+            assert!((x[i] - y[i]).abs() < 1e-10 * (1.0 + y[i].abs()), "{i}: {} {}", x[i], y[i]);
+        }
+        // many right-hand sides by rows: each column is the single solve's bits
+        let w = 3;
+        let mut rows: Vec<f64> = (0..n * w).map(|i| (i as f64 * 0.37).cos()).collect();
+        let cols: Vec<Vec<f64>> = (0..w).map(|c| (0..n).map(|i| rows[i * w + c]).collect()).collect();
+        chol_lower_rows(&u, &mut rows, w);
+        for (c, col) in cols.iter().enumerate() {
+            let mut v = col.clone();
+            chol_lower(&u, &mut v);
+            for i in 0..n {
+                assert_eq!(v[i].to_bits(), rows[i * w + c].to_bits(), "({i}, {c})");
+            }
+        }
+        // an indefinite matrix is refused
+        let mut bad = a.clone();
+        bad[4 * n + 4] = -1.0;
+        assert!(!chol_factor(&mut bad, n, 1e-12));
+    }
+
+    #[test]
+    fn row_kernels_are_the_serial_sums_bit_for_bit() {
+        let (w, nq) = (11, 7);
+        let a: Vec<f64> = (0..w * nq).map(|i| ((i * 31 % 17) as f64 - 8.0) / 3.0).collect();
+        let v: Vec<f64> = (0..nq).map(|q| if q == 2 { 0.0 } else { (q as f64 - 3.3) / 1.7 }).collect();
+        let y0: Vec<f64> = (0..w).map(|x| x as f64 * 0.1 - 0.4).collect();
+        let mut y = y0.clone();
+        sub_dots(&mut y, &a, &v);
+        for x in 0..w {
+            let s: f64 = (0..nq).map(|q| a[q * w + x] * v[q]).sum();
+            assert_eq!((y0[x] - s).to_bits(), y[x].to_bits(), "{x}");
+        }
+        let (mut y1, mut y2) = (y0.clone(), y0.clone());
+        sub_rows(&mut y1, &a, &v);
+        add_rows_nz(&mut y2, &a, &v);
+        for x in 0..w {
+            let (mut s1, mut s2) = (y0[x], y0[x]);
+            for q in 0..nq {
+                s1 -= a[q * w + x] * v[q];
+                if v[q] != 0.0 {
+                    s2 += a[q * w + x] * v[q];
+                }
+            }
+            assert_eq!(s1.to_bits(), y1[x].to_bits());
+            assert_eq!(s2.to_bits(), y2[x].to_bits());
+        }
+    }
+}
