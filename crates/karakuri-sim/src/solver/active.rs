@@ -3,7 +3,8 @@
 //! one-sided row active or not, each bounded row free or at a bound; one set is one linear
 //! solve, in which a sticking contact asks `u = b` of its three rows, a sliding one
 //! `u_n = b_n` with its friction `μ λ_n d` along a fixed direction `d` (a column of `W` folded
-//! into the normal's: the matrix is not symmetric, so an LU with row pivoting), and the next
+//! into the normal's: the matrix is not symmetric, so an LU with row pivoting; a set without
+//! slides is symmetric positive definite and takes a Cholesky factor, 0095), and the next
 //! set follows from the solution (a normal pulling lets go, a violated row joins, friction
 //! outside its cone slides, a slide that turned sticks, a slide's `d` turns against its slip
 //! velocity, or to its friction when it no longer slips; while an active sticking contact's
@@ -15,7 +16,7 @@
 //! complement, `condense.rs`): each set then solves over the contact rows only.
 
 use super::cone::project_set;
-use super::lu::{lu_apply, lu_factor};
+use super::lu::{add_rows_nz, chol_factor, chol_lower, chol_upper, lu_apply, lu_factor};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve, State};
 
@@ -264,10 +265,18 @@ impl Dense {
         for p in 0..k {
             self.lambda[p] = held(self.state[p], kind[self.rows[p]]);
         }
-        if !lu_factor(&mut self.a, &mut self.perm, n, 1e-3 * eps) {
+        // no slide: the matrix is symmetric (positive definite with `eps`), a Cholesky
+        // factor at half an LU's cost
+        self.chol = !self.idx.iter().any(|&p| self.state[p] == State::Slide);
+        let factored = if self.chol {
+            chol_factor(&mut self.a[..n * n], n, 1e-3 * eps)
+        } else {
+            lu_factor(&mut self.a, &mut self.perm, n, 1e-3 * eps)
+        };
+        if !factored {
             return false;
         }
-        lu_apply(&self.a, &self.perm, &mut self.r, n);
+        self.apply_factors(n);
         self.take_solution(kind, b, true);
         true
     }
@@ -285,14 +294,9 @@ impl Dense {
         // `u` at the projected impulses: the set's plus W (proj − λ) over the rows moved
         self.uproj.clear();
         self.uproj.extend_from_slice(&self.u[..k]);
-        for q in 0..k {
-            let dl = self.proj[q] - self.lambda[q];
-            if dl != 0.0 {
-                for (u, w) in self.uproj.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
-                    *u += w * dl;
-                }
-            }
-        }
+        self.crow.clear();
+        self.crow.extend(self.proj[..k].iter().zip(&self.lambda[..k]).map(|(p, l)| p - l));
+        add_rows_nz(&mut self.uproj[..k], &self.w[..k * k], &self.crow);
         let (w, proj) = (&self.w, &self.proj);
         let u = |q: usize| self.uproj[q];
         let mut m: f64 = 0.0;
@@ -414,8 +418,18 @@ impl Dense {
         for x in 0..n {
             self.r[x] = self.rhs[x] + eps * self.prox(kind, self.idx[x]);
         }
-        lu_apply(&self.a, &self.perm, &mut self.r, n);
+        self.apply_factors(n);
         self.take_solution(kind, b, false);
+    }
+
+    /// Solves the last set's `n x n` system for `r` (overwritten) by its factors in `a`.
+    fn apply_factors(&mut self, n: usize) {
+        if self.chol {
+            chol_lower(&self.a[..n * n], &mut self.r[..n]);
+            chol_upper(&self.a[..n * n], &mut self.r[..n]);
+        } else {
+            lu_apply(&self.a, &self.perm, &mut self.r, n);
+        }
     }
 
     /// The set's impulses from its solution `r` (the sliding friction from its normal and
@@ -452,14 +466,7 @@ impl Dense {
         // column by column over the impulses that are not zero (W is symmetric: a column is
         // a row), each an independent multiply-add down `u`
         self.u.extend((0..k).map(|p| self.c[p] - b[self.rows[p]]));
-        for q in 0..k {
-            let l = self.lambda[q];
-            if l != 0.0 {
-                for (u, w) in self.u.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
-                    *u += w * l;
-                }
-            }
-        }
+        add_rows_nz(&mut self.u[..k], &self.w[..k * k], &self.lambda[..k]);
     }
 
     /// The set after the one solved (see the module documentation), velocities below `vt`

@@ -1,5 +1,7 @@
-//! The dense LU with row pivoting of the active-set solves (`active.rs`): factor once, apply
-//! to one right-hand side or to many.
+//! The dense factorisations of the active-set solves (`active.rs`, `condense.rs`): an LU with
+//! row pivoting (a set with slides: not symmetric) and a Cholesky factor (the servo rows'
+//! `W_SS + eps I`, a set without slides), factored once, applied to one right-hand side or to
+//! many; and the row kernels of the sets' updates.
 //!
 //! On x86-64 the factorisation and the many-right-hand-side solve are compiled twice, once for
 //! AVX2 (four `f64` an instruction on the eliminations' rows, chosen at run time) and once
@@ -64,58 +66,6 @@ fn lu_factor_in(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bo
     true
 }
 
-/// Solves `A X = B` by [`lu_factor`]'s factors of `A` for `B` of `w` columns (row-major,
-/// overwritten by `X`): [`lu_apply`] on whole rows.
-pub(super) fn lu_apply_rows(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { lu_apply_rows_avx2(a, perm, x, n, w) };
-    }
-    lu_apply_rows_in(a, perm, x, n, w);
-}
-
-/// [`lu_apply_rows`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lu_apply_rows_avx2(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    lu_apply_rows_in(a, perm, x, n, w);
-}
-
-/// [`lu_apply_rows`]'s body.
-#[inline(always)]
-fn lu_apply_rows_in(a: &[f64], perm: &[usize], x: &mut [f64], n: usize, w: usize) {
-    for c in 0..n {
-        if perm[c] != c {
-            let (top, rest) = x.split_at_mut(perm[c] * w);
-            top[c * w..(c + 1) * w].swap_with_slice(&mut rest[..w]);
-        }
-    }
-    for c in 0..n {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &top[c * w..];
-        for (i, row) in below.chunks_exact_mut(w).enumerate() {
-            let f = a[(c + 1 + i) * n + c];
-            if f != 0.0 {
-                row.iter_mut().zip(xc).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-    }
-    for c in (0..n).rev() {
-        let (top, below) = x.split_at_mut((c + 1) * w);
-        let xc = &mut top[c * w..];
-        for (j, row) in below.chunks_exact(w).enumerate() {
-            let f = a[c * n + c + 1 + j];
-            if f != 0.0 {
-                xc.iter_mut().zip(row).for_each(|(r, v)| *r -= f * v);
-            }
-        }
-        let d = a[c * n + c];
-        xc.iter_mut().for_each(|r| *r /= d);
-    }
-}
-
 /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
 pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
     for c in 0..n {
@@ -135,5 +85,263 @@ pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
             x -= a[c * n + j] * r[j];
         }
         r[c] = x / a[c * n + c];
+    }
+}
+
+/// Compiles `$body` twice on x86-64, once for AVX2 (chosen at run time) and once portable:
+/// the same operations in the same order, so the same bits either way.
+macro_rules! twice {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+        $(#[$doc])*
+        pub(super) fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $body
+                // SAFETY: the CPU has AVX2, checked on the line above.
+                #[allow(unsafe_code)]
+                return unsafe { avx2($($arg),*) };
+            }
+            #[inline(always)]
+            fn portable($($arg: $ty),*) $body
+            portable($($arg),*)
+        }
+    };
+}
+
+twice! {
+    /// `y[x] −= Σ_q a[q w + x] v[q]` for each `x < w = y.len()` (`a`: `v.len()` rows of `w`),
+    /// each sum over `q` in order from −0.0 (as `Sum` of f64), eight `x` side by side.
+    fn sub_dots(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        let mut x = 0;
+        while x < w {
+            let lanes = (w - x).min(8);
+            let mut acc = [-0.0f64; 8];
+            if lanes == 8 {
+                for (q, &vq) in v.iter().enumerate() {
+                    let r: &[f64; 8] = a[q * w + x..q * w + x + 8].try_into().expect("8 lanes");
+                    for j in 0..8 {
+                        acc[j] += r[j] * vq;
+                    }
+                }
+            } else {
+                for (q, &vq) in v.iter().enumerate() {
+                    for j in 0..lanes {
+                        acc[j] += a[q * w + x + j] * vq;
+                    }
+                }
+            }
+            for j in 0..lanes {
+                y[x + j] -= acc[j];
+            }
+            x += lanes;
+        }
+    }
+}
+
+twice! {
+    /// `y −= Σ_x a[x] v[x]` (`a`: `v.len()` rows of `y.len()`), the rows in order, each entry
+    /// of `y` on its own.
+    fn sub_rows(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        for (x, &vx) in v.iter().enumerate() {
+            y.iter_mut().zip(&a[x * w..(x + 1) * w]).for_each(|(y, a)| *y -= a * vx);
+        }
+    }
+}
+
+twice! {
+    /// `y += Σ_q a[q w + ..] v[q]` over the `q` with `v[q] ≠ 0` (`a`: `v.len()` rows of
+    /// `w = y.len()`), the rows in order, each entry of `y` on its own.
+    fn add_rows_nz(y: &mut [f64], a: &[f64], v: &[f64]) {
+        let w = y.len();
+        for (q, &vq) in v.iter().enumerate() {
+            if vq != 0.0 {
+                y.iter_mut().zip(&a[q * w..(q + 1) * w]).for_each(|(y, a)| *y += a * vq);
+            }
+        }
+    }
+}
+
+/// Factors a symmetric positive definite `A` (`n x n`, row-major; the upper triangle read)
+/// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor by
+/// rows: each pivot row scaled by its pivot's root, the rows below less its multiples); false
+/// when a pivot is not larger than `tiny` (or not a number).
+pub(super) fn chol_factor(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { chol_factor_avx2(a, n, tiny) };
+    }
+    chol_factor_in(a, n, tiny)
+}
+
+/// [`chol_factor`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn chol_factor_avx2(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    chol_factor_in(a, n, tiny)
+}
+
+/// [`chol_factor`]'s body.
+#[inline(always)]
+fn chol_factor_in(a: &mut [f64], n: usize, tiny: f64) -> bool {
+    for c in 0..n {
+        let p = a[c * n + c];
+        if p.is_nan() || p <= tiny {
+            return false;
+        }
+        let d = p.sqrt();
+        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+        let row = &mut top[c * n + c..(c + 1) * n];
+        row[0] = d;
+        row[1..].iter_mut().for_each(|x| *x /= d);
+        let row = &top[c * n + c + 1..(c + 1) * n];
+        for (i, below_row) in below.chunks_exact_mut(n).enumerate() {
+            let f = row[i];
+            if f != 0.0 {
+                // row c + 1 + i of the trailing block, from its diagonal on
+                let r = c + 1 + i;
+                for (x, &u) in below_row[r..].iter_mut().zip(&row[i..]) {
+                    *x -= f * u;
+                }
+            }
+        }
+    }
+    true
+}
+
+twice! {
+    /// Solves `Uᵀ X = B` by [`chol_factor`]'s `U` (`n x n`) for `B` of `n` rows of `w`
+    /// (row-major, overwritten by `X`), `n = x.len() / w`.
+    fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
+        let n = x.len() / w;
+        for c in 0..n {
+            let (top, below) = x.split_at_mut((c + 1) * w);
+            let xc = &mut top[c * w..];
+            let d = u[c * n + c];
+            xc.iter_mut().for_each(|r| *r /= d);
+            for (j, row) in below.chunks_exact_mut(w).enumerate() {
+                let f = u[c * n + c + 1 + j];
+                if f != 0.0 {
+                    row.iter_mut().zip(xc.iter()).for_each(|(r, v)| *r -= f * v);
+                }
+            }
+        }
+    }
+}
+
+/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
+pub(super) fn chol_upper(u: &[f64], r: &mut [f64]) {
+    let n = r.len();
+    for c in (0..n).rev() {
+        let mut x = r[c];
+        for j in c + 1..n {
+            x -= u[c * n + j] * r[j];
+        }
+        r[c] = x / u[c * n + c];
+    }
+}
+
+/// Solves `Uᵀ x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
+pub(super) fn chol_lower(u: &[f64], r: &mut [f64]) {
+    let n = r.len();
+    for c in 0..n {
+        let x = r[c] / u[c * n + c];
+        r[c] = x;
+        if x != 0.0 {
+            for (ri, &f) in r[c + 1..].iter_mut().zip(&u[c * n + c + 1..(c + 1) * n]) {
+                *ri -= f * x;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A symmetric positive definite `n x n` matrix `Bᵀ B + 0.1 I` from a fixed sequence.
+    fn spd(n: usize) -> Vec<f64> {
+        let b: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 101) as f64 / 50.0) - 1.0).collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|k| b[k * n + i] * b[k * n + j]).sum::<f64>() + if i == j { 0.1 } else { 0.0 };
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn cholesky_solves_match_the_lu_and_the_matrix() {
+        let n = 9;
+        let a = spd(n);
+        let mut u = a.clone();
+        assert!(chol_factor(&mut u, n, 1e-12));
+        // Uᵀ U is A
+        for i in 0..n {
+            for j in 0..n {
+                let s: f64 = (0..=i.min(j)).map(|k| u[k * n + i] * u[k * n + j]).sum();
+                assert!((s - a[i * n + j]).abs() < 1e-12 * (1.0 + a[i * n + j].abs()), "({i}, {j})");
+            }
+        }
+        // A x = r by the factor against the LU
+        let r: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+        let mut x = r.clone();
+        chol_lower(&u, &mut x);
+        chol_upper(&u, &mut x);
+        let (mut lu, mut perm, mut y) = (a.clone(), Vec::new(), r.clone());
+        assert!(lu_factor(&mut lu, &mut perm, n, 1e-12));
+        lu_apply(&lu, &perm, &mut y, n);
+        for i in 0..n {
+            assert!((x[i] - y[i]).abs() < 1e-10 * (1.0 + y[i].abs()), "{i}: {} {}", x[i], y[i]);
+        }
+        // many right-hand sides by rows: each column is the single solve's bits
+        let w = 3;
+        let mut rows: Vec<f64> = (0..n * w).map(|i| (i as f64 * 0.37).cos()).collect();
+        let cols: Vec<Vec<f64>> = (0..w).map(|c| (0..n).map(|i| rows[i * w + c]).collect()).collect();
+        chol_lower_rows(&u, &mut rows, w);
+        for (c, col) in cols.iter().enumerate() {
+            let mut v = col.clone();
+            chol_lower(&u, &mut v);
+            for i in 0..n {
+                assert_eq!(v[i].to_bits(), rows[i * w + c].to_bits(), "({i}, {c})");
+            }
+        }
+        // an indefinite matrix is refused
+        let mut bad = a.clone();
+        bad[4 * n + 4] = -1.0;
+        assert!(!chol_factor(&mut bad, n, 1e-12));
+    }
+
+    #[test]
+    fn row_kernels_are_the_serial_sums_bit_for_bit() {
+        let (w, nq) = (11, 7);
+        let a: Vec<f64> = (0..w * nq).map(|i| ((i * 31 % 17) as f64 - 8.0) / 3.0).collect();
+        let v: Vec<f64> = (0..nq).map(|q| if q == 2 { 0.0 } else { (q as f64 - 3.3) / 1.7 }).collect();
+        let y0: Vec<f64> = (0..w).map(|x| x as f64 * 0.1 - 0.4).collect();
+        let mut y = y0.clone();
+        sub_dots(&mut y, &a, &v);
+        for x in 0..w {
+            let s: f64 = (0..nq).map(|q| a[q * w + x] * v[q]).sum();
+            assert_eq!((y0[x] - s).to_bits(), y[x].to_bits(), "{x}");
+        }
+        let (mut y1, mut y2) = (y0.clone(), y0.clone());
+        sub_rows(&mut y1, &a, &v);
+        add_rows_nz(&mut y2, &a, &v);
+        for x in 0..w {
+            let (mut s1, mut s2) = (y0[x], y0[x]);
+            for q in 0..nq {
+                s1 -= a[q * w + x] * v[q];
+                if v[q] != 0.0 {
+                    s2 += a[q * w + x] * v[q];
+                }
+            }
+            assert_eq!(s1.to_bits(), y1[x].to_bits());
+            assert_eq!(s2.to_bits(), y2[x].to_bits());
+        }
     }
 }

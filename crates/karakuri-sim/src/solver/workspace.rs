@@ -72,7 +72,7 @@ impl Workspace {
         for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off, &mut d.ctr] {
             ensure(v, k);
         }
-        for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z] {
+        for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z, &mut d.zt] {
             ensure(v, k * k);
         }
         ensure(&mut d.state, k);
@@ -346,6 +346,11 @@ pub(super) struct Dense {
     pub eqrows: Vec<usize>,
     /// Row velocities at a set's impulses made feasible (`active.rs`'s residual) `(k)`.
     pub uproj: Vec<f64>,
+    /// `z` transposed: C's rows over the servo rows (`condense.rs`) `(≤ k x k)`.
+    pub zt: Vec<f64>,
+    /// Whether `a` holds a Cholesky factor (a set without slides) rather than an LU
+    /// (`active.rs`).
+    pub chol: bool,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
