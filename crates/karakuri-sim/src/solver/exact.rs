@@ -175,9 +175,10 @@ impl Dense {
         // `qH⁻¹ Jᵀ` of the island's rows dof-major (`mt[c k + pb]`, every entry written):
         // row pa's entries against all rows pb at once, each sum still over `nz` in order
         self.mt.resize(l * k, 0.0);
-        for (c, mt) in self.mt.chunks_exact_mut(k).enumerate() {
-            for (y, &o) in mt.iter_mut().zip(&self.row_off) {
-                *y = p.mj[o + c];
+        for (pb, &o) in self.row_off.iter().enumerate() {
+            assert!(pb < k);
+            for (mt, &x) in self.mt.chunks_exact_mut(k).zip(&p.mj[o..o + l]) {
+                mt[pb] = x;
             }
         }
         w_lower(&mut self.w, (&self.mt, &p.j), (&self.row_off, &self.nz, &self.nz_start), k);
