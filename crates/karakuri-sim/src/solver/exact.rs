@@ -114,7 +114,15 @@ impl Dense {
             self.rows.extend(bl.row..bl.row + bl.n);
             for ra in 0..bl.n {
                 let row = &p.j[bl.off + ra * bl.width..bl.off + (ra + 1) * bl.width];
-                self.nz.extend((0..bl.width).filter(|&j| row[j] != 0.0).map(|j| j as u32));
+                // four columns a test (a servo's row is one nonzero of a robot's dozens)
+                let (quads, tail) = row.as_chunks::<4>();
+                for (q, quad) in quads.iter().enumerate() {
+                    if (quad[0] != 0.0) | (quad[1] != 0.0) | (quad[2] != 0.0) | (quad[3] != 0.0) {
+                        self.nz.extend((0..4).filter(|&i| quad[i] != 0.0).map(|i| (4 * q + i) as u32));
+                    }
+                }
+                let t0 = 4 * quads.len();
+                self.nz.extend((0..tail.len()).filter(|&i| tail[i] != 0.0).map(|i| (t0 + i) as u32));
                 self.nz_start.push(self.nz.len());
             }
         }
