@@ -114,7 +114,15 @@ impl Dense {
             self.rows.extend(bl.row..bl.row + bl.n);
             for ra in 0..bl.n {
                 let row = &p.j[bl.off + ra * bl.width..bl.off + (ra + 1) * bl.width];
-                self.nz.extend((0..bl.width).filter(|&j| row[j] != 0.0).map(|j| j as u32));
+                // four columns a test (a servo's row is one nonzero of a robot's dozens)
+                let (quads, tail) = row.as_chunks::<4>();
+                for (q, quad) in quads.iter().enumerate() {
+                    if (quad[0] != 0.0) | (quad[1] != 0.0) | (quad[2] != 0.0) | (quad[3] != 0.0) {
+                        self.nz.extend((0..4).filter(|&i| quad[i] != 0.0).map(|i| (4 * q + i) as u32));
+                    }
+                }
+                let t0 = 4 * quads.len();
+                self.nz.extend((0..tail.len()).filter(|&i| tail[i] != 0.0).map(|i| (t0 + i) as u32));
                 self.nz_start.push(self.nz.len());
             }
         }
@@ -175,9 +183,10 @@ impl Dense {
         // `qH⁻¹ Jᵀ` of the island's rows dof-major (`mt[c k + pb]`, every entry written):
         // row pa's entries against all rows pb at once, each sum still over `nz` in order
         self.mt.resize(l * k, 0.0);
-        for (c, mt) in self.mt.chunks_exact_mut(k).enumerate() {
-            for (y, &o) in mt.iter_mut().zip(&self.row_off) {
-                *y = p.mj[o + c];
+        for (pb, &o) in self.row_off.iter().enumerate() {
+            assert!(pb < k);
+            for (mt, &x) in self.mt.chunks_exact_mut(k).zip(&p.mj[o..o + l]) {
+                mt[pb] = x;
             }
         }
         w_lower(&mut self.w, (&self.mt, &p.j), (&self.row_off, &self.nz, &self.nz_start), k);

@@ -85,14 +85,15 @@ pub(super) fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
     }
 }
 
-/// Right-hand sides [`solve_tree_batch`] solves together.
-pub(super) const BATCH: usize = 8;
+/// Right-hand sides [`solve_tree_batch`] solves together at most (the stride of its rows).
+pub(super) const BATCH: usize = 16;
 
 /// [`solve_tree`] of the first `nb` of [`BATCH`] right-hand sides over tree dofs `s..s + n`
 /// (`x`: `n x BATCH`, dof-major, so that each step of the forward pass runs across them):
 /// the factor's rows are looked up once for all, and each right-hand side's arithmetic is
 /// that of [`solve_tree`] alone (the same operations in the same order, the backward pass
-/// skipping its zeros as it does).
+/// skipping its zeros as it does). Lanes from `nb` up to 8 (`nb ≤ 8`) or 16 are computed
+/// too (their results unused: zeros stay zeros).
 pub(super) fn solve_tree_batch(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -111,44 +112,57 @@ fn solve_tree_batch_avx2(f: &Factorization, x: &mut [f64], s: usize, nb: usize) 
     solve_tree_batch_in(f, x, s, nb);
 }
 
-/// [`solve_tree_batch`]'s body.
+/// [`solve_tree_batch`]'s body: 8 lanes when `nb ≤ 8` (a few rows: a hand's contacts), else
+/// all 16.
 #[inline(always)]
 fn solve_tree_batch_in(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
-    let n = x.len() / BATCH;
+    if nb <= 8 {
+        solve_lanes::<8>(f, x, s, nb);
+    } else {
+        solve_lanes::<BATCH>(f, x, s, nb);
+    }
+}
+
+/// [`solve_tree_batch`] over the first `L` lanes of each row of `x`.
+#[inline(always)]
+fn solve_lanes<const L: usize>(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
+    let (x, _) = x.as_chunks_mut::<BATCH>();
+    let n = x.len();
     for k in (0..n).rev() {
-        let (anc, l) = f.row(s + k);
-        let xk: [f64; BATCH] = x[k * BATCH..(k + 1) * BATCH].try_into().expect("a row");
+        let (before, rest) = x.split_at_mut(k);
+        let xk: [f64; L] = rest[0][..L].try_into().expect("L lanes");
         // the lanes [`solve_tree`] would update (a zero it skips: `x − lv · 0` is not `x`
-        // for `x = −0`), all at once with the others kept by a select
-        let on: [bool; BATCH] = std::array::from_fn(|col| col < nb && xk[col] != 0.0);
-        if !on.contains(&true) {
+        // for `x = −0`): their products as they are, the others' +0 (`x − (+0)` is `x`,
+        // −0 included)
+        let mask: [u64; L] = std::array::from_fn(|c| if c < nb && xk[c] != 0.0 { u64::MAX } else { 0 });
+        if mask.iter().all(|&m| m == 0) {
             continue;
         }
+        let (anc, l) = f.row(s + k);
         for (&a, &lv) in anc.iter().zip(l) {
-            let xa: &mut [f64; BATCH] = (&mut x[(a - s) * BATCH..(a - s + 1) * BATCH]).try_into().expect("a row");
-            for col in 0..BATCH {
-                let y = xa[col] - lv * xk[col];
-                xa[col] = if on[col] { y } else { xa[col] };
+            let xa = &mut before[a - s][..L];
+            for c in 0..L {
+                xa[c] -= f64::from_bits((lv * xk[c]).to_bits() & mask[c]);
             }
         }
     }
-    for (k, xk) in x.chunks_exact_mut(BATCH).enumerate() {
+    for (k, xk) in x.iter_mut().enumerate() {
         let d = f.d(s + k);
-        for v in xk.iter_mut() {
+        for v in xk[..L].iter_mut() {
             *v /= d;
         }
     }
     for k in 0..n {
         let (anc, l) = f.row(s + k);
-        let (before, rest) = x.split_at_mut(k * BATCH);
-        let mut acc: [f64; BATCH] = rest[..BATCH].try_into().expect("a row");
+        let (before, rest) = x.split_at_mut(k);
+        let mut acc: [f64; L] = rest[0][..L].try_into().expect("L lanes");
         for (&a, &lv) in anc.iter().zip(l) {
-            let xa: &[f64; BATCH] = before[(a - s) * BATCH..(a - s + 1) * BATCH].try_into().expect("a row");
-            for (y, &v) in acc.iter_mut().zip(xa) {
-                *y -= lv * v;
+            let xa = &before[a - s][..L];
+            for c in 0..L {
+                acc[c] -= lv * xa[c];
             }
         }
-        rest[..BATCH].copy_from_slice(&acc);
+        rest[0][..L].copy_from_slice(&acc);
     }
 }
 
@@ -208,15 +222,35 @@ fn w_lower_avx2(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start
     w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
 }
 
-/// [`w_lower`]'s body.
+/// [`w_lower`]'s body: four columns of `J_a` a pass down row `a` (`((y + x0 m0) + x1 m1) + …`,
+/// the same additions in the same order as one column a pass), the first pass writing its
+/// products (`−0 + p` is `p`).
 #[inline(always)]
 fn w_lower_in(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
     for a in 0..k {
-        let acc = &mut w[a * k..a * k + a + 1];
-        acc.fill(-0.0);
-        for &c in &nz[nz_start[a]..nz_start[a + 1]] {
-            let (x, c) = (j[row_off[a] + c as usize], c as usize * k);
-            for (y, &m) in acc.iter_mut().zip(&mt[c..c + a + 1]) {
+        let len = a + 1;
+        let acc = &mut w[a * k..a * k + len];
+        let ja = &j[row_off[a]..];
+        let cols = &nz[nz_start[a]..nz_start[a + 1]];
+        let col = |c: u32| -> (f64, &[f64]) { (ja[c as usize], &mt[c as usize * k..c as usize * k + len]) };
+        let Some((&c0, rest)) = cols.split_first() else {
+            acc.fill(0.0);
+            continue;
+        };
+        let (x0, m0) = col(c0);
+        for (y, &m) in acc.iter_mut().zip(m0) {
+            *y = x0 * m;
+        }
+        let mut quads = rest.chunks_exact(4);
+        for q in &mut quads {
+            let ((x0, m0), (x1, m1), (x2, m2), (x3, m3)) = (col(q[0]), col(q[1]), col(q[2]), col(q[3]));
+            for i in 0..len {
+                acc[i] = acc[i] + x0 * m0[i] + x1 * m1[i] + x2 * m2[i] + x3 * m3[i];
+            }
+        }
+        for &c in quads.remainder() {
+            let (x, m) = col(c);
+            for (y, &m) in acc.iter_mut().zip(m) {
                 *y += x * m;
             }
         }
@@ -224,9 +258,11 @@ fn w_lower_in(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start):
         // −0 made +0)
         acc.iter_mut().for_each(|y| *y += 0.0);
     }
-    for a in 0..k {
-        for b in 0..a {
-            w[b * k + a] = w[a * k + b];
+    // the upper triangle: row a's entries down column a
+    for a in 1..k {
+        let (top, rest) = w.split_at_mut(a * k);
+        for (t, &x) in top.chunks_exact_mut(k).zip(&rest[..a]) {
+            t[a] = x;
         }
     }
 }
@@ -281,26 +317,38 @@ mod tests {
             (0..l).map(|k| (k as f64 * 0.7).sin()).collect(),
             vec![0.0; l],
             (0..l).map(|k| if k == 11 { -2.0 } else { 0.0 }).collect(),
+            // -0.0 entries that the single solve keeps (nothing updates them) next to ones it
+            // updates: the 16-lane path's masked products must keep them too
+            (0..l).map(|k| if k == 10 { 1.5 } else { -0.0 }).collect(),
+            (0..l).map(|k| if k == 5 { -0.7 } else if k % 2 == 0 { -0.0 } else { 0.0 }).collect(),
+            (0..l).map(|k| (k as f64 * 1.3).cos() * f64::from(u8::from(k % 3 != 1))).collect(),
+            vec![-0.0; l],
+            (0..l).map(|k| if k == 2 { 3.0 } else { 0.0 }).collect(),
+            (0..l).map(|k| if k >= 9 { 0.25 * k as f64 } else { 0.0 }).collect(),
+            (0..l).map(|k| if k == 4 { -1.0 } else { 0.0 }).collect(),
         ];
         let mut single = rhs.clone();
         for x in &mut single {
             solve_tree(&f, x, s);
         }
-        let mut batch = vec![0.0; l * BATCH];
-        let mut portable = vec![0.0; l * BATCH];
-        for (col, x) in rhs.iter().enumerate() {
-            for (k, &v) in x.iter().enumerate() {
-                batch[k * BATCH + col] = v;
-                portable[k * BATCH + col] = v;
+        // the 8-lane path (five right-hand sides) and the 16-lane one (all twelve)
+        for nb in [5, rhs.len()] {
+            let mut batch = vec![0.0; l * BATCH];
+            let mut portable = vec![0.0; l * BATCH];
+            for (col, x) in rhs[..nb].iter().enumerate() {
+                for (k, &v) in x.iter().enumerate() {
+                    batch[k * BATCH + col] = v;
+                    portable[k * BATCH + col] = v;
+                }
             }
-        }
-        solve_tree_batch(&f, &mut batch, s, rhs.len());
-        solve_tree_batch_in(&f, &mut portable, s, rhs.len());
-        for (col, x) in single.iter().enumerate() {
-            assert!(x.iter().any(|&v| v != 0.0) || col == 3);
-            for (k, &v) in x.iter().enumerate() {
-                assert_eq!(batch[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
-                assert_eq!(portable[k * BATCH + col].to_bits(), v.to_bits(), "column {col}, dof {k}");
+            solve_tree_batch(&f, &mut batch, s, nb);
+            solve_tree_batch_in(&f, &mut portable, s, nb);
+            for (col, x) in single[..nb].iter().enumerate() {
+                assert!(x.iter().any(|&v| v != 0.0) || col == 3 || col == 8);
+                for (k, &v) in x.iter().enumerate() {
+                    assert_eq!(batch[k * BATCH + col].to_bits(), v.to_bits(), "{nb}: column {col}, dof {k}");
+                    assert_eq!(portable[k * BATCH + col].to_bits(), v.to_bits(), "{nb}: column {col}, dof {k}");
+                }
             }
         }
     }

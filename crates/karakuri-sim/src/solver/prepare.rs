@@ -199,8 +199,9 @@ fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, (j, mj):
                 }
                 tree = t;
                 let o = bl.off + r * bl.width + c;
-                for (k, &x) in j[o..o + l].iter().enumerate() {
-                    batch[k * BATCH + nb] = x;
+                assert!(nb < BATCH);
+                for (row, &x) in batch[..l * BATCH].chunks_exact_mut(BATCH).zip(&j[o..o + l]) {
+                    row[nb] = x;
                 }
                 at[nb] = o;
                 nb += 1;
@@ -216,14 +217,19 @@ fn solve_batched(blocks: &[Block], trees: &Trees, fact: &Factorization, (j, mj):
 /// at their offsets `at` in `mj`.
 fn flush(trees: &Trees, fact: &Factorization, t: u32, mj: &mut [f64], batch: &mut [f64], at: &[usize]) {
     let (s, l) = (trees.start[t as usize], trees.len[t as usize]);
-    // the lanes not in use hold zeros (no stale numbers growing from batch to batch)
-    for row in batch[..l * BATCH].chunks_exact_mut(BATCH) {
-        row[at.len()..].fill(0.0);
+    // the lanes computed but not in use hold zeros (no stale numbers growing from batch to
+    // batch): up to 8 or 16 (see `solve_tree_batch`)
+    let lanes = if at.len() <= 8 { 8 } else { BATCH };
+    if at.len() < lanes {
+        for row in batch[..l * BATCH].chunks_exact_mut(BATCH) {
+            row[at.len()..lanes].fill(0.0);
+        }
     }
     solve_tree_batch(fact, &mut batch[..l * BATCH], s, at.len());
     for (col, &o) in at.iter().enumerate() {
-        for (k, y) in mj[o..o + l].iter_mut().enumerate() {
-            *y = batch[k * BATCH + col];
+        assert!(col < BATCH);
+        for (y, row) in mj[o..o + l].iter_mut().zip(batch[..l * BATCH].chunks_exact(BATCH)) {
+            *y = row[col];
         }
     }
 }
