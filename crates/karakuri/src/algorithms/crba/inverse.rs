@@ -82,12 +82,17 @@ pub(crate) fn factor_by_articulated_inertias(model: &Model, data: &mut Data, q: 
     place_joints(model, data, q, |data, i| {
         if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
-        } else {
-            let k = model.idx_v[i];
-            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
         }
         data.ia[i] = ArticulatedInertia::from_origin(&model.origin_inertias[i]);
     });
+    // S in the working frame, in a loop of its own: read right after its store, the
+    // placement stalled on the store's forwarding
+    for i in 1..model.njoints {
+        if !is_floating_root(model, i) {
+            let k = model.idx_v[i];
+            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
+        }
+    }
     let (chain, cs, f) = (&fact.chain[..], &fact.start[..], &mut fact.f[..]);
     for i in (1..model.njoints).rev() {
         let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
