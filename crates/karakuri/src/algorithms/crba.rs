@@ -75,6 +75,16 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         // a free-flyer root: its frame is the working frame of its subtree
         let ff = is_free_flyer(model, i);
         let root_ff = ff && model.parents[i] == 0;
+        if v1 == v0 + 1 && !ff {
+            // one dof: its diagonal entry from F as computed, not reloaded from its store
+            // (a load right after the store, in other halves, stalls on forwarding)
+            let fw = o_m_i.act_force(&inertia_times_dof(model, v0, y));
+            fk[v0] = fw;
+            let s: Motion = dof_in_frame(model, v0, o_m_i);
+            m[v0 * nv + v0] = s.dot(&fw);
+            descendant_rows(m, nv, v0, sub, &s, fk);
+            continue;
+        }
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
             // working frame
@@ -152,25 +162,30 @@ fn dof_rows(model: &Model, m: &mut [f64], dofs: std::ops::Range<usize>, sub: &[(
     let nv = model.nv;
     for r in dofs {
         let s: Motion = dof_in_frame(model, r, o_m_i);
-        // column r, rows k ≥ r of the subtree (the lower triangle), and row r
-        let (lo, hi) = m.split_at_mut((r + 1) * nv);
-        let col = &mut lo[r * nv..];
-        for &(a, b) in sub {
-            let a = a.max(r);
-            if a == r {
-                col[r] = s.dot(&fk[r]);
-            }
-            let a = a.max(r + 1);
-            if a >= b {
-                continue;
-            }
-            let mut t = (a - r - 1) * nv + r;
-            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
-                let v = s.dot(f);
-                *x = v;
-                hi[t] = v;
-                t += nv;
-            }
+        m[r * nv + r] = s.dot(&fk[r]);
+        descendant_rows(m, nv, r, sub, &s, fk);
+    }
+}
+
+/// Row and column `r` (motion column `s` in the working frame) below the diagonal:
+/// `M[k, r] = M[r, k] = s · F_k` for the dofs k > r of the subtree's ranges `sub`. Writes `m`
+/// (nv x nv, column-major).
+#[inline(always)]
+fn descendant_rows(m: &mut [f64], nv: usize, r: usize, sub: &[(usize, usize)], s: &Motion, fk: &[Force]) {
+    // column r, rows k > r of the subtree (the lower triangle), and row r
+    let (lo, hi) = m.split_at_mut((r + 1) * nv);
+    let col = &mut lo[r * nv..];
+    for &(a, b) in sub {
+        let a = a.max(r + 1);
+        if a >= b {
+            continue;
+        }
+        let mut t = (a - r - 1) * nv + r;
+        for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+            let v = s.dot(f);
+            *x = v;
+            hi[t] = v;
+            t += nv;
         }
     }
 }
