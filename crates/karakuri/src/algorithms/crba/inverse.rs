@@ -196,6 +196,9 @@ fn invert_factors(model: &Model, data: &mut Data) {
     mirror_lower_triangle(n, z);
 }
 
+/// Chain depth up to which [`l_inverse_chain_rows`] forms a row entry by entry.
+const DOT_DEPTH: usize = 48;
+
 /// The rows of `V = L⁻¹` on the chains (`chain`, `cs`: each dof's ancestors, compact;
 /// `u`: the factor's entries, same layout) into `w` (same layout):
 /// `w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]}`, the first six ancestors as one
@@ -210,12 +213,31 @@ fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &
         wj.fill(0.0);
         wj[d] = 1.0;
         let pf = packed_prefix(chain, s, d);
-        for p in pf..d {
-            let i = chain[s + p];
-            let a = u[s + p];
-            let wi = &before[cs[i]..cs[i] + p + 1];
-            for (x, y) in wj[..=p].iter_mut().zip(wi) {
-                *x -= a * y;
+        if pf == 0 && d <= DOT_DEPTH {
+            // entry by entry, each accumulated in a register over the ancestors p ≥ q (in
+            // increasing p, as the row updates below): no row stored and reloaded per
+            // ancestor. Under a free flyer (a packed prefix) the row updates stay: there the
+            // entry-by-entry form measured 3-6 % slower, on fixed-base arms 7-8 % faster.
+            let mut base = [0usize; DOT_DEPTH];
+            for (b, &i) in base[..d].iter_mut().zip(&chain[s..s + d]) {
+                *b = cs[i];
+            }
+            let a = &u[s..s + d];
+            for (q, x) in wj[..d].iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for p in q..d {
+                    acc -= a[p] * before[base[p] + q];
+                }
+                *x = acc;
+            }
+        } else {
+            for p in pf..d {
+                let i = chain[s + p];
+                let a = u[s + p];
+                let wi = &before[cs[i]..cs[i] + p + 1];
+                for (x, y) in wj[..=p].iter_mut().zip(wi) {
+                    *x -= a * y;
+                }
             }
         }
         if pf == PACKED {
