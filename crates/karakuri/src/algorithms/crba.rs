@@ -4,8 +4,8 @@
 //! (`I^c_λ(i) += λX_i* I^c_i`, cheap when `λX_i` is an elementary rotation about x, y or z
 //! followed by a translation, the usual URDF revolute joint), so no body inertia is rotated
 //! into the world. `F_k = I^c_i S_k` is a column of the 6x6 inertia for an axis-aligned S and
-//! is moved to world coordinates once (`Data::f_world`); with the motion subspaces also in
-//! world coordinates (`Data::s_world`), an entry `M[r, k] = S_rᵀ F_k` is one 6-vector dot
+//! is moved to world coordinates once (`Data::f_world`); with the motion subspace `S_r` also in
+//! world coordinates (formed when joint r's rows are written), an entry `M[r, k] = S_rᵀ F_k` is one 6-vector dot
 //! product and no force is carried up the tree frame by frame.
 //!
 //! The backward sweep fills M row by row: when joint i is reached, `F_k` is known for every dof
@@ -28,8 +28,8 @@ pub(crate) use inverse::{articulated_factors_apply, factor_by_articulated_inerti
 
 /// M(q), the joint-space inertia matrix (full symmetric) in `data.mass_matrix`; also leaves
 /// the joint placements `li_m_i` and the composite inertias in joint frames (`data.ycrb`) in
-/// `data`. As Pinocchio's CRBA it does not leave world placements: `o_m_i`, the motion
-/// subspaces (`s_world`) and `F_k = I^c S_k` (`f_world`) are in the working frame (the world,
+/// `data`. As Pinocchio's CRBA it does not leave world placements: `o_m_i` and
+/// `F_k = I^c S_k` (`f_world`) are in the working frame (the world,
 /// or a free-flyer root's body for its subtree), so only the mass matrix is fresh after it;
 /// call [`forward_kinematics`](super::forward_kinematics) for world placements, or
 /// [`compute_all_terms`](super::compute_all_terms) for both in one call. Only entries on ancestor
@@ -39,21 +39,15 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     check_len("q", q, model.nq);
     let nv = model.nv;
     let qs = q.as_slice();
-    // forward: placements, I_i and S_i in the working frame: the world, or the body of a
-    // free-flyer root for its subtree (so the free flyer's rows need no transform)
+    // forward: placements and I_i in the working frame: the world, or the body of a
+    // free-flyer root for its subtree (so the free flyer's rows need no transform); S_i in
+    // that frame is formed where its rows are written (backward), from a placement stored
+    // long before (read right after its store, it stalled on the store's forwarding)
     place_joints(model, data, qs, |data, i| {
         if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
         }
         data.ycrb[i] = model.origin_inertias[i];
-        if reads_own_frame(model, i) {
-            // its block is read in its own frame below: no world columns
-            return;
-        }
-        let v0 = model.idx_v[i];
-        for k in v0..v0 + model.nvs[i] {
-            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
-        }
     });
     // o_m_i are world placements only where no free-flyer root is above: placements are not
     // fresh (the frames differ), the mass matrix is
@@ -81,6 +75,16 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         // a free-flyer root: its frame is the working frame of its subtree
         let ff = is_free_flyer(model, i);
         let root_ff = ff && model.parents[i] == 0;
+        if v1 == v0 + 1 && !ff {
+            // one dof: its diagonal entry from F as computed, not reloaded from its store
+            // (a load right after the store, in other halves, stalls on forwarding)
+            let fw = o_m_i.act_force(&inertia_times_dof(model, v0, y));
+            fk[v0] = fw;
+            let s: Motion = dof_in_frame(model, v0, o_m_i);
+            m[v0 * nv + v0] = s.dot(&fw);
+            descendant_rows(m, nv, v0, sub, &s, fk);
+            continue;
+        }
         for k in v0..v1 {
             // F = I^c S in the joint frame (a column of the 6x6 inertia for S = e_c), then the
             // working frame
@@ -90,7 +94,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
         if ff {
             free_flyer_rows(m, nv, v0, sub, fk, o_m_i, root_ff);
         } else {
-            dof_rows(m, nv, v0..v1, sub, &data.s_world, fk);
+            dof_rows(model, m, v0..v1, sub, o_m_i, fk);
         }
     }
     add_armature(model, m, nv);
@@ -151,31 +155,37 @@ fn free_flyer_rows(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], 
 }
 
 /// The rows and columns of a joint's dofs `dofs` over its subtree's dof ranges `sub`:
-/// `M[k, r] = M[r, k] = S_r · F_k` for k ≥ r, from the world motion columns `s_world` and
-/// `F_k` (`fk`). Writes `m` (nv x nv, column-major).
+/// `M[k, r] = M[r, k] = S_r · F_k` for k ≥ r, from the motion columns `S_r` in the working
+/// frame (`o_m_i S_r`, formed here) and `F_k` (`fk`). Writes `m` (nv x nv, column-major).
 #[inline]
-fn dof_rows(m: &mut [f64], nv: usize, dofs: std::ops::Range<usize>, sub: &[(usize, usize)], s_world: &[Motion], fk: &[Force]) {
+fn dof_rows(model: &Model, m: &mut [f64], dofs: std::ops::Range<usize>, sub: &[(usize, usize)], o_m_i: &Se3, fk: &[Force]) {
+    let nv = model.nv;
     for r in dofs {
-        let s = s_world[r];
-        // column r, rows k ≥ r of the subtree (the lower triangle), and row r
-        let (lo, hi) = m.split_at_mut((r + 1) * nv);
-        let col = &mut lo[r * nv..];
-        for &(a, b) in sub {
-            let a = a.max(r);
-            if a == r {
-                col[r] = s.dot(&fk[r]);
-            }
-            let a = a.max(r + 1);
-            if a >= b {
-                continue;
-            }
-            let mut t = (a - r - 1) * nv + r;
-            for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
-                let v = s.dot(f);
-                *x = v;
-                hi[t] = v;
-                t += nv;
-            }
+        let s: Motion = dof_in_frame(model, r, o_m_i);
+        m[r * nv + r] = s.dot(&fk[r]);
+        descendant_rows(m, nv, r, sub, &s, fk);
+    }
+}
+
+/// Row and column `r` (motion column `s` in the working frame) below the diagonal:
+/// `M[k, r] = M[r, k] = s · F_k` for the dofs k > r of the subtree's ranges `sub`. Writes `m`
+/// (nv x nv, column-major).
+#[inline(always)]
+fn descendant_rows(m: &mut [f64], nv: usize, r: usize, sub: &[(usize, usize)], s: &Motion, fk: &[Force]) {
+    // column r, rows k > r of the subtree (the lower triangle), and row r
+    let (lo, hi) = m.split_at_mut((r + 1) * nv);
+    let col = &mut lo[r * nv..];
+    for &(a, b) in sub {
+        let a = a.max(r + 1);
+        if a >= b {
+            continue;
+        }
+        let mut t = (a - r - 1) * nv + r;
+        for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
+            let v = s.dot(f);
+            *x = v;
+            hi[t] = v;
+            t += nv;
         }
     }
 }

@@ -82,12 +82,17 @@ pub(crate) fn factor_by_articulated_inertias(model: &Model, data: &mut Data, q: 
     place_joints(model, data, q, |data, i| {
         if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
-        } else {
-            let k = model.idx_v[i];
-            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
         }
         data.ia[i] = ArticulatedInertia::from_origin(&model.origin_inertias[i]);
     });
+    // S in the working frame, in a loop of its own: read right after its store, the
+    // placement stalled on the store's forwarding
+    for i in 1..model.njoints {
+        if !is_floating_root(model, i) {
+            let k = model.idx_v[i];
+            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
+        }
+    }
     let (chain, cs, f) = (&fact.chain[..], &fact.start[..], &mut fact.f[..]);
     for i in (1..model.njoints).rev() {
         let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
@@ -191,6 +196,9 @@ fn invert_factors(model: &Model, data: &mut Data) {
     mirror_lower_triangle(n, z);
 }
 
+/// Chain depth up to which [`l_inverse_chain_rows`] forms a row entry by entry.
+const DOT_DEPTH: usize = 48;
+
 /// The rows of `V = L⁻¹` on the chains (`chain`, `cs`: each dof's ancestors, compact;
 /// `u`: the factor's entries, same layout) into `w` (same layout):
 /// `w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]}`, the first six ancestors as one
@@ -205,12 +213,31 @@ fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &
         wj.fill(0.0);
         wj[d] = 1.0;
         let pf = packed_prefix(chain, s, d);
-        for p in pf..d {
-            let i = chain[s + p];
-            let a = u[s + p];
-            let wi = &before[cs[i]..cs[i] + p + 1];
-            for (x, y) in wj[..=p].iter_mut().zip(wi) {
-                *x -= a * y;
+        if pf == 0 && d <= DOT_DEPTH {
+            // entry by entry, each accumulated in a register over the ancestors p ≥ q (in
+            // increasing p, as the row updates below): no row stored and reloaded per
+            // ancestor. Under a free flyer (a packed prefix) the row updates stay: there the
+            // entry-by-entry form measured 3-6 % slower, on fixed-base arms 7-8 % faster.
+            let mut base = [0usize; DOT_DEPTH];
+            for (b, &i) in base[..d].iter_mut().zip(&chain[s..s + d]) {
+                *b = cs[i];
+            }
+            let a = &u[s..s + d];
+            for (q, x) in wj[..d].iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for p in q..d {
+                    acc -= a[p] * before[base[p] + q];
+                }
+                *x = acc;
+            }
+        } else {
+            for p in pf..d {
+                let i = chain[s + p];
+                let a = u[s + p];
+                let wi = &before[cs[i]..cs[i] + p + 1];
+                for (x, y) in wj[..=p].iter_mut().zip(wi) {
+                    *x -= a * y;
+                }
             }
         }
         if pf == PACKED {
