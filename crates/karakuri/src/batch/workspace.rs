@@ -71,34 +71,46 @@ impl Slot {
 /// the `threads − 1` worker threads that help the calling thread: spawned with the workspace,
 /// asleep between calls (after spinning 200 µs for a next one), joined when it is dropped.
 pub struct BatchWorkspace {
-    /// One slot per thread, the caller's first; each locked by its own thread only.
+    /// One slot per thread, the caller's first; each locked by its own thread only. A
+    /// workspace shrunk by [`BatchWorkspace::set_threads`] keeps its slots and workers.
     slots: Vec<Mutex<Slot>>,
     pool: Pool,
+    /// The threads a call uses at most (slots and workers beyond are kept idle).
+    threads: usize,
     sizes: (usize, usize, usize),
 }
+
+/// A workspace moves between threads (the Python binding keeps them in a shared cache).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<BatchWorkspace>();
+};
 
 impl BatchWorkspace {
     /// Buffers for `threads` threads (0 is taken as 1), and `threads − 1` worker threads.
     pub fn new(model: &Model, threads: usize) -> Self {
         let t = threads.max(1);
-        BatchWorkspace { slots: (0..t).map(|_| Mutex::new(Slot::new(model))).collect(), pool: Pool::new(t - 1), sizes: sizes(model) }
+        let slots = (0..t).map(|_| Mutex::new(Slot::new(model))).collect();
+        BatchWorkspace { slots, pool: Pool::new(t - 1), threads: t, sizes: sizes(model) }
     }
 
     /// The number of threads a call uses at most.
     pub fn threads(&self) -> usize {
-        self.slots.len()
+        self.threads
     }
 
-    /// Grows or shrinks the workspace to `threads` threads (0 is taken as 1); allocates only
-    /// the slots added, spawns only the workers added, joins the workers removed.
+    /// Sets the number of threads a call uses at most (0 is taken as 1). Growing allocates the
+    /// slots and spawns the workers it has never had; shrinking keeps them (asleep), so
+    /// alternating thread counts costs nothing after the largest.
     pub fn set_threads(&mut self, model: &Model, threads: usize) -> Result<(), BatchError> {
         self.check(model)?;
-        let t = threads.max(1);
-        self.slots.truncate(t);
-        while self.slots.len() < t {
+        self.threads = threads.max(1);
+        while self.slots.len() < self.threads {
             self.slots.push(Mutex::new(Slot::new(model)));
         }
-        self.pool.resize(t - 1);
+        if self.pool.len() < self.threads - 1 {
+            self.pool.resize(self.threads - 1);
+        }
         Ok(())
     }
 
@@ -112,7 +124,7 @@ impl BatchWorkspace {
 
     pub(crate) fn slots(&mut self, model: &Model) -> Result<Slots<'_>, BatchError> {
         self.check(model)?;
-        Ok(Slots { slots: &mut self.slots, pool: &mut self.pool })
+        Ok(Slots { slots: &mut self.slots[..self.threads], pool: &mut self.pool })
     }
 }
 
