@@ -159,11 +159,12 @@ impl Drop for Withdraw<'_> {
                 lock(&s.job).take();
                 continue;
             }
-            // running: its last chunk is at most a few hundred µs away
+            // running: its last chunk is a few µs away on a quiet machine; on a crowded one the
+            // worker may wait for this very core, so the caller soon yields it
             let mut spins = 0u32;
             while s.state.load(Ordering::Acquire) != IDLE {
                 spins = spins.saturating_add(1);
-                if spins < 1 << 14 {
+                if spins < 1 << 8 {
                     std::hint::spin_loop();
                 } else {
                     thread::yield_now();
@@ -193,9 +194,12 @@ fn work(s: &Shared, index: usize) {
                 EXIT => return,
                 _ => {}
             }
+            // spinning, yielding the core every 64 turns to whoever else wants it
             spins = spins.wrapping_add(1);
-            if !spins.is_multiple_of(64) || start.elapsed() < SPIN {
+            if !spins.is_multiple_of(64) {
                 std::hint::spin_loop();
+            } else if start.elapsed() < SPIN {
+                thread::yield_now();
             } else {
                 thread::park();
             }
