@@ -111,22 +111,9 @@ fn minus_minv_times(m: &Model, ws: &DerivativesWorkspace, zt: &[L], xa: &[L], xb
 /// time (a 4x4 transpose in registers).
 #[inline(always)]
 fn store_transposed(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64]) {
-    let nn = n * n;
-    let states = LANES.min(k - g * LANES);
-    let rows = &mut dst[g * LANES * nn..(g * LANES + states) * nn];
-    if states < LANES {
-        for (l, row) in rows.chunks_exact_mut(nn).enumerate() {
-            for t in 0..n {
-                for j in 0..n {
-                    row[t * n + j] = src[j * n + t].0[l];
-                }
-            }
-        }
-        return;
-    }
-    let (r01, r23) = rows.split_at_mut(2 * nn);
-    let (r0, r1) = r01.split_at_mut(nn);
-    let (r2, r3) = r23.split_at_mut(nn);
+    let Some([r0, r1, r2, r3]) = four_rows(dst, n * n, g, k) else {
+        return store_transposed_short(src, n, g, k, dst);
+    };
     for t in 0..n {
         let mut j = 0;
         while j + 4 <= n {
@@ -141,6 +128,32 @@ fn store_transposed(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64]) {
         for j in j..n {
             let x = src[j * n + t];
             (r0[t * n + j], r1[t * n + j], r2[t * n + j], r3[t * n + j]) = (x.0[0], x.0[1], x.0[2], x.0[3]);
+        }
+    }
+}
+
+/// The rows of the four states of group `g` (of `k`) in `dst`, `nn` numbers per state; `None`
+/// for a short last group.
+#[inline(always)]
+fn four_rows(dst: &mut [f64], nn: usize, g: usize, k: usize) -> Option<[&mut [f64]; 4]> {
+    if k - g * LANES < LANES {
+        return None;
+    }
+    let (r01, r23) = dst[g * LANES * nn..(g + 1) * LANES * nn].split_at_mut(2 * nn);
+    let (r0, r1) = r01.split_at_mut(nn);
+    let (r2, r3) = r23.split_at_mut(nn);
+    Some([r0, r1, r2, r3])
+}
+
+/// [`store_transposed`] of a short last group: one number at a time.
+fn store_transposed_short(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64]) {
+    let nn = n * n;
+    let states = LANES.min(k - g * LANES);
+    for (l, row) in dst[g * LANES * nn..(g * LANES + states) * nn].chunks_exact_mut(nn).enumerate() {
+        for t in 0..n {
+            for j in 0..n {
+                row[t * n + j] = src[j * n + t].0[l];
+            }
         }
     }
 }
@@ -207,14 +220,9 @@ fn portable_store(n: usize, src: &[L], transposed: bool, g: usize, k: usize, dst
 #[target_feature(enable = "avx2")]
 #[inline]
 fn store_transposed_avx2(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64], stream: bool) {
-    let nn = n * n;
-    if LANES.min(k - g * LANES) < LANES {
-        return store_transposed(src, n, g, k, dst);
-    }
-    let rows = &mut dst[g * LANES * nn..(g * LANES + LANES) * nn];
-    let (r01, r23) = rows.split_at_mut(2 * nn);
-    let (r0, r1) = r01.split_at_mut(nn);
-    let (r2, r3) = r23.split_at_mut(nn);
+    let Some([r0, r1, r2, r3]) = four_rows(dst, n * n, g, k) else {
+        return store_transposed_short(src, n, g, k, dst);
+    };
     for t in 0..n {
         let mut j = 0;
         while j + 4 <= n {

@@ -22,8 +22,9 @@
 //!
 //! A [`BatchWorkspace`] holds one slot of buffers per thread (a
 //! [`DerivativesWorkspace`]'s index lists and the lane buffers), allocated once:
-//! a batched call allocates nothing on one thread. On `t > 1` threads the calling thread and
-//! `t − 1` tasks of rayon's pool claim chunks of 16–64 states from a shared queue (`run.rs`);
+//! a batched call allocates nothing after the first, on any number of threads. On `t > 1`
+//! threads the calling thread and the workspace's `t − 1` kept worker threads (`pool.rs`,
+//! record 0100) claim chunks of 16–64 states from a shared queue (`run.rs`);
 //! each state's result is the same whatever the number of threads, since every state is
 //! computed by the same kernel from its own inputs only.
 //!
@@ -39,6 +40,7 @@ mod aba_lanes;
 mod crba_lanes;
 mod kin_lanes;
 mod lanes;
+mod pool;
 mod rnea_derivatives_lanes;
 mod rnea_lanes;
 mod run;

@@ -1,15 +1,17 @@
 //! The driver of every batched call: argument lengths checked, the states cut into small
-//! chunks of consecutive states (a multiple of the lane count) that the calling thread and
-//! rayon's kept pool threads claim one after another from a shared queue, each chunk handed to
-//! the call's kernel with the claiming thread's slot of buffers and its rows of every argument.
-//! A pool thread that wakes late claims fewer chunks instead of holding up the call (record
-//! 0075; before, one fixed half per thread: 1.50x on two threads for ur5 RNEA). A scoped thread
-//! spawned per call cost 20–50 µs, more than a whole call of 1024 ur5 states (0068).
+//! chunks of consecutive states (a multiple of the lane count) that the calling thread and the
+//! workspace's kept worker threads (`pool.rs`) claim one after another from a shared queue, each
+//! chunk handed to the call's kernel with the claiming thread's slot of buffers and its rows of
+//! every argument. A worker that wakes late claims fewer chunks instead of holding up the call
+//! (record 0075; before, one fixed half per thread: 1.50x on two threads for ur5 RNEA). A scoped
+//! thread spawned per call cost 20–50 µs (0068); rayon's pool, asleep between calls and its
+//! caller asleep on a latch for the last chunk, a few µs per call, a tenth of 1024 states of
+//! forward kinematics (0100).
 
 use super::lanes::LANES;
 use super::workspace::{BatchError, Slot, Slots};
 use crate::model::Model;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// Fewer states than this per thread and handing a chunk to another thread (a few µs) costs more
 /// than it saves.
@@ -19,9 +21,8 @@ const MIN_CHUNK: usize = 16;
 /// ... at most this many (the last claims decide how evenly the threads finish).
 const MAX_CHUNK: usize = 64;
 /// The last states, which only the calling thread claims: a caller that runs out of work
-/// waits for the pool's last chunk on rayon's latch, asleep until the pool thread wakes it;
-/// with the tail its own it is usually still working when the pool thread finishes (record
-/// 0085; its gain on two threads is still to be measured on a quiet machine).
+/// waits (spinning) for the workers' last chunks; with the tail its own it is usually still
+/// working when they finish (record 0085).
 const CALLERS_TAIL: usize = MIN_CHUNK;
 
 /// An input: name, numbers, numbers per state, what a state's entry is.
@@ -64,9 +65,9 @@ impl<'a, 'b, const I: usize, const O: usize> Queue<'a, 'b, I, O> {
 
 /// Checks every argument's length against `n` states, then runs `kernel(model, slot, k, ins,
 /// outs)` on chunks of `k` states: on the calling thread alone (one chunk of all), or on
-/// chunks of 16–64 states claimed in order by the calling thread and one task of rayon's pool
-/// per other thread (the last [`CALLERS_TAIL`] states by the caller alone) (`in_place_scope`: the caller works from the start and never waits for a
-/// pool thread to wake). Each state's result depends on its own rows only (the lanes of a
+/// chunks of 16–64 states claimed in order by the calling thread and the workspace's workers
+/// (the last [`CALLERS_TAIL`] states by the caller alone; the caller works from the start and
+/// never waits for a worker to wake). Each state's result depends on its own rows only (the lanes of a
 /// group are independent; a short last group repeats its last state), so neither the chunks
 /// nor the thread that claims them change a bit.
 pub(crate) fn run<'a, 'b, const I: usize, const O: usize, K>(
@@ -90,26 +91,24 @@ where
     }
     let per_in: [usize; I] = std::array::from_fn(|i| ins[i].2);
     let per_out: [usize; O] = std::array::from_fn(|o| outs[o].2);
-    let threads = slots.0.len().min(n.div_ceil(MIN_STATES_PER_THREAD)).max(1);
+    let Slots { slots, pool } = slots;
+    let threads = slots.len().min(pool.len() + 1).min(n.div_ceil(MIN_STATES_PER_THREAD)).max(1);
     if threads == 1 {
-        kernel(model, &mut slots.0[0], n, ins.map(|x| x.1), outs.map(|x| x.1));
+        let slot = slots[0].get_mut().unwrap_or_else(PoisonError::into_inner);
+        kernel(model, slot, n, ins.map(|x| x.1), outs.map(|x| x.1));
         return Ok(());
     }
     let queue = Mutex::new(Queue { ins: ins.map(|x| x.1), outs: outs.map(|x| x.1), left: n });
+    let slots = &*slots;
     // a poisoned lock means another thread's kernel panicked: that panic is re-raised by the
-    // scope; this thread just stops claiming
-    let work = |slot: &mut Slot, keep: usize| {
+    // pool; this thread just stops claiming
+    let work = |t: usize| {
+        let mut slot = slots[t].lock().unwrap_or_else(PoisonError::into_inner);
+        let keep = if t == 0 { 0 } else { CALLERS_TAIL };
         while let Some((k, i, o)) = queue.lock().ok().and_then(|mut q| q.claim(threads, keep, &per_in, &per_out)) {
-            kernel(model, slot, k, i, o);
+            kernel(model, &mut slot, k, i, o);
         }
     };
-    let work = &work;
-    let (first, others) = slots.0.split_at_mut(1);
-    rayon::in_place_scope(|scope| {
-        for slot in others.iter_mut().take(threads - 1) {
-            scope.spawn(move |_| work(slot, CALLERS_TAIL));
-        }
-        work(&mut first[0], 0);
-    });
+    pool.run(threads - 1, &work);
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! The bottom of the batch layer: [`BatchError`], the per-thread [`Slot`] of buffers and the
 //! [`BatchWorkspace`] that holds one slot per thread.
 
+use super::pool::Pool;
 use super::rnea_derivatives_lanes::DerivLanes;
 use super::{crba_lanes, kin_lanes, lanes};
 use crate::algorithms::DerivativesWorkspace;
 use crate::model::Model;
+use std::sync::Mutex;
 
 /// Why a batched call refused its arguments (nothing is computed then).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -65,31 +67,49 @@ impl Slot {
 }
 
 /// Every buffer of the batched functions for one [`Model`] and a number of threads, allocated
-/// once by [`BatchWorkspace::new`] and reused by every call whatever its number of states.
+/// once by [`BatchWorkspace::new`] and reused by every call whatever its number of states, and
+/// the `threads − 1` worker threads that help the calling thread: spawned with the workspace,
+/// asleep between calls (after spinning 200 µs for a next one), joined when it is dropped.
 pub struct BatchWorkspace {
-    slots: Vec<Slot>,
+    /// One slot per thread, the caller's first; each locked by its own thread only. A
+    /// workspace shrunk by [`BatchWorkspace::set_threads`] keeps its slots and workers.
+    slots: Vec<Mutex<Slot>>,
+    pool: Pool,
+    /// The threads a call uses at most (slots and workers beyond are kept idle).
+    threads: usize,
     sizes: (usize, usize, usize),
 }
 
+/// A workspace moves between threads (the Python binding keeps them in a shared cache).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<BatchWorkspace>();
+};
+
 impl BatchWorkspace {
-    /// Buffers for `threads` threads (0 is taken as 1).
+    /// Buffers for `threads` threads (0 is taken as 1), and `threads − 1` worker threads.
     pub fn new(model: &Model, threads: usize) -> Self {
-        BatchWorkspace { slots: (0..threads.max(1)).map(|_| Slot::new(model)).collect(), sizes: sizes(model) }
+        let t = threads.max(1);
+        let slots = (0..t).map(|_| Mutex::new(Slot::new(model))).collect();
+        BatchWorkspace { slots, pool: Pool::new(t - 1), threads: t, sizes: sizes(model) }
     }
 
     /// The number of threads a call uses at most.
     pub fn threads(&self) -> usize {
-        self.slots.len()
+        self.threads
     }
 
-    /// Grows or shrinks the workspace to `threads` threads (0 is taken as 1); allocates only
-    /// the slots added.
+    /// Sets the number of threads a call uses at most (0 is taken as 1). Growing allocates the
+    /// slots and spawns the workers it has never had; shrinking keeps them (asleep), so
+    /// alternating thread counts costs nothing after the largest.
     pub fn set_threads(&mut self, model: &Model, threads: usize) -> Result<(), BatchError> {
         self.check(model)?;
-        let t = threads.max(1);
-        self.slots.truncate(t);
-        while self.slots.len() < t {
-            self.slots.push(Slot::new(model));
+        self.threads = threads.max(1);
+        while self.slots.len() < self.threads {
+            self.slots.push(Mutex::new(Slot::new(model)));
+        }
+        if self.pool.len() < self.threads - 1 {
+            self.pool.resize(self.threads - 1);
         }
         Ok(())
     }
@@ -104,7 +124,7 @@ impl BatchWorkspace {
 
     pub(crate) fn slots(&mut self, model: &Model) -> Result<Slots<'_>, BatchError> {
         self.check(model)?;
-        Ok(Slots(&mut self.slots))
+        Ok(Slots { slots: &mut self.slots[..self.threads], pool: &mut self.pool })
     }
 }
 
@@ -112,5 +132,8 @@ pub(crate) fn sizes(model: &Model) -> (usize, usize, usize) {
     (model.nq, model.nv, model.njoints)
 }
 
-/// The slots of a workspace checked against the model of the call.
-pub(crate) struct Slots<'a>(pub(crate) &'a mut [Slot]);
+/// The slots and workers of a workspace checked against the model of the call.
+pub(crate) struct Slots<'a> {
+    pub(crate) slots: &'a mut [Mutex<Slot>],
+    pub(crate) pool: &'a mut Pool,
+}
