@@ -590,6 +590,38 @@ mod tests {
     use crate::batch::{self, BatchWorkspace};
     use crate::io::urdf;
 
+    /// The joint-frame kernel (record 0099) is taken for solo12 (axis revolutes under a
+    /// free-flyer root) and not for panda and TALOS (rotated placements); compiled portable it
+    /// gives the dispatched build's bits.
+    #[test]
+    fn joint_frame_kernel_portable_equals_dispatched() {
+        use crate::batch::kin_lanes::KinWorkspace;
+        use crate::batch::lanes::LaneWorkspace;
+        let load = |name: &str, root| urdf::load(format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR")), root).unwrap();
+        assert!(super::local::LocalCrba::new(&load("panda", urdf::Root::Fixed)).is_none());
+        assert!(super::local::LocalCrba::new(&load("talos_reduced", urdf::Root::FreeFlyer)).is_none());
+        let model = load("solo12", urdf::Root::FreeFlyer);
+        let (k, nn) = (7, model.nv * model.nv);
+        let mut rng = SplitMix64::new(5);
+        let mut q = vec![];
+        for _ in 0..k {
+            q.extend(alg::random_configuration(&model, &mut rng).iter());
+        }
+        let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
+        assert!(cw.local.is_some());
+        let mut ws = BatchWorkspace::new(&model, 1);
+        for inverse in [false, true] {
+            let (mut a, mut b) = (vec![0.0; k * nn], vec![0.0; k * nn]);
+            super::crba_groups(&model, &mut w, &mut kw, &mut cw, inverse, k, &q, &mut a);
+            if inverse {
+                batch::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
+            } else {
+                batch::crba(&model, &mut ws, &q, &mut b).unwrap();
+            }
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "inverse {inverse}");
+        }
+    }
+
     #[test]
     fn streamed_stores_equal_the_ordinary_ones() {
         let path = format!("{}/../../tests/data/talos_reduced.urdf", env!("CARGO_MANIFEST_DIR"));
