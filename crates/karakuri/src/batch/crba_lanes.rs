@@ -13,6 +13,8 @@ use super::kin_lanes::{place, transpose4, world_dofs, Frame, KinWorkspace};
 use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
 use crate::model::Model;
 
+mod local;
+
 /// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
 /// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (its factors in place for M⁻¹),
 /// `Vᵀ`, M⁻¹ (its upper triangle column-major, then mirrored), `D⁻¹`, and each dof's reach (one past the
@@ -44,6 +46,8 @@ pub(crate) struct CrbaWorkspace {
     /// M (row-major) as runs of entries `(lo, hi, zero)`: `zero` where every group of four
     /// entries of the run is zero whatever the state.
     runs: Vec<(usize, usize, bool)>,
+    /// The joint-frame CRBA (record 0099), for trees of one-dof joints below a free-flyer root.
+    local: Option<local::LocalCrba>,
 }
 
 impl CrbaWorkspace {
@@ -96,6 +100,7 @@ impl CrbaWorkspace {
             }
         }
         CrbaWorkspace {
+            local: local::LocalCrba::new(model),
             root_len,
             runs,
             ic: vec![[z; 10]; model.njoints],
@@ -415,12 +420,21 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
 #[allow(clippy::too_many_arguments)]
 fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
     for g in 0..k.div_ceil(LANES) {
-        if inverse {
+        if let Some(lc) = &mut cw.local {
+            if inverse {
+                local::mass_matrix_local::<true>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
+            } else {
+                local::mass_matrix_local::<false>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
+            }
+        } else if inverse {
             mass_matrix::<true>(m, w, kw, cw, g, k, q);
+        } else {
+            mass_matrix::<false>(m, w, kw, cw, g, k, q);
+        }
+        if inverse {
             invert(m, None, cw);
             store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
-            mass_matrix::<false>(m, w, kw, cw, g, k, q);
             store(&cw.mat, &cw.runs, g, k, out);
         }
     }
@@ -575,6 +589,38 @@ mod tests {
     use crate::algorithms::{self as alg, SplitMix64};
     use crate::batch::{self, BatchWorkspace};
     use crate::io::urdf;
+
+    /// The joint-frame kernel (record 0099) is taken for solo12 (axis revolutes under a
+    /// free-flyer root) and not for panda and TALOS (rotated placements); compiled portable it
+    /// gives the dispatched build's bits.
+    #[test]
+    fn joint_frame_kernel_portable_equals_dispatched() {
+        use crate::batch::kin_lanes::KinWorkspace;
+        use crate::batch::lanes::LaneWorkspace;
+        let load = |name: &str, root| urdf::load(format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR")), root).unwrap();
+        assert!(super::local::LocalCrba::new(&load("panda", urdf::Root::Fixed)).is_none());
+        assert!(super::local::LocalCrba::new(&load("talos_reduced", urdf::Root::FreeFlyer)).is_none());
+        let model = load("solo12", urdf::Root::FreeFlyer);
+        let (k, nn) = (7, model.nv * model.nv);
+        let mut rng = SplitMix64::new(5);
+        let mut q = vec![];
+        for _ in 0..k {
+            q.extend(alg::random_configuration(&model, &mut rng).iter());
+        }
+        let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
+        assert!(cw.local.is_some());
+        let mut ws = BatchWorkspace::new(&model, 1);
+        for inverse in [false, true] {
+            let (mut a, mut b) = (vec![0.0; k * nn], vec![0.0; k * nn]);
+            super::crba_groups(&model, &mut w, &mut kw, &mut cw, inverse, k, &q, &mut a);
+            if inverse {
+                batch::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
+            } else {
+                batch::crba(&model, &mut ws, &q, &mut b).unwrap();
+            }
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "inverse {inverse}");
+        }
+    }
 
     #[test]
     fn streamed_stores_equal_the_ordinary_ones() {

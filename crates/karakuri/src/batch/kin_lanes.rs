@@ -244,7 +244,7 @@ fn turn_columns(r: &M3, c: usize, s: L, cs: L) -> M3 {
 /// `e` of lane `l`'s state at `qg[e].0[l]`. Four consecutive states (every group but a
 /// short last one) four entries at a time, a 4x4 transpose in registers.
 #[inline(always)]
-fn gather_rows(q: &[f64], rows: &[usize; LANES], nq: usize, qg: &mut [L]) {
+pub(crate) fn gather_rows(q: &[f64], rows: &[usize; LANES], nq: usize, qg: &mut [L]) {
     let qg = &mut qg[..nq];
     if rows[LANES - 1] == rows[0] + LANES - 1 {
         let base = &q[rows[0] * nq..(rows[0] + LANES) * nq];
