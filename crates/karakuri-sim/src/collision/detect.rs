@@ -84,6 +84,8 @@ pub struct CollisionWork {
     band: Vec<f64>,
     /// The triangles of a mesh near the other shape of a pair (a kept buffer: no allocation).
     triangles: Vec<u32>,
+    /// Each ball's kept mesh query ([`super::ball_mesh::KeptQuery`]) `(nshapes)`.
+    kept: Vec<super::ball_mesh::KeptQuery>,
 }
 
 /// The most shapes whose pairs keep their proven gaps (`CollisionWork::gaps`, `n²` numbers:
@@ -157,6 +159,7 @@ impl Collider {
             epa: super::pairs::warm_epa(),
             band: vec![0.0; n],
             triangles: Vec::with_capacity(triangles.min(4096)),
+            kept: (0..if triangles > 0 { n } else { 0 }).map(|k| super::ball_mesh::KeptQuery::with_room(if self.types[k] == ShapeType::Ball { 256 } else { 0 })).collect(),
         }
     }
 
@@ -513,7 +516,8 @@ impl Collider {
         if mesh.pseudo_normals().is_some() {
             return false;
         }
-        ball_mesh((mesh, mp), (&*self.shapes[o].shape.0, r, bp), mesh_first, pos12, margin, &mut work.triangles, (a, b, mode), out)
+        let kept = &mut work.kept[o];
+        ball_mesh((mesh, m, mp), (&*self.shapes[o].shape.0, r, bp), mesh_first, pos12, margin, (&mut work.triangles, kept), (a, b, mode), out)
     }
 
     /// parry's narrow phase of shapes `a < b` (contact mode `mode`, contact distance `margin`)
