@@ -54,6 +54,9 @@ pub struct Collider {
     /// How far each shape reaches from its joint's origin (its bounding sphere's far side)
     /// `(nshapes)`: with the joint's speeds, how far it may move in a step ([`Collider::set_motion`]).
     pub(super) reach: Vec<f64>,
+    /// A ball against a triangle mesh takes the closed form [`super::ball_mesh::ball_mesh`]
+    /// (true; false: parry's path, which the tests compare it with).
+    pub(super) closed_ball_mesh: bool,
 }
 
 /// At most this many candidate pairs, a world's pairs are tested one by one
@@ -171,6 +174,7 @@ impl Collider {
             shapes,
             materials: vec![],
             own_margins: vec![],
+            closed_ball_mesh: true,
         }
     }
 

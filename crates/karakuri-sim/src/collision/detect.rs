@@ -10,6 +10,7 @@ use parry3d_f64::shape::ShapeType;
 
 use crate::scene::ContactMode;
 use crate::sort::sort_nearly_sorted;
+use super::ball_mesh::ball_mesh;
 use super::box_box::{box_box, BoxManifold};
 use super::collider::{Collider, Round, SmallTest, SmallWorld};
 use super::RawContact;
@@ -83,6 +84,8 @@ pub struct CollisionWork {
     band: Vec<f64>,
     /// The triangles of a mesh near the other shape of a pair (a kept buffer: no allocation).
     triangles: Vec<u32>,
+    /// Each ball's kept mesh query ([`super::ball_mesh::KeptQuery`]) `(nshapes)`.
+    kept: Vec<super::ball_mesh::KeptQuery>,
 }
 
 /// The most shapes whose pairs keep their proven gaps (`CollisionWork::gaps`, `n²` numbers:
@@ -156,6 +159,7 @@ impl Collider {
             epa: super::pairs::warm_epa(),
             band: vec![0.0; n],
             triangles: Vec::with_capacity(triangles.min(4096)),
+            kept: (0..if triangles > 0 { n } else { 0 }).map(|k| super::ball_mesh::KeptQuery::with_room(if self.types[k] == ShapeType::Ball { 256 } else { 0 })).collect(),
         }
     }
 
@@ -495,11 +499,35 @@ impl Collider {
         }
     }
 
+    /// A ball and a triangle mesh without pseudo-normals (shapes `a < b` at `pa`, `pb`): their
+    /// contacts by the closed form [`ball_mesh`] into `out`; false (nothing written) for any
+    /// other pair, or when the closed form leaves the pair to parry.
+    #[inline]
+    fn ball_on_mesh(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, (pa, pb, pos12): (&PPose, &PPose, &PPose), out: &mut Vec<RawContact>) -> bool {
+        let mesh_first = match (self.types[a], self.types[b]) {
+            (ShapeType::TriMesh, ShapeType::Ball) => true,
+            (ShapeType::Ball, ShapeType::TriMesh) => false,
+            _ => return false,
+        };
+        let (m, o, mp, bp) = if mesh_first { (a, b, pa, pb) } else { (b, a, pb, pa) };
+        let (Some(mesh), Some(r)) = (self.shapes[m].shape.as_trimesh(), self.ball_radius(o)) else {
+            return false;
+        };
+        if mesh.pseudo_normals().is_some() {
+            return false;
+        }
+        let kept = &mut work.kept[o];
+        ball_mesh((mesh, m, mp), (&*self.shapes[o].shape.0, r, bp), mesh_first, pos12, margin, (&mut work.triangles, kept), (a, b, mode), out)
+    }
+
     /// parry's narrow phase of shapes `a < b` (contact mode `mode`, contact distance `margin`)
     /// at their parry poses `pa`, `pb` (`pos12` = `pa⁻¹ pb`): their contacts, in manifold order,
     /// appended to `out`.
     fn collide_parry(&self, work: &mut CollisionWork, (a, b, mode): (usize, usize, ContactMode), margin: f64, (pa, pb, pos12): (&PPose, &PPose, &PPose), out: &mut Vec<RawContact>) {
         let (pa, pb) = (*pa, *pb);
+        if self.closed_ball_mesh && self.ball_on_mesh(work, (a, b, mode), margin, (&pa, &pb, pos12), out) {
+            return;
+        }
         let Some(count) = narrow_phase(
             pos12,
             (&self.shapes[a].shape, self.types[a]),

@@ -13,6 +13,7 @@ use parry3d_f64::shape::SharedShape;
 
 use crate::scene::{ContactMode, Material};
 
+mod ball_mesh;
 mod box_box;
 mod collider;
 mod detect;
