@@ -24,21 +24,7 @@ use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 
 mod central_differences;
-use central_differences::{central, qv, rel};
-
-/// The ant as the benchmark sets it up, with `engine` (a scene line, or empty for the defaults).
-fn ant(engine: &str) -> (World, Model, Vec<usize>) {
-    let xml = format!("{}/../../tests/data/mjcf/gymnasium/ant.xml", env!("CARGO_MANIFEST_DIR"));
-    let text = format!("name: ant\n{engine}\nrobots: [{{name: r, mjcf: {xml}}}]\n");
-    let (mut w, model, order) = central_differences::world(&text, "ant.yaml");
-    let names = w.one_dof_joints().to_vec();
-    let mut q: Vec<f64> = names.iter().map(|n| w.joint_position(n).unwrap()).collect();
-    for (n, x) in [("ankle_1", 0.87), ("ankle_2", -0.87), ("ankle_3", -0.87), ("ankle_4", 0.87)] {
-        q[names.iter().position(|m| *m == format!("r/{n}")).unwrap()] = x;
-    }
-    w.set_joint_positions(&q).unwrap();
-    (w, model, order)
-}
+use central_differences::{ant, central, qv, rel};
 
 /// The four feet on the floor, each on the kink (a gap or depth of rounding).
 fn assert_standing_on_the_kink(w: &World, what: &str) {

@@ -99,3 +99,18 @@ pub fn rel(x: &DMatrix<f64>, y: &DMatrix<f64>) -> f64 {
     let scale = y.amax().max(1e-300);
     (x - y).amax() / scale
 }
+
+/// gymnasium's ant as `scripts/step_derivatives_vs_mujoco.py` sets it up (its ankles inside their
+/// ranges), with `engine` (a scene line, or empty for the defaults).
+pub fn ant(engine: &str) -> (World, Model, Vec<usize>) {
+    let xml = format!("{}/../../tests/data/mjcf/gymnasium/ant.xml", env!("CARGO_MANIFEST_DIR"));
+    let text = format!("name: ant\n{engine}\nrobots: [{{name: r, mjcf: {xml}}}]\n");
+    let (mut w, model, order) = world(&text, "ant.yaml");
+    let names = w.one_dof_joints().to_vec();
+    let mut q: Vec<f64> = names.iter().map(|n| w.joint_position(n).unwrap()).collect();
+    for (n, x) in [("ankle_1", 0.87), ("ankle_2", -0.87), ("ankle_3", -0.87), ("ankle_4", 0.87)] {
+        q[names.iter().position(|m| *m == format!("r/{n}")).unwrap()] = x;
+    }
+    w.set_joint_positions(&q).unwrap();
+    (w, model, order)
+}
