@@ -40,6 +40,10 @@ with time.perf_counter_ns(); the figure is the median of the batch means (over -
 default 3, pooled). By default a batch is a Python loop of mujoco.mj_step(m, d) (one step per
 call, as "measured from Python" in the validation README, binding overhead included); --in-c
 times mujoco.mj_step(m, d, nstep=100) instead (C loop, no per-step Python overhead).
+`cpu_us_per_step` is the robot race's measure (`scripts/robot_race.py`): the thread's CPU time
+of one mj_step(m, d, nstep=n) over all n steps of the run from the initial state, after a
+warm-up of min(n, 200) steps, the least of R runs; `karakuri simulate --cpu-time R` times
+karakuri's steps the same way.
 """
 import argparse
 import glob
@@ -347,6 +351,23 @@ def time_scene(scene, m, d, reset, repeats, in_c, clock=time.perf_counter_ns):
                 t1 = clock()
             means.append((t1 - t0) / BATCH / 1000.0)
     return statistics.median(means), nb * BATCH
+
+
+def cpu_us_per_step(m, d, reset, n, repeats, clock=time.thread_time_ns):
+    """CPU µs per step of n steps from the initial state, the least of `repeats` runs: a warm-up
+    of min(n, WARMUP) untimed steps, then per run reset() (outside the clock) and this thread's
+    CPU time around one mj_step(m, d, nstep=n), the C loop of n steps and nothing else. As
+    `karakuri simulate --cpu-time` times karakuri's steps (`robot_race.py` uses both)."""
+    reset()
+    mujoco.mj_step(m, d, min(n, WARMUP))
+    best = math.inf
+    for _ in range(repeats):
+        reset()
+        t0 = clock()
+        mujoco.mj_step(m, d, n)
+        t1 = clock()
+        best = min(best, (t1 - t0) / n / 1000.0)
+    return best
 
 
 def main():

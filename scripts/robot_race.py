@@ -27,14 +27,19 @@ then the next robot):
   with kp, kv and forcerange, and `implicitfast` integration (so the actuator's kv is implicit
   as karakuri's servo is; MuJoCo's default contact softness is kept).
 
-Columns: µs/step, karakuri's twice: CPU time (user + system, from the kernel's accounting of
-the child process) of a run of n steps without CSVs less that of a 1-step run (loading and
-start-up), over n − 1; and `scripts/sim_vs_mujoco.py`'s summary of the `--steps` CSV's
-`wall_ns` (wall clock around `World::step` only), the median of 100-step batch means. MuJoCo: `scripts/mujoco_steps.py`'s timing of
-`mj_step(m, d, nstep=100)` in C after its warm-up, clocked by the thread's CPU time: on a
-loaded machine a 100-step batch's wall time takes in other processes' time slices where
-karakuri's per-step `wall_ns` of a few µs seldom does; on a quiet machine the two clocks
-agree), the ratio karakuri / MuJoCo, the mean
+Columns: µs/step, karakuri's twice, MuJoCo's once. The CPU figures of both engines are taken
+the same way, on the same steps: the robot's n steps (2 s of it) from its start state, after an
+untimed warm-up of min(n, 200) steps and a reset to that state, the calling thread's CPU time
+(CLOCK_THREAD_CPUTIME_ID) read just before the first step and just after the last, divided by n;
+R = max(3, ceil(4000 / n)) such runs per engine and round, the least kept (other processes only
+ever add to a run: cache and core sharing). karakuri: `karakuri simulate --cpu-time R` (its
+`World::step` n times in a loop, the world restored from a snapshot between runs; no loading,
+no CSV writing, no progress or per-step clock); MuJoCo: `scripts/mujoco_steps.py`'s
+`cpu_us_per_step`, one `mj_step(m, d, nstep=n)` (the C loop, reset and `mj_forward` outside the
+clock). Both engines step on one thread. The second karakuri column is
+`scripts/sim_vs_mujoco.py`'s summary of the `--steps` CSV's `wall_ns` (wall clock around each
+`World::step`, from a cold start), the median of 100-step batch means, as a cross-check. Then
+the ratio karakuri / MuJoCo, the mean
 number of contacts per step (MuJoCo: `d.ncon`), the share of karakuri's steps whose solve met
 `engine.tolerance` (`converged`), the root body's height at the end in both engines (the first
 body with a free joint, else the first body: the origin of its frame in world z, MuJoCo's read
@@ -68,6 +73,7 @@ import sim_vs_mujoco as svm  # noqa: E402
 REPO = svm.REPO
 BEGIN, END = "<!-- robot-race:begin -->", "<!-- robot-race:end -->"
 DURATION, QUICK_DURATION, SETTLE = 2.0, 0.2, 0.5
+TIMED_STEPS = 4000  # steps timed per engine and round (at least 3 runs of the robot's n)
 WHEELS, EXTRA = "/tmp/wheels", "/tmp/extra/tests/data/mjcf"
 
 # name, candidate paths (first found wins), foot bodies (standing robots) or None
@@ -305,11 +311,18 @@ def mujoco_run(m, d, reset, n, dt, root, feet):
     return ncon / n, float(d.xpos[rid][2]), slip
 
 
+def repeats(n):
+    """Timed runs of n steps per engine and round: at least 3, and TIMED_STEPS steps in all."""
+    return max(3, math.ceil(TIMED_STEPS / n))
+
+
 def karakuri_run(binary, path, n, dt, root, feet, tmp):
-    """One `karakuri simulate` run: (µs/step, mean contacts, converged share, root height, slip mm)."""
+    """One `karakuri simulate --cpu-time` run: (CPU µs/step, wall µs/step in the step, mean
+    contacts, converged share, root height, slip mm)."""
     steps, out = os.path.join(tmp, "steps.csv"), os.path.join(tmp, "out.csv")
-    p = subprocess.run([binary, "simulate", path, "--duration", repr(n * dt), "--steps", steps, "--out", out],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run([binary, "simulate", path, "--duration", repr(n * dt), "--steps", steps, "--out", out,
+                        "--cpu-time", str(repeats(n))],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         err = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("warning")]
         first = (err or ["exit %d" % p.returncode])[0]
@@ -319,6 +332,9 @@ def karakuri_run(binary, path, n, dt, root, feet, tmp):
         rows = [r for r in csv.DictReader(f) if r["step"] != "0"]
     if len(rows) != n:
         raise RuntimeError("%d steps in the CSV, expected %d" % (len(rows), n))
+    cpu = re.search(r"^cpu time +([0-9.]+) µs/step", p.stdout, re.M)
+    if cpu is None:
+        raise RuntimeError("no 'cpu time' line in the summary (a karakuri without --cpu-time?)")
     us = svm.batch_median_us([int(r["wall_ns"]) for r in rows])
     contacts = sum(int(r["contacts"]) for r in rows) / n
     conv = sum(int(r["converged"]) for r in rows) / n
@@ -341,7 +357,7 @@ def karakuri_run(binary, path, n, dt, root, feet, tmp):
                     (at if k == settle else end)[key] = (float(r["px"]) + w[0], float(r["py"]) + w[1])
     slip = max((math.hypot(end[b][0] - at[b][0], end[b][1] - at[b][1]) * 1000 for b in end),
                default=None) if feet and n > settle else None
-    return us, contacts, conv, z, slip
+    return float(cpu.group(1)), us, contacts, conv, z, slip
 
 
 def child_cpu_ns(cmd):
@@ -353,8 +369,9 @@ def child_cpu_ns(cmd):
     return (ru.ru_utime + ru.ru_stime) * 1e9
 
 
-def karakuri_cpu_us(binary, path, n, dt):
-    """CPU µs per step: a run of n steps less a run of 1 (loading and start-up), no CSVs."""
+def karakuri_cpu_us_old(binary, path, n, dt):
+    """The former measure (--old): CPU µs per step of a run of n steps less a run of 1 (loading
+    and start-up), no CSVs, user + system time of the child process."""
     full = child_cpu_ns([binary, "simulate", path, "--duration", repr(n * dt)])
     one = child_cpu_ns([binary, "simulate", path, "--duration", repr(dt)])
     return (full - one) / (n - 1) / 1000.0
@@ -408,6 +425,7 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write the numbers")
     ap.add_argument("--write-doc", action="store_true", help="put the table into docs/PERFORMANCE.md")
     ap.add_argument("--write-scenes", metavar="DIR", help="also copy the URDF robots' karakuri scenes to DIR")
+    ap.add_argument("--old", action="store_true", help="also take the former measures (into --json)")
     args = ap.parse_args()
     if not os.access(args.karakuri, os.X_OK):
         sys.exit("%s: not found; build it: cargo build --release -p karakuri-cli" % args.karakuri)
@@ -427,14 +445,18 @@ def main():
             for name, path, (m, d, reset), n, dt, root, feet, _ in robots:
                 e = res.setdefault(name, {"k_us": [], "m_us": []})
                 try:
-                    us, c, conv, z, slip = karakuri_run(args.karakuri, path, n, dt, root, feet[1], tmp)
+                    cpu, us, c, conv, z, slip = karakuri_run(args.karakuri, path, n, dt, root, feet[1], tmp)
                     e["k_us"].append(us)
-                    e.setdefault("k_cpu", []).append(karakuri_cpu_us(args.karakuri, path, n, dt))
+                    e.setdefault("k_cpu", []).append(cpu)
                     e.update(k_contacts=c, converged=conv, k_z=z, k_slip=slip)
+                    if args.old:
+                        e.setdefault("k_cpu_old", []).append(karakuri_cpu_us_old(args.karakuri, path, n, dt))
                 except (RuntimeError, OSError) as err:
                     e["refused"] = str(err)
-                fake = {"world": {"duration": n * dt, "dt": dt}}
-                e["m_us"].append(mjs.time_scene(fake, m, d, reset, 1, True, time.thread_time_ns)[0])
+                e["m_us"].append(mjs.cpu_us_per_step(m, d, reset, n, repeats(n)))
+                if args.old:
+                    fake = {"world": {"duration": n * dt, "dt": dt}}
+                    e.setdefault("m_us_old", []).append(mjs.time_scene(fake, m, d, reset, 1, True, time.thread_time_ns)[0])
                 if rnd == 0:
                     e["m_contacts"], e["m_z"], e["m_slip"] = mujoco_run(m, d, reset, n, dt, root, feet[0])
                 print("%s: %s" % (name, {k: v for k, v in e.items()}), file=sys.stderr)
@@ -443,7 +465,9 @@ def main():
     dur = QUICK_DURATION if args.quick else DURATION
     head = textwrap.fill(
         "Measured %s by `scripts/robot_race.py%s` (%.0f s, %d round(s)): karakuri release build against "
-        "MuJoCo %s (one thread, in C, thread CPU time), %.1f s of each robot from the same state, robots interleaved. "
+        "MuJoCo %s (one thread, in C), %.1f s of each robot from the same state, robots interleaved; "
+        "CPU µs/step of both: the thread's CPU time over the robot's steps alone after a warm-up, the least "
+        "of max(3, 4000 / n) runs, the median over rounds. "
         "1-min load average %.2f .. %.2f on %d cores (other work on the machine: the µs are that load's). "
         "Ratio: karakuri CPU / MuJoCo CPU (below 1: karakuri faster). 'converged': share of karakuri's "
         "steps whose solve met engine.tolerance. Slip: largest horizontal travel of a foot from %.1f s "

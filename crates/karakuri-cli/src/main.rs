@@ -88,11 +88,17 @@ enum Command {
         /// keyframe (its qpos, qvel and ctrl).
         #[arg(long, value_name = "NAME")]
         keyframe: Option<String>,
+        /// Also time the steps alone, R times, and print the least as `cpu time` (µs/step):
+        /// from the run's start state restored each time, after an untimed warm-up of up to
+        /// 200 steps, this thread's CPU time around the steps only (no loading, CSV writing or
+        /// per-step bookkeeping); then the run goes on as without it, its rows unchanged.
+        #[arg(long, value_name = "R", conflicts_with = "worlds")]
+        cpu_time: Option<u32>,
         /// Watch the run live in a browser: a local server (127.0.0.1) serves the viewer page,
         /// fed by a WebSocket; from the page: pause, step, reset, real time or as fast as
         /// possible, ctrl+drag a body with a spring, a slider per actuator, live plots. Runs
         /// until Ctrl-C (or --duration when given); the page's address is printed.
-        #[arg(long, conflicts_with_all = ["html", "worlds", "out", "steps", "sensors", "joints", "checkpoint"])]
+        #[arg(long, conflicts_with_all = ["html", "worlds", "out", "steps", "sensors", "joints", "checkpoint", "cpu_time"])]
         live: bool,
         /// The live viewer's port (0: any free port).
         #[arg(long, value_name = "P", requires = "live", default_value_t = 0)]
@@ -169,8 +175,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect { model, floating } => inspect::run(&model, floating),
         Command::Verify { model, reference, only } => verify::run(&model, &reference, only.as_deref()),
-        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine, keyframe, live, port, host, live_allow_remote } => {
-            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine, keyframe };
+        Command::Simulate { scene, duration, dt, out, steps, sensors, joints, html, worlds, seed, checkpoint, checkpoint_at, resume, engine, keyframe, cpu_time, live, port, host, live_allow_remote } => {
+            let args = simulate::SimulateArgs { scene, duration, dt, out, steps, sensors, joints, checkpoint, checkpoint_at, resume, engine, keyframe, cpu_time };
             if live {
                 let mut options = karakuri_viewer::live::ServerOptions { port, allow_remote: live_allow_remote, ..Default::default() };
                 if let Some(host) = host {

@@ -202,3 +202,34 @@ fn checkpoint_and_resume_reproduce_the_uninterrupted_run() {
     assert!(err.contains("outside the run"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 29, item 4: `--cpu-time R` times the run's steps alone (restored to the start state
+/// each time, after a warm-up) and reports the least in the summary; the run itself is the
+/// one without it, row for row.
+#[test]
+fn cpu_time_reports_the_steps_alone_and_leaves_the_run_unchanged() {
+    let dir = std::env::temp_dir().join(format!("karakuri-sim-cpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |out: &str, cpu_time: Option<u32>| {
+        let args = karakuri_cli::simulate::SimulateArgs {
+            duration: Some(0.4),
+            out: Some(dir.join(out)),
+            cpu_time,
+            ..Default::default()
+        };
+        let summary = karakuri_cli::simulate::simulate(&args, &mut |_| {}).unwrap();
+        (summary, std::fs::read_to_string(dir.join(out)).unwrap())
+    };
+    let (plain, plain_rows) = run("plain.csv", None);
+    let (timed, timed_rows) = run("timed.csv", Some(3));
+    assert_eq!(plain.cpu_us_per_step, None);
+    assert!(!plain.to_string().contains("cpu time"), "{plain}");
+    let us = timed.cpu_us_per_step.unwrap();
+    // the demo's step takes some µs; a figure of zero or of seconds would be a broken clock
+    assert!(us > 0.1 && us < 100_000.0, "{us} µs/step");
+    assert!(timed.to_string().contains(&format!("cpu time         {us:.3} µs/step")), "{timed}");
+    assert!(timed_rows == plain_rows, "timing the steps changed the run's rows");
+    assert_eq!(timed.energy.1.to_bits(), plain.energy.1.to_bits());
+    assert_eq!((timed.steps, timed.contacts_max), (plain.steps, plain.contacts_max));
+    std::fs::remove_dir_all(&dir).ok();
+}

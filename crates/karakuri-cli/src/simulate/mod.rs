@@ -64,7 +64,14 @@ pub struct SimulateArgs {
     /// The MJCF `<key>` every MJCF robot starts from (`--keyframe`), replacing the scene's
     /// `robots[].keyframe`; `None`: the scene's (else each file's first keyframe).
     pub keyframe: Option<String>,
+    /// `--cpu-time R`: before the run, time its steps alone `R` times ([`time_steps`]) and
+    /// report the least in [`Summary::cpu_us_per_step`]; `None` (or 0): not timed.
+    pub cpu_time: Option<u32>,
 }
+
+/// Steps of the untimed warm-up before `--cpu-time`'s timed runs (fewer if the run is
+/// shorter): as `scripts/mujoco_steps.py` warms MuJoCo up before its timing.
+pub const WARMUP_STEPS: u64 = 200;
 
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
 /// fraction done (0..=1) about a hundred times.
@@ -80,6 +87,10 @@ pub fn simulate_observed(
     observe: &mut dyn FnMut(&World, bool),
 ) -> Result<Summary> {
     let (mut world, name, k0, n) = start_world(args)?;
+    let cpu = match args.cpu_time {
+        Some(repeats) if repeats > 0 => Some(time_steps(&mut world, n - k0, repeats)?),
+        _ => None,
+    };
     let checkpoint_step = checkpoint_step(args, world.dt(), k0, n)?;
     let mut outputs =
         RunOutputs::create(args.out.as_deref(), args.steps.as_deref(), args.sensors.as_deref(), args.joints.as_deref(), &world)?;
@@ -121,7 +132,35 @@ pub fn simulate_observed(
         // the step's guard keeps states finite; an energy that is not says the model is wrong
         bail!("the mechanical energy is not finite ({e0} J -> {e1} J): the scene's masses or speeds are out of range");
     }
-    Ok(stats.summary(&world, name, n - k0, (e0, e1), diagnostics))
+    let mut summary = stats.summary(&world, name, n - k0, (e0, e1), diagnostics);
+    summary.cpu_us_per_step = cpu;
+    Ok(summary)
+}
+
+/// `--cpu-time`: the CPU time of `steps` steps of `world` from its present state, in µs per
+/// step, the least of `repeats` runs. Each run restores the world's state (a [`Snapshot`]:
+/// the steps are bit for bit the same every time) and reads this thread's CPU clock
+/// (`CLOCK_THREAD_CPUTIME_ID`) before the first [`World::step`] and after the last, nothing
+/// else in between: no loading, no CSV, no progress, no per-step clock. Before the first run,
+/// an untimed warm-up of `min(steps, WARMUP_STEPS)` steps (buffers sized, caches filled). The
+/// world is left at the state it had.
+pub fn time_steps(world: &mut World, steps: u64, repeats: u32) -> Result<f64> {
+    let start = world.snapshot().context("--cpu-time restores the world between its runs")?;
+    for _ in 0..steps.min(WARMUP_STEPS) {
+        world.step()?;
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        world.restore(&start)?;
+        let t0 = crate::bench::thread_cpu_seconds();
+        for _ in 0..steps {
+            world.step()?;
+        }
+        let t1 = crate::bench::thread_cpu_seconds();
+        best = best.min((t1 - t0) * 1e6 / steps as f64);
+    }
+    world.restore(&start)?;
+    Ok(best)
 }
 
 /// The run's world: the scene of `args` loaded (its warnings printed), restored from

@@ -17,6 +17,9 @@ pub struct Summary {
     pub steps_per_second: f64,
     /// Mean wall time per step (µs).
     pub us_per_step: f64,
+    /// `--cpu-time`: CPU time per step of the steps alone (µs), the least of its timed runs
+    /// ([`super::time_steps`]); `None`: not timed.
+    pub cpu_us_per_step: Option<f64>,
     /// Contacts in the last step.
     pub contacts_final: usize,
     /// Largest number of contacts in a step.
@@ -115,6 +118,9 @@ impl std::fmt::Display for Summary {
                 f64::INFINITY
             }
         )?;
+        if let Some(us) = self.cpu_us_per_step {
+            writeln!(f, "cpu time         {us:.3} µs/step (thread CPU time of the steps alone, least of the --cpu-time runs)")?;
+        }
         writeln!(
             f,
             "contacts         {} at the end, {} max, {:.2} mean",
@@ -203,6 +209,7 @@ impl RunStats {
             wall_time: wall,
             steps_per_second: if wall > 0.0 { n as f64 / wall } else { 0.0 },
             us_per_step: if n > 0 { wall * 1e6 / n as f64 } else { 0.0 },
+            cpu_us_per_step: None,
             contacts_final: world.contacts().len(),
             contacts_max: self.contacts_max,
             contacts_mean: if n > 0 { self.contacts_sum as f64 / n as f64 } else { 0.0 },
