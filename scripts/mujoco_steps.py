@@ -40,10 +40,10 @@ with time.perf_counter_ns(); the figure is the median of the batch means (over -
 default 3, pooled). By default a batch is a Python loop of mujoco.mj_step(m, d) (one step per
 call, as "measured from Python" in the validation README, binding overhead included); --in-c
 times mujoco.mj_step(m, d, nstep=100) instead (C loop, no per-step Python overhead).
-`cpu_us_per_step` is the robot race's measure (`scripts/robot_race.py`): the thread's CPU time
-of one mj_step(m, d, nstep=n) over all n steps of the run from the initial state, after a
-warm-up of min(n, 200) steps, the least of R runs; `karakuri simulate --cpu-time R` times
-karakuri's steps the same way.
+`cpu_us_per_step` is the robot race's measure (`scripts/robot_race.py`): all n steps of the run
+from the initial state, R times after a warm-up of min(n, 200) steps, the thread's CPU time of
+each 100-step segment (one mj_step(m, d, nstep=100)), each segment's least over the R runs,
+summed; `karakuri simulate --cpu-time R` times karakuri's steps the same way.
 """
 import argparse
 import glob
@@ -354,20 +354,23 @@ def time_scene(scene, m, d, reset, repeats, in_c, clock=time.perf_counter_ns):
 
 
 def cpu_us_per_step(m, d, reset, n, repeats, clock=time.thread_time_ns):
-    """CPU µs per step of n steps from the initial state, the least of `repeats` runs: a warm-up
-    of min(n, WARMUP) untimed steps, then per run reset() (outside the clock) and this thread's
-    CPU time around one mj_step(m, d, nstep=n), the C loop of n steps and nothing else. As
+    """CPU µs per step of n steps from the initial state: a warm-up of min(n, WARMUP) untimed
+    steps, then `repeats` runs, each from reset() (outside the clock), timed in segments of
+    BATCH steps by this thread's CPU clock around one mj_step(m, d, nstep=BATCH) (the C loop and
+    nothing else); each segment's least time over the runs, summed over the n steps. As
     `karakuri simulate --cpu-time` times karakuri's steps (`robot_race.py` uses both)."""
     reset()
     mujoco.mj_step(m, d, min(n, WARMUP))
-    best = math.inf
+    sizes = [min(BATCH, n - k) for k in range(0, n, BATCH)]
+    best = [math.inf] * len(sizes)
     for _ in range(repeats):
         reset()
-        t0 = clock()
-        mujoco.mj_step(m, d, n)
-        t1 = clock()
-        best = min(best, (t1 - t0) / n / 1000.0)
-    return best
+        for i, size in enumerate(sizes):
+            t0 = clock()
+            mujoco.mj_step(m, d, size)
+            t1 = clock()
+            best[i] = min(best[i], t1 - t0)
+    return sum(best) / n / 1000.0
 
 
 def main():

@@ -28,15 +28,17 @@ then the next robot):
   as karakuri's servo is; MuJoCo's default contact softness is kept).
 
 Columns: µs/step, karakuri's twice, MuJoCo's once. The CPU figures of both engines are taken
-the same way, on the same steps: the robot's n steps (2 s of it) from its start state, after an
-untimed warm-up of min(n, 200) steps and a reset to that state, the calling thread's CPU time
-(CLOCK_THREAD_CPUTIME_ID) read just before the first step and just after the last, divided by n;
-R = max(3, ceil(4000 / n)) such runs per engine and round, the least kept (other processes only
-ever add to a run: cache and core sharing). karakuri: `karakuri simulate --cpu-time R` (its
-`World::step` n times in a loop, the world restored from a snapshot between runs; no loading,
-no CSV writing, no progress or per-step clock); MuJoCo: `scripts/mujoco_steps.py`'s
-`cpu_us_per_step`, one `mj_step(m, d, nstep=n)` (the C loop, reset and `mj_forward` outside the
-clock). Both engines step on one thread. The second karakuri column is
+the same way, on the same steps: the robot's n steps (2 s of it) from its start state, run R =
+max(3, ceil(4000 / n)) times per engine and round after an untimed warm-up of min(n, 200) steps,
+each run from a reset to the start state; every 100-step segment of a run is timed by the
+calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID) read just before its first step and just
+after its last; each segment's least time over the round's R runs is kept (other processes
+only ever add to a segment: preemption, cache and core sharing), their sum over n is the
+round's figure, and the least over rounds is the table's. karakuri: `karakuri simulate --cpu-time R` (`World::step` in a loop, the world
+restored from a snapshot between runs; no loading, no CSV writing, no progress or per-step
+clock); MuJoCo: `scripts/mujoco_steps.py`'s `cpu_us_per_step`, `mj_step(m, d, nstep=100)` per
+segment (the C loop; reset and `mj_forward` outside the clock). Both engines step on one
+thread. The second karakuri column is
 `scripts/sim_vs_mujoco.py`'s summary of the `--steps` CSV's `wall_ns` (wall clock around each
 `World::step`, from a cold start), the median of 100-step batch means, as a cross-check. Then
 the ratio karakuri / MuJoCo, the mean
@@ -419,7 +421,7 @@ def fmt(x, f):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke mode: %.1f s per robot, one round" % QUICK_DURATION)
-    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds, medians taken (default 1)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1): the least CPU figure, the median wall one")
     ap.add_argument("--only", help="comma-separated parts of robot names")
     ap.add_argument("--karakuri", default=os.path.join(REPO, "target", "release", "karakuri"))
     ap.add_argument("--json", metavar="FILE", help="write the numbers")
@@ -466,8 +468,9 @@ def main():
     head = textwrap.fill(
         "Measured %s by `scripts/robot_race.py%s` (%.0f s, %d round(s)): karakuri release build against "
         "MuJoCo %s (one thread, in C), %.1f s of each robot from the same state, robots interleaved; "
-        "CPU µs/step of both: the thread's CPU time over the robot's steps alone after a warm-up, the least "
-        "of max(3, 4000 / n) runs, the median over rounds. "
+        "CPU µs/step of both: the thread's CPU time of the robot's steps alone after a warm-up, by "
+        "100-step segments, each segment's least over max(3, 4000 / n) runs, summed, the least over rounds; "
+        "wall: median over rounds. "
         "1-min load average %.2f .. %.2f on %d cores (other work on the machine: the µs are that load's). "
         "Ratio: karakuri CPU / MuJoCo CPU (below 1: karakuri faster). 'converged': share of karakuri's "
         "steps whose solve met engine.tolerance. Slip: largest horizontal travel of a foot from %.1f s "
@@ -481,12 +484,12 @@ def main():
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, path, _, n, dt, *_rest in robots:
         e = res[name]
-        mu = statistics.median(e["m_us"])
+        mu = min(e["m_us"])
         if "refused" in e:
             lines.append("| %s | refused: %s | | %.2f | | – / %.1f | | – / %.3f | |"
                          % (name, e["refused"].replace("|", "/")[:120], mu, e["m_contacts"], e["m_z"]))
             continue
-        ku, kc = statistics.median(e["k_us"]), statistics.median(e["k_cpu"])
+        ku, kc = statistics.median(e["k_us"]), min(e["k_cpu"])
         slip = ("%s / %s" % (fmt(e["k_slip"], "%.1f"), fmt(e["m_slip"], "%.1f"))) if e["k_slip"] is not None else ""
         lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.1f / %.1f | %.1f %% | %.3f / %.3f | %s |"
                      % (name, kc, ku, mu, kc / mu, e["k_contacts"], e["m_contacts"], 100 * e["converged"],

@@ -88,10 +88,11 @@ enum Command {
         /// keyframe (its qpos, qvel and ctrl).
         #[arg(long, value_name = "NAME")]
         keyframe: Option<String>,
-        /// Also time the steps alone, R times, and print the least as `cpu time` (µs/step):
-        /// from the run's start state restored each time, after an untimed warm-up of up to
-        /// 200 steps, this thread's CPU time around the steps only (no loading, CSV writing or
-        /// per-step bookkeeping); then the run goes on as without it, its rows unchanged.
+        /// Also time the steps alone and print `cpu time` (µs/step): the run's steps R times
+        /// from its start state restored each time, after an untimed warm-up of up to 200
+        /// steps, this thread's CPU time around each 100 steps only (no loading, CSV writing or
+        /// per-step bookkeeping), each 100's least time over the R runs, summed; then the run
+        /// goes on as without it, its rows unchanged.
         #[arg(long, value_name = "R", conflicts_with = "worlds")]
         cpu_time: Option<u32>,
         /// Watch the run live in a browser: a local server (127.0.0.1) serves the viewer page,

@@ -73,6 +73,10 @@ pub struct SimulateArgs {
 /// shorter): as `scripts/mujoco_steps.py` warms MuJoCo up before its timing.
 pub const WARMUP_STEPS: u64 = 200;
 
+/// Steps timed together by `--cpu-time` (a segment; the last may be shorter): as
+/// `scripts/mujoco_steps.py` times MuJoCo's.
+pub const SEGMENT_STEPS: u64 = 100;
+
 /// Loads the scene (or the demo), runs it and writes the CSV files. `progress` receives the
 /// fraction done (0..=1) about a hundred times.
 pub fn simulate(args: &SimulateArgs, progress: &mut dyn FnMut(f64)) -> Result<Summary> {
@@ -138,29 +142,36 @@ pub fn simulate_observed(
 }
 
 /// `--cpu-time`: the CPU time of `steps` steps of `world` from its present state, in µs per
-/// step, the least of `repeats` runs. Each run restores the world's state (a [`Snapshot`]:
-/// the steps are bit for bit the same every time) and reads this thread's CPU clock
-/// (`CLOCK_THREAD_CPUTIME_ID`) before the first [`World::step`] and after the last, nothing
-/// else in between: no loading, no CSV, no progress, no per-step clock. Before the first run,
-/// an untimed warm-up of `min(steps, WARMUP_STEPS)` steps (buffers sized, caches filled). The
-/// world is left at the state it had.
+/// step. The steps are run `repeats` times, each time from the world's state restored (a
+/// [`Snapshot`]: the steps are bit for bit the same every time), and timed in segments of
+/// [`SEGMENT_STEPS`] by this thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`), read before a
+/// segment's first [`World::step`] and after its last, nothing else in between: no loading, no
+/// CSV, no progress, no per-step clock. Each segment's least time over the runs is kept (other
+/// processes only ever add to a segment), and the sum of these over all steps is the figure.
+/// Before the first run, an untimed warm-up of `min(steps, WARMUP_STEPS)` steps (buffers sized,
+/// caches filled). The world is left at the state it had.
 pub fn time_steps(world: &mut World, steps: u64, repeats: u32) -> Result<f64> {
     let start = world.snapshot().context("--cpu-time restores the world between its runs")?;
     for _ in 0..steps.min(WARMUP_STEPS) {
         world.step()?;
     }
-    let mut best = f64::INFINITY;
+    let mut best = vec![f64::INFINITY; steps.div_ceil(SEGMENT_STEPS) as usize];
     for _ in 0..repeats {
         world.restore(&start)?;
-        let t0 = crate::bench::thread_cpu_seconds();
-        for _ in 0..steps {
-            world.step()?;
+        let mut done = 0;
+        for b in best.iter_mut() {
+            let m = SEGMENT_STEPS.min(steps - done);
+            let t0 = crate::bench::thread_cpu_seconds();
+            for _ in 0..m {
+                world.step()?;
+            }
+            let t1 = crate::bench::thread_cpu_seconds();
+            *b = b.min(t1 - t0);
+            done += m;
         }
-        let t1 = crate::bench::thread_cpu_seconds();
-        best = best.min((t1 - t0) * 1e6 / steps as f64);
     }
     world.restore(&start)?;
-    Ok(best)
+    Ok(best.iter().sum::<f64>() * 1e6 / steps as f64)
 }
 
 /// The run's world: the scene of `args` loaded (its warnings printed), restored from

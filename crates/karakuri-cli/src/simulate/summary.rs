@@ -17,8 +17,8 @@ pub struct Summary {
     pub steps_per_second: f64,
     /// Mean wall time per step (µs).
     pub us_per_step: f64,
-    /// `--cpu-time`: CPU time per step of the steps alone (µs), the least of its timed runs
-    /// ([`super::time_steps`]); `None`: not timed.
+    /// `--cpu-time`: CPU time per step of the steps alone (µs), each segment's least over the
+    /// timed runs ([`super::time_steps`]); `None`: not timed.
     pub cpu_us_per_step: Option<f64>,
     /// Contacts in the last step.
     pub contacts_final: usize,
@@ -119,7 +119,7 @@ impl std::fmt::Display for Summary {
             }
         )?;
         if let Some(us) = self.cpu_us_per_step {
-            writeln!(f, "cpu time         {us:.3} µs/step (thread CPU time of the steps alone, least of the --cpu-time runs)")?;
+            writeln!(f, "cpu time         {us:.3} µs/step (thread CPU time of the steps alone, each 100 steps' least over the --cpu-time runs)")?;
         }
         writeln!(
             f,
