@@ -362,23 +362,6 @@ def karakuri_run(binary, path, n, dt, root, feet, tmp):
     return float(cpu.group(1)), us, contacts, conv, z, slip
 
 
-def child_cpu_ns(cmd):
-    """User + system CPU time of one child process (ns); raises on failure."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    if status != 0:
-        raise RuntimeError("%s: exit status %d" % (" ".join(cmd), status))
-    return (ru.ru_utime + ru.ru_stime) * 1e9
-
-
-def karakuri_cpu_us_old(binary, path, n, dt):
-    """The former measure (--old): CPU µs per step of a run of n steps less a run of 1 (loading
-    and start-up), no CSVs, user + system time of the child process."""
-    full = child_cpu_ns([binary, "simulate", path, "--duration", repr(n * dt)])
-    one = child_cpu_ns([binary, "simulate", path, "--duration", repr(dt)])
-    return (full - one) / (n - 1) / 1000.0
-
-
 def prepare(quick, only, tmp):
     """[(name, karakuri scene path, (m, d, reset), n steps, dt, root, feet, note)]."""
     dur = QUICK_DURATION if quick else DURATION
@@ -427,7 +410,6 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write the numbers")
     ap.add_argument("--write-doc", action="store_true", help="put the table into docs/PERFORMANCE.md")
     ap.add_argument("--write-scenes", metavar="DIR", help="also copy the URDF robots' karakuri scenes to DIR")
-    ap.add_argument("--old", action="store_true", help="also take the former measures (into --json)")
     args = ap.parse_args()
     if not os.access(args.karakuri, os.X_OK):
         sys.exit("%s: not found; build it: cargo build --release -p karakuri-cli" % args.karakuri)
@@ -451,14 +433,9 @@ def main():
                     e["k_us"].append(us)
                     e.setdefault("k_cpu", []).append(cpu)
                     e.update(k_contacts=c, converged=conv, k_z=z, k_slip=slip)
-                    if args.old:
-                        e.setdefault("k_cpu_old", []).append(karakuri_cpu_us_old(args.karakuri, path, n, dt))
                 except (RuntimeError, OSError) as err:
                     e["refused"] = str(err)
                 e["m_us"].append(mjs.cpu_us_per_step(m, d, reset, n, repeats(n)))
-                if args.old:
-                    fake = {"world": {"duration": n * dt, "dt": dt}}
-                    e.setdefault("m_us_old", []).append(mjs.time_scene(fake, m, d, reset, 1, True, time.thread_time_ns)[0])
                 if rnd == 0:
                     e["m_contacts"], e["m_z"], e["m_slip"] = mujoco_run(m, d, reset, n, dt, root, feet[0])
                 print("%s: %s" % (name, {k: v for k, v in e.items()}), file=sys.stderr)
