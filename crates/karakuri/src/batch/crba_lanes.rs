@@ -539,8 +539,12 @@ macro_rules! tile_avx2 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) use tile_avx2;
 
-/// [`store_rows`] with the 4x4 transposes as AVX loads, two unpacks, two lane swaps and four
-/// stores, non-temporal when `stream` (then fenced at the end).
+/// [`store_rows`] through AVX registers, non-temporal when `stream` (then fenced at the end):
+/// each block of four entries of four states by eight 128-bit loads (four of them folded into
+/// `vinsertf128`), four in-lane unpacks and four stores; a block that is zero in every state by
+/// four stores of a zero register (no transpose, no `memset` call per short run). The runs are
+/// bounds-checked once each, then written through pointers (record 0107: the per-tile slicing,
+/// spills and `memset` calls were about half of TALOS's CRBA call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -551,32 +555,69 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
     if states < LANES {
         return store_rows(src, runs, g, k, dst);
     }
-    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
-    let (r01, r23) = rows.split_at_mut(2 * per);
-    let (r0, r1) = r01.split_at_mut(per);
-    let (r2, r3) = r23.split_at_mut(per);
-    const Z: L = L([0.0; LANES]);
-    for &(lo, hi, zero) in runs {
-        if zero && !stream {
-            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
-                r[lo..hi].fill(0.0);
+    let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
+    let o = rows.as_mut_ptr();
+    let s = src.as_ptr().cast::<f64>();
+    // one run's entries `lo..hi` of the four rows; `$st` a literal, so that each copy has its
+    // own stores
+    macro_rules! run {
+        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
+            let (lo, hi, zero) = ($lo, $hi, $zero);
+            assert!(lo <= hi && hi <= per);
+            let mut e = lo;
+            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
+            // `rows.len() == 4 * per`; lane `l` of `src[e]` is `s[4 e + l]` and `src.len() ==
+            // per`, each `L` 32-byte aligned (`repr(C, align(32))`), so the 128-bit loads at even
+            // offsets are aligned. AVX2 is enabled on this function.
+            #[allow(unsafe_code)]
+            unsafe {
+                let put = |p: *mut f64, v: __m256d| {
+                    if $st {
+                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
+                    } else {
+                        _mm256_storeu_pd(p, v)
+                    }
+                };
+                if zero {
+                    let z = _mm256_setzero_pd();
+                    while e + 4 <= hi {
+                        for l in 0..LANES {
+                            put(o.add(l * per + e), z);
+                        }
+                        e += 4;
+                    }
+                } else {
+                    while e + 4 <= hi {
+                        let a = s.add(4 * e);
+                        let half = |x: usize, y: usize| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(a.add(x))), _mm_load_pd(a.add(y)));
+                        // [a0 a1 | c0 c1], [b0 b1 | d0 d1], [a2 a3 | c2 c3], [b2 b3 | d2 d3]
+                        let (t0, t1, t2, t3) = (half(0, 8), half(4, 12), half(2, 10), half(6, 14));
+                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
+                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
+                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
+                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
+                        e += 4;
+                    }
+                }
+                while e < hi {
+                    for l in 0..LANES {
+                        let x = if zero { 0.0 } else { *s.add(4 * e + l) };
+                        put1(&mut *o.add(l * per + e), x, $st);
+                    }
+                    e += 1;
+                }
             }
-            continue;
-        }
-        let mut e = lo;
-        while e + 4 <= hi {
-            let x = if zero { [&Z; 4] } else { [&src[e], &src[e + 1], &src[e + 2], &src[e + 3]] };
-            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
-            e += 4;
-        }
-        for e in e..hi {
-            for (l, r) in [&mut *r0, &mut *r1, &mut *r2, &mut *r3].into_iter().enumerate() {
-                put1(&mut r[e], src[e].0[l], stream);
-            }
-        }
+        }};
     }
     if stream {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, true);
+        }
         _mm_sfence();
+    } else {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, false);
+        }
     }
 }
 
