@@ -16,7 +16,7 @@ use crate::model::Model;
 mod local;
 
 /// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
-/// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (its factors in place for M⁻¹),
+/// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (laid out from `fl` for the portable store),
 /// `Vᵀ`, M⁻¹ (its upper triangle column-major, then mirrored), `D⁻¹`, and each dof's reach (one past the
 /// largest dof below it).
 pub(crate) struct CrbaWorkspace {
@@ -48,6 +48,9 @@ pub(crate) struct CrbaWorkspace {
     runs: Vec<(usize, usize, bool)>,
     /// The joint-frame CRBA (record 0099), for trees of one-dof joints below a free-flyer root.
     local: Option<local::LocalCrba>,
+    /// Where each entry of M (row-major) is in `fl`: `chain.len()`, the always-zero entry past
+    /// the rows, off the pattern (record 0107: M is stored from its compact rows).
+    map: Vec<u32>,
 }
 
 impl CrbaWorkspace {
@@ -99,14 +102,22 @@ impl CrbaWorkspace {
                 _ => runs.push((lo, hi, zero)),
             }
         }
+        let map = (0..nn)
+            .map(|e| {
+                let (r, c) = (e / n, e % n);
+                let (r, c) = (r.max(c), r.min(c));
+                chain[cs[r]..cs[r + 1]].iter().position(|&x| x == c).map_or(chain.len(), |t| cs[r] + t) as u32
+            })
+            .collect();
         CrbaWorkspace {
             local: local::LocalCrba::new(model),
+            map,
             root_len,
             runs,
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
-            fl: vec![z; chain.len()],
+            fl: vec![z; chain.len() + 1],
             wv: vec![z; chain.len()],
             chain,
             cs,
@@ -184,12 +195,11 @@ fn dot6(a: &V6, b: &V6) -> L {
     ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5])
 }
 
-/// M of the group of states `g` into `cw.mat` (in the working frame: the world, or a free-flyer
-/// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
-/// ancestor pattern; the other entries stay zero).
+/// M of the group of states `g` (in the working frame: the world, or a free-flyer root's body for
+/// its subtree, whose rows are then entries of `F_k`) as each dof's row on its path, compact,
+/// into `cw.fl` (M⁻¹'s factorisation starts from them; `cw.map` lays them out as M).
 #[inline(always)]
-fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
-    let n = m.nv;
+fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
     place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
     for i in 1..m.njoints {
@@ -202,29 +212,14 @@ fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWor
             let f = inertia_times(&y, &kw.s_world[d]);
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
-            // (and, `FL`, row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
-            for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
-                cw.mat[r * n + d] = f[t];
-                cw.mat[d * n + r] = f[t];
-                if FL {
-                    cw.fl[s + t] = f[t];
-                }
-            }
-            for t in s + rl..e {
-                let r = cw.chain[t];
-                let x = dot6(&kw.s_world[r], &f);
-                cw.mat[r * n + d] = x;
-                cw.mat[d * n + r] = x;
-                if FL {
-                    cw.fl[t] = x;
-                }
+            let (fl, chain) = (&mut cw.fl[s..e], &cw.chain[s..e]);
+            fl[..rl].copy_from_slice(&f[..rl]);
+            for (x, &r) in fl[rl..].iter_mut().zip(&chain[rl..]) {
+                *x = dot6(&kw.s_world[r], &f);
             }
             let arm = m.armature[d];
             if arm != 0.0 {
-                cw.mat[d * n + d] += L::splat(arm);
-                if FL {
-                    cw.fl[e - 1] += L::splat(arm);
-                }
+                fl[e - s - 1] += L::splat(arm);
             }
         }
         let p = m.parents[i];
@@ -411,31 +406,42 @@ pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows);
+    let expand = |cw: &mut CrbaWorkspace, g: usize, k: usize, out: &mut [f64]| {
+        for (x, &i) in cw.mat.iter_mut().zip(&cw.map) {
+            *x = cw.fl[i as usize];
+        }
+        store_rows(&cw.mat, &cw.runs, g, k, out);
+    };
+    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows, expand);
 }
 
-/// [`crba_groups`] with the results stored by `store` (the portable [`store_rows`] or the AVX
-/// [`store_rows_avx2`]).
+/// [`crba_groups`] with M⁻¹ stored by `store` (the portable [`store_rows`] or the AVX
+/// [`store_rows_avx2`]) and M by `store_m` from its compact rows `cw.fl`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
+fn groups_with(
+    m: &Model,
+    w: &mut LaneWorkspace,
+    kw: &mut KinWorkspace,
+    cw: &mut CrbaWorkspace,
+    inverse: bool,
+    k: usize,
+    q: &[f64],
+    out: &mut [f64],
+    store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64]),
+    store_m: impl Fn(&mut CrbaWorkspace, usize, usize, &mut [f64]),
+) {
     for g in 0..k.div_ceil(LANES) {
         if let Some(lc) = &mut cw.local {
-            if inverse {
-                local::mass_matrix_local::<true>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
-            } else {
-                local::mass_matrix_local::<false>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
-            }
-        } else if inverse {
-            mass_matrix::<true>(m, w, kw, cw, g, k, q);
+            local::mass_matrix_local(m, lc, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
         } else {
-            mass_matrix::<false>(m, w, kw, cw, g, k, q);
+            mass_matrix(m, w, kw, cw, g, k, q);
         }
         if inverse {
             invert(m, None, cw);
             store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
         } else {
-            store(&cw.mat, &cw.runs, g, k, out);
+            store_m(cw, g, k, out);
         }
     }
 }
@@ -460,7 +466,7 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
     let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
-    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream));
+    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream), |cw, g, k, o| store_mapped_avx2(cw, g, k, o, stream));
 }
 
 /// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
@@ -609,6 +615,88 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
             }
         }};
     }
+    if stream {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, true);
+        }
+        _mm_sfence();
+    } else {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, false);
+        }
+    }
+}
+
+/// M of the group from its compact rows `cw.fl` through `cw.map` into its rows of `dst`, as
+/// [`store_rows_avx2`] stores a full matrix (record 0107: M's entries read from the rows the
+/// kernel wrote, about a quarter of `nv²` lanes on TALOS, instead of a full `nv²` matrix of
+/// lanes written both ways by the kernel and read back here).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_mapped_avx2(cw: &mut CrbaWorkspace, g: usize, k: usize, dst: &mut [f64], stream: bool) {
+    use std::arch::x86_64::*;
+    let (src, map) = (&cw.fl[..], &cw.map[..]);
+    let per = map.len();
+    let states = LANES.min(k - g * LANES);
+    if states < LANES {
+        for (x, &i) in cw.mat.iter_mut().zip(map) {
+            *x = src[i as usize];
+        }
+        return store_rows(&cw.mat, &cw.runs, g, k, dst);
+    }
+    let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
+    let o = rows.as_mut_ptr();
+    macro_rules! run {
+        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
+            let (lo, hi, zero) = ($lo, $hi, $zero);
+            assert!(lo <= hi && hi <= per);
+            let mut e = lo;
+            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
+            // `rows.len() == 4 * per`; each `L` read is a bounds-checked element of `src`,
+            // 32-byte aligned (`repr(C, align(32))`), so its 128-bit halves are aligned. AVX2
+            // is enabled on this function.
+            #[allow(unsafe_code)]
+            unsafe {
+                let put = |p: *mut f64, v: __m256d| {
+                    if $st {
+                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
+                    } else {
+                        _mm256_storeu_pd(p, v)
+                    }
+                };
+                if zero {
+                    let z = _mm256_setzero_pd();
+                    while e + 4 <= hi {
+                        for l in 0..LANES {
+                            put(o.add(l * per + e), z);
+                        }
+                        e += 4;
+                    }
+                } else {
+                    while e + 4 <= hi {
+                        let x = &map[e..e + 4];
+                        let [a, b, c, d] = [x[0], x[1], x[2], x[3]].map(|i| src[i as usize].0.as_ptr());
+                        let half = |x: *const f64, y: *const f64| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(x)), _mm_load_pd(y));
+                        let (t0, t1, t2, t3) = (half(a, c), half(b, d), half(a.add(2), c.add(2)), half(b.add(2), d.add(2)));
+                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
+                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
+                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
+                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
+                        e += 4;
+                    }
+                }
+                while e < hi {
+                    let x = src[map[e] as usize];
+                    for l in 0..LANES {
+                        put1(&mut *o.add(l * per + e), x.0[l], $st);
+                    }
+                    e += 1;
+                }
+            }
+        }};
+    }
+    let runs = &cw.runs[..];
     if stream {
         for &(lo, hi, zero) in runs {
             run!(lo, hi, zero, true);
