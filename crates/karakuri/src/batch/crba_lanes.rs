@@ -51,6 +51,11 @@ pub(crate) struct CrbaWorkspace {
     /// Where each entry of M (row-major) is in `fl`: `chain.len()`, the always-zero entry past
     /// the rows, off the pattern (record 0107: M is stored from its compact rows).
     map: Vec<u32>,
+    /// Where each entry of M⁻¹ (row-major) is in `zt` before the mirror: row `max(r, c)`, column
+    /// `min(r, c)` (M⁻¹ stored without mirroring its lower triangle).
+    tmap: Vec<u32>,
+    /// M⁻¹'s one run: every entry, none zero.
+    dense: [(usize, usize, bool); 1],
 }
 
 impl CrbaWorkspace {
@@ -109,9 +114,12 @@ impl CrbaWorkspace {
                 chain[cs[r]..cs[r + 1]].iter().position(|&x| x == c).map_or(chain.len(), |t| cs[r] + t) as u32
             })
             .collect();
+        let tmap = (0..nn).map(|e| ((e / n).max(e % n) * n + (e / n).min(e % n)) as u32).collect();
         CrbaWorkspace {
             local: local::LocalCrba::new(model),
             map,
+            tmap,
+            dense: [(0, nn, false)],
             root_len,
             runs,
             ic: vec![[z; 10]; model.njoints],
@@ -254,6 +262,13 @@ fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
 /// contiguous loop, with no parent chase.
 #[inline(always)]
 pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
+    invert_lower(m, h, cw);
+    mirror(m.nv, &mut cw.zt);
+}
+
+/// [`invert`] without the mirror: M⁻¹'s lower triangle (`zt[b * n + a]`, `a ≤ b`) only.
+#[inline(always)]
+fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
     let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
@@ -332,10 +347,14 @@ pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
             p0 += hi - lo;
         }
     }
-    // the lower triangle mirrored
+}
+
+/// The lower triangle of the `n x n` row-major `z` mirrored into its upper one.
+#[inline(always)]
+fn mirror(n: usize, z: &mut [L]) {
     for b in 0..n {
         for a in 0..b {
-            cw.zt[a * n + b] = cw.zt[b * n + a];
+            z[a * n + b] = z[b * n + a];
         }
     }
 }
@@ -406,17 +425,23 @@ pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    let expand = |cw: &mut CrbaWorkspace, g: usize, k: usize, out: &mut [f64]| {
-        for (x, &i) in cw.mat.iter_mut().zip(&cw.map) {
-            *x = cw.fl[i as usize];
+    let store = |cw: &mut CrbaWorkspace, inverse: bool, g: usize, k: usize, out: &mut [f64]| {
+        if inverse {
+            mirror(m.nv, &mut cw.zt);
+            store_rows(&cw.zt, &cw.dense, g, k, out);
+        } else {
+            for (x, &i) in cw.mat.iter_mut().zip(&cw.map) {
+                *x = cw.fl[i as usize];
+            }
+            store_rows(&cw.mat, &cw.runs, g, k, out);
         }
-        store_rows(&cw.mat, &cw.runs, g, k, out);
     };
-    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows, expand);
+    groups_with(m, w, kw, cw, inverse, k, q, out, store);
 }
 
-/// [`crba_groups`] with M⁻¹ stored by `store` (the portable [`store_rows`] or the AVX
-/// [`store_rows_avx2`]) and M by `store_m` from its compact rows `cw.fl`.
+/// [`crba_groups`] with the group's result stored by `store(cw, inverse, g, k, out)`: M from
+/// its compact rows `cw.fl`, M⁻¹ from the lower triangle of `cw.zt` (the portable
+/// [`store_rows`] after a mirror or a gather, or the AVX [`store_mapped_avx2`] through the maps).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn groups_with(
@@ -428,8 +453,7 @@ fn groups_with(
     k: usize,
     q: &[f64],
     out: &mut [f64],
-    store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64]),
-    store_m: impl Fn(&mut CrbaWorkspace, usize, usize, &mut [f64]),
+    store: impl Fn(&mut CrbaWorkspace, bool, usize, usize, &mut [f64]),
 ) {
     for g in 0..k.div_ceil(LANES) {
         if let Some(lc) = &mut cw.local {
@@ -438,11 +462,9 @@ fn groups_with(
             mass_matrix(m, w, kw, cw, g, k, q);
         }
         if inverse {
-            invert(m, None, cw);
-            store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
-        } else {
-            store_m(cw, g, k, out);
+            invert_lower(m, None, cw);
         }
+        store(cw, inverse, g, k, out);
     }
 }
 
@@ -466,7 +488,13 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
     let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
-    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream), |cw, g, k, o| store_mapped_avx2(cw, g, k, o, stream));
+    groups_with(m, w, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
+        if inverse {
+            store_mapped_avx2(&cw.zt, &cw.tmap, &cw.dense, &mut cw.mat, g, k, o, stream);
+        } else {
+            store_mapped_avx2(&cw.fl, &cw.map, &cw.runs, &mut cw.mat, g, k, o, stream);
+        }
+    });
 }
 
 /// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
@@ -627,23 +655,24 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
     }
 }
 
-/// M of the group from its compact rows `cw.fl` through `cw.map` into its rows of `dst`, as
-/// [`store_rows_avx2`] stores a full matrix (record 0107: M's entries read from the rows the
-/// kernel wrote, about a quarter of `nv²` lanes on TALOS, instead of a full `nv²` matrix of
-/// lanes written both ways by the kernel and read back here).
+/// The group's result whose entry `e` is `src[map[e]]` into its rows of `dst`, as
+/// [`store_rows_avx2`] stores a full matrix (`scratch`: the gathered matrix of a short last
+/// group). Record 0107: M read from the compact rows the kernel wrote (about a quarter of
+/// `nv²` lanes on TALOS) instead of a full `nv²` matrix of lanes written both ways by the kernel
+/// and read back, and M⁻¹ from its lower triangle without the mirror.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store_mapped_avx2(cw: &mut CrbaWorkspace, g: usize, k: usize, dst: &mut [f64], stream: bool) {
+#[allow(clippy::too_many_arguments)]
+fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, bool)], scratch: &mut [L], g: usize, k: usize, dst: &mut [f64], stream: bool) {
     use std::arch::x86_64::*;
-    let (src, map) = (&cw.fl[..], &cw.map[..]);
     let per = map.len();
     let states = LANES.min(k - g * LANES);
     if states < LANES {
-        for (x, &i) in cw.mat.iter_mut().zip(map) {
+        for (x, &i) in scratch.iter_mut().zip(map) {
             *x = src[i as usize];
         }
-        return store_rows(&cw.mat, &cw.runs, g, k, dst);
+        return store_rows(scratch, runs, g, k, dst);
     }
     let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
     let o = rows.as_mut_ptr();
@@ -696,7 +725,6 @@ fn store_mapped_avx2(cw: &mut CrbaWorkspace, g: usize, k: usize, dst: &mut [f64]
             }
         }};
     }
-    let runs = &cw.runs[..];
     if stream {
         for &(lo, hi, zero) in runs {
             run!(lo, hi, zero, true);
