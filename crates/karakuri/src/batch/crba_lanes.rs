@@ -16,7 +16,7 @@ use crate::model::Model;
 mod local;
 
 /// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
-/// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (its factors in place for M⁻¹),
+/// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (laid out from `fl` for the portable store),
 /// `Vᵀ`, M⁻¹ (its upper triangle column-major, then mirrored), `D⁻¹`, and each dof's reach (one past the
 /// largest dof below it).
 pub(crate) struct CrbaWorkspace {
@@ -48,6 +48,14 @@ pub(crate) struct CrbaWorkspace {
     runs: Vec<(usize, usize, bool)>,
     /// The joint-frame CRBA (record 0099), for trees of one-dof joints below a free-flyer root.
     local: Option<local::LocalCrba>,
+    /// Where each entry of M (row-major) is in `fl`: `chain.len()`, the always-zero entry past
+    /// the rows, off the pattern (record 0107: M is stored from its compact rows).
+    map: Vec<u32>,
+    /// Where each entry of M⁻¹ (row-major) is in `zt` before the mirror: row `max(r, c)`, column
+    /// `min(r, c)` (M⁻¹ stored without mirroring its lower triangle).
+    tmap: Vec<u32>,
+    /// M⁻¹'s one run: every entry, none zero.
+    dense: [(usize, usize, bool); 1],
 }
 
 impl CrbaWorkspace {
@@ -99,14 +107,25 @@ impl CrbaWorkspace {
                 _ => runs.push((lo, hi, zero)),
             }
         }
+        let map = (0..nn)
+            .map(|e| {
+                let (r, c) = (e / n, e % n);
+                let (r, c) = (r.max(c), r.min(c));
+                chain[cs[r]..cs[r + 1]].iter().position(|&x| x == c).map_or(chain.len(), |t| cs[r] + t) as u32
+            })
+            .collect();
+        let tmap = (0..nn).map(|e| ((e / n).max(e % n) * n + (e / n).min(e % n)) as u32).collect();
         CrbaWorkspace {
             local: local::LocalCrba::new(model),
+            map,
+            tmap,
+            dense: [(0, nn, false)],
             root_len,
             runs,
             ic: vec![[z; 10]; model.njoints],
             mat: vec![z; nn],
             vt: vec![z; nn],
-            fl: vec![z; chain.len()],
+            fl: vec![z; chain.len() + 1],
             wv: vec![z; chain.len()],
             chain,
             cs,
@@ -184,12 +203,11 @@ fn dot6(a: &V6, b: &V6) -> L {
     ((a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3])) + (a[4] * b[4] + a[5] * b[5])
 }
 
-/// M of the group of states `g` into `cw.mat` (in the working frame: the world, or a free-flyer
-/// root's body for its subtree, whose rows are then entries of `F_k`) (`mat[r * nv + k]`, both triangles of the
-/// ancestor pattern; the other entries stay zero).
+/// M of the group of states `g` (in the working frame: the world, or a free-flyer root's body for
+/// its subtree, whose rows are then entries of `F_k`) as each dof's row on its path, compact,
+/// into `cw.fl` (M⁻¹'s factorisation starts from them; `cw.map` lays them out as M).
 #[inline(always)]
-fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
-    let n = m.nv;
+fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
     place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
     for i in 1..m.njoints {
@@ -202,29 +220,14 @@ fn mass_matrix<const FL: bool>(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWor
             let f = inertia_times(&y, &kw.s_world[d]);
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
-            // (and, `FL`, row d's entries on its path, compact, into `fl` for M⁻¹'s factorisation)
-            for (t, &r) in cw.chain[s..s + rl].iter().enumerate() {
-                cw.mat[r * n + d] = f[t];
-                cw.mat[d * n + r] = f[t];
-                if FL {
-                    cw.fl[s + t] = f[t];
-                }
-            }
-            for t in s + rl..e {
-                let r = cw.chain[t];
-                let x = dot6(&kw.s_world[r], &f);
-                cw.mat[r * n + d] = x;
-                cw.mat[d * n + r] = x;
-                if FL {
-                    cw.fl[t] = x;
-                }
+            let (fl, chain) = (&mut cw.fl[s..e], &cw.chain[s..e]);
+            fl[..rl].copy_from_slice(&f[..rl]);
+            for (x, &r) in fl[rl..].iter_mut().zip(&chain[rl..]) {
+                *x = dot6(&kw.s_world[r], &f);
             }
             let arm = m.armature[d];
             if arm != 0.0 {
-                cw.mat[d * n + d] += L::splat(arm);
-                if FL {
-                    cw.fl[e - 1] += L::splat(arm);
-                }
+                fl[e - s - 1] += L::splat(arm);
             }
         }
         let p = m.parents[i];
@@ -259,6 +262,13 @@ fn axpy_cols<const W: usize>(out: &mut [L], cols: [&[L]; W], c: [L; W]) {
 /// contiguous loop, with no parent chase.
 #[inline(always)]
 pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
+    invert_lower(m, h, cw);
+    mirror(m.nv, &mut cw.zt);
+}
+
+/// [`invert`] without the mirror: M⁻¹'s lower triangle (`zt[b * n + a]`, `a ≤ b`) only.
+#[inline(always)]
+fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
     let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
@@ -337,10 +347,14 @@ pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
             p0 += hi - lo;
         }
     }
-    // the lower triangle mirrored
+}
+
+/// The lower triangle of the `n x n` row-major `z` mirrored into its upper one.
+#[inline(always)]
+fn mirror(n: usize, z: &mut [L]) {
     for b in 0..n {
         for a in 0..b {
-            cw.zt[a * n + b] = cw.zt[b * n + a];
+            z[a * n + b] = z[b * n + a];
         }
     }
 }
@@ -411,32 +425,46 @@ pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    groups_with(m, w, kw, cw, inverse, k, q, out, store_rows);
+    let store = |cw: &mut CrbaWorkspace, inverse: bool, g: usize, k: usize, out: &mut [f64]| {
+        if inverse {
+            mirror(m.nv, &mut cw.zt);
+            store_rows(&cw.zt, &cw.dense, g, k, out);
+        } else {
+            for (x, &i) in cw.mat.iter_mut().zip(&cw.map) {
+                *x = cw.fl[i as usize];
+            }
+            store_rows(&cw.mat, &cw.runs, g, k, out);
+        }
+    };
+    groups_with(m, w, kw, cw, inverse, k, q, out, store);
 }
 
-/// [`crba_groups`] with the results stored by `store` (the portable [`store_rows`] or the AVX
-/// [`store_rows_avx2`]).
+/// [`crba_groups`] with the group's result stored by `store(cw, inverse, g, k, out)`: M from
+/// its compact rows `cw.fl`, M⁻¹ from the lower triangle of `cw.zt` (the portable
+/// [`store_rows`] after a mirror or a gather, or the AVX [`store_mapped_avx2`] through the maps).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn groups_with(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64], store: impl Fn(&[L], &[(usize, usize, bool)], usize, usize, &mut [f64])) {
+fn groups_with(
+    m: &Model,
+    w: &mut LaneWorkspace,
+    kw: &mut KinWorkspace,
+    cw: &mut CrbaWorkspace,
+    inverse: bool,
+    k: usize,
+    q: &[f64],
+    out: &mut [f64],
+    store: impl Fn(&mut CrbaWorkspace, bool, usize, usize, &mut [f64]),
+) {
     for g in 0..k.div_ceil(LANES) {
         if let Some(lc) = &mut cw.local {
-            if inverse {
-                local::mass_matrix_local::<true>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
-            } else {
-                local::mass_matrix_local::<false>(m, lc, &mut cw.mat, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
-            }
-        } else if inverse {
-            mass_matrix::<true>(m, w, kw, cw, g, k, q);
+            local::mass_matrix_local(m, lc, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
         } else {
-            mass_matrix::<false>(m, w, kw, cw, g, k, q);
+            mass_matrix(m, w, kw, cw, g, k, q);
         }
         if inverse {
-            invert(m, None, cw);
-            store(&cw.zt, &[(0, m.nv * m.nv, false)], g, k, out);
-        } else {
-            store(&cw.mat, &cw.runs, g, k, out);
+            invert_lower(m, None, cw);
         }
+        store(cw, inverse, g, k, out);
     }
 }
 
@@ -460,7 +488,13 @@ pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace
 #[allow(clippy::too_many_arguments)]
 fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
     let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
-    groups_with(m, w, kw, cw, inverse, k, q, out, |s, r, g, k, o| store_rows_avx2(s, r, g, k, o, stream));
+    groups_with(m, w, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
+        if inverse {
+            store_mapped_avx2(&cw.zt, &cw.tmap, &cw.dense, &mut cw.mat, g, k, o, stream);
+        } else {
+            store_mapped_avx2(&cw.fl, &cw.map, &cw.runs, &mut cw.mat, g, k, o, stream);
+        }
+    });
 }
 
 /// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
@@ -539,8 +573,12 @@ macro_rules! tile_avx2 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) use tile_avx2;
 
-/// [`store_rows`] with the 4x4 transposes as AVX loads, two unpacks, two lane swaps and four
-/// stores, non-temporal when `stream` (then fenced at the end).
+/// [`store_rows`] through AVX registers, non-temporal when `stream` (then fenced at the end):
+/// each block of four entries of four states by eight 128-bit loads (four of them folded into
+/// `vinsertf128`), four in-lane unpacks and four stores; a block that is zero in every state by
+/// four stores of a zero register (no transpose, no `memset` call per short run). The runs are
+/// bounds-checked once each, then written through pointers (record 0107: the per-tile slicing,
+/// spills and `memset` calls were about half of TALOS's CRBA call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -551,32 +589,151 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
     if states < LANES {
         return store_rows(src, runs, g, k, dst);
     }
-    let rows = &mut dst[g * LANES * per..(g * LANES + states) * per];
-    let (r01, r23) = rows.split_at_mut(2 * per);
-    let (r0, r1) = r01.split_at_mut(per);
-    let (r2, r3) = r23.split_at_mut(per);
-    const Z: L = L([0.0; LANES]);
-    for &(lo, hi, zero) in runs {
-        if zero && !stream {
-            for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
-                r[lo..hi].fill(0.0);
+    let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
+    let o = rows.as_mut_ptr();
+    let s = src.as_ptr().cast::<f64>();
+    // one run's entries `lo..hi` of the four rows; `$st` a literal, so that each copy has its
+    // own stores
+    macro_rules! run {
+        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
+            let (lo, hi, zero) = ($lo, $hi, $zero);
+            assert!(lo <= hi && hi <= per);
+            let mut e = lo;
+            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
+            // `rows.len() == 4 * per`; lane `l` of `src[e]` is `s[4 e + l]` and `src.len() ==
+            // per`, each `L` 32-byte aligned (`repr(C, align(32))`), so the 128-bit loads at even
+            // offsets are aligned. AVX2 is enabled on this function.
+            #[allow(unsafe_code)]
+            unsafe {
+                let put = |p: *mut f64, v: __m256d| {
+                    if $st {
+                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
+                    } else {
+                        _mm256_storeu_pd(p, v)
+                    }
+                };
+                if zero {
+                    let z = _mm256_setzero_pd();
+                    while e + 4 <= hi {
+                        for l in 0..LANES {
+                            put(o.add(l * per + e), z);
+                        }
+                        e += 4;
+                    }
+                } else {
+                    while e + 4 <= hi {
+                        let a = s.add(4 * e);
+                        let half = |x: usize, y: usize| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(a.add(x))), _mm_load_pd(a.add(y)));
+                        // [a0 a1 | c0 c1], [b0 b1 | d0 d1], [a2 a3 | c2 c3], [b2 b3 | d2 d3]
+                        let (t0, t1, t2, t3) = (half(0, 8), half(4, 12), half(2, 10), half(6, 14));
+                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
+                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
+                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
+                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
+                        e += 4;
+                    }
+                }
+                while e < hi {
+                    for l in 0..LANES {
+                        let x = if zero { 0.0 } else { *s.add(4 * e + l) };
+                        put1(&mut *o.add(l * per + e), x, $st);
+                    }
+                    e += 1;
+                }
             }
-            continue;
-        }
-        let mut e = lo;
-        while e + 4 <= hi {
-            let x = if zero { [&Z; 4] } else { [&src[e], &src[e + 1], &src[e + 2], &src[e + 3]] };
-            tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
-            e += 4;
-        }
-        for e in e..hi {
-            for (l, r) in [&mut *r0, &mut *r1, &mut *r2, &mut *r3].into_iter().enumerate() {
-                put1(&mut r[e], src[e].0[l], stream);
-            }
-        }
+        }};
     }
     if stream {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, true);
+        }
         _mm_sfence();
+    } else {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, false);
+        }
+    }
+}
+
+/// The group's result whose entry `e` is `src[map[e]]` into its rows of `dst`, as
+/// [`store_rows_avx2`] stores a full matrix (`scratch`: the gathered matrix of a short last
+/// group). Record 0107: M read from the compact rows the kernel wrote (about a quarter of
+/// `nv²` lanes on TALOS) instead of a full `nv²` matrix of lanes written both ways by the kernel
+/// and read back, and M⁻¹ from its lower triangle without the mirror.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, bool)], scratch: &mut [L], g: usize, k: usize, dst: &mut [f64], stream: bool) {
+    use std::arch::x86_64::*;
+    let per = map.len();
+    let states = LANES.min(k - g * LANES);
+    if states < LANES {
+        for (x, &i) in scratch.iter_mut().zip(map) {
+            *x = src[i as usize];
+        }
+        return store_rows(scratch, runs, g, k, dst);
+    }
+    let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
+    let o = rows.as_mut_ptr();
+    macro_rules! run {
+        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
+            let (lo, hi, zero) = ($lo, $hi, $zero);
+            assert!(lo <= hi && hi <= per);
+            let mut e = lo;
+            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
+            // `rows.len() == 4 * per`; each `L` read is a bounds-checked element of `src`,
+            // 32-byte aligned (`repr(C, align(32))`), so its 128-bit halves are aligned. AVX2
+            // is enabled on this function.
+            #[allow(unsafe_code)]
+            unsafe {
+                let put = |p: *mut f64, v: __m256d| {
+                    if $st {
+                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
+                    } else {
+                        _mm256_storeu_pd(p, v)
+                    }
+                };
+                if zero {
+                    let z = _mm256_setzero_pd();
+                    while e + 4 <= hi {
+                        for l in 0..LANES {
+                            put(o.add(l * per + e), z);
+                        }
+                        e += 4;
+                    }
+                } else {
+                    while e + 4 <= hi {
+                        let x = &map[e..e + 4];
+                        let [a, b, c, d] = [x[0], x[1], x[2], x[3]].map(|i| src[i as usize].0.as_ptr());
+                        let half = |x: *const f64, y: *const f64| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(x)), _mm_load_pd(y));
+                        let (t0, t1, t2, t3) = (half(a, c), half(b, d), half(a.add(2), c.add(2)), half(b.add(2), d.add(2)));
+                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
+                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
+                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
+                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
+                        e += 4;
+                    }
+                }
+                while e < hi {
+                    let x = src[map[e] as usize];
+                    for l in 0..LANES {
+                        put1(&mut *o.add(l * per + e), x.0[l], $st);
+                    }
+                    e += 1;
+                }
+            }
+        }};
+    }
+    if stream {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, true);
+        }
+        _mm_sfence();
+    } else {
+        for &(lo, hi, zero) in runs {
+            run!(lo, hi, zero, false);
+        }
     }
 }
 

@@ -179,14 +179,11 @@ fn axis_inertia<const A: usize>(t: &[f64; 3], (sn, cs): (L, L), y: &[L; 10], acc
     }
 }
 
-/// M of the group of states `g` (of `k`) into `mat` (`mat[r * nv + k]`, both triangles of the
-/// ancestor pattern, the other entries untouched) and, `FL`, each dof's row on its path into
-/// `fl` (compact, as `chain` and `cs` lay them out; `root_len[d]` free-flyer root dofs begin
-/// dof `d`'s path).
+/// M of the group of states `g` (of `k`) as each dof's row on its path into `fl` (compact, as
+/// `chain` and `cs` lay them out; `root_len[d]` free-flyer root dofs begin dof `d`'s path).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn mass_matrix_local<const FL: bool>(m: &Model, w: &mut LocalCrba, mat: &mut [L], fl: &mut [L], chain: &[usize], cs: &[usize], root_len: &[usize], g: usize, k: usize, q: &[f64]) {
-    let n = m.nv;
+pub(crate) fn mass_matrix_local(m: &Model, w: &mut LocalCrba, fl: &mut [L], chain: &[usize], cs: &[usize], root_len: &[usize], g: usize, k: usize, q: &[f64]) {
     let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
     gather_rows(q, &rows, m.nq, &mut w.q);
     for i in 1..m.njoints {
@@ -203,14 +200,7 @@ pub(crate) fn mass_matrix_local<const FL: bool>(m: &Model, w: &mut LocalCrba, ma
         for d in iv..iv + m.nvs[i] {
             let mut f = column(w, d, &w.ic[i]);
             let (s, e, rl) = (cs[d], cs[d + 1], root_len[d]);
-            let mut put = |t: usize, x: L| {
-                let r = chain[t];
-                mat[r * n + d] = x;
-                mat[d * n + r] = x;
-                if FL {
-                    fl[t] = x;
-                }
-            };
+            let mut put = |t: usize, x: L| fl[t] = x;
             if w.axis[i].is_none() {
                 // the root's own rows: entries of F in its frame
                 for t in s..e {
