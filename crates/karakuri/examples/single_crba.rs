@@ -38,7 +38,7 @@ fn main() {
         _ => {
             // FNV-1a over the bits
             let mut h: [u64; 3] = [0xcbf29ce484222325; 3];
-            let mut eat = |h: &mut u64, x: f64| {
+            let eat = |h: &mut u64, x: f64| {
                 for b in x.to_bits().to_le_bytes() {
                     *h = (*h ^ b as u64).wrapping_mul(0x100000001b3);
                 }
