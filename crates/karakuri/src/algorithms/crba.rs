@@ -43,11 +43,14 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     // free-flyer root for its subtree (so the free flyer's rows need no transform); S_i in
     // that frame is formed where its rows are written (backward), from a placement stored
     // long before (read right after its store, it stalled on the store's forwarding)
+    // the composite inertias start as the bodies' (one copy of the whole array, not one per
+    // joint in the placement loop)
+    let nj = model.njoints;
+    data.ycrb[..nj].copy_from_slice(&model.origin_inertias[..nj]);
     place_joints(model, data, qs, |data, i| {
         if is_floating_root(model, i) {
             data.o_m_i[i] = Se3::identity();
         }
-        data.ycrb[i] = model.origin_inertias[i];
     });
     // o_m_i are world placements only where no free-flyer root is above: placements are not
     // fresh (the frames differ), the mass matrix is
@@ -139,18 +142,26 @@ fn free_flyer_rows(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], 
         }
     }
     if root_ff {
-        // below the diagonal, column v0 + c: M[k, v0 + c] = (F_k)_c, contiguous in k
-        for c in 0..6 {
+        // below the diagonal, column v0 + c: M[k, v0 + c] = (F_k)_c, contiguous in k (one
+        // loop per component, read at a fixed place)
+        #[inline(always)]
+        fn mirror(m: &mut [f64], nv: usize, v0: usize, sub: &[(usize, usize)], fk: &[Force], c: usize, get: impl Fn(&Force) -> f64) {
             let col = &mut m[(v0 + c) * nv..(v0 + c + 1) * nv];
             for &(a, b) in sub {
                 let a = a.max(v0 + c + 1);
                 if a < b {
                     for (x, f) in col[a..b].iter_mut().zip(&fk[a..b]) {
-                        *x = if c < 3 { f.linear[c] } else { f.angular[c - 3] };
+                        *x = get(f);
                     }
                 }
             }
         }
+        mirror(m, nv, v0, sub, fk, 0, |f| f.linear.x);
+        mirror(m, nv, v0, sub, fk, 1, |f| f.linear.y);
+        mirror(m, nv, v0, sub, fk, 2, |f| f.linear.z);
+        mirror(m, nv, v0, sub, fk, 3, |f| f.angular.x);
+        mirror(m, nv, v0, sub, fk, 4, |f| f.angular.y);
+        mirror(m, nv, v0, sub, fk, 5, |f| f.angular.z);
     }
 }
 
