@@ -174,6 +174,7 @@ impl Problem {
     /// Appends a block of `kinds.len()` rows over trees `ta`, `tb` (either may be [`NONE`];
     /// equal trees are one) with targets `b` and warm impulses `warm`, its Jacobian zero;
     /// returns its index. Fill it through [`Problem::j_block_mut`].
+    #[inline]
     pub fn push_block(&mut self, kinds: &[RowKind], ta: u32, tb: u32, b: &[f64], warm: &[f64]) -> usize {
         let (t0, t1) = match (ta.min(tb), ta.max(tb)) {
             (x, y) if x == y => (x, NONE),
