@@ -315,6 +315,20 @@ pub trait Engine {
             *o = self.joint_state(k).dq;
         }
     }
+    /// The state of each one-dof joint `k < out.len()` (`joint_state(k)`), in one call: what
+    /// the world's [`crate::World::write_joint_states`] asks every step of a watched run.
+    fn write_joint_states(&self, out: &mut [JointState]) {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.joint_state(k);
+        }
+    }
+    /// The position target of each one-dof joint `k < out.len()` (`position_target(k)`), in
+    /// one call.
+    fn write_position_targets(&self, out: &mut [Option<f64>]) {
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.position_target(k);
+        }
+    }
     /// Simulated time (s).
     fn time(&self) -> f64;
     /// Steps taken.

@@ -508,17 +508,16 @@ impl World {
     /// Writes position, velocity and driving torque of every one-dof joint (as many as `out`
     /// holds).
     pub fn write_joint_states(&self, out: &mut [JointState]) {
-        for (k, o) in out.iter_mut().enumerate().take(self.layout.joints.len()) {
-            *o = self.engine.joint_state(k);
-        }
+        let n = out.len().min(self.layout.joints.len());
+        self.engine.write_joint_states(&mut out[..n]);
     }
 
     /// Writes each one-dof joint's commanded position now (`None`: no position servo), in the
     /// order of [`World::one_dof_joints`] (see [`Engine::position_target`]).
     pub fn write_position_targets(&self, out: &mut [Option<f64>]) {
-        for (k, o) in out.iter_mut().enumerate() {
-            *o = if k < self.layout.joints.len() { self.engine.position_target(k) } else { None };
-        }
+        let n = out.len().min(self.layout.joints.len());
+        self.engine.write_position_targets(&mut out[..n]);
+        out[n..].fill(None);
     }
 
     /// The bodies, in the order of [`World::states`].

@@ -28,6 +28,9 @@ pub struct CollisionWork {
     /// Each plane's world unit normal and offset (`x · normal = offset`) `(nshapes)` (others:
     /// unused).
     pub(super) planes: Vec<(Vec3, f64)>,
+    /// Each plane's [`Collider::world_plane`] as placed (others: None) `(nshapes)`: the
+    /// broad phase's plane tests read it, not the pose.
+    halfspaces: Vec<Option<(Vec3, f64)>>,
     /// Loosened bounding box of each bounded shape `(nshapes)`.
     aabbs: Vec<Aabb>,
     /// Each bounded convex shape's box in its own frame (others: None) `(nshapes)`: a hull's
@@ -126,6 +129,7 @@ impl Collider {
             poses: vec![PPose::identity(); n],
             posed: vec![false; n],
             planes: vec![(Vec3::z(), 0.0); n],
+            halfspaces: vec![None; n],
             aabbs: vec![Aabb::new_invalid(); n],
             local_boxes: self
                 .shapes
@@ -279,7 +283,7 @@ impl Collider {
     fn plane_pairs(&self, work: &mut CollisionWork, margin: f64) {
         let n = self.shapes.len();
         for u in (0..n).filter(|&k| self.shapes[k].unbounded) {
-            let plane = self.world_plane(u, &work.poses[u]);
+            let plane = work.halfspaces[u];
             for k in 0..n {
                 let (a, b) = (u.min(k), u.max(k));
                 if k == u || (self.shapes[k].unbounded && k < u) || !self.live(&work.frozen, a, b) {
@@ -304,7 +308,7 @@ impl Collider {
     fn above_plane(&self, work: &CollisionWork, (a, b): (usize, usize), margin: f64) -> bool {
         let (u, k) = if self.shapes[a].unbounded { (a, b) } else { (b, a) };
         !self.shapes[k].unbounded
-            && self.world_plane(u, &work.poses[u]).is_some_and(|(normal, offset)| {
+            && work.halfspaces[u].is_some_and(|(normal, offset)| {
                 box_height(&work.aabbs[k], &normal) - offset > self.pair_margin(a, b, margin, &work.band) + SLACK
             })
     }
@@ -369,8 +373,11 @@ impl Collider {
                 }
                 to_parry(&x)
             };
-            if let (Round::Plane, Some((normal, offset))) = (self.round[k], self.world_plane(k, &work.poses[k])) {
-                work.planes[k] = (normal / normal.norm(), offset);
+            if matches!(self.round[k], Round::Plane) {
+                work.halfspaces[k] = self.world_plane(k, &work.poses[k]);
+                if let Some((normal, offset)) = work.halfspaces[k] {
+                    work.planes[k] = (normal / normal.norm(), offset);
+                }
             }
             if !s.unbounded && boxed.is_none_or(|b| b[k]) {
                 let hull = self.types[k] == ShapeType::ConvexPolyhedron;

@@ -9,6 +9,7 @@ use karakuri::Model;
 use nalgebra::DVector;
 
 use super::joint_forces::{JointForceSet, JointFriction};
+use super::parts::SensorSets;
 use super::plan::StagePlan;
 use super::sleep::SleepModel;
 use crate::collision::Collider;
@@ -55,6 +56,8 @@ pub struct SimModel {
     pub sensors: Vec<Sensor>,
     /// What the world reports of each sensor (same order).
     pub sensor_infos: Vec<SensorInfo>,
+    /// The sensors' twins and the wrench sensors' subtrees, as lists (from `sensors`).
+    pub sensor_sets: SensorSets,
     /// The one-dof joints (world joint index, in model order) and their names.
     pub one_dof: Vec<usize>,
     /// Names of [`SimModel::one_dof`].
@@ -136,6 +139,7 @@ impl SimModel {
             linear_rows: w.linear_rows,
             spatial_tendons: w.spatial_tendons,
             actuators: w.actuators,
+            sensor_sets: SensorSets::new(&w.sensors),
             sensors: w.sensors,
             sensor_infos: w.sensor_infos,
             one_dof: w.one_dof,

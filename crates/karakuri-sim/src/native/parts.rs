@@ -1,7 +1,7 @@
 //! The parts of the world's `SimModel` that the stage files define (the joint-force sets
-//! and frictions, the sleep description): plain data below the
+//! and frictions, the sleep description, the sensors' sets): plain data below the
 //! model that holds them, so that the model imports none of the stages that read them. Their
-//! constructors from a built model are with their stages (`sleep.rs`).
+//! constructors from a built model are with their stages (`sleep.rs`, `sensors.rs`).
 
 use crate::joint_forces::JointForces;
 use crate::solver::Trees;
@@ -49,4 +49,19 @@ pub struct SleepModel {
     pub shape_tree: Vec<u32>,
     /// The trees each loop closure links ([`crate::solver::NONE`]: the world) `(loops)`.
     pub loop_trees: Vec<[u32; 2]>,
+}
+
+/// What the wrench sensors read, decided once at load (built in `sensors.rs`): each sensor's
+/// twin and each wrench sensor's child-side joints, so that a stage computes each body's
+/// momentum (and its weight's moment) once, however many subtrees hold it, and looks no twin
+/// up.
+#[derive(Clone, Debug, Default)]
+pub struct SensorSets {
+    /// Each sensor's twin: an earlier wrench sensor on the same subtree at the same placement,
+    /// bit for bit, whose readings are its own `(sensors)`.
+    pub twins: Vec<Option<usize>>,
+    /// Each wrench sensor's child-side joints, increasing (others: empty) `(sensors)`.
+    pub subtrees: Vec<Vec<usize>>,
+    /// The joints on the child side of some wrench sensor without a twin, increasing.
+    pub bodies: Vec<usize>,
 }

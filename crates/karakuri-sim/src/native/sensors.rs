@@ -4,11 +4,13 @@
 use karakuri::spatial::{quat_to_xyzw, Force, Motion, Se3, Vec3};
 
 use super::build::SimModel;
+use super::parts::SensorSets;
 use super::output::StepOutput;
 use super::sleep;
 use super::state::SimState;
 use super::work::StepData;
 use crate::engine::ContactInfo;
+use crate::compile::Sensor;
 use crate::scene::SensorKind;
 use crate::SimError;
 
@@ -52,11 +54,47 @@ fn point_velocity(x: &Se3, v: &Motion, p: &Vec3) -> Vec3 {
     vw.linear + vw.angular.cross(&x.transform_point(p))
 }
 
-/// The spatial momentum (world axes, about the world origin) of the bodies of `subtree`.
-fn subtree_momentum(m: &SimModel, o_m_i: &[Se3], vel: &[Motion], subtree: &[bool]) -> Force {
+impl SensorSets {
+    /// The twins ([`twin`]) and the child sides of `sensors`.
+    pub fn new(sensors: &[Sensor]) -> SensorSets {
+        let twins: Vec<Option<usize>> = (0..sensors.len()).map(|i| twin(sensors, i)).collect();
+        let subtrees: Vec<Vec<usize>> = sensors
+            .iter()
+            .map(|sn| sn.subtree.iter().enumerate().filter(|(_, &inside)| inside).map(|(k, _)| k).collect())
+            .collect();
+        let n = sensors.iter().map(|sn| sn.subtree.len()).max().unwrap_or(0);
+        let bodies = (0..n)
+            .filter(|&k| (0..sensors.len()).any(|i| twins[i].is_none() && sensors[i].subtree.get(k) == Some(&true)))
+            .collect();
+        SensorSets { twins, subtrees, bodies }
+    }
+
+    /// The room [`StepData::sensor_bodies`] needs: one entry a joint up to the last one read.
+    pub fn joints(&self) -> usize {
+        self.bodies.last().map_or(0, |&k| k + 1)
+    }
+}
+
+/// Each body of `m.sensor_sets.bodies`: its spatial momentum (world axes, about the world
+/// origin) into `.0`, and with `weight`, the moment about the world origin of its weight (its
+/// world centre of mass crossed with `mass g`) into `.1`.
+fn body_momenta(m: &SimModel, (o_m_i, vel): (&[Se3], &[Motion]), weight: bool, out: &mut [(Force, Vec3)]) {
+    let g = m.model.gravity_vector();
+    for &k in &m.sensor_sets.bodies {
+        let body = &m.model.inertias[k];
+        out[k].0 = o_m_i[k].act_force(&body.mul_motion(&vel[k]));
+        if weight {
+            out[k].1 = o_m_i[k].transform_point(&body.com).cross(&(body.mass * g));
+        }
+    }
+}
+
+/// The spatial momentum (world axes, about the world origin) of the bodies `subtree` (the
+/// momenta of [`body_momenta`], summed in the subtree's order).
+fn subtree_momentum(subtree: &[usize], momenta: &[(Force, Vec3)]) -> Force {
     let mut h = Force::zero();
-    for (k, _) in subtree.iter().enumerate().filter(|(_, &inside)| inside) {
-        let hk = o_m_i[k].act_force(&m.model.inertias[k].mul_motion(&vel[k]));
+    for &k in subtree {
+        let hk = &momenta[k].0;
         h.linear += hk.linear;
         h.angular += hk.angular;
     }
@@ -73,6 +111,7 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
         return Ok(());
     }
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
+    body_momenta(m, (o_m_i, vel), false, &mut w.sensor_bodies);
     for (i, sn) in m.sensors.iter().enumerate() {
         w.sensor_start[i] = match sn.kind {
             SensorKind::Accelerometer => {
@@ -84,9 +123,9 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
             }
             // a force and a torque sensor on one subtree (MJCF's pairs at one site): its
             // momentum once, the same bits
-            k if k.is_wrench() => match twin(m, i) {
+            k if k.is_wrench() => match m.sensor_sets.twins[i] {
                 Some(t) => w.sensor_start[t],
-                None => subtree_momentum(m, o_m_i, vel, &sn.subtree),
+                None => subtree_momentum(&m.sensor_sets.subtrees[i], &w.sensor_bodies),
             },
             _ => Force::zero(),
         };
@@ -97,10 +136,13 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
 /// An earlier force, force3 or torque sensor than `i` (itself one) on the same subtree at the
 /// same placement, bit for bit: its wrench and momenta are `i`'s (the same operations on the
 /// same numbers). The first such, or None.
-fn twin(m: &SimModel, i: usize) -> Option<usize> {
-    let sn = &m.sensors[i];
+fn twin(sensors: &[Sensor], i: usize) -> Option<usize> {
+    let sn = &sensors[i];
+    if !sn.kind.is_wrench() {
+        return None;
+    }
     let bits = |x: &Se3| (x.rotation.map(f64::to_bits), x.translation.map(f64::to_bits));
-    m.sensors[..i].iter().position(|t| {
+    sensors[..i].iter().position(|t| {
         t.kind.is_wrench() && t.joint == sn.joint && bits(&t.placement) == bits(&sn.placement) && t.subtree == sn.subtree
     })
 }
@@ -128,6 +170,7 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
     }
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
+    body_momenta(m, (o_m_i, vel), true, &mut w.sensor_bodies);
     // the wrenches of the force sensors read so far this step (a twin's is taken, not
     // recomputed: [`twin`]); room for eight, the rest computed afresh
     let mut wrenches = [(usize::MAX, Vec3::zeros(), Vec3::zeros()); 8];
@@ -147,10 +190,10 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::RateGyro => three(sn.placement.rotation.transpose() * vel[j].angular),
             SensorKind::Velocimeter => three(frame().rotation.transpose() * point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation)),
             SensorKind::Force | SensorKind::Force3 | SensorKind::Torque => {
-                let known = twin(m, i).and_then(|t| wrenches[..kept].iter().find(|k| k.0 == t));
+                let known = m.sensor_sets.twins[i].and_then(|t| wrenches[..kept].iter().find(|k| k.0 == t));
                 let (f, n) = match known {
                     Some(&(_, f, n)) => (f, n),
-                    None => wrench_reading(m, w, out, (o_m_i, vel), i, &frame()),
+                    None => wrench_reading(m, w, out, i, &frame()),
                 };
                 if known.is_none() && kept < wrenches.len() {
                     wrenches[kept] = (i, f, n);
@@ -194,19 +237,16 @@ fn touch(m: &SimModel, out: &StepOutput, joint: usize) -> f64 {
 /// forces of the loop closures joining it to the rest of the world (each loop row's
 /// `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a loop with both bodies
 /// on the child side is internal).
-fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, kin: (&[Se3], &[Motion]), i: usize, x: &Se3) -> (Vec3, Vec3) {
+fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, i: usize, x: &Se3) -> (Vec3, Vec3) {
     let sn = &m.sensors[i];
-    let (o_m_i, vel) = kin;
     let g = m.model.gravity_vector();
-    let h1 = subtree_momentum(m, o_m_i, vel, &sn.subtree);
+    let subtree = &m.sensor_sets.subtrees[i];
+    let h1 = subtree_momentum(subtree, &w.sensor_bodies);
     let mut f = (h1.linear - w.sensor_start[i].linear) / m.dt;
     let mut n = (h1.angular - w.sensor_start[i].angular) / m.dt;
-    for (k, _) in sn.subtree.iter().enumerate().filter(|(_, &inside)| inside) {
-        let body = &m.model.inertias[k];
-        let weight = body.mass * g;
-        let c = o_m_i[k].transform_point(&body.com);
-        f -= weight;
-        n -= c.cross(&weight);
+    for &k in subtree {
+        f -= m.model.inertias[k].mass * g;
+        n -= w.sensor_bodies[k].1;
     }
     for c in &out.contacts {
         let on_b = sn.subtree[m.bodies[c.body_b].joint];

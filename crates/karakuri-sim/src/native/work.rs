@@ -202,6 +202,9 @@ pub struct StepData {
     /// Each sensor's start-of-step quantity `(sensors)`: an accelerometer's point velocity
     /// (world) in `.linear`; a force sensor's child-side momentum (world, about the origin).
     pub sensor_start: Vec<Force>,
+    /// Each joint's body momentum (world, about the origin) and its weight's moment, for the
+    /// wrench sensors' subtrees (`sensors.rs`: `body_momenta`) `(joints up to the last read)`.
+    pub sensor_bodies: Vec<(Force, Vec3)>,
     /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
     pub tau: DVector<f64>,
     /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
@@ -287,6 +290,7 @@ impl StepData {
             act_gain: vec![0.0; m.actuators.len()],
             act_row: vec![usize::MAX; m.actuators.len()],
             sensor_start: vec![Force::zero(); m.sensors.len()],
+            sensor_bodies: vec![(Force::zero(), Vec3::zeros()); m.sensor_sets.joints()],
             tau: zv(),
             qacc: zv(),
             v_free: zv(),

@@ -12,7 +12,7 @@
 //! each the largest over the contacts (0 without contacts); impulses in N·s, velocities in
 //! m/s.
 
-use super::problem::{piece_dot, Problem};
+use super::problem::Problem;
 use super::rows::{RowKind, SolveStats};
 use super::solution::Solution;
 
@@ -21,12 +21,11 @@ impl Problem {
     /// Reads `J`, `b`, the kinds; allocates nothing.
     pub fn contact_measures(&self, sol: &Solution, stats: &mut SolveStats) {
         let (mut sig, mut cou, mut dis): (f64, f64, f64) = (0.0, 0.0, 0.0);
-        for bl in &self.blocks {
+        for (bi, bl) in self.blocks.iter().enumerate() {
             let RowKind::Normal { friction, mu } = self.kind[bl.row] else { continue };
-            let u = |r: usize| {
-                let j = &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width];
-                piece_dot(&self.trees, bl, j, &sol.vel) - self.b[bl.row + r]
-            };
+            // (each row's sum `row_dot`'s: `block_dots` keeps its order)
+            let dots = self.block_dots(bi, &sol.vel);
+            let u = |r: usize| dots[r] - self.b[bl.row + r];
             let ln = sol.lambda[bl.row];
             sig = sig.max((ln * u(0)).abs());
             if friction == 2 && bl.n == 3 {

@@ -174,6 +174,7 @@ impl Problem {
     /// Appends a block of `kinds.len()` rows over trees `ta`, `tb` (either may be [`NONE`];
     /// equal trees are one) with targets `b` and warm impulses `warm`, its Jacobian zero;
     /// returns its index. Fill it through [`Problem::j_block_mut`].
+    #[inline]
     pub fn push_block(&mut self, kinds: &[RowKind], ta: u32, tb: u32, b: &[f64], warm: &[f64]) -> usize {
         let (t0, t1) = match (ta.min(tb), ta.max(tb)) {
             (x, y) if x == y => (x, NONE),
@@ -422,16 +423,16 @@ fn rows_dot<const W: usize>(vals: &[f64], c0: usize, v: &[f64; 6]) -> [f64; 3] {
 }
 
 /// The rows of block `bl` (its values `vals`, `n x width` row-major) dotted with the trees'
-/// slices `v0`, `v1` of a vector: the rows side by side, column by column, each sum in
+/// slices `v0`, `v1` of a vector: row by row, each sum in
 /// `dot`'s order (from -0.0); rows beyond `n` are 0 (see [`super::Problem::block_dots`]).
 fn block_dots_any(bl: &Block, vals: &[f64], v0: &[f64], v1: Option<&[f64]>) -> [f64; 3] {
-    // the rows side by side, column by column: each sum in `dot`'s order (from -0.0)
+    // row by row over the columns `c0..c0 + v.len()`: each sum in `dot`'s order (from -0.0),
+    // the rows' sums independent of each other (one slice a row: no bounds checks inside)
     let sums = |c0: usize, v: &[f64]| {
         let mut acc = [-0.0; 3];
-        for (k, &vk) in v.iter().enumerate() {
-            for (r, a) in acc.iter_mut().enumerate().take(bl.n) {
-                *a += vals[r * bl.width + c0 + k] * vk;
-            }
+        for (r, a) in acc.iter_mut().enumerate().take(bl.n) {
+            let row = &vals[r * bl.width + c0..r * bl.width + c0 + v.len()];
+            *a = row.iter().zip(v).fold(-0.0, |s, (x, y)| s + x * y);
         }
         acc
     };
