@@ -45,6 +45,7 @@
 macro_rules! twice {
     ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$doc])*
+        #[inline]
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
