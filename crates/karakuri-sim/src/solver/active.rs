@@ -386,7 +386,7 @@ impl Dense {
     fn column(&mut self, kind: &[RowKind], y: usize, n: usize, schur: bool) {
         let k = self.rows.len();
         let q = self.idx[y];
-        let w = if schur { &self.wr } else { &self.w };
+        let w: &[f64] = if schur { &self.wr } else { &self.w };
         let mut col = Column::Plain;
         if let RowKind::Normal { friction: 2, mu } = kind[self.rows[q]] {
             if self.state[q + 1] == State::Slide {
@@ -395,11 +395,22 @@ impl Dense {
         } else if self.state[q] == State::Slide {
             col = Column::Across(self.dir[q], self.dir[q + 1]);
         }
-        let (cols, rows) = (&mut self.cols, &self.eqrows[..]);
+        let (cols, rows) = (&mut self.cols[..], &self.eqrows[..]);
+        // rows of `W` as slices (the vectors' headers not read again at every entry)
+        let wq = move |r: usize| &w[r * k..(r + 1) * k];
         match col {
-            Column::Plain => fill(cols, (rows, n, y), |i| w[q * k + i]),
-            Column::SlidingNormal(mu, d1, d2) => fill(cols, (rows, n, y), |i| w[q * k + i] + mu * (d1 * w[(q + 1) * k + i] + d2 * w[(q + 2) * k + i])),
-            Column::Across(d1, d2) => fill(cols, (rows, n, y), |i| -d2 * w[q * k + i] + d1 * w[(q + 1) * k + i]),
+            Column::Plain => {
+                let w0 = wq(q);
+                fill(cols, (rows, n, y), |i| w0[i]);
+            }
+            Column::SlidingNormal(mu, d1, d2) => {
+                let (w0, w1, w2) = (wq(q), wq(q + 1), wq(q + 2));
+                fill(cols, (rows, n, y), |i| w0[i] + mu * (d1 * w1[i] + d2 * w2[i]));
+            }
+            Column::Across(d1, d2) => {
+                let (w0, w1) = (wq(q), wq(q + 1));
+                fill(cols, (rows, n, y), |i| -d2 * w0[i] + d1 * w1[i]);
+            }
         }
     }
 

@@ -34,8 +34,9 @@ impl Dense {
         self.ss.resize(m * m, 0.0);
         for (x, &p) in self.servo.iter().enumerate() {
             self.in_servo[p] = true;
-            for (y, &q) in self.servo.iter().enumerate() {
-                self.ss[x * m + y] = self.w[p * k + q];
+            let wp = &self.w[p * k..][..k];
+            for (s, &q) in self.ss[x * m..(x + 1) * m].iter_mut().zip(&self.servo) {
+                *s = wp[q];
             }
             self.ss[x * m + x] += eps;
         }
@@ -48,19 +49,26 @@ impl Dense {
         // together
         self.ctr.clear();
         self.ctr.extend((0..k).filter(|&p| !self.in_servo[p]));
+        // each row of `z` padded with zeros to a multiple of four entries (`schur_lower`'s
+        // tiles)
         let nc = self.ctr.len();
+        let nz = padded(nc);
         self.z.clear();
         for &s in &self.servo {
-            self.z.extend(self.ctr.iter().map(|&q| self.w[s * k + q]));
+            let ws = &self.w[s * k..][..k];
+            self.z.extend(self.ctr.iter().map(|&q| ws[q]));
+            self.z.resize(self.z.len() + nz - nc, 0.0);
         }
-        chol_lower_rows(&self.ss[..m * m], &mut self.z[..m * nc], nc);
+        chol_lower_rows(&self.ss[..m * m], &mut self.z[..m * nz], nz);
         // zᵀ, for the servo impulses' sums side by side (`servo_impulses`)
         self.zt.clear();
-        self.zt.extend((0..nc * m).map(|i| self.z[(i % m) * nc + i / m]));
+        for c in 0..nc {
+            self.zt.extend(self.z[c..m * nz].iter().step_by(nz));
+        }
         // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
         // others are not copied), and it is symmetric: its lower triangle formed, mirrored
         self.wr.resize(k * k, 0.0);
-        schur_lower((&self.w, k), &self.ctr, (&self.z, m), (&mut self.wr, &mut self.crow));
+        schur_lower((&self.w, k), &self.ctr, (&self.z, m, nz), &mut self.wr);
     }
 
     /// Whether this set's servo rows are condensed out (all of them still free).
@@ -84,10 +92,11 @@ impl Dense {
         self.ys.extend_from_slice(&self.rs);
         chol_lower(&self.ss[..m * m], &mut self.ys[..m]);
         // on C's rows (the servo rows' entries of `gr` are never read)
-        let nc = self.ctr.len();
+        let nz = padded(self.ctr.len());
         self.crow.clear();
         self.crow.extend(self.ctr.iter().map(|&q| self.g[q]));
-        sub_rows(&mut self.crow[..nc], &self.z[..m * nc], &self.ys[..m]);
+        self.crow.resize(nz, 0.0);
+        sub_rows(&mut self.crow[..nz], &self.z[..m * nz], &self.ys[..m]);
         self.gr.clear();
         self.gr.extend_from_slice(&self.g[..k]);
         for (&q, &g) in self.ctr.iter().zip(&self.crow) {
@@ -110,54 +119,96 @@ impl Dense {
     }
 }
 
-/// `wr`'s lower triangle over C (mirrored): `W_CC − zᵀ z` (`w`: `W`, `k x k`; `z`: `m` rows
-/// over `ctr`), each entry from `W`'s less the servos' terms in order.
-fn schur_lower((w, k): (&[f64], usize), ctr: &[usize], (z, m): (&[f64], usize), (wr, crow): (&mut [f64], &mut Vec<f64>)) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { schur_lower_avx2((w, k), ctr, (z, m), (wr, crow)) };
-    }
-    schur_lower_in((w, k), ctr, (z, m), (wr, crow));
-}
-
-/// [`schur_lower`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn schur_lower_avx2((w, k): (&[f64], usize), ctr: &[usize], (z, m): (&[f64], usize), (wr, crow): (&mut [f64], &mut Vec<f64>)) {
-    schur_lower_in((w, k), ctr, (z, m), (wr, crow));
-}
-
-/// [`schur_lower`]'s body.
-#[inline(always)]
-fn schur_lower_in((w, k): (&[f64], usize), ctr: &[usize], (z, m): (&[f64], usize), (wr, crow): (&mut [f64], &mut Vec<f64>)) {
-    let nc = ctr.len();
-    crow.clear();
-    crow.resize(nc, 0.0);
-    for (a, &p) in ctr.iter().enumerate() {
-        // entries 0..=a are kept; the row is formed up to a multiple of four entries (or the
-        // end), whole lanes, each entry on its own
-        let len = ((a + 4) & !3).min(nc);
-        let row = &mut crow[..len];
-        row.iter_mut().zip(&ctr[..len]).for_each(|(c, &q)| *c = w[p * k + q]);
-        for x in 0..m {
-            let zx = &z[x * nc..x * nc + len];
-            let f = zx[a];
-            if f != 0.0 {
-                let (quads, rest) = row.as_chunks_mut::<4>();
-                let (zq, zr) = zx.as_chunks::<4>();
-                for (c, z) in quads.iter_mut().zip(zq) {
-                    for j in 0..4 {
-                        c[j] -= f * z[j];
+twice! {
+    /// `wr`'s lower triangle over C (mirrored): `W_CC − zᵀ z` (`w`: `W`, `k x k`; `z`: `m` rows
+    /// over `ctr`, `nz` apart, `nz` a multiple of four at least `ctr.len()`), each entry from
+    /// `W`'s less the servos' terms in order, in tiles of 4 x 4 entries (a tile's sixteen sums
+    /// in registers, per servo one row of four `z` entries against four broadcast ones). Every
+    /// term is subtracted, also where the row's `z` entry is zero: `W`'s entries are never −0
+    /// (each is `0 +` its sum, `w_lower` and `cross_dot`), so no sum is ever −0 and a ±0 term
+    /// leaves it as it is; the same bits as skipping it.
+    fn schur_lower((w, k): (&[f64], usize), ctr: &[usize], (z, m, nz): (&[f64], usize, usize), wr: &mut [f64]) {
+        let nc = ctr.len();
+        let z = &z[..m * nz];
+        for a0 in (0..nc).step_by(4) {
+            for b0 in (0..=a0).step_by(4) {
+                // the tile's entries of `W` (rows and columns past C: zeros, not written)
+                let mut acc = [[0.0f64; 4]; 4];
+                for (i, row) in acc.iter_mut().enumerate().take(nc - a0) {
+                    let wp = &w[ctr[a0 + i] * k..][..k];
+                    for (c, &q) in row.iter_mut().zip(&ctr[b0..(b0 + 4).min(nc)]) {
+                        *c = wp[q];
                     }
                 }
-                rest.iter_mut().zip(zr).for_each(|(c, z)| *c -= f * z);
+                for zx in z.chunks_exact(nz) {
+                    let za: &[f64; 4] = zx[a0..a0 + 4].try_into().expect("4 entries");
+                    let zb: &[f64; 4] = zx[b0..b0 + 4].try_into().expect("4 entries");
+                    for i in 0..4 {
+                        for j in 0..4 {
+                            acc[i][j] -= za[i] * zb[j];
+                        }
+                    }
+                }
+                for (i, row) in acc.iter().enumerate().take(nc - a0) {
+                    let (a, p) = (a0 + i, ctr[a0 + i]);
+                    for (j, &c) in row.iter().enumerate().take((a + 1 - b0).min(4)) {
+                        let q = ctr[b0 + j];
+                        wr[p * k + q] = c;
+                        wr[q * k + p] = c;
+                    }
+                }
             }
         }
-        for (&q, &c) in ctr[..=a].iter().zip(row.iter()) {
-            wr[p * k + q] = c;
-            wr[q * k + p] = c;
+    }
+}
+
+/// `n` rounded up to a multiple of four: the length of `z`'s rows over `n` rows of C.
+#[inline]
+fn padded(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schur_tiles_are_the_entry_by_entry_sums_bit_for_bit() {
+        // k = 13 rows, C = 9 of them (not a multiple of four, out of order in `W`), 4 servos;
+        // `W` without −0 entries (as `w_lower` and `cross_dot` make it), `z` with zeros (the
+        // terms the entry-by-entry sums skipped) and −0s
+        let (k, m) = (13, 4);
+        let ctr = [0, 2, 3, 5, 6, 8, 9, 11, 12];
+        let nc = ctr.len();
+        let nz = padded(nc);
+        let w: Vec<f64> = (0..k * k).map(|i| 0.0 + ((i * 37 % 29) as f64 - 14.0) / 7.0).collect();
+        let mut z = vec![0.0; m * nz];
+        for x in 0..m {
+            for c in 0..nc {
+                z[x * nz + c] = match (x + 2 * c) % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    r => (r as f64 - 3.5) * (1.0 + x as f64 * 0.31) / (1.0 + c as f64),
+                };
+            }
         }
+        let mut wr = vec![f64::NAN; k * k];
+        schur_lower((&w, k), &ctr, (&z, m, nz), &mut wr);
+        for a in 0..nc {
+            for b in 0..=a {
+                let (p, q) = (ctr[a], ctr[b]);
+                let mut c = w[p * k + q];
+                for x in 0..m {
+                    let f = z[x * nz + a];
+                    if f != 0.0 {
+                        c -= f * z[x * nz + b];
+                    }
+                }
+                assert_eq!(wr[p * k + q].to_bits(), c.to_bits(), "({a}, {b})");
+                assert_eq!(wr[q * k + p].to_bits(), c.to_bits(), "({b}, {a})");
+            }
+        }
+        // the servo rows' entries are not written
+        assert!(wr[k + 1].is_nan() && wr[4 * k + 7].is_nan());
     }
 }

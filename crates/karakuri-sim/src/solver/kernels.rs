@@ -88,28 +88,16 @@ pub(super) fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
 /// Right-hand sides [`solve_tree_batch`] solves together at most (the stride of its rows).
 pub(super) const BATCH: usize = 16;
 
-/// [`solve_tree`] of the first `nb` of [`BATCH`] right-hand sides over tree dofs `s..s + n`
-/// (`x`: `n x BATCH`, dof-major, so that each step of the forward pass runs across them):
-/// the factor's rows are looked up once for all, and each right-hand side's arithmetic is
-/// that of [`solve_tree`] alone (the same operations in the same order, the backward pass
-/// skipping its zeros as it does). Lanes from `nb` up to 8 (`nb ≤ 8`) or 16 are computed
-/// too (their results unused: zeros stay zeros).
-pub(super) fn solve_tree_batch(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { solve_tree_batch_avx2(f, x, s, nb) };
+twice! {
+    /// [`solve_tree`] of the first `nb` of [`BATCH`] right-hand sides over tree dofs `s..s + n`
+    /// (`x`: `n x BATCH`, dof-major, so that each step of the forward pass runs across them):
+    /// the factor's rows are looked up once for all, and each right-hand side's arithmetic is
+    /// that of [`solve_tree`] alone (the same operations in the same order, the backward pass
+    /// skipping its zeros as it does). Lanes from `nb` up to 8 (`nb ≤ 8`) or 16 are computed
+    /// too (their results unused: zeros stay zeros).
+    pub(super) fn solve_tree_batch(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
+        solve_tree_batch_in(f, x, s, nb);
     }
-    solve_tree_batch_in(f, x, s, nb);
-}
-
-/// [`solve_tree_batch`] compiled for AVX2 (the same operations in the same order: the same
-/// bits, see `lu.rs`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn solve_tree_batch_avx2(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
-    solve_tree_batch_in(f, x, s, nb);
 }
 
 /// [`solve_tree_batch`]'s body: 8 lanes when `nb ≤ 8` (a few rows: a hand's contacts), else
@@ -199,27 +187,16 @@ pub(super) fn solve_tree_columns<const N: usize>(f: &Factorization, x: &mut [f64
     }
 }
 
-/// `W` (`k x k`, row-major, every entry written) of an island on one tree from its rows'
-/// `qH⁻¹ Jᵀ` dof-major (`mt[c k + b]`: row `b`'s entry at dof `c`) and their `J` (row `a`
-/// at `j[row_off[a]..]`, its nonzero columns `nz[nz_start[a]..nz_start[a + 1]]`): entry
-/// `(a, b ≤ a)` is `0 + Σ J_a[c] mt[c k + b]` over those columns in order from -0.0 (a
-/// skipped term adds a zero), mirrored above the diagonal; row `a`'s entries are summed
-/// side by side, a column `c` at a time.
-pub(super) fn w_lower(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { w_lower_avx2(w, (mt, j), (row_off, nz, nz_start), k) };
+twice! {
+    /// `W` (`k x k`, row-major, every entry written) of an island on one tree from its rows'
+    /// `qH⁻¹ Jᵀ` dof-major (`mt[c k + b]`: row `b`'s entry at dof `c`) and their `J` (row `a`
+    /// at `j[row_off[a]..]`, its nonzero columns `nz[nz_start[a]..nz_start[a + 1]]`): entry
+    /// `(a, b ≤ a)` is `0 + Σ J_a[c] mt[c k + b]` over those columns in order from -0.0 (a
+    /// skipped term adds a zero), mirrored above the diagonal; row `a`'s entries are summed
+    /// side by side, a column `c` at a time.
+    pub(super) fn w_lower(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
+        w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
     }
-    w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
-}
-
-/// [`w_lower`] compiled for AVX2 (the same operations in the same order: the same bits).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn w_lower_avx2(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
-    w_lower_in(w, (mt, j), (row_off, nz, nz_start), k);
 }
 
 /// [`w_lower`]'s body: four columns of `J_a` a pass down row `a` (`((y + x0 m0) + x1 m1) + …`,

@@ -3,67 +3,51 @@
 //! `W_SS + eps I`, a set without slides), factored once, applied to one right-hand side or to
 //! many; and the row kernels of the sets' updates.
 //!
-//! On x86-64 the factorisation and the many-right-hand-side solve are compiled twice, once for
-//! AVX2 (four `f64` an instruction on the eliminations' rows, chosen at run time) and once
-//! portable (two), as the core's lanes are (0064): the same operations in the same order (Rust
-//! never fuses a multiply and an add), so the same bits either way (0071).
+//! On x86-64 the factorisations, the many-right-hand-side solve and the row kernels are
+//! compiled twice by `twice!` (`mod.rs`), once for AVX2 (four `f64` an instruction
+//! on the eliminations' rows, chosen at run time) and once portable (two), as the core's lanes
+//! are (0064): the same operations in the same order (Rust never fuses a multiply and an add),
+//! so the same bits either way (0071).
 
-/// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
-/// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
-/// `tiny`.
-pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { lu_factor_avx2(a, perm, n, tiny) };
-    }
-    lu_factor_in(a, perm, n, tiny)
-}
-
-/// [`lu_factor`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lu_factor_avx2(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
-    lu_factor_in(a, perm, n, tiny)
-}
-
-/// [`lu_factor`]'s body.
-#[inline(always)]
-fn lu_factor_in(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
-    perm.clear();
-    for c in 0..n {
-        let mut best = c;
-        for i in c + 1..n {
-            if a[i * n + c].abs() > a[best * n + c].abs() {
-                best = i;
+twice! {
+    /// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
+    /// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
+    /// `tiny`.
+    pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
+        perm.clear();
+        for c in 0..n {
+            let mut best = c;
+            for i in c + 1..n {
+                if a[i * n + c].abs() > a[best * n + c].abs() {
+                    best = i;
+                }
             }
-        }
-        let pivot = a[best * n + c].abs();
-        // a NaN pivot fails too
-        if pivot.is_nan() || pivot <= tiny {
-            return false;
-        }
-        perm.push(best);
-        if best != c {
-            for j in 0..n {
-                a.swap(c * n + j, best * n + j);
+            let pivot = a[best * n + c].abs();
+            // a NaN pivot fails too
+            if pivot.is_nan() || pivot <= tiny {
+                return false;
             }
-        }
-        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
-        let pivot_row = &top[c * n + c..(c + 1) * n];
-        let d = pivot_row[0];
-        for row in below.chunks_exact_mut(n) {
-            let f = row[c] / d;
-            row[c] = f;
-            if f != 0.0 {
-                for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
-                    *x -= f * u;
+            perm.push(best);
+            if best != c {
+                for j in 0..n {
+                    a.swap(c * n + j, best * n + j);
+                }
+            }
+            let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+            let pivot_row = &top[c * n + c..(c + 1) * n];
+            let d = pivot_row[0];
+            for row in below.chunks_exact_mut(n) {
+                let f = row[c] / d;
+                row[c] = f;
+                if f != 0.0 {
+                    for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
+                        *x -= f * u;
+                    }
                 }
             }
         }
+        true
     }
-    true
 }
 
 /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
@@ -88,31 +72,10 @@ pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
     }
 }
 
-/// Compiles `$body` twice on x86-64, once for AVX2 (chosen at run time) and once portable:
-/// the same operations in the same order, so the same bits either way.
-macro_rules! twice {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
-        $(#[$doc])*
-        pub(super) fn $name($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                #[target_feature(enable = "avx2")]
-                fn avx2($($arg: $ty),*) $body
-                // SAFETY: the CPU has AVX2, checked on the line above.
-                #[allow(unsafe_code)]
-                return unsafe { avx2($($arg),*) };
-            }
-            #[inline(always)]
-            fn portable($($arg: $ty),*) $body
-            portable($($arg),*)
-        }
-    };
-}
-
 twice! {
     /// `y[x] −= Σ_q a[q w + x] v[q]` for each `x < w = y.len()` (`a`: `v.len()` rows of `w`),
     /// each sum over `q` in order from −0.0 (as `Sum` of f64), eight `x` side by side.
-    fn sub_dots(y: &mut [f64], a: &[f64], v: &[f64]) {
+    pub(super) fn sub_dots(y: &mut [f64], a: &[f64], v: &[f64]) {
         let w = y.len();
         let mut x = 0;
         while x < w {
@@ -143,7 +106,7 @@ twice! {
 twice! {
     /// `y −= Σ_x a[x] v[x]` (`a`: `v.len()` rows of `y.len()`), the rows in order, each entry
     /// of `y` on its own.
-    fn sub_rows(y: &mut [f64], a: &[f64], v: &[f64]) {
+    pub(super) fn sub_rows(y: &mut [f64], a: &[f64], v: &[f64]) {
         let w = y.len();
         for (x, &vx) in v.iter().enumerate() {
             y.iter_mut().zip(&a[x * w..(x + 1) * w]).for_each(|(y, a)| *y -= a * vx);
@@ -154,7 +117,7 @@ twice! {
 twice! {
     /// `y += Σ_q a[q w + ..] v[q]` over the `q` with `v[q] ≠ 0` (`a`: `v.len()` rows of
     /// `w = y.len()`), the rows in order, each entry of `y` on its own.
-    fn add_rows_nz(y: &mut [f64], a: &[f64], v: &[f64]) {
+    pub(super) fn add_rows_nz(y: &mut [f64], a: &[f64], v: &[f64]) {
         let w = y.len();
         for (q, &vq) in v.iter().enumerate() {
             if vq != 0.0 {
@@ -164,59 +127,42 @@ twice! {
     }
 }
 
-/// Factors a symmetric positive definite `A` (`n x n`, row-major; the upper triangle read)
-/// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor by
-/// rows: each pivot row scaled by its pivot's root, the rows below less its multiples); false
-/// when a pivot is not larger than `tiny` (or not a number).
-pub(super) fn chol_factor(a: &mut [f64], n: usize, tiny: f64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        return unsafe { chol_factor_avx2(a, n, tiny) };
-    }
-    chol_factor_in(a, n, tiny)
-}
-
-/// [`chol_factor`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn chol_factor_avx2(a: &mut [f64], n: usize, tiny: f64) -> bool {
-    chol_factor_in(a, n, tiny)
-}
-
-/// [`chol_factor`]'s body.
-#[inline(always)]
-fn chol_factor_in(a: &mut [f64], n: usize, tiny: f64) -> bool {
-    for c in 0..n {
-        let p = a[c * n + c];
-        if p.is_nan() || p <= tiny {
-            return false;
-        }
-        let d = p.sqrt();
-        let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
-        let row = &mut top[c * n + c..(c + 1) * n];
-        row[0] = d;
-        row[1..].iter_mut().for_each(|x| *x /= d);
-        let row = &top[c * n + c + 1..(c + 1) * n];
-        for (i, below_row) in below.chunks_exact_mut(n).enumerate() {
-            let f = row[i];
-            if f != 0.0 {
-                // row c + 1 + i of the trailing block, from its diagonal on
-                let r = c + 1 + i;
-                for (x, &u) in below_row[r..].iter_mut().zip(&row[i..]) {
-                    *x -= f * u;
+twice! {
+    /// Factors a symmetric positive definite `A` (`n x n`, row-major; the upper triangle read)
+    /// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor by
+    /// rows: each pivot row scaled by its pivot's root, the rows below less its multiples); false
+    /// when a pivot is not larger than `tiny` (or not a number).
+    pub(super) fn chol_factor(a: &mut [f64], n: usize, tiny: f64) -> bool {
+        for c in 0..n {
+            let p = a[c * n + c];
+            if p.is_nan() || p <= tiny {
+                return false;
+            }
+            let d = p.sqrt();
+            let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
+            let row = &mut top[c * n + c..(c + 1) * n];
+            row[0] = d;
+            row[1..].iter_mut().for_each(|x| *x /= d);
+            let row = &top[c * n + c + 1..(c + 1) * n];
+            for (i, below_row) in below.chunks_exact_mut(n).enumerate() {
+                let f = row[i];
+                if f != 0.0 {
+                    // row c + 1 + i of the trailing block, from its diagonal on
+                    let r = c + 1 + i;
+                    for (x, &u) in below_row[r..].iter_mut().zip(&row[i..]) {
+                        *x -= f * u;
+                    }
                 }
             }
         }
+        true
     }
-    true
 }
 
 twice! {
     /// Solves `Uᵀ X = B` by [`chol_factor`]'s `U` (`n x n`) for `B` of `n` rows of `w`
     /// (row-major, overwritten by `X`), `n = x.len() / w`.
-    fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
+    pub(super) fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
         let n = x.len() / w;
         for c in 0..n {
             let (top, below) = x.split_at_mut((c + 1) * w);
