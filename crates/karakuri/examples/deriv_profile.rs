@@ -2,6 +2,9 @@
 //! (instructions per call without a timed loop's varying call count):
 //!
 //!     cargo run --release -p karakuri --example deriv_profile -- ROBOT.urdf [--floating] [--algo aba_derivatives|cd_contacts3d] [--contacts a,b] [--calls N]
+//!
+//! Prints a hash of the bits of every result (∂q̈/∂q, ∂q̈/∂v, M⁻¹; q̈ and λ), to check that a
+//! change keeps them.
 
 use karakuri::algorithms::{self as alg, SplitMix64};
 use karakuri::constraints::{ConstraintSet, Method};
@@ -25,6 +28,13 @@ fn main() {
         .map(|_| (alg::random_configuration(&model, &mut rng), rng.vector(model.nv), rng.vector(model.nv)))
         .collect();
     let mut data = Data::new(&model);
+    // FNV-1a over the results' bits
+    let mut hash = 0xcbf29ce484222325u64;
+    let mut mix = |xs: &[f64]| {
+        for x in xs {
+            hash = (hash ^ x.to_bits()).wrapping_mul(0x100000001b3);
+        }
+    };
     match algo.as_str() {
         "aba_derivatives" => {
             let mut ws = alg::DerivativesWorkspace::new(&model);
@@ -32,6 +42,9 @@ fn main() {
                 let (q, v, t) = &states[c % states.len()];
                 alg::aba_derivatives(&model, &mut data, &mut ws, q, v, t);
                 black_box(&ws.dqdd_dq);
+                mix(ws.dqdd_dq.as_slice());
+                mix(ws.dqdd_dv.as_slice());
+                mix(data.mass_matrix_inverse().expect("fresh M⁻¹").as_slice());
             }
         }
         "cd_contacts3d" => {
@@ -44,8 +57,11 @@ fn main() {
             for c in 0..calls {
                 let (q, v, t) = &states[c % states.len()];
                 black_box(cs.forward_dynamics(&model, &mut data, q, v, t, Method::RangeSpaceSparse).ok());
+                mix(cs.qdd.as_slice());
+                mix(cs.lambda.as_slice());
             }
         }
         a => panic!("unknown --algo {a}"),
     }
+    println!("{algo}: {calls} calls, result bits hash {hash:016x}");
 }
