@@ -64,6 +64,44 @@ fn aba_derivatives_impl(
     check_len("v", v, model.nv);
     check_len("tau", tau, model.nv);
     assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        unsafe {
+            aba_derivatives_avx2(model, data, ws, q, v, tau, f_ext)
+        };
+        return;
+    }
+    aba_derivatives_in(model, data, ws, q, v, tau, f_ext);
+}
+
+/// [`aba_derivatives_in`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn aba_derivatives_avx2(
+    model: &Model,
+    data: &mut Data,
+    ws: &mut DerivativesWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    tau: &DVector<f64>,
+    f_ext: Option<&[Force]>,
+) {
+    aba_derivatives_in(model, data, ws, q, v, tau, f_ext);
+}
+
+/// [`aba_derivatives_impl`]'s body after the checks.
+#[inline(always)]
+fn aba_derivatives_in(
+    model: &Model,
+    data: &mut Data,
+    ws: &mut DerivativesWorkspace,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+    tau: &DVector<f64>,
+    f_ext: Option<&[Force]>,
+) {
     let n = model.nv;
     forward_pass(model, data, ws, q.as_slice(), v.as_slice(), None, f_ext);
     data.fresh = Fresh::PLACEMENTS | Fresh::MASS_MATRIX;
@@ -84,7 +122,33 @@ fn aba_derivatives_impl(
 /// `ws.dqdd_dq = −M⁻¹ ws.dtau_dq`, `ws.dqdd_dv = −M⁻¹ ws.dtau_dv` for the full symmetric M⁻¹
 /// `minv` (column-major): column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related
 /// to j's joint (the only rows where X can be nonzero), four columns of M⁻¹ at a time.
+///
+/// On x86-64 compiled twice, for AVX2 (four `f64` an instruction along the output column,
+/// chosen at run time) and portable (two): the same operations in the same order (Rust never
+/// fuses a multiply and an add), so the same bits either way (as `batch/lanes.rs`).
 pub(crate) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        #[allow(unsafe_code)]
+        unsafe {
+            minus_minv_times_avx2(model, ws, minv)
+        };
+        return;
+    }
+    minus_minv_times_in(model, ws, minv);
+}
+
+/// [`minus_minv_times`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn minus_minv_times_avx2(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
+    minus_minv_times_in(model, ws, minv);
+}
+
+/// [`minus_minv_times`]' body.
+#[inline(always)]
+fn minus_minv_times_in(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
     let n = model.nv;
     let (xq, xv) = (ws.dtau_dq.as_slice(), ws.dtau_dv.as_slice());
     let (yq, yv) = (ws.dqdd_dq.as_mut_slice(), ws.dqdd_dv.as_mut_slice());

@@ -213,6 +213,7 @@ fn configuration_entries(
 /// where q̈ is only known once M is): the accelerations grow by `δa_i = δa_λ + J_i q̈_i`, so
 /// `∂a/∂q_k` by `δa_λ × J_k`, and the subtree forces by `I^C_i δa_λ + P_i` with
 /// `P_i = Σ_{k in subtree} I^C_k J_k q̈_k`; M, ∂τ/∂v, `I^C` and `B^C` do not depend on q̈.
+#[inline(always)]
 pub(super) fn configuration_entries_at(model: &Model, ws: &mut DerivativesWorkspace, qdd: &[f64]) {
     let n = model.nv;
     ws.delta_a[0] = Motion::zero();
