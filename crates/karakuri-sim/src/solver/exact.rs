@@ -171,13 +171,27 @@ impl Dense {
             return false;
         }
         let (k, l) = (self.rows.len(), p.trees.len[t as usize]);
+        let v = &v_free[p.trees.start[t as usize]..][..l];
+        // `piece_dot`'s full sum adds `0 · v_c` (±0) for a zero entry, which leaves a nonzero
+        // sum as it is: over `nz` it is the same number, unless it is zero (its sign may
+        // differ) or some entry is not finite (`0 · ∞`), where the full sum is taken
+        let finite = v.iter().all(|x| x.is_finite());
         self.row_off.clear();
         for &b in island {
             let bl = p.blocks[b as usize];
             for ra in 0..bl.n {
                 let o = bl.off + ra * bl.width;
+                let pa = self.row_off.len();
                 self.row_off.push(o);
-                self.c.push(piece_dot(&p.trees, &bl, &p.j[o..o + l], v_free));
+                let row = &p.j[o..o + l];
+                let mut y = -0.0;
+                for &c in &self.nz[self.nz_start[pa]..self.nz_start[pa + 1]] {
+                    y += row[c as usize] * v[c as usize];
+                }
+                if !(finite && y != 0.0 && y.is_finite()) {
+                    y = piece_dot(&p.trees, &bl, row, v_free);
+                }
+                self.c.push(y);
             }
         }
         // `qH⁻¹ Jᵀ` of the island's rows dof-major (`mt[c k + pb]`, every entry written):

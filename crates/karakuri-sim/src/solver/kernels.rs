@@ -43,12 +43,14 @@ pub(super) fn contact_w<const W: usize>(j: &[f64], mj: &[f64]) -> [f64; 6] {
     acc
 }
 
-/// [`contact_w`] for any width `wd`.
+/// [`contact_w`] for any width `wd` (the rows zipped: no bounds check a column).
 pub(super) fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
     let mut acc = [-0.0; 6];
-    for k in 0..wd {
-        let (j0, j1, j2) = (j[k], j[wd + k], j[2 * wd + k]);
-        let (m0, m1, m2) = (mj[k], mj[wd + k], mj[2 * wd + k]);
+    let (j0, j12) = j[..3 * wd].split_at(wd);
+    let (j1, j2) = j12.split_at(wd);
+    let (m0, m12) = mj[..3 * wd].split_at(wd);
+    let (m1, m2) = m12.split_at(wd);
+    for (((&j0, &j1), &j2), ((&m0, &m1), &m2)) in j0.iter().zip(j1).zip(j2).zip(m0.iter().zip(m1).zip(m2)) {
         acc[0] += j0 * m0;
         acc[1] += j1 * m0;
         acc[2] += j1 * m1;
