@@ -1,7 +1,7 @@
 //! Joint and frame Jacobians and their time variation (RBDA §4.1.4), with Pinocchio's
 //! reference frames.
 
-use super::{check_len, dof_in_frame, place_joints_turned};
+use super::{check_len, dof_in_frame, place_joints};
 use crate::algorithms::kinematics::forward_kinematics_velocity;
 use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, JointId, Model};
@@ -31,7 +31,7 @@ pub fn joint_jacobians<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) 
     check_len("q", q, model.nq);
     // each joint's columns written as soon as its placement is known, from the placement in
     // registers (fill_world_columns' numbers: record 0110)
-    place_joints_turned(model, data, q.as_slice(), |data, i| {
+    place_joints(model, data, q.as_slice(), |data, i| {
         let iv = model.idx_v[i];
         for k in iv..iv + model.nvs[i] {
             let col = dof_in_frame(model, k, &data.o_m_i[i]);

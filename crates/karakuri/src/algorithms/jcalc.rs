@@ -16,7 +16,7 @@
 
 use crate::data::Data;
 use crate::model::{mul_axis_rotation, revolute_placement_after, JointType, Model};
-use crate::spatial::quarter_turn::{dispatch_quarter_turn, QUARTER_TURNS};
+use crate::spatial::quarter_turn::dispatch_quarter_turn;
 use crate::spatial::{sin_cos, ArticulatedInertia, Force, Mat3, Motion, OriginInertia, Se3, Vec3};
 
 /// The placement protocol: the `(sin q, cos q)` of every revolute joint first, then for each
@@ -29,23 +29,7 @@ use crate::spatial::{sin_cos, ArticulatedInertia, Force, Mat3, Motion, OriginIne
 pub(crate) fn place_joints(model: &Model, data: &mut Data, q: &[f64], mut step: impl FnMut(&mut Data, usize)) {
     joint_angles(model, data, q);
     for i in 1..model.njoints {
-        update_joint_placement::<false>(model, data, q, i);
-        step(data, i);
-    }
-}
-
-/// [`place_joints`] for the kinematics calls (`forward_kinematics*`, `joint_jacobians`): a
-/// revolute joint about ±x, ±y, ±z behind a quarter-turn placement `P` takes
-/// `o_R_i = (o_R_λ P) R_J` (the parent's columns moved and signed, exact, then two mixed by
-/// the angle) rather than `o_R_λ (P R_J)`. The same numbers (each entry is the same sum of the
-/// same two products) but for the sign of an exact zero, so the recursions that compare
-/// their placements with the batched ones or the simulator's step keep [`place_joints`]
-/// (record 0110).
-#[inline(always)]
-pub(crate) fn place_joints_turned(model: &Model, data: &mut Data, q: &[f64], mut step: impl FnMut(&mut Data, usize)) {
-    joint_angles(model, data, q);
-    for i in 1..model.njoints {
-        update_joint_placement::<true>(model, data, q, i);
+        update_joint_placement(model, data, q, i);
         step(data, i);
     }
 }
@@ -60,7 +44,7 @@ pub(crate) fn place_joints_after_crba(model: &Model, data: &mut Data, q: &[f64],
     let replace = (1..model.njoints).any(|i| is_floating_root(model, i));
     for i in 1..model.njoints {
         if replace {
-            update_joint_placement::<false>(model, data, q, i);
+            update_joint_placement(model, data, q, i);
         }
         step(data, i);
     }
@@ -84,31 +68,18 @@ fn joint_angles(model: &Model, data: &mut Data, q: &[f64]) {
 /// [`place_joints`], private so that no recursion calls it without the first. A revolute joint about ±x, ±y, ±z whose placement has no
 /// rotation (the usual URDF case) skips both 3x3 products: `o_R_i = o_R_λ R_J` mixes two
 /// columns of the parent's rotation.
-/// With `TURNED` ([`place_joints_turned`]), a quarter-turn placement `P` in front of such a
-/// joint moves the parent's columns (`o_R_λ P`) and mixes two of them likewise.
 #[inline(always)]
-fn update_joint_placement<const TURNED: bool>(model: &Model, data: &mut Data, q: &[f64], i: usize) {
+fn update_joint_placement(model: &Model, data: &mut Data, q: &[f64], i: usize) {
     let placement = &model.joint_placements[i];
     let p = model.parents[i];
     if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
         let (s, cos) = data.joint_sin_cos[i];
-        match (axis.signed_basis(), model.placement_quarter_turn[i]) {
-            (Some((c, sign)), Some(0)) => {
+        match axis.signed_basis() {
+            Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => {
                 let s = sign * s; // about −e_c by q = about e_c by −q
                 data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
                 let o_p = data.o_m_i[p];
                 data.o_m_i[i] = Se3::new(mul_axis_rotation(&o_p.rotation, c, s, cos), o_p.transform_point(&placement.translation));
-                return;
-            }
-            (Some((c, sign)), Some(turn)) if TURNED => {
-                let s = sign * s;
-                data.li_m_i[i] = Se3::new(mul_axis_rotation(&placement.rotation, c, s, cos), placement.translation);
-                let o_p = data.o_m_i[p];
-                // column j of P is σ_j e_π(j): column j of o_R_λ P is σ_j times column π(j) of o_R_λ
-                let (index, sigma) = QUARTER_TURNS[turn as usize];
-                let r = &o_p.rotation;
-                let moved = Mat3::from_columns(&[r.column(index[0]) * sigma[0], r.column(index[1]) * sigma[1], r.column(index[2]) * sigma[2]]);
-                data.o_m_i[i] = Se3::new(mul_axis_rotation(&moved, c, s, cos), o_p.transform_point(&placement.translation));
                 return;
             }
             _ => data.li_m_i[i] = revolute_placement_after(&axis, placement, s, cos),

@@ -1,7 +1,7 @@
 //! Forward kinematics: placements, velocities and accelerations of every joint (RBDA §4.1).
 
 use super::jcalc::joint_velocity;
-use super::{check_len, motion_to_joint, place_joints_turned};
+use super::{check_len, motion_to_joint, place_joints};
 use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, Model};
 use crate::spatial::{Motion, Se3};
@@ -12,7 +12,7 @@ use nalgebra::DVector;
 pub fn forward_kinematics(model: &Model, data: &mut Data, q: &DVector<f64>) {
     check_len("q", q, model.nq);
     // li_m_i = X_T X_J(q) (placement then joint motion), o_m_i = o_m_λ(i) li_m_i
-    place_joints_turned(model, data, q.as_slice(), |_, _| {});
+    place_joints(model, data, q.as_slice(), |_, _| {});
     data.fresh = Fresh::PLACEMENTS;
 }
 
@@ -23,7 +23,7 @@ pub fn forward_kinematics_velocity(model: &Model, data: &mut Data, q: &DVector<f
     check_len("v", v, model.nv);
     let vs = v.as_slice();
     data.v[0] = Motion::zero();
-    place_joints_turned(model, data, q.as_slice(), |data, i| {
+    place_joints(model, data, q.as_slice(), |data, i| {
         // v_i = X_i v_λ(i) + S_i q̇_i (plane turns, one-component joint motions: record 0094)
         data.v[i] = joint_velocity::<false>(model, i, &data.li_m_i[i], &data.v[model.parents[i]], vs, None).0;
     });
@@ -45,7 +45,7 @@ pub fn forward_kinematics_acceleration(
     let (vs, as_) = (v.as_slice(), a.as_slice());
     data.v[0] = Motion::zero();
     data.a[0] = Motion::zero();
-    place_joints_turned(model, data, q.as_slice(), |data, i| {
+    place_joints(model, data, q.as_slice(), |data, i| {
         let (p, x) = (model.parents[i], data.li_m_i[i]);
         // a_i = X_i a_λ(i) + S_i q̈_i + v_i × S_i q̇_i
         let (vi, bias) = joint_velocity::<true>(model, i, &x, &data.v[p], vs, Some(as_));

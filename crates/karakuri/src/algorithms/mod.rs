@@ -54,7 +54,7 @@ pub use kinematics::{
 };
 pub(crate) use jcalc::{
     add_articulated_to_parent, add_inertia_to_parent, axis_motion, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, joint_motion,
-    force_to_parent, motion_cross_axis, motion_to_joint, place_joints, place_joints_after_crba, place_joints_turned, project_force,
+    force_to_parent, motion_cross_axis, motion_to_joint, place_joints, place_joints_after_crba, project_force,
 };
 pub use jcalc::is_lone_root;
 pub use rnea::{gravity_torques, inverse_dynamics, inverse_dynamics_with_forces, nonlinear_effects};

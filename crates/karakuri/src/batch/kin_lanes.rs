@@ -12,7 +12,6 @@ use super::lanes::{
     add3, cross, free_flyer_in_lanes, inertia_mul, mul33, mul_mv, parent_placement, placement_in_lanes, prismatic_in_lanes, revolute_in_lanes, sin_cos, splat3, LMotion,
     LSe3, LaneWorkspace, L, LANES, M3, V3, V6,
 };
-use crate::spatial::quarter_turn::QUARTER_TURNS;
 use crate::spatial::Vec3;
 use crate::model::{JointType, Model};
 
@@ -34,10 +33,6 @@ pub(crate) struct KinWorkspace {
 enum Place {
     /// Revolute about `sign · e_c` behind an unrotated placement: the parent's columns mixed.
     Axis(usize, f64),
-    /// Revolute about `sign · e_c` behind the quarter turn `P` of code `u8`: the parent's
-    /// columns moved and signed (`o_R_λ P`), then mixed (`jcalc::place_joints_turned`; only
-    /// [`world_placement`], the forward kinematics' and Jacobians' placements, reads this).
-    Quarter(usize, f64, u8),
     /// Revolute about `sign · e_c` behind a rotated placement: [`revolute_in_lanes`], then
     /// the parent's placement composed with it.
     Turned(usize, f64),
@@ -53,11 +48,8 @@ impl Place {
     fn of(model: &Model, i: usize) -> Place {
         match model.joint_types[i] {
             JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } => match axis.signed_basis() {
-                Some((c, sign)) => match model.placement_quarter_turn[i] {
-                    Some(0) => Place::Axis(c, sign),
-                    Some(turn) => Place::Quarter(c, sign, turn),
-                    None => Place::Turned(c, sign),
-                },
+                Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => Place::Axis(c, sign),
+                Some((c, sign)) => Place::Turned(c, sign),
                 None => Place::Scalar,
             },
             JointType::Prismatic { axis } => Place::Prismatic(axis.vector()),
@@ -282,7 +274,7 @@ pub(crate) fn gather_rows(q: &[f64], rows: &[usize; LANES], nq: usize, qg: &mut 
 #[inline(always)]
 fn angles(model: &Model, how: &[Place], qg: &[L], sn: &mut [L], cs: &mut [L]) {
     for i in 1..model.njoints {
-        if let Place::Axis(..) | Place::Quarter(..) | Place::Turned(..) = how[i] {
+        if let Place::Axis(..) | Place::Turned(..) = how[i] {
             let iv = model.idx_v[i];
             (sn[iv], cs[iv]) = sin_cos(qg[model.idx_q[i]]);
         }
@@ -310,13 +302,6 @@ fn world_placement(model: &Model, how: Place, op: &LSe3, i: usize, rows: &[usize
         Place::Axis(c, sign) => {
             let t = splat3(&model.joint_placements[i].translation);
             return LSe3 { r: turn_columns(&op.r, c, L::splat(sign) * sn[iv], cs[iv]), p: add3(mul_mv(&op.r, t), op.p) };
-        }
-        Place::Quarter(c, sign, turn) => {
-            // column j of P is σ_j e_π(j): column j of o_R_λ P is σ_j times column π(j) of o_R_λ
-            let (index, sigma) = QUARTER_TURNS[turn as usize];
-            let moved: M3 = std::array::from_fn(|r| std::array::from_fn(|j| L::splat(sigma[j]) * op.r[r][index[j]]));
-            let t = splat3(&model.joint_placements[i].translation);
-            return LSe3 { r: turn_columns(&moved, c, L::splat(sign) * sn[iv], cs[iv]), p: add3(mul_mv(&op.r, t), op.p) };
         }
         Place::Turned(c, sign) => revolute_in_lanes(model, i, c, sign, sn[iv], cs[iv]),
         Place::Prismatic(a) => prismatic_in_lanes(model, i, &a, qg[iq]),
