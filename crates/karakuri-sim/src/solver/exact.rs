@@ -329,6 +329,7 @@ impl Dense {
 /// `W` entry `J_a · (qH⁻¹ Jᵀ)_b` of row `ra` of block `a` and row `rb` of block `b`: the sum
 /// over the trees they share, each tree's in `dot`'s order over `nz`, the nonzero entries of
 /// `J_a`'s row (ascending).
+#[inline]
 fn cross_dot(trees: &Trees, (j, mj, nz): (&[f64], &[f64], &[u32]), (a, ra): (&Block, usize), (b, rb): (&Block, usize)) -> f64 {
     let ja = &j[a.off + ra * a.width..a.off + (ra + 1) * a.width];
     let mb = &mj[b.off + rb * b.width..b.off + (rb + 1) * b.width];
