@@ -1,8 +1,8 @@
 //! Joint and frame Jacobians and their time variation (RBDA §4.1.4), with Pinocchio's
 //! reference frames.
 
-use super::{check_len, dof_in_frame, place_joints};
-use crate::algorithms::kinematics::forward_kinematics_velocity;
+use super::dof_in_frame;
+use crate::algorithms::kinematics::{forward_kinematics, forward_kinematics_velocity};
 use crate::data::{Data, Fresh, Stale};
 use crate::model::{FrameId, JointId, Model};
 use crate::spatial::{Motion, Se3};
@@ -28,16 +28,8 @@ pub enum ReferenceFrame {
 /// Placements and the world Jacobian columns of every dof (`data.jacobian`, 6 x nv,
 /// [`Data::jacobians`]). Fresh after: placements, Jacobians.
 pub fn joint_jacobians<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
-    check_len("q", q, model.nq);
-    // each joint's columns written as soon as its placement is known, from the placement in
-    // registers (fill_world_columns' numbers: record 0110)
-    place_joints(model, data, q.as_slice(), |data, i| {
-        let iv = model.idx_v[i];
-        for k in iv..iv + model.nvs[i] {
-            let col = dof_in_frame(model, k, &data.o_m_i[i]);
-            write_col(&mut data.jacobian, k, &col);
-        }
-    });
+    forward_kinematics(model, data, q);
+    fill_world_columns(model, data);
     data.fresh = Fresh::PLACEMENTS | Fresh::JACOBIANS;
     &data.jacobian
 }
@@ -55,10 +47,13 @@ pub(crate) fn fill_world_columns(model: &Model, data: &mut Data) {
 /// Writes motion `c` as column `k` of the 6-row matrix `m` (linear, then angular).
 #[inline]
 pub(crate) fn write_col(m: &mut DMatrix<f64>, k: usize, c: &Motion) {
-    debug_assert_eq!(m.nrows(), 6);
-    // column-major with six rows: column k is m[6k..6k + 6], one slice check
-    let col = &mut m.as_mut_slice()[6 * k..6 * k + 6];
-    col.copy_from_slice(&[c.linear.x, c.linear.y, c.linear.z, c.angular.x, c.angular.y, c.angular.z]);
+    let mut col = m.column_mut(k);
+    col[0] = c.linear.x;
+    col[1] = c.linear.y;
+    col[2] = c.linear.z;
+    col[3] = c.angular.x;
+    col[4] = c.angular.y;
+    col[5] = c.angular.z;
 }
 
 #[inline]
