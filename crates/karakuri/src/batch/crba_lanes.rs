@@ -34,6 +34,8 @@ pub(crate) struct CrbaWorkspace {
     /// `chain[cs[k]..cs[k + 1]]`; the factors' and V's rows on it (`fl`, `wv`).
     chain: Vec<usize>,
     cs: Vec<usize>,
+    /// Where the row of each entry's ancestor begins: `up[t] = cs[chain[t]]`.
+    up: Vec<usize>,
     fl: Vec<L>,
     wv: Vec<L>,
     /// M⁻¹, full symmetric, row-major, after [`invert`].
@@ -134,6 +136,7 @@ impl CrbaWorkspace {
             vt: vec![z; nn],
             fl: vec![z; chain.len() + 1],
             wv: vec![z; chain.len()],
+            up: chain.iter().map(|&i| cs[i]).collect(),
             chain,
             cs,
             zt: vec![z; nn],
@@ -228,7 +231,14 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             // the rows of d's path: a free-flyer root's are entries of F, the others S_r · F
             let (s, e, rl) = (cw.cs[d], cw.cs[d + 1], cw.root_len[d]);
             let (fl, chain) = (&mut cw.fl[s..e], &cw.chain[s..e]);
-            fl[..rl].copy_from_slice(&f[..rl]);
+            // a whole F in six moves: a copy of variable length is a `memcpy` call per dof, with
+            // the registers spilled around it (the root's own dofs, shorter, copied apart so
+            // that the two are not merged into one call)
+            if rl == 6 {
+                fl[..6].copy_from_slice(&f);
+            } else if rl > 0 {
+                copy_apart(&mut fl[..rl], &f[..rl]);
+            }
             for (x, &r) in fl[rl..].iter_mut().zip(&chain[rl..]) {
                 *x = dot6(&kw.s_world[r], &f);
             }
@@ -244,6 +254,13 @@ fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut
             }
         }
     }
+}
+
+/// `x` into `y`, in a function of its own (not inlined: the caller's copy of a fixed length stays
+/// six moves).
+#[inline(never)]
+fn copy_apart(y: &mut [L], x: &[L]) {
+    y.copy_from_slice(x);
 }
 
 /// `out[a] += Σ_t c[t] cols[t][a]` over `W` columns of V at once (one load and store of `out`
@@ -278,7 +295,7 @@ pub(crate) fn invert(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
 fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
     let n = m.nv;
     let (one, zero) = (L::splat(1.0), L::splat(0.0));
-    let (chain, cs) = (&cw.chain[..], &cw.cs[..]);
+    let (chain, cs, up) = (&cw.chain[..], &cw.cs[..], &cw.up[..]);
     let fl = &mut cw.fl;
     if let Some(h) = h {
         for k in 0..n {
@@ -297,9 +314,8 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
         let rk = one / row[d];
         cw.dinv[k] = rk;
         for p in 0..d {
-            let i = chain[s + p];
-            let a = row[p] * rk;
-            for (y, x) in before[cs[i]..cs[i] + p + 1].iter_mut().zip(&row[..=p]) {
+            let (i0, a) = (up[s + p], row[p] * rk);
+            for (y, x) in before[i0..i0 + p + 1].iter_mut().zip(&row[..=p]) {
                 *y -= a * *x;
             }
         }
@@ -307,22 +323,27 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
             *x *= rk;
         }
     }
-    // V = L⁻¹ by rows, compact (`wv`): v_k = e_k − Σ_p L[k, path_k[p]] v_{path_k[p]}; its
-    // columns into `vt` (`vt[j * n + k] = V[k, j]`, zero off the pattern)
+    // V = L⁻¹ by rows, compact (`wv`): v_k = e_k − Σ_p L[k, path_k[p]] v_{path_k[p]}, up to
+    // four entries at a time in registers (`v_entries`); its columns into `vt` (`vt[j * n + k]
+    // = V[k, j]`, zero off the pattern)
     let (wv, vt) = (&mut cw.wv, &mut cw.vt);
     for k in 0..n {
         let (s, e) = (cs[k], cs[k + 1]);
         let d = e - s - 1;
         let (before, rest) = wv.split_at_mut(s);
-        let wk = &mut rest[..=d];
-        wk.fill(zero);
-        wk[d] = one;
-        for p in 0..d {
-            let (i, a) = (chain[s + p], fl[s + p]);
-            for (y, x) in wk[..=p].iter_mut().zip(&before[cs[i]..cs[i] + p + 1]) {
-                *y -= a * *x;
+        let (wk, a, up) = (&mut rest[..=d], &fl[s..s + d], &up[s..s + d]);
+        let mut j = 0;
+        while j < d {
+            let w = (d - j).min(4);
+            match w {
+                4 => wk[j..j + 4].copy_from_slice(&v_entries::<4>(j, a, up, before)),
+                3 => wk[j..j + 3].copy_from_slice(&v_entries::<3>(j, a, up, before)),
+                2 => wk[j..j + 2].copy_from_slice(&v_entries::<2>(j, a, up, before)),
+                _ => wk[j..j + 1].copy_from_slice(&v_entries::<1>(j, a, up, before)),
             }
+            j += w;
         }
+        wk[d] = one;
         for (&j, &x) in chain[s..e].iter().zip(wk.iter()) {
             vt[j * n + k] = x;
         }
@@ -354,6 +375,29 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
             p0 += hi - lo;
         }
     }
+}
+
+/// Entries `j..j + W` of a row of V = L⁻¹ (`j + W` at most the row's dof's place on its path,
+/// `a.len()`): `−Σ_p a[p] V[path[p], j + t]` over `p ≥ j + t`, the ancestors' rows (prefixes of
+/// the path) at `before[up[p]..]`. Each entry's products are subtracted from zero in the order of
+/// `p`, as the row-by-row update `v_k[..=p] -= a[p] v_{path[p]}` does, so the same bits; the `W`
+/// sums stay in registers (one load of `a[p]` and of the ancestor's row start per `W` entries).
+#[inline(always)]
+fn v_entries<const W: usize>(j: usize, a: &[L], up: &[usize], before: &[L]) -> [L; W] {
+    let mut acc = [L::splat(0.0); W];
+    // the ancestors at p < j + W - 1 reach entry p only
+    for p in j..j + W - 1 {
+        for (y, x) in acc.iter_mut().zip(&before[up[p] + j..up[p] + p + 1]) {
+            *y -= a[p] * *x;
+        }
+    }
+    for p in j + W - 1..a.len() {
+        let x: &[L; W] = before[up[p] + j..up[p] + j + W].try_into().unwrap();
+        for t in 0..W {
+            acc[t] -= a[p] * x[t];
+        }
+    }
+    acc
 }
 
 /// The lower triangle of the `n x n` row-major `z` mirrored into its upper one.

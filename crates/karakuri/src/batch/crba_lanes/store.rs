@@ -134,75 +134,18 @@ pub(crate) use tile_avx2;
 #[target_feature(enable = "avx2")]
 #[inline]
 pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: usize, dst: &mut [f64], stream: bool) {
-    use std::arch::x86_64::*;
     let per = src.len();
     let states = LANES.min(k - g * LANES);
     if states < LANES {
         return store_rows(src, runs, g, k, dst);
     }
     let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
-    let o = rows.as_mut_ptr();
     let s = src.as_ptr().cast::<f64>();
-    // one run's entries `lo..hi` of the four rows; `$st` a literal, so that each copy has its
-    // own stores
-    macro_rules! run {
-        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
-            let (lo, hi, zero) = ($lo, $hi, $zero);
-            assert!(lo <= hi && hi <= per);
-            let mut e = lo;
-            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
-            // `rows.len() == 4 * per`; lane `l` of `src[e]` is `s[4 e + l]` and `src.len() ==
-            // per`, each `L` 32-byte aligned (`repr(C, align(32))`), so the 128-bit loads at even
-            // offsets are aligned. AVX2 is enabled on this function.
-            #[allow(unsafe_code)]
-            unsafe {
-                let put = |p: *mut f64, v: __m256d| {
-                    if $st {
-                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
-                    } else {
-                        _mm256_storeu_pd(p, v)
-                    }
-                };
-                if zero {
-                    let z = _mm256_setzero_pd();
-                    while e + 4 <= hi {
-                        for l in 0..LANES {
-                            put(o.add(l * per + e), z);
-                        }
-                        e += 4;
-                    }
-                } else {
-                    while e + 4 <= hi {
-                        let a = s.add(4 * e);
-                        let half = |x: usize, y: usize| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(a.add(x))), _mm_load_pd(a.add(y)));
-                        // [a0 a1 | c0 c1], [b0 b1 | d0 d1], [a2 a3 | c2 c3], [b2 b3 | d2 d3]
-                        let (t0, t1, t2, t3) = (half(0, 8), half(4, 12), half(2, 10), half(6, 14));
-                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
-                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
-                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
-                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
-                        e += 4;
-                    }
-                }
-                while e < hi {
-                    for l in 0..LANES {
-                        let x = if zero { 0.0 } else { *s.add(4 * e + l) };
-                        put1(&mut *o.add(l * per + e), x, $st);
-                    }
-                    e += 1;
-                }
-            }
-        }};
-    }
-    if stream {
-        for &(lo, hi, zero) in runs {
-            run!(lo, hi, zero, true);
-        }
-        _mm_sfence();
-    } else {
-        for &(lo, hi, zero) in runs {
-            run!(lo, hi, zero, false);
-        }
+    // SAFETY: `rows` is four rows of `per` entries; entry `e < per` of `src` is the 32-byte
+    // aligned `L` at `s + 4 e` (`src.len() == per`, `repr(C, align(32))`).
+    #[allow(unsafe_code)]
+    unsafe {
+        store_runs(runs, rows, stream, |e| s.add(4 * e))
     }
 }
 
@@ -216,7 +159,6 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, bool)], scratch: &mut [L], g: usize, k: usize, dst: &mut [f64], stream: bool) {
-    use std::arch::x86_64::*;
     let per = map.len();
     let states = LANES.min(k - g * LANES);
     if states < LANES {
@@ -226,64 +168,98 @@ pub(super) fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, b
         return store_rows(scratch, runs, g, k, dst);
     }
     let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
-    let o = rows.as_mut_ptr();
-    macro_rules! run {
-        ($lo:expr, $hi:expr, $zero:expr, $st:literal) => {{
-            let (lo, hi, zero) = ($lo, $hi, $zero);
-            assert!(lo <= hi && hi <= per);
-            let mut e = lo;
-            // SAFETY: entry `e < hi <= per` of row `l < 4` is `rows[l * per + e]` and
-            // `rows.len() == 4 * per`; each `L` read is a bounds-checked element of `src`,
-            // 32-byte aligned (`repr(C, align(32))`), so its 128-bit halves are aligned. AVX2
-            // is enabled on this function.
-            #[allow(unsafe_code)]
-            unsafe {
-                let put = |p: *mut f64, v: __m256d| {
-                    if $st {
-                        put4(std::slice::from_raw_parts_mut(p, 4), v, true)
-                    } else {
-                        _mm256_storeu_pd(p, v)
-                    }
-                };
-                if zero {
-                    let z = _mm256_setzero_pd();
-                    while e + 4 <= hi {
-                        for l in 0..LANES {
-                            put(o.add(l * per + e), z);
-                        }
-                        e += 4;
-                    }
-                } else {
-                    while e + 4 <= hi {
-                        let x = &map[e..e + 4];
-                        let [a, b, c, d] = [x[0], x[1], x[2], x[3]].map(|i| src[i as usize].0.as_ptr());
-                        let half = |x: *const f64, y: *const f64| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(x)), _mm_load_pd(y));
-                        let (t0, t1, t2, t3) = (half(a, c), half(b, d), half(a.add(2), c.add(2)), half(b.add(2), d.add(2)));
-                        put(o.add(e), _mm256_unpacklo_pd(t0, t1));
-                        put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
-                        put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
-                        put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
-                        e += 4;
-                    }
-                }
-                while e < hi {
-                    let x = src[map[e] as usize];
-                    for l in 0..LANES {
-                        put1(&mut *o.add(l * per + e), x.0[l], $st);
-                    }
-                    e += 1;
-                }
-            }
-        }};
+    // SAFETY: `rows` is four rows of `per == map.len()` entries; `store_runs` asks for entries
+    // `e < per` only (`map[e]` in bounds), each the bounds-checked `src[map[e]]`, an `L`,
+    // 32-byte aligned (`repr(C, align(32))`).
+    #[allow(unsafe_code)]
+    unsafe {
+        store_runs(runs, rows, stream, |e| src[*map.get_unchecked(e) as usize].0.as_ptr())
     }
+}
+
+/// The runs of a group's four rows `rows` (`4 x per` entries, row-major), entry `e` of the four
+/// states from the four lanes at `at(e)`: each block of four entries by eight 128-bit loads (four
+/// folded into `vinsertf128`), four in-lane unpacks and four stores, a zero block by four stores
+/// of a zero register, non-temporal when `stream` (then fenced). The one body of
+/// [`store_rows_avx2`] (lanes in a row) and [`store_mapped_avx2`] (lanes through a map).
+///
+/// # Safety
+///
+/// `at(e)`, for every `e` of a run, points at four readable `f64` aligned to 32 bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(unsafe_code)]
+unsafe fn store_runs(runs: &[(usize, usize, bool)], rows: &mut [f64], stream: bool, at: impl Fn(usize) -> *const f64) {
+    let per = rows.len() / LANES;
+    let o = rows.as_mut_ptr();
     if stream {
         for &(lo, hi, zero) in runs {
-            run!(lo, hi, zero, true);
+            // SAFETY: as this function's (the run is checked inside)
+            unsafe { store_run::<true>(o, per, lo, hi, zero, &at) };
         }
-        _mm_sfence();
+        std::arch::x86_64::_mm_sfence();
     } else {
         for &(lo, hi, zero) in runs {
-            run!(lo, hi, zero, false);
+            // SAFETY: as this function's (the run is checked inside)
+            unsafe { store_run::<false>(o, per, lo, hi, zero, &at) };
+        }
+    }
+}
+
+/// One run `lo..hi` of [`store_runs`], stored non-temporal when `ST` (a parameter, so that each
+/// copy has its own stores).
+///
+/// # Safety
+///
+/// `o` points at four rows of `per` writable `f64`; `at(e)`, for `e` in `lo..hi`, at four
+/// readable `f64` aligned to 32 bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(unsafe_code)]
+unsafe fn store_run<const ST: bool>(o: *mut f64, per: usize, lo: usize, hi: usize, zero: bool, at: &impl Fn(usize) -> *const f64) {
+    use std::arch::x86_64::*;
+    assert!(lo <= hi && hi <= per);
+    let mut e = lo;
+    // SAFETY: entry `e < hi <= per` of row `l < 4` is `o + l * per + e` (the caller's four
+    // rows); the lanes at `at(e)` are 32-byte aligned, so the 128-bit loads of their halves
+    // are aligned. AVX2 is enabled on this function.
+    unsafe {
+        let put = |p: *mut f64, v: __m256d| {
+            if ST {
+                put4(std::slice::from_raw_parts_mut(p, 4), v, true)
+            } else {
+                _mm256_storeu_pd(p, v)
+            }
+        };
+        if zero {
+            let z = _mm256_setzero_pd();
+            while e + 4 <= hi {
+                for l in 0..LANES {
+                    put(o.add(l * per + e), z);
+                }
+                e += 4;
+            }
+        } else {
+            while e + 4 <= hi {
+                let [a, b, c, d] = [at(e), at(e + 1), at(e + 2), at(e + 3)];
+                let half = |x: *const f64, y: *const f64| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(x)), _mm_load_pd(y));
+                // [a0 a1 | c0 c1], [b0 b1 | d0 d1], [a2 a3 | c2 c3], [b2 b3 | d2 d3]
+                let (t0, t1, t2, t3) = (half(a, c), half(b, d), half(a.add(2), c.add(2)), half(b.add(2), d.add(2)));
+                put(o.add(e), _mm256_unpacklo_pd(t0, t1));
+                put(o.add(per + e), _mm256_unpackhi_pd(t0, t1));
+                put(o.add(2 * per + e), _mm256_unpacklo_pd(t2, t3));
+                put(o.add(3 * per + e), _mm256_unpackhi_pd(t2, t3));
+                e += 4;
+            }
+        }
+        while e < hi {
+            for l in 0..LANES {
+                let x = if zero { 0.0 } else { *at(e).add(l) };
+                put1(&mut *o.add(l * per + e), x, ST);
+            }
+            e += 1;
         }
     }
 }
