@@ -266,11 +266,9 @@ fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &
                 *x = acc;
             }
         } else {
-            for p in pf..d {
-                let i = chain[s + p];
-                let a = u[s + p];
-                let wi = &before[cs[i]..cs[i] + p + 1];
-                for (x, y) in wj[..=p].iter_mut().zip(wi) {
+            // the chain of the p-th ancestor i is the first p + 1 entries of j's
+            for (&i, &a) in chain[s + pf..s + d].iter().zip(&u[s + pf..s + d]) {
+                for (x, y) in wj.iter_mut().zip(&before[cs[i]..cs[i + 1]]) {
                     *x -= a * y;
                 }
             }
