@@ -14,6 +14,30 @@ use nalgebra::{DMatrix, DVector};
 
 use super::mass_matrix;
 
+/// Compiles a function twice on x86-64, for AVX2 (chosen at run time) and portable: the same
+/// operations in the same order (AVX2 has no FMA and Rust never fuses a multiply and an add),
+/// so the same bits either way (records 0064, 0109, 0115). The one-body form of the
+/// simulator's `twice!` (`karakuri-sim/src/solver/mod.rs`), kept local to this file.
+macro_rules! avx2_or_portable {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$doc])*
+        #[inline]
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $body
+                // SAFETY: the CPU has AVX2, checked on the line above.
+                #[allow(unsafe_code)]
+                return unsafe { avx2($($arg),*) };
+            }
+            #[inline(always)]
+            fn portable($($arg: $ty),*) $body
+            portable($($arg),*)
+        }
+    };
+}
+
 /// The branch-induced factorisation M = Lᵀ D L of the mass matrix in `data`
 /// ([`Data::mass_matrix_factorization`]; solves with M go through it). Needs the mass matrix
 /// ([`mass_matrix`] or [`compute_all_terms`](crate::algorithms::compute_all_terms) first);
@@ -76,67 +100,75 @@ pub(crate) fn articulated_factors_apply(model: &Model) -> bool {
 /// [`add_articulated_to_parent`] (record 0077's plane turns). A free-flyer root (S = 1 in its
 /// frame, the working frame of its subtree) factorises its 6x6 `IA` densely. Into `fact`
 /// (the pattern of `model`); only for the models of [`articulated_factors_apply`]. Leaves
-/// placements in CRBA's working frames (nothing in `data` fresh).
+/// placements in CRBA's working frames (nothing in `data` fresh). Compiled for AVX2 and
+/// portable, the same bits (record 0115).
 pub(crate) fn factor_by_articulated_inertias(model: &Model, data: &mut Data, q: &[f64], fact: &mut Factorization) {
-    debug_assert!(articulated_factors_apply(model) && fact.n() == model.nv);
-    place_joints(model, data, q, |data, i| {
-        if is_floating_root(model, i) {
-            data.o_m_i[i] = Se3::identity();
-        }
-        data.ia[i] = ArticulatedInertia::from_origin(&model.origin_inertias[i]);
-    });
-    // S in the working frame, in a loop of its own: read right after its store, the
-    // placement stalled on the store's forwarding
-    for i in 1..model.njoints {
-        if !is_floating_root(model, i) {
-            let k = model.idx_v[i];
-            data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
-        }
-    }
-    let (chain, cs, f) = (&fact.chain[..], &fact.start[..], &mut fact.f[..]);
-    for i in (1..model.njoints).rev() {
-        let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
-        let ia = &mut ia_hi[0];
-        let k = model.idx_v[i];
-        if is_free_flyer(model, i) {
-            factor_root_block(model, k, ia, cs, f);
-            continue;
-        }
-        let u = match model.dof_axis[k] {
-            Some(e) => ia.column(e),
-            None => {
-                let s = &model.motion_subspace[k];
-                ia.mul6(&[s.linear.x, s.linear.y, s.linear.z, s.angular.x, s.angular.y, s.angular.z])
+    factor_articulated(model, data, q, fact);
+}
+
+avx2_or_portable! {
+    /// [`factor_by_articulated_inertias`]' body.
+    fn factor_articulated(model: &Model, data: &mut Data, q: &[f64], fact: &mut Factorization) {
+        debug_assert!(articulated_factors_apply(model) && fact.n() == model.nv);
+        place_joints(model, data, q, |data, i| {
+            if is_floating_root(model, i) {
+                data.o_m_i[i] = Se3::identity();
             }
-        };
-        let d = match model.dof_axis[k] {
-            Some(e) => u[e],
-            None => model.motion_subspace[k].dot(&Force::from_slice(&u)),
-        } + model.armature[k];
-        let (s0, e0) = (cs[k], cs[k + 1] - 1);
-        f[e0] = d;
-        let p = model.parents[i];
-        if p == 0 {
-            continue;
+            data.ia[i] = ArticulatedInertia::from_origin(&model.origin_inertias[i]);
+        });
+        // S in the working frame, in a loop of its own: read right after its store, the
+        // placement stalled on the store's forwarding
+        for i in 1..model.njoints {
+            if !is_floating_root(model, i) {
+                let k = model.idx_v[i];
+                data.s_world[k] = dof_in_frame(model, k, &data.o_m_i[i]);
+            }
         }
-        let dinv = 1.0 / d;
-        // L[k, r] = S_rᵀ U_k / D_k over the ancestors r, U_k in the working frame
-        let uw = data.o_m_i[i].act_force(&Force::from_slice(&u));
-        let uw6 = [uw.linear.x, uw.linear.y, uw.linear.z, uw.angular.x, uw.angular.y, uw.angular.z];
-        for (x, &r) in f[s0..e0].iter_mut().zip(&chain[s0..e0]) {
-            let j = model.dof_joint[r];
-            *x = dinv * if is_free_flyer(model, j) { uw6[r - model.idx_v[j]] } else { data.s_world[r].dot(&uw) };
+        let (chain, cs, f) = (&fact.chain[..], &fact.start[..], &mut fact.f[..]);
+        for i in (1..model.njoints).rev() {
+            let (ia_lo, ia_hi) = data.ia.split_at_mut(i);
+            let ia = &mut ia_hi[0];
+            let k = model.idx_v[i];
+            if is_free_flyer(model, i) {
+                factor_root_block(model, k, ia, cs, f);
+                continue;
+            }
+            let u = match model.dof_axis[k] {
+                Some(e) => ia.column(e),
+                None => {
+                    let s = &model.motion_subspace[k];
+                    ia.mul6(&[s.linear.x, s.linear.y, s.linear.z, s.angular.x, s.angular.y, s.angular.z])
+                }
+            };
+            let d = match model.dof_axis[k] {
+                Some(e) => u[e],
+                None => model.motion_subspace[k].dot(&Force::from_slice(&u)),
+            } + model.armature[k];
+            let (s0, e0) = (cs[k], cs[k + 1] - 1);
+            f[e0] = d;
+            let p = model.parents[i];
+            if p == 0 {
+                continue;
+            }
+            let dinv = 1.0 / d;
+            // L[k, r] = S_rᵀ U_k / D_k over the ancestors r, U_k in the working frame
+            let uw = data.o_m_i[i].act_force(&Force::from_slice(&u));
+            let uw6 = [uw.linear.x, uw.linear.y, uw.linear.z, uw.angular.x, uw.angular.y, uw.angular.z];
+            for (x, &r) in f[s0..e0].iter_mut().zip(&chain[s0..e0]) {
+                let j = model.dof_joint[r];
+                *x = dinv * if is_free_flyer(model, j) { uw6[r - model.idx_v[j]] } else { data.s_world[r].dot(&uw) };
+            }
+            let w = u.map(|x| x * dinv);
+            ia.sub_outer(&w, &u);
+            add_articulated_to_parent(model, i, &data.li_m_i[i], ia, &mut ia_lo[p]);
         }
-        let w = u.map(|x| x * dinv);
-        ia.sub_outer(&w, &u);
-        add_articulated_to_parent(model, i, &data.li_m_i[i], ia, &mut ia_lo[p]);
     }
 }
 
 /// The 6x6 `IA` (plus armature) of a free-flyer root at dofs `v0..v0 + 6` (S = 1) factorised
 /// as `Lᵀ D L` from its last dof, into the compact rows `f` (chains `cs`: dof `v0 + a` has
 /// the ancestors `v0..v0 + a`).
-#[inline]
+#[inline(always)]
 fn factor_root_block(model: &Model, v0: usize, ia: &ArticulatedInertia, cs: &[usize], f: &mut [f64]) {
     let mut h: [[f64; 6]; 6] = std::array::from_fn(|e| ia.column(e));
     for a in 0..6 {
@@ -168,32 +200,35 @@ pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
     invert_factors(model, data);
 }
 
-/// M⁻¹ from the factors in `data.ltdl` (see [`mass_matrix_inverse`]).
-fn invert_factors(model: &Model, data: &mut Data) {
-    let n = model.nv;
-    if n == 0 {
-        return;
-    }
-    let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
-    let w = &mut data.ltdl_inv_chain[..];
-    l_inverse_chain_rows(n, chain, cs, u, w);
-    // V dense, column-major (only pattern entries are ever written)
-    let v = data.ltdl_inv.as_mut_slice();
-    for a in 0..n {
-        let (s, e) = (cs[a], cs[a + 1]);
-        for (&k, &x) in chain[s..e].iter().zip(&w[s..e]) {
-            v[k * n + a] = x;
+avx2_or_portable! {
+    /// M⁻¹ from the factors in `data.ltdl` (see [`mass_matrix_inverse`]); compiled for AVX2 and
+    /// portable, the same bits (record 0115).
+    fn invert_factors(model: &Model, data: &mut Data) {
+        let n = model.nv;
+        if n == 0 {
+            return;
         }
+        let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
+        let w = &mut data.ltdl_inv_chain[..];
+        l_inverse_chain_rows(n, chain, cs, u, w);
+        // V dense, column-major (only pattern entries are ever written)
+        let v = data.ltdl_inv.as_mut_slice();
+        for a in 0..n {
+            let (s, e) = (cs[a], cs[a + 1]);
+            for (&k, &x) in chain[s..e].iter().zip(&w[s..e]) {
+                v[k * n + a] = x;
+            }
+        }
+        // column b of M⁻¹ above the diagonal: Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]
+        // D⁻¹ (the last entry of each compact column of the factors)
+        let dinv = data.tmp_v.as_mut_slice();
+        for (k, x) in dinv.iter_mut().enumerate() {
+            *x = 1.0 / u[cs[k + 1] - 1];
+        }
+        let z = data.mass_matrix_inverse.as_mut_slice();
+        upper_triangle(n, chain, cs, w, v, dinv, z);
+        mirror_lower_triangle(n, z);
     }
-    // column b of M⁻¹ above the diagonal: Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]
-    // D⁻¹ (the last entry of each compact column of the factors)
-    let dinv = data.tmp_v.as_mut_slice();
-    for (k, x) in dinv.iter_mut().enumerate() {
-        *x = 1.0 / u[cs[k + 1] - 1];
-    }
-    let z = data.mass_matrix_inverse.as_mut_slice();
-    upper_triangle(n, chain, cs, w, v, dinv, z);
-    mirror_lower_triangle(n, z);
 }
 
 /// Chain depth up to which [`l_inverse_chain_rows`] forms a row entry by entry.
@@ -203,7 +238,7 @@ const DOT_DEPTH: usize = 48;
 /// `u`: the factor's entries, same layout) into `w` (same layout):
 /// `w_j = e_last − Σ_p L[j, chain_j[p]] w_{chain_j[p]}`, the first six ancestors as one
 /// packed triangle.
-#[inline]
+#[inline(always)]
 fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &mut [f64]) {
     for j in 0..n {
         let (s, e) = (cs[j], cs[j + 1]);
@@ -231,11 +266,9 @@ fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &
                 *x = acc;
             }
         } else {
-            for p in pf..d {
-                let i = chain[s + p];
-                let a = u[s + p];
-                let wi = &before[cs[i]..cs[i] + p + 1];
-                for (x, y) in wj[..=p].iter_mut().zip(wi) {
+            // the chain of the p-th ancestor i is the first p + 1 entries of j's
+            for (&i, &a) in chain[s + pf..s + d].iter().zip(&u[s + pf..s + d]) {
+                for (x, y) in wj.iter_mut().zip(&before[cs[i]..cs[i + 1]]) {
                     *x -= a * y;
                 }
             }
@@ -262,7 +295,7 @@ fn l_inverse_chain_rows(n: usize, chain: &[usize], cs: &[usize], u: &[f64], w: &
 /// Columns `b` of `M⁻¹` above (and on) the diagonal into `z` (n x n, column-major):
 /// `Σ_q w_b[q] / D_{chain_b[q]} · V[chain_b[q]..=b, chain_b[q]]`, from the chain rows `w`,
 /// the dense `V` and `D⁻¹` (`dinv`).
-#[inline]
+#[inline(always)]
 fn upper_triangle(n: usize, chain: &[usize], cs: &[usize], w: &[f64], v: &[f64], dinv: &[f64], z: &mut [f64]) {
     for b in 0..n {
         let (s, e) = (cs[b], cs[b + 1]);
@@ -317,7 +350,7 @@ fn upper_triangle(n: usize, chain: &[usize], cs: &[usize], w: &[f64], v: &[f64],
 
 /// Copies the upper triangle of `z` (n x n, column-major) below the diagonal: columns `b` and
 /// `b + 1` at once, so that each row takes one pair store.
-#[inline]
+#[inline(always)]
 fn mirror_lower_triangle(n: usize, z: &mut [f64]) {
     let mut b = 1;
     while b < n {
