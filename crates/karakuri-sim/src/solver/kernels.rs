@@ -61,6 +61,42 @@ pub(super) fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
     acc
 }
 
+twice! {
+    /// `v += l x` entry by entry (`v`, `x` as long): a row's impulse change into the
+    /// velocity, in quads where the CPU has them.
+    pub(super) fn add_scaled(v: &mut [f64], l: f64, x: &[f64]) {
+        let (vq, vr) = v.as_chunks_mut::<4>();
+        let (xq, xr) = x.as_chunks::<4>();
+        for (a, b) in vq.iter_mut().zip(xq) {
+            for j in 0..4 {
+                a[j] += l * b[j];
+            }
+        }
+        for (a, &b) in vr.iter_mut().zip(xr) {
+            *a += l * b;
+        }
+    }
+}
+
+twice! {
+    /// `v += (d0 x0 + d1 x1) + d2 x2` entry by entry (`v` and the three rows `x` as long): a
+    /// contact's three impulse changes into the velocity, in quads where the CPU has them.
+    pub(super) fn add_scaled3(v: &mut [f64], d: [f64; 3], (x0, x1, x2): (&[f64], &[f64], &[f64])) {
+        let (vq, vr) = v.as_chunks_mut::<4>();
+        let (q0, r0) = x0.as_chunks::<4>();
+        let (q1, r1) = x1.as_chunks::<4>();
+        let (q2, r2) = x2.as_chunks::<4>();
+        for (((a, b0), b1), b2) in vq.iter_mut().zip(q0).zip(q1).zip(q2) {
+            for j in 0..4 {
+                a[j] += d[0] * b0[j] + d[1] * b1[j] + d[2] * b2[j];
+            }
+        }
+        for (((a, &b0), &b1), &b2) in vr.iter_mut().zip(r0).zip(r1).zip(r2) {
+            *a += d[0] * b0 + d[1] * b1 + d[2] * b2;
+        }
+    }
+}
+
 /// Solves `qH x = b` for an `x` that is zero outside one tree (its dofs `s..s + x.len()`):
 /// the tree's ancestors all lie in it, so the LᵀDL solve runs over its dofs only.
 pub(super) fn solve_tree(f: &Factorization, x: &mut [f64], s: usize) {
@@ -118,14 +154,18 @@ fn solve_tree_batch_in(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
 fn solve_lanes<const L: usize>(f: &Factorization, x: &mut [f64], s: usize, nb: usize) {
     let (x, _) = x.as_chunks_mut::<BATCH>();
     let n = x.len();
+    let used: [u64; L] = std::array::from_fn(|c| if c < nb { u64::MAX } else { 0 });
     for k in (0..n).rev() {
         let (before, rest) = x.split_at_mut(k);
         let xk: [f64; L] = rest[0][..L].try_into().expect("L lanes");
         // the lanes [`solve_tree`] would update (a zero it skips: `x − lv · 0` is not `x`
         // for `x = −0`): their products as they are, the others' +0 (`x − (+0)` is `x`,
-        // −0 included)
-        let mask: [u64; L] = std::array::from_fn(|c| if c < nb && xk[c] != 0.0 { u64::MAX } else { 0 });
-        if mask.iter().all(|&m| m == 0) {
+        // −0 included); lane by lane, then or-ed (no early exit: one compare a quad)
+        let mut mask = [0u64; L];
+        for c in 0..L {
+            mask[c] = used[c] & 0u64.wrapping_sub(u64::from(xk[c] != 0.0));
+        }
+        if mask.iter().fold(0, |o, &m| o | m) == 0 {
             continue;
         }
         let (anc, l) = f.row(s + k);
@@ -201,47 +241,79 @@ twice! {
     }
 }
 
-/// [`w_lower`]'s body: four columns of `J_a` a pass down row `a` (`((y + x0 m0) + x1 m1) + …`,
-/// the same additions in the same order as one column a pass), the first pass writing its
-/// products (`−0 + p` is `p`).
+/// [`w_lower`]'s body: row `a`'s entries in tiles of 16, 8 or 4 side by side (their sums in
+/// registers), each tile summing the row's columns in order (`((x0 m0 + x1 m1) + x2 m2) + …`,
+/// the first product as it is: `−0 + p` is `p`), then `+ 0`. A row's tiles run to its
+/// diagonal's quad (the entries past the diagonal are written by the mirror after), or, where
+/// that quad would leave the row, to the last whole quad and the rest one entry at a time.
 #[inline(always)]
 fn w_lower_in(w: &mut [f64], (mt, j): (&[f64], &[f64]), (row_off, nz, nz_start): (&[usize], &[u32], &[usize]), k: usize) {
     for a in 0..k {
         let len = a + 1;
-        let acc = &mut w[a * k..a * k + len];
-        let ja = &j[row_off[a]..];
+        let row = &mut w[a * k..(a + 1) * k];
         let cols = &nz[nz_start[a]..nz_start[a + 1]];
-        let col = |c: u32| -> (f64, &[f64]) { (ja[c as usize], &mt[c as usize * k..c as usize * k + len]) };
-        let Some((&c0, rest)) = cols.split_first() else {
-            acc.fill(0.0);
+        if cols.is_empty() {
+            row[..len].fill(0.0);
             continue;
-        };
-        let (x0, m0) = col(c0);
-        for (y, &m) in acc.iter_mut().zip(m0) {
-            *y = x0 * m;
         }
-        let mut quads = rest.chunks_exact(4);
-        for q in &mut quads {
-            let ((x0, m0), (x1, m1), (x2, m2), (x3, m3)) = (col(q[0]), col(q[1]), col(q[2]), col(q[3]));
-            for i in 0..len {
-                acc[i] = acc[i] + x0 * m0[i] + x1 * m1[i] + x2 * m2[i] + x3 * m3[i];
+        let col = (&j[row_off[a]..], cols);
+        let whole = if len.div_ceil(4) * 4 <= k { len.div_ceil(4) * 4 } else { len & !3 };
+        let mut i0 = 0;
+        while whole - i0 >= 16 {
+            w_tile::<4>(&mut row[i0..i0 + 16], i0, col, mt, k);
+            i0 += 16;
+        }
+        if whole - i0 >= 8 {
+            w_tile::<2>(&mut row[i0..i0 + 8], i0, col, mt, k);
+            i0 += 8;
+        }
+        if whole - i0 >= 4 {
+            w_tile::<1>(&mut row[i0..i0 + 4], i0, col, mt, k);
+        }
+        for (i, y) in row[..len].iter_mut().enumerate().skip(whole) {
+            let (c0, rest) = cols.split_first().expect("a column");
+            let mut acc = col.0[*c0 as usize] * mt[*c0 as usize * k + i];
+            for &c in rest {
+                acc += col.0[c as usize] * mt[c as usize * k + i];
             }
+            *y = acc + 0.0;
         }
-        for &c in quads.remainder() {
-            let (x, m) = col(c);
-            for (y, &m) in acc.iter_mut().zip(m) {
-                *y += x * m;
-            }
-        }
-        // `cross_dot`'s sum over the trees: 0 plus the one tree's (`y + 0` is `0 + y`, a
-        // −0 made +0)
-        acc.iter_mut().for_each(|y| *y += 0.0);
     }
     // the upper triangle: row a's entries down column a
     for a in 1..k {
         let (top, rest) = w.split_at_mut(a * k);
         for (t, &x) in top.chunks_exact_mut(k).zip(&rest[..a]) {
             t[a] = x;
+        }
+    }
+}
+
+/// Entries `i0..i0 + 4 Q` of a row of `W` (`out`) from its `J` entries and nonzero columns
+/// (`(ja, cols)`, `cols` not empty) and `mt`: the sums in `Q` quads of registers, the columns
+/// in order, then `+ 0` (`cross_dot`'s sum over the trees: `0` plus the one tree's, a −0 made
+/// +0).
+#[inline(always)]
+fn w_tile<const Q: usize>(out: &mut [f64], i0: usize, (ja, cols): (&[f64], &[u32]), mt: &[f64], k: usize) {
+    let part = |c: u32| -> (f64, &[[f64; 4]]) { (ja[c as usize], mt[c as usize * k + i0..][..4 * Q].as_chunks::<4>().0) };
+    let mut acc = [[0.0f64; 4]; Q];
+    let (&c0, rest) = cols.split_first().expect("a column");
+    let (x, m) = part(c0);
+    for (aq, mq) in acc.iter_mut().zip(m) {
+        for l in 0..4 {
+            aq[l] = x * mq[l];
+        }
+    }
+    for &c in rest {
+        let (x, m) = part(c);
+        for (aq, mq) in acc.iter_mut().zip(m) {
+            for l in 0..4 {
+                aq[l] += x * mq[l];
+            }
+        }
+    }
+    for (oq, aq) in out.as_chunks_mut::<4>().0.iter_mut().zip(&acc) {
+        for l in 0..4 {
+            oq[l] = aq[l] + 0.0;
         }
     }
 }
@@ -334,11 +406,18 @@ mod tests {
 
     #[test]
     fn w_lower_is_the_sum_entry_by_entry_bit_for_bit() {
-        // five rows over 7 dofs, sparse like a robot's (a servo's one entry, a foot's base
-        // and leg), zeros and a -0.0 among them; qH⁻¹ Jᵀ dense, signs mixed
-        let (k, l) = (5, 7);
+        // five rows (and 23: every size of tile, a last row past the last whole quad) over
+        // 7 dofs, sparse like a robot's (a servo's one entry, a foot's base and leg), zeros
+        // and a -0.0 among them; qH⁻¹ Jᵀ dense, signs mixed
+        for k in [5, 23] {
+            w_lower_case(k, 7);
+        }
+    }
+
+    /// [`w_lower`] of `k` rows over `l` dofs against the entry-by-entry sums.
+    fn w_lower_case(k: usize, l: usize) {
         let j: Vec<f64> = (0..k * l)
-            .map(|i| match (i / l, i % l) {
+            .map(|i| match (i / l % 5, i % l) {
                 (0, 3) => 1.0,
                 (1 | 2, c) if c < 3 || c == 5 => 0.3 + (i as f64 * 0.77).sin(),
                 (3, 6) => -0.0,
@@ -368,7 +447,7 @@ mod tests {
                 }
                 let x: f64 = 0.0 + y;
                 // a nonzero entry, except the row of only a -0.0
-                assert!(x != 0.0 || a == 3);
+                assert!(x != 0.0 || a % 5 == 3);
                 for m in [&w, &portable] {
                     assert_eq!(m[a * k + b].to_bits(), x.to_bits(), "entry {a}, {b}");
                     assert_eq!(m[b * k + a].to_bits(), x.to_bits(), "entry {b}, {a}");

@@ -12,63 +12,119 @@
 twice! {
     /// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
     /// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
-    /// `tiny`.
+    /// `tiny`. A row's elimination runs in whole quads counted back from its end (the quads
+    /// lie the same for every row and column: no scalar remainder), the first quad's lanes left
+    /// of the column masked (see [`sub_quads`]): each entry's operations those of one entry at
+    /// a time.
     pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
         perm.clear();
+        let a = &mut a[..n * n];
         for c in 0..n {
-            let mut best = c;
-            for i in c + 1..n {
-                if a[i * n + c].abs() > a[best * n + c].abs() {
-                    best = i;
+            // the first largest |entry| of column c from row c down (a NaN never wins)
+            let (mut best, mut pivot) = (c, a[c * n + c].abs());
+            for (i, row) in a[(c + 1) * n..].chunks_exact(n).enumerate() {
+                let x = row[c].abs();
+                if x > pivot {
+                    (best, pivot) = (c + 1 + i, x);
                 }
             }
-            let pivot = a[best * n + c].abs();
             // a NaN pivot fails too
             if pivot.is_nan() || pivot <= tiny {
                 return false;
             }
             perm.push(best);
             if best != c {
-                for j in 0..n {
-                    a.swap(c * n + j, best * n + j);
-                }
+                let (top, bottom) = a.split_at_mut(best * n);
+                top[c * n..(c + 1) * n].swap_with_slice(&mut bottom[..n]);
             }
-            let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
-            let pivot_row = &top[c * n + c..(c + 1) * n];
-            let d = pivot_row[0];
+            let (top, below) = a.split_at_mut((c + 1) * n);
+            let pivot_row = &top[c * n..];
+            let d = pivot_row[c];
             for row in below.chunks_exact_mut(n) {
                 let f = row[c] / d;
-                row[c] = f;
                 if f != 0.0 {
-                    for (x, &u) in row[c + 1..].iter_mut().zip(&pivot_row[1..]) {
-                        *x -= f * u;
-                    }
+                    sub_quads(row, pivot_row, f, c + 1);
                 }
+                row[c] = f;
             }
         }
         true
     }
 }
 
+/// Lanes of a quad kept by [`sub_quads`]'s first quad, by how many of its lanes lie left of
+/// the entries to update.
+const LEAD: [[u64; 4]; 4] = [[u64::MAX; 4], [0, u64::MAX, u64::MAX, u64::MAX], [0, 0, u64::MAX, u64::MAX], [0, 0, 0, u64::MAX]];
+
+/// `x[j] −= f u[j]` for `j` in `from..n` (`x`, `u`: `n` long), in quads counted back from `n`;
+/// the first quad's lanes left of `from` subtract `+0` (their products masked), which leaves
+/// any `x` as it is (−0 included). When those quads would start left of the row (`n < 4`,
+/// or `from ≤ 1`), quads from `from` and the remainder one at a time.
+#[inline(always)]
+fn sub_quads(x: &mut [f64], u: &[f64], f: f64, from: usize) {
+    let n = x.len();
+    let u = &u[..n];
+    let quads = (n - from).div_ceil(4);
+    if 4 * quads <= n {
+        let start = n - 4 * quads;
+        let (xs, _) = x[start..].as_chunks_mut::<4>();
+        let (us, _) = u[start..].as_chunks::<4>();
+        let Some(((x0, xs), (u0, us))) = xs.split_first_mut().zip(us.split_first()) else {
+            return;
+        };
+        let m = LEAD[from - start];
+        let (u, mut v) = (*u0, *x0);
+        for j in 0..4 {
+            v[j] -= f64::from_bits((f * u[j]).to_bits() & m[j]);
+        }
+        *x0 = v;
+        sub_quad_rows(xs, us, f);
+    } else {
+        let (xs, xr) = x[from..].as_chunks_mut::<4>();
+        let (us, ur) = u[from..].as_chunks::<4>();
+        sub_quad_rows(xs, us, f);
+        for (x, &u) in xr.iter_mut().zip(ur) {
+            *x -= f * u;
+        }
+    }
+}
+
+/// `x −= f u` quad by quad, each quad's entries loaded before any is stored (`x` and `u` may
+/// be parts of one matrix as far as the compiler knows: so its quads stay whole).
+#[inline(always)]
+fn sub_quad_rows(xs: &mut [[f64; 4]], us: &[[f64; 4]], f: f64) {
+    for (xq, uq) in xs.iter_mut().zip(us) {
+        let (u, mut v) = (*uq, *xq);
+        for j in 0..4 {
+            v[j] -= f * u[j];
+        }
+        *xq = v;
+    }
+}
+
 /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
 pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
-    for c in 0..n {
-        r.swap(c, perm[c]);
+    let (a, r) = (&a[..n * n], &mut r[..n]);
+    for (c, &p) in perm[..n].iter().enumerate() {
+        r.swap(c, p);
     }
     for c in 0..n {
-        let rc = r[c];
+        let (head, tail) = r.split_at_mut(c + 1);
+        let rc = head[c];
         if rc != 0.0 {
-            for i in c + 1..n {
-                r[i] -= a[i * n + c] * rc;
+            for (ri, row) in tail.iter_mut().zip(a[(c + 1) * n..].chunks_exact(n)) {
+                *ri -= row[c] * rc;
             }
         }
     }
     for c in (0..n).rev() {
-        let mut x = r[c];
-        for j in c + 1..n {
-            x -= a[c * n + j] * r[j];
+        let row = &a[c * n..(c + 1) * n];
+        let (head, tail) = r.split_at_mut(c + 1);
+        let mut x = head[c];
+        for (&u, &rj) in row[c + 1..].iter().zip(tail.iter()) {
+            x -= u * rj;
         }
-        r[c] = x / a[c * n + c];
+        head[c] = x / row[c];
     }
 }
 
@@ -261,6 +317,79 @@ mod tests {
         let mut bad = a.clone();
         bad[4 * n + 4] = -1.0;
         assert!(!chol_factor(&mut bad, n, 1e-12));
+    }
+
+    /// [`lu_factor`] and [`lu_apply`] one entry at a time (as they were before the quads).
+    fn lu_reference(a: &mut [f64], perm: &mut Vec<usize>, r: &mut [f64], n: usize) {
+        perm.clear();
+        for c in 0..n {
+            let mut best = c;
+            for i in c + 1..n {
+                if a[i * n + c].abs() > a[best * n + c].abs() {
+                    best = i;
+                }
+            }
+            perm.push(best);
+            for j in 0..n {
+                a.swap(c * n + j, best * n + j);
+            }
+            for i in c + 1..n {
+                let f = a[i * n + c] / a[c * n + c];
+                a[i * n + c] = f;
+                if f != 0.0 {
+                    for j in c + 1..n {
+                        a[i * n + j] -= f * a[c * n + j];
+                    }
+                }
+            }
+        }
+        for c in 0..n {
+            r.swap(c, perm[c]);
+        }
+        for c in 0..n {
+            for i in c + 1..n {
+                if r[c] != 0.0 {
+                    r[i] -= a[i * n + c] * r[c];
+                }
+            }
+        }
+        for c in (0..n).rev() {
+            let mut x = r[c];
+            for j in c + 1..n {
+                x -= a[c * n + j] * r[j];
+            }
+            r[c] = x / a[c * n + c];
+        }
+    }
+
+    #[test]
+    fn lu_quads_are_the_entry_by_entry_elimination_bit_for_bit() {
+        for n in 1..=13 {
+            // not symmetric, zeros (multipliers of 0: rows skipped) and −0s below the pivots,
+            // pivots swapped in from below
+            let a: Vec<f64> = (0..n * n)
+                .map(|i| match (i / n, i % n, i % 5) {
+                    (r, c, _) if r == c => 0.5 + (i % 3) as f64,
+                    (r, c, 0) if r > c => 0.0,
+                    (r, c, 1) if r > c => -0.0,
+                    _ => ((i * 7919 % 101) as f64 / 25.0) - 2.0,
+                })
+                .collect();
+            let r: Vec<f64> = (0..n).map(|i| if i % 4 == 1 { 0.0 } else { (i as f64 * 0.9).cos() }).collect();
+            let (mut a1, mut p1, mut r1) = (a.clone(), Vec::new(), r.clone());
+            let (mut a2, mut p2, mut r2) = (a.clone(), Vec::new(), r.clone());
+            assert!(lu_factor(&mut a1, &mut p1, n, 1e-12), "{n}");
+            lu_apply(&a1, &p1, &mut r1, n);
+            lu_reference(&mut a2, &mut p2, &mut r2, n);
+            assert_eq!(p1, p2, "{n}");
+            assert!(p1.iter().enumerate().any(|(c, &p)| p != c) || n < 3, "{n}: no pivot swapped");
+            for i in 0..n * n {
+                assert_eq!(a1[i].to_bits(), a2[i].to_bits(), "{n}: entry {i}");
+            }
+            for i in 0..n {
+                assert_eq!(r1[i].to_bits(), r2[i].to_bits(), "{n}: solution {i}");
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! [`SWEEP_LIVE`] visits the live ones).
 
 use super::cone::{idle, impulses};
+use super::kernels::{add_scaled, add_scaled3};
 use super::problem::{Block, Problem, NONE};
 use super::rows::RowKind;
 use super::workspace::{FreeContact, Kernel, Layout, Solve};
@@ -137,14 +138,10 @@ impl Solve<'_> {
         let mj = &self.p.mj[base..base + bl.width];
         let t = &self.p.trees;
         let s0 = t.start[bl.trees[0] as usize];
-        for (v, x) in self.sol.vel[s0..s0 + bl.n0].iter_mut().zip(&mj[..bl.n0]) {
-            *v += l * x;
-        }
+        add_scaled(&mut self.sol.vel[s0..s0 + bl.n0], l, &mj[..bl.n0]);
         if bl.trees[1] != NONE {
             let s1 = t.start[bl.trees[1] as usize];
-            for (v, x) in self.sol.vel[s1..].iter_mut().zip(&mj[bl.n0..]) {
-                *v += l * x;
-            }
+            add_scaled(&mut self.sol.vel[s1..s1 + bl.width - bl.n0], l, &mj[bl.n0..]);
         }
     }
 
@@ -285,9 +282,8 @@ impl Solve<'_> {
         let w = bl.width;
         let mj = &self.p.mj[bl.off..bl.off + 3 * w];
         let piece = |c: usize, v: &mut [f64]| {
-            for (q, x) in v.iter_mut().enumerate() {
-                *x += delta[0] * mj[c + q] + delta[1] * mj[w + c + q] + delta[2] * mj[2 * w + c + q];
-            }
+            let n = v.len();
+            add_scaled3(v, *delta, (&mj[c..c + n], &mj[w + c..w + c + n], &mj[2 * w + c..2 * w + c + n]));
         };
         let s0 = self.p.trees.start[bl.trees[0] as usize];
         piece(0, &mut self.sol.vel[s0..s0 + bl.n0]);
