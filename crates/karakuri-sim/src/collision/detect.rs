@@ -5,6 +5,7 @@
 use karakuri::spatial::{Se3, Vec3};
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::math::Pose as PPose;
+use parry3d_f64::query::epa::EPA;
 use parry3d_f64::query::ContactManifold;
 use parry3d_f64::shape::ShapeType;
 
@@ -48,6 +49,9 @@ pub struct CollisionWork {
     /// How far each joint moved since the last call: its origin's shift and the Frobenius
     /// norm of its rotation's change `(njoints)`.
     joint_move: Vec<(f64, f64)>,
+    /// The joints that carry shapes, increasing: the only ones the per-joint entries above
+    /// are kept for.
+    shape_joints: Vec<usize>,
     /// How far each shape's points may have travelled in all, summed over the calls (a bound:
     /// its joint's shift plus turn times its reach, [`Collider::reach`]) `(nshapes)`.
     travel: Vec<f64>,
@@ -142,6 +146,7 @@ impl Collider {
             joint_kept: vec![false; joints],
             joint_same: vec![false; joints],
             joint_move: vec![(f64::INFINITY, f64::INFINITY); joints],
+            shape_joints: (0..joints).filter(|&j| self.shapes.iter().any(|s| s.joint == j)).collect(),
             travel: vec![0.0; n],
             // (a small world of plane pairs only has no use for it)
             gaps: if n <= GAP_TABLE_SHAPES && self.small.as_ref().is_none_or(|s| s.pairs.iter().any(|p| p.3 == SmallTest::Boxes)) {
@@ -160,7 +165,7 @@ impl Collider {
             frozen: vec![false; n],
             frames: vec![Se3::identity(); n],
             boxes: BoxManifold::default(),
-            epa: super::pairs::warm_epa(),
+            epa: if self.may_expand() { super::pairs::warm_epa() } else { EPA::new() },
             band: vec![0.0; n],
             triangles: Vec::with_capacity(triangles.min(4096)),
             kept: (0..if triangles > 0 { n } else { 0 }).map(|k| super::ball_mesh::KeptQuery::with_room(if self.types[k] == ShapeType::Ball { 256 } else { 0 })).collect(),
@@ -331,7 +336,9 @@ impl Collider {
     /// the same operations on the same numbers give the same bits).
     #[inline]
     fn place_shapes(&self, work: &mut CollisionWork, o_m_i: &[Se3], margin: f64, boxed: Option<&[bool]>) {
-        for (j, kept) in work.joint_kept.iter_mut().enumerate() {
+        // (a joint without shapes: nothing reads its entries)
+        for &j in &work.shape_joints {
+            let kept = &mut work.joint_kept[j];
             let same = boxed.is_none() && *kept && same_bits(&o_m_i[j], &work.joint_pose[j]);
             work.joint_same[j] = same;
             if !work.gaps.is_empty() {

@@ -269,6 +269,23 @@ fn generic_pair(t1: ShapeType, t2: ShapeType) -> bool {
     )
 }
 
+impl Collider {
+    /// Some pair of this collider's shapes may reach [`pfm_pfm`]'s EPA: two of its shape
+    /// types (a triangle mesh's as a triangle; the same type twice counts) make a
+    /// [`generic_pair`]. A world of planes, balls and boxes (a robot's feet) needs no
+    /// [`warm_epa`] (about 21M instructions when the work is built).
+    pub(super) fn may_expand(&self) -> bool {
+        let mut kinds: Vec<ShapeType> = Vec::new();
+        for &t in &self.types {
+            let t = if t == ShapeType::TriMesh { ShapeType::Triangle } else { t };
+            if !kinds.contains(&t) {
+                kinds.push(t);
+            }
+        }
+        kinds.iter().any(|&a| kinds.iter().any(|&b| generic_pair(a, b)))
+    }
+}
+
 /// An EPA whose buffers (vertices, faces, silhouette, heap: parry keeps them private, so
 /// they cannot be reserved) have grown through 64 expansions of overlapping balls, cylinders,
 /// cones and boxes, so that a step's penetrating pairs seldom grow them again: one that does
@@ -436,6 +453,29 @@ mod tests {
     use karakuri::algorithms::SplitMix64;
     use karakuri::spatial::exp3;
     use parry3d_f64::math::Vector as PVec;
+
+    /// The EPA is warmed only for worlds with a pair that may reach it: planes, balls and
+    /// boxes (a robot's feet on the ground) or capsules among themselves do not; a cylinder,
+    /// or a capsule beside a box, does.
+    #[test]
+    fn epa_warmed_only_where_a_pair_may_reach_it() {
+        use crate::collision::ColShape;
+        use crate::scene::{ContactMode, DEFAULT_MATERIAL};
+        let world = |shapes: Vec<SharedShape>| {
+            let shapes = shapes
+                .into_iter()
+                .enumerate()
+                .map(|(k, shape)| ColShape { body: k, joint: k, placement: Se3::identity(), shape, material: DEFAULT_MATERIAL, unbounded: false })
+                .collect();
+            Collider::new(shapes, |_, _| Some(ContactMode::Lcp)).may_expand()
+        };
+        let plane = || SharedShape::halfspace(PVec::new(0.0, 0.0, 1.0));
+        let (cuboid, ball, capsule) = (|| SharedShape::cuboid(0.1, 0.1, 0.1), || SharedShape::ball(0.1), || SharedShape::capsule_z(0.1, 0.05));
+        assert!(!world(vec![plane(), cuboid(), cuboid(), ball()]));
+        assert!(!world(vec![plane(), capsule(), capsule(), ball()]));
+        assert!(world(vec![plane(), cuboid(), capsule()]));
+        assert!(world(vec![plane(), SharedShape::cylinder(0.1, 0.05)]));
+    }
 
     /// The closed form's contacts of a capsule or a ball against a tilted plane are parry's
     /// manifold's (its half-space path, the points and normal taken to the world as

@@ -32,7 +32,8 @@ impl Problem {
         work.prepared = work.prepared.wrapping_add(1);
         self.prepared = work.prepared;
         let (tree_inv, tree_inv_of, stamp) = (&mut work.tree_inv, &mut work.tree_inv_of, work.prepared);
-        for bl in &self.blocks {
+        for bl in self.blocks.iter().filter(|bl| bl.width > 0) {
+            // (a block on no tree, an inactive limit's, has no `qH⁻¹ Jᵀ` to form)
             let (j, mj) = (
                 &self.j[bl.off..bl.off + bl.n * bl.width],
                 &mut self.mj[bl.off..bl.off + bl.n * bl.width],
