@@ -182,10 +182,23 @@ impl RowWriter<'_> {
         let v_x = vw.linear + vw.angular.cross(x);
         let a_cl = aw.linear + aw.angular.cross(x) + vw.angular.cross(&v_x);
         // n·(S_lin + S_ang × x): the velocity of the point along n
-        for (&k, &sg) in self.sup.iter().zip(self.sign) {
-            let sk = &self.s_world[k];
-            for (kk, n) in normals.iter().enumerate() {
-                self.g[k * nc + r0 + kk] = sg * rows::point_coefficient(sk, x, n);
+        if let [n0, n1, n2] = normals {
+            // a 3-D contact: the point's velocity once per dof, three stores (the same
+            // numbers as `point_coefficient`)
+            for (&k, &sg) in self.sup.iter().zip(self.sign) {
+                let sk = &self.s_world[k];
+                let v = sk.linear + sk.angular.cross(x);
+                let g = &mut self.g[k * nc + r0..k * nc + r0 + 3];
+                g[0] = sg * n0.dot(&v);
+                g[1] = sg * n1.dot(&v);
+                g[2] = sg * n2.dot(&v);
+            }
+        } else {
+            for (&k, &sg) in self.sup.iter().zip(self.sign) {
+                let sk = &self.s_world[k];
+                for (kk, n) in normals.iter().enumerate() {
+                    self.g[k * nc + r0 + kk] = sg * rows::point_coefficient(sk, x, n);
+                }
             }
         }
         for (k, n) in normals.iter().enumerate() {

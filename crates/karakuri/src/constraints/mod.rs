@@ -389,18 +389,22 @@ impl ConstraintSet {
             for b in 0..=a {
                 let (sa, sb) = (&ws.sup[ws.sup_off[a]..ws.sup_off[a + 1]], &ws.sup[ws.sup_off[b]..ws.sup_off[b + 1]]);
                 let (mut i, mut j) = (0, 0);
+                let mut prefix = true;
                 while i < sa.len() && j < sb.len() {
                     match sa[i].cmp(&sb[j]) {
                         std::cmp::Ordering::Less => i += 1,
                         std::cmp::Ordering::Greater => j += 1,
                         std::cmp::Ordering::Equal => {
-                            ws.pair.push(sa[i]);
+                            prefix &= i == j && i == ws.pair.len() - ws.pair_off[ws.pair_off.len() - 1];
+                            ws.pair.push(i);
+                            ws.pair_b.push(j);
                             i += 1;
                             j += 1;
                         }
                     }
                 }
                 ws.pair_off.push(ws.pair.len());
+                ws.pair_prefix.push(prefix);
             }
         }
         ws.used_joints = (1..model.njoints).filter(|&j| used[j]).collect();
@@ -410,6 +414,12 @@ impl ConstraintSet {
         ws.phi_s = vec![Force::zero(); self.nrows];
         ws.phi_p = vec![Force::zero(); self.nrows];
         ws.fact = crate::linalg::Factorization::new(model);
+        ws.path = (0..ncon)
+            .map(|c| {
+                let sup = &ws.sup[ws.sup_off[c]..ws.sup_off[c + 1]];
+                sup.iter().enumerate().all(|(i, &k)| ws.fact.row(k).0 == &sup[..i])
+            })
+            .collect();
     }
 
     #[track_caller]

@@ -276,6 +276,7 @@ fn schur_lambda(ws: &mut Workspace, nc: usize) -> bool {
 /// from `mass_matrix`): with
 /// `Y = D^-½ L⁻ᵀ Gᵀ` (each column on its row's support), `K = G H⁻¹ Gᵀ = Yᵀ Y`,
 /// `z = D^-½ L⁻ᵀ b`, `K λ = c - Yᵀ z`, `x = L⁻¹ D^-½ (z + Y λ)`. `false` when K is singular.
+/// Y's columns are kept compact on their supports (`Workspace::w`).
 pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatrix<f64>) -> bool {
     let (nc, nv) = (g.nrows(), g.ncols());
     if !std::mem::take(&mut ws.prefactored) {
@@ -285,38 +286,30 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
         ws.dis[k] = 1.0 / ws.fact.d(k).sqrt();
     }
     let ncon = ws.row_off.len() - 1;
-    let gs = g.as_slice();
-    // Y, column by column on the support (the entries outside it stay zero from bind)
     for con in 0..ncon {
-        let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
-        let rows = ws.row_off[con]..ws.row_off[con + 1];
-        let cols = &mut ws.w.as_mut_slice()[rows.start * nv..rows.end * nv];
-        for (r, col) in rows.zip(cols.chunks_exact_mut(nv)) {
-            for &k in sup {
-                col[k] = gs[k * nc + r];
-            }
-        }
-        solve_lt_on_columns(&ws.fact, cols, nv, sup);
-        for col in cols.chunks_exact_mut(nv) {
-            for &k in sup {
-                col[k] *= ws.dis[k];
-            }
-        }
+        half_solve_rows(ws, g, con);
     }
     // K = Yᵀ Y (lower triangle), each block over the intersection of the two supports
     let w = ws.w.as_slice();
     for a in 0..ncon {
         for b in 0..=a {
             let p = a * (a + 1) / 2 + b;
-            let common = &ws.pair[ws.pair_off[p]..ws.pair_off[p + 1]];
+            let (pa, pb) = (&ws.pair[ws.pair_off[p]..ws.pair_off[p + 1]], &ws.pair_b[ws.pair_off[p]..ws.pair_off[p + 1]]);
+            let m = pa.len();
             for ra in ws.row_off[a]..ws.row_off[a + 1] {
                 let ya = &w[ra * nv..(ra + 1) * nv];
                 let rb_end = if a == b { ra + 1 } else { ws.row_off[b + 1] };
                 for rb in ws.row_off[b]..rb_end {
                     let yb = &w[rb * nv..(rb + 1) * nv];
                     let mut s = 0.0;
-                    for &k in common {
-                        s += ya[k] * yb[k];
+                    if ws.pair_prefix[p] {
+                        for (x, y) in ya[..m].iter().zip(&yb[..m]) {
+                            s += x * y;
+                        }
+                    } else {
+                        for (&i, &j) in pa.iter().zip(pb) {
+                            s += ya[i] * yb[j];
+                        }
                     }
                     ws.k[(ra, rb)] = s;
                 }
@@ -332,10 +325,10 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     for con in 0..ncon {
         let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
         for r in ws.row_off[con]..ws.row_off[con + 1] {
-            let y = &w[r * nv..(r + 1) * nv];
+            let y = &w[r * nv..r * nv + sup.len()];
             let mut s = ws.rhs_c[r];
-            for &k in sup {
-                s -= y[k] * ws.t_nv[k];
+            for (yi, &k) in y.iter().zip(sup) {
+                s -= yi * ws.t_nv[k];
             }
             ws.lam[r] = s;
         }
@@ -348,10 +341,10 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     for con in 0..ncon {
         let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
         for r in ws.row_off[con]..ws.row_off[con + 1] {
-            let y = &w[r * nv..(r + 1) * nv];
+            let y = &w[r * nv..r * nv + sup.len()];
             let l = ws.lam[r];
-            for &k in sup {
-                ws.t_nv[k] += y[k] * l;
+            for (yi, &k) in y.iter().zip(sup) {
+                ws.t_nv[k] += yi * l;
             }
         }
     }
@@ -362,10 +355,59 @@ pub(crate) fn range_space_sparse(ws: &mut Workspace, g: &DMatrix<f64>, h: &DMatr
     true
 }
 
+/// Y's columns of constraint `con`'s rows, `D^-½ L⁻ᵀ Gᵀ`, compact on its support `sup` (entry
+/// i at dof `sup[i]`) in `ws.w`. On a single chain (`ws.path`) the factor row of `sup[i]` is
+/// at positions `0..i`: the solve runs on the compact column, contiguous updates. Otherwise it
+/// runs on the dof-indexed column, which is then compacted in place (`sup[i] >= i`). Either
+/// way each entry sees the same operations in the same order as `solve_lt_on`.
+fn half_solve_rows(ws: &mut Workspace, g: &DMatrix<f64>, con: usize) {
+    let (nc, nv) = (g.nrows(), g.ncols());
+    let gs = g.as_slice();
+    let sup = &ws.sup[ws.sup_off[con]..ws.sup_off[con + 1]];
+    let rows = ws.row_off[con]..ws.row_off[con + 1];
+    let cols = &mut ws.w.as_mut_slice()[rows.start * nv..rows.end * nv];
+    if ws.path[con] {
+        for (r, col) in rows.zip(cols.chunks_exact_mut(nv)) {
+            for (y, &k) in col.iter_mut().zip(sup) {
+                *y = gs[k * nc + r];
+            }
+        }
+        for (i, &k) in sup.iter().enumerate().rev() {
+            let l = ws.fact.row(k).1;
+            for col in cols.chunks_exact_mut(nv) {
+                let (head, tail) = col.split_at_mut(i);
+                let xk = tail[0];
+                if xk != 0.0 {
+                    for (y, &lv) in head.iter_mut().zip(l) {
+                        *y -= lv * xk;
+                    }
+                }
+            }
+        }
+    } else {
+        for (r, col) in rows.zip(cols.chunks_exact_mut(nv)) {
+            for &k in sup {
+                col[k] = gs[k * nc + r];
+            }
+        }
+        solve_lt_on_columns(&ws.fact, cols, nv, sup);
+        for col in cols.chunks_exact_mut(nv) {
+            for (i, &k) in sup.iter().enumerate() {
+                col[i] = col[k];
+            }
+        }
+    }
+    for col in cols.chunks_exact_mut(nv) {
+        for (y, &k) in col.iter_mut().zip(sup) {
+            *y *= ws.dis[k];
+        }
+    }
+}
+
 /// `x ← L⁻ᵀ x` ([`Factorization::solve_lt_on`](crate::linalg::Factorization::solve_lt_on))
 /// for each column `x` (length `nv`) of `cols`, all zero outside `sup`: the same operations
-/// column by column, the factor's rows read once for all columns (a contact's three rows
-/// share their support), and the columns' updates independent of each other.
+/// column by column, the factor's rows read once for all columns (a constraint's rows share
+/// their support), and the columns' updates independent of each other.
 fn solve_lt_on_columns(fact: &crate::linalg::Factorization, cols: &mut [f64], nv: usize, sup: &[usize]) {
     for &k in sup.iter().rev() {
         let (anc, l) = fact.row(k);

@@ -179,7 +179,9 @@ pub(crate) struct Workspace {
     pub kkt: DMatrix<f64>,
     pub kkt_x: DVector<f64>,
     pub piv: Vec<usize>,
-    /// Range space: W = L⁻ᵀ Gᵀ (nv x nc), K = G H⁻¹ Gᵀ (nc x nc).
+    /// Range space: W = D^-½ L⁻ᵀ Gᵀ (nv x nc; column r holds row r's entries on its
+    /// constraint's support, compact: entry i at its support's i-th dof), K = G H⁻¹ Gᵀ
+    /// (nc x nc).
     pub w: DMatrix<f64>,
     pub k: DMatrix<f64>,
     /// Null space: QR of Gᵀ (nv x nc), Householder scales, permutation, Q, H Z, Zᵀ H Z,
@@ -210,10 +212,17 @@ pub(crate) struct Workspace {
     pub sup_off: Vec<usize>,
     pub sup: Vec<usize>,
     pub sup_sign: Vec<f64>,
-    /// Intersection of the supports of constraints `a >= b`, at
-    /// `pair[pair_off[p]..pair_off[p + 1]]` with `p = a (a + 1) / 2 + b`.
+    /// Intersection of the supports of constraints `a >= b`, as positions in `a`'s support
+    /// (`pair`) and in `b`'s (`pair_b`), at `pair_off[p]..pair_off[p + 1]` with
+    /// `p = a (a + 1) / 2 + b`; `pair_prefix[p]`: both are `0..m` (the common ancestors of
+    /// two single chains).
     pub pair_off: Vec<usize>,
     pub pair: Vec<usize>,
+    pub pair_b: Vec<usize>,
+    pub pair_prefix: Vec<bool>,
+    /// Constraint `c`'s support is one chain of the factors: the factor row of its `i`-th
+    /// dof is at its `i` first dofs (a body's path to the root: contacts, frames).
+    pub path: Vec<bool>,
     /// Joints of each constraint's support, descending:
     /// `chain[chain_off[c]..chain_off[c + 1]]`; the union of all, ascending (`used_joints`),
     /// and its dofs (`used_dofs`).
