@@ -64,93 +64,68 @@ macro_rules! prologue {
     }};
 }
 
-/// Inverse dynamics by the recursive Newton–Euler algorithm: the torques ``tau`` (shape
-/// ``(nv,)``) with ``M(q) a + C(q, v) v + g(q) = tau`` (also in ``data.tau``). Aliases:
-/// ``inverse_dynamics``.
-#[pyfunction]
-pub fn rnea<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-    a: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let d = prologue!("rnea", model, data, q = (q, "nq"), v = (v, "nv"), a = (a, "nv"));
-    d.last.tau.copy_from(alg::inverse_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.a));
-    Ok(array1(py, d.last.tau.as_slice()))
+/// Pinocchio-shaped functions `name(model, data, arrays...)`: each checks that `data` belongs to
+/// `model`, reads each array argument into `data`'s buffer of the same name (of size `nq` or
+/// `nv`, the errors naming the function and the argument), then runs the body with `d` the data
+/// and `py` the interpreter token.
+macro_rules! over_data {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $size:literal),*) -> $ret:ty, |$py:ident, $d:ident| $body:block)*) => {$(
+        $(#[$doc])*
+        #[pyfunction]
+        pub fn $name<'py>(
+            $py: Python<'py>,
+            model: &Bound<'py, PyModel>,
+            mut data: PyRefMut<'py, PyData>,
+            $($arg: &Bound<'py, PyAny>,)*
+        ) -> PyResult<$ret> {
+            let $d = prologue!(stringify!($name), model, data $(, $arg = ($arg, $size))*);
+            $body
+        }
+    )*};
 }
 
-/// Nonlinear effects ``C(q, v) v + g(q)`` (RNEA with zero acceleration), shape ``(nv,)``.
-/// Aliases: ``nonlinear_effects``, ``nonLinearEffects``.
-#[pyfunction]
-pub fn nle<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let d = prologue!("nle", model, data, q = (q, "nq"), v = (v, "nv"));
-    d.last.tau.copy_from(alg::nonlinear_effects(&d.model, &mut d.data, &d.q, &d.v));
-    Ok(array1(py, d.last.tau.as_slice()))
-}
+over_data! {
+    /// Inverse dynamics by the recursive Newton–Euler algorithm: the torques ``tau`` (shape
+    /// ``(nv,)``) with ``M(q) a + C(q, v) v + g(q) = tau`` (also in ``data.tau``). Aliases:
+    /// ``inverse_dynamics``.
+    fn rnea(q: "nq", v: "nv", a: "nv") -> Bound<'py, PyArray1<f64>>, |py, d| {
+        d.last.tau.copy_from(alg::inverse_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.a));
+        Ok(array1(py, d.last.tau.as_slice()))
+    }
 
-/// Generalized gravity ``g(q)``, shape ``(nv,)``. Aliases: ``gravity_torques``,
-/// ``compute_generalized_gravity``, ``computeGeneralizedGravity``.
-#[pyfunction]
-pub fn gravity<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let d = prologue!("gravity", model, data, q = (q, "nq"));
-    d.last.tau.copy_from(alg::gravity_torques(&d.model, &mut d.data, &d.q));
-    Ok(array1(py, d.last.tau.as_slice()))
-}
+    /// Nonlinear effects ``C(q, v) v + g(q)`` (RNEA with zero acceleration), shape ``(nv,)``.
+    /// Aliases: ``nonlinear_effects``, ``nonLinearEffects``.
+    fn nle(q: "nq", v: "nv") -> Bound<'py, PyArray1<f64>>, |py, d| {
+        d.last.tau.copy_from(alg::nonlinear_effects(&d.model, &mut d.data, &d.q, &d.v));
+        Ok(array1(py, d.last.tau.as_slice()))
+    }
 
-/// Joint-space inertia matrix ``M(q)`` by the composite rigid body algorithm, full symmetric,
-/// shape ``(nv, nv)`` (also in ``data.M``). Alias: ``mass_matrix``.
-#[pyfunction]
-pub fn crba<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let d = prologue!("crba", model, data, q = (q, "nq"));
-    Ok(array2(py, alg::mass_matrix(&d.model, &mut d.data, &d.q)))
-}
+    /// Generalized gravity ``g(q)``, shape ``(nv,)``. Aliases: ``gravity_torques``,
+    /// ``compute_generalized_gravity``, ``computeGeneralizedGravity``.
+    fn gravity(q: "nq") -> Bound<'py, PyArray1<f64>>, |py, d| {
+        d.last.tau.copy_from(alg::gravity_torques(&d.model, &mut d.data, &d.q));
+        Ok(array1(py, d.last.tau.as_slice()))
+    }
 
-/// Forward dynamics by the articulated-body algorithm: the accelerations ``ddq`` (shape
-/// ``(nv,)``) with ``M(q) ddq + C(q, v) v + g(q) = tau`` (also in ``data.ddq``). Alias:
-/// ``forward_dynamics``.
-#[pyfunction]
-pub fn aba<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-    tau: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let d = prologue!("aba", model, data, q = (q, "nq"), v = (v, "nv"), tau = (tau, "nv"));
-    d.last.ddq.copy_from(alg::forward_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.tau));
-    Ok(array1(py, d.last.ddq.as_slice()))
-}
+    /// Joint-space inertia matrix ``M(q)`` by the composite rigid body algorithm, full symmetric,
+    /// shape ``(nv, nv)`` (also in ``data.M``). Alias: ``mass_matrix``.
+    fn crba(q: "nq") -> Bound<'py, PyArray2<f64>>, |py, d| {
+        Ok(array2(py, alg::mass_matrix(&d.model, &mut d.data, &d.q)))
+    }
 
-/// Inverse of the mass matrix ``M(q)⁻¹``, full symmetric, shape ``(nv, nv)`` (also in
-/// ``data.Minv``). Aliases: ``mass_matrix_inverse``, ``compute_minverse``, ``computeMinverse``.
-#[pyfunction]
-pub fn minverse<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let d = prologue!("minverse", model, data, q = (q, "nq"));
-    Ok(array2(py, alg::mass_matrix_inverse(&d.model, &mut d.data, &d.q)))
+    /// Forward dynamics by the articulated-body algorithm: the accelerations ``ddq`` (shape
+    /// ``(nv,)``) with ``M(q) ddq + C(q, v) v + g(q) = tau`` (also in ``data.ddq``). Alias:
+    /// ``forward_dynamics``.
+    fn aba(q: "nq", v: "nv", tau: "nv") -> Bound<'py, PyArray1<f64>>, |py, d| {
+        d.last.ddq.copy_from(alg::forward_dynamics(&d.model, &mut d.data, &d.q, &d.v, &d.tau));
+        Ok(array1(py, d.last.ddq.as_slice()))
+    }
+
+    /// Inverse of the mass matrix ``M(q)⁻¹``, full symmetric, shape ``(nv, nv)`` (also in
+    /// ``data.Minv``). Aliases: ``mass_matrix_inverse``, ``compute_minverse``, ``computeMinverse``.
+    fn minverse(q: "nq") -> Bound<'py, PyArray2<f64>>, |py, d| {
+        Ok(array2(py, alg::mass_matrix_inverse(&d.model, &mut d.data, &d.q)))
+    }
 }
 
 /// Forward kinematics: placements of every joint (``data.oMi``, ``data.liMi``), with ``v``
@@ -182,18 +157,13 @@ pub fn forward_kinematics<'py>(
     Ok(())
 }
 
-/// Placements and the world Jacobian columns of every dof: returns ``data.J`` (shape
-/// ``(6, nv)``, rows ``[linear; angular]``). Read one joint's Jacobian with
-/// :func:`get_joint_jacobian`. Aliases: ``joint_jacobians``, ``computeJointJacobians``.
-#[pyfunction]
-pub fn compute_joint_jacobians<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let d = prologue!("compute_joint_jacobians", model, data, q = (q, "nq"));
-    Ok(array2(py, alg::joint_jacobians(&d.model, &mut d.data, &d.q)))
+over_data! {
+    /// Placements and the world Jacobian columns of every dof: returns ``data.J`` (shape
+    /// ``(6, nv)``, rows ``[linear; angular]``). Read one joint's Jacobian with
+    /// :func:`get_joint_jacobian`. Aliases: ``joint_jacobians``, ``computeJointJacobians``.
+    fn compute_joint_jacobians(q: "nq") -> Bound<'py, PyArray2<f64>>, |py, d| {
+        Ok(array2(py, alg::joint_jacobians(&d.model, &mut d.data, &d.q)))
+    }
 }
 
 /// The Jacobian of ``joint`` (a name or an id) expressed in ``frame`` (a
@@ -259,41 +229,23 @@ pub fn center_of_mass<'py>(
     Ok(array1(py, d.last.com.as_slice()))
 }
 
-/// Jacobian of the centre of mass, shape ``(3, nv)``. Alias: ``jacobianCenterOfMass``.
-#[pyfunction]
-pub fn center_of_mass_jacobian<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let d = prologue!("center_of_mass_jacobian", model, data, q = (q, "nq"));
-    Ok(array2(py, alg::center_of_mass_jacobian(&d.model, &mut d.data, &d.q)))
-}
+over_data! {
+    /// Jacobian of the centre of mass, shape ``(3, nv)``. Alias: ``jacobianCenterOfMass``.
+    fn center_of_mass_jacobian(q: "nq") -> Bound<'py, PyArray2<f64>>, |py, d| {
+        Ok(array2(py, alg::center_of_mass_jacobian(&d.model, &mut d.data, &d.q)))
+    }
 
-/// Kinetic energy ``½ vᵀ M(q) v`` (J). Alias: ``computeKineticEnergy``.
-#[pyfunction]
-pub fn kinetic_energy<'py>(
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-) -> PyResult<f64> {
-    let d = prologue!("kinetic_energy", model, data, q = (q, "nq"), v = (v, "nv"));
-    d.last.kinetic_energy = alg::kinetic_energy(&d.model, &mut d.data, &d.q, &d.v);
-    Ok(d.last.kinetic_energy)
-}
+    /// Kinetic energy ``½ vᵀ M(q) v`` (J). Alias: ``computeKineticEnergy``.
+    fn kinetic_energy(q: "nq", v: "nv") -> f64, |_py, d| {
+        d.last.kinetic_energy = alg::kinetic_energy(&d.model, &mut d.data, &d.q, &d.v);
+        Ok(d.last.kinetic_energy)
+    }
 
-/// Potential energy ``-Σ mᵢ g·cᵢ`` (J; zero at z = 0). Alias: ``computePotentialEnergy``.
-#[pyfunction]
-pub fn potential_energy<'py>(
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-) -> PyResult<f64> {
-    let d = prologue!("potential_energy", model, data, q = (q, "nq"));
-    d.last.potential_energy = alg::potential_energy(&d.model, &mut d.data, &d.q);
-    Ok(d.last.potential_energy)
+    /// Potential energy ``-Σ mᵢ g·cᵢ`` (J; zero at z = 0). Alias: ``computePotentialEnergy``.
+    fn potential_energy(q: "nq") -> f64, |_py, d| {
+        d.last.potential_energy = alg::potential_energy(&d.model, &mut d.data, &d.q);
+        Ok(d.last.potential_energy)
+    }
 }
 
 /// `(q̈, τ)` of hybrid dynamics.
@@ -339,51 +291,33 @@ pub fn hybrid_dynamics<'py>(
 /// Three `(nv, nv)` matrices.
 type MatrixTriple<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
 
-/// Analytical derivatives of inverse dynamics (Carpentier & Mansard 2018): returns
-/// ``(dtau_dq, dtau_dv, M)`` of ``tau = rnea(q, v, a)``, each of shape ``(nv, nv)``, with
-/// ``M = dtau_da`` full symmetric (also in ``data.M``; ``tau`` in ``data.tau``). The
-/// q-derivative is in the tangent space, as Pinocchio's: column j is
-/// ``d/de rnea(integrate(q, e * e_j), v, a)`` at ``e = 0``. The workspace lives in ``data``
-/// (allocated on the first call). Alias: ``computeRNEADerivatives``.
-#[pyfunction]
-pub fn compute_rnea_derivatives<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-    a: &Bound<'py, PyAny>,
-) -> PyResult<MatrixTriple<'py>> {
-    let what = "compute_rnea_derivatives";
-    let d = prologue!(what, model, data, q = (q, "nq"), v = (v, "nv"), a = (a, "nv"));
-    let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
-    alg::rnea_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.a);
-    d.last.tau.copy_from(&ws.tau);
-    let m = d.data.mass_matrix().map_err(|e| stale(what, e))?;
-    Ok((array2(py, &ws.dtau_dq), array2(py, &ws.dtau_dv), array2(py, m)))
-}
+over_data! {
+    /// Analytical derivatives of inverse dynamics (Carpentier & Mansard 2018): returns
+    /// ``(dtau_dq, dtau_dv, M)`` of ``tau = rnea(q, v, a)``, each of shape ``(nv, nv)``, with
+    /// ``M = dtau_da`` full symmetric (also in ``data.M``; ``tau`` in ``data.tau``). The
+    /// q-derivative is in the tangent space, as Pinocchio's: column j is
+    /// ``d/de rnea(integrate(q, e * e_j), v, a)`` at ``e = 0``. The workspace lives in ``data``
+    /// (allocated on the first call). Alias: ``computeRNEADerivatives``.
+    fn compute_rnea_derivatives(q: "nq", v: "nv", a: "nv") -> MatrixTriple<'py>, |py, d| {
+        let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
+        alg::rnea_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.a);
+        d.last.tau.copy_from(&ws.tau);
+        let m = d.data.mass_matrix().map_err(|e| stale("compute_rnea_derivatives", e))?;
+        Ok((array2(py, &ws.dtau_dq), array2(py, &ws.dtau_dv), array2(py, m)))
+    }
 
-/// Analytical derivatives of forward dynamics (Carpentier & Mansard 2018): returns
-/// ``(ddq_dq, ddq_dv, Minv)`` of ``ddq = aba(q, v, tau)``, each of shape ``(nv, nv)``, with
-/// ``Minv = dddq_dtau`` full symmetric (also in ``data.Minv``; ``ddq`` in ``data.ddq``, ``M``
-/// in ``data.M``). The q-derivative is in the tangent space, as Pinocchio's. The workspace
-/// lives in ``data`` (allocated on the first call). Alias: ``computeABADerivatives``.
-#[pyfunction]
-pub fn compute_aba_derivatives<'py>(
-    py: Python<'py>,
-    model: &Bound<'py, PyModel>,
-    mut data: PyRefMut<'py, PyData>,
-    q: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-    tau: &Bound<'py, PyAny>,
-) -> PyResult<MatrixTriple<'py>> {
-    let what = "compute_aba_derivatives";
-    let d = prologue!(what, model, data, q = (q, "nq"), v = (v, "nv"), tau = (tau, "nv"));
-    let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
-    alg::aba_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.tau);
-    d.last.ddq.copy_from(&ws.qdd);
-    let minv = d.data.mass_matrix_inverse().map_err(|e| stale(what, e))?;
-    Ok((array2(py, &ws.dqdd_dq), array2(py, &ws.dqdd_dv), array2(py, minv)))
+    /// Analytical derivatives of forward dynamics (Carpentier & Mansard 2018): returns
+    /// ``(ddq_dq, ddq_dv, Minv)`` of ``ddq = aba(q, v, tau)``, each of shape ``(nv, nv)``, with
+    /// ``Minv = dddq_dtau`` full symmetric (also in ``data.Minv``; ``ddq`` in ``data.ddq``, ``M``
+    /// in ``data.M``). The q-derivative is in the tangent space, as Pinocchio's. The workspace
+    /// lives in ``data`` (allocated on the first call). Alias: ``computeABADerivatives``.
+    fn compute_aba_derivatives(q: "nq", v: "nv", tau: "nv") -> MatrixTriple<'py>, |py, d| {
+        let ws = d.derivatives.get_or_insert_with(|| DerivativesWorkspace::new(&d.model));
+        alg::aba_derivatives(&d.model, &mut d.data, ws, &d.q, &d.v, &d.tau);
+        d.last.ddq.copy_from(&ws.qdd);
+        let minv = d.data.mass_matrix_inverse().map_err(|e| stale("compute_aba_derivatives", e))?;
+        Ok((array2(py, &ws.dqdd_dq), array2(py, &ws.dqdd_dv), array2(py, minv)))
+    }
 }
 
 /// The neutral configuration: zero angles and translations, identity quaternions.

@@ -18,6 +18,44 @@
 //! ```
 #![warn(missing_docs)]
 
+/// Compiles a function twice on x86-64, once for AVX2 (chosen at run time by
+/// `is_x86_feature_detected!`) and once portable: the same operations in the same order (AVX2
+/// has no FMA and Rust never fuses a multiply and an add), so the same bits either way, four
+/// `f64` an instruction where the portable build has two (0064, 0109). The function is written
+/// as any other (arguments may be tuple patterns, with or without a return type, no generics);
+/// the dispatch is the crate's only `unsafe` (0103, 0118):
+///
+/// * `twice! { fn f(x: &[f64]) -> f64 { body } }`: one body, compiled into both copies;
+/// * `twice! { fn f(x: &[f64]) { portable body } avx2 { AVX2 body } }`: the AVX2 copy has its
+///   own body, for what only it can do (AVX stores, stores streamed past the caches), with the
+///   same results.
+///
+/// The simulator's solver has a copy of the one-body form (its `solver/mod.rs`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! twice {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block avx2 $avx2:block) => {
+        $(#[$doc])*
+        #[inline]
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? $avx2
+                // SAFETY: the CPU has AVX2, checked on the line above.
+                #[allow(unsafe_code)]
+                return unsafe { avx2($($arg),*) };
+            }
+            #[inline(always)]
+            fn portable($($arg: $ty),*) $(-> $ret)? $body
+            portable($($arg),*)
+        }
+    };
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $crate::twice! { $(#[$doc])* $vis fn $name($($arg: $ty),*) $(-> $ret)? $body avx2 $body }
+    };
+}
+
 pub mod algorithms;
 pub mod batch;
 pub mod constraints;

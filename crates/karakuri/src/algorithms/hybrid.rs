@@ -9,7 +9,7 @@
 //!
 //! with `C' = RNEA(q, q̇, q̈ with q̈1 = 0)`, so `H11 q̈1 = τ1 - C'1` and `τ2 = C'2 + H21 q̈1`.
 //!
-//! * [`HybridMethod::ArticulatedBody`] ([`hybrid_dynamics_aba`]), O(n): the articulated-body
+//! * [`HybridMethod::ArticulatedBody`], O(n): the articulated-body
 //!   algorithm in which inverse joints pass their prescribed acceleration instead of being
 //!   articulated (RBDA §9.2). Written in *acceleration-offset* form: a first RNEA-like pass
 //!   computes every body's acceleration `a⁰` and force `f⁰` with the forward joints'
@@ -28,7 +28,7 @@
 //!   `F_k = I^c S_k` moved to world coordinates once), a closed-form 6x6 solve at the base and
 //!   `τ_k += F_k · δa` (no sweep carrying `δa` frame by frame; its cost against
 //!   [`inverse_dynamics`](super::inverse_dynamics) is in `docs/PERFORMANCE.md`).
-//! * [`HybridMethod::Crba`] ([`hybrid_dynamics_crba`]): the route of metapod. `C'` by one RNEA,
+//! * [`HybridMethod::Crba`]: the route of metapod. `C'` by one RNEA,
 //!   only the blocks H11 and H21 of the mass matrix by a hybrid CRBA that visits only the
 //!   subtrees below forward joints, `H11 q̈1 = τ1 - C'1` by the branch-induced LᵀDL of H11
 //!   (its pattern is the tree contracted to the forward dofs: no fill-in, see
@@ -95,45 +95,27 @@ pub fn hybrid_dynamics<'a>(
     is_forward: &[bool],
     method: HybridMethod,
 ) -> (&'a DVector<f64>, &'a DVector<f64>) {
+    check_inputs(model, ws, q, v, known, is_forward);
     match method {
-        HybridMethod::ArticulatedBody => hybrid_dynamics_aba(model, data, ws, q, v, known, is_forward),
-        HybridMethod::Crba => hybrid_dynamics_crba(model, data, ws, q, v, known, is_forward),
+        HybridMethod::ArticulatedBody => articulated_body_route(model, data, ws, q, v, known, is_forward),
+        HybridMethod::Crba => crba_route(model, data, ws, q, v, known, is_forward),
     }
+    (&ws.qdd, &ws.tau)
 }
 
-/// [`hybrid_dynamics`] by the O(n) articulated-body route (RBDA §9.2).
-pub fn hybrid_dynamics_aba<'a>(
-    model: &Model,
-    data: &mut Data,
-    ws: &'a mut HybridWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    known: &DVector<f64>,
-    is_forward: &[bool],
-) -> (&'a DVector<f64>, &'a DVector<f64>) {
-    check_inputs(model, ws, q, v, known, is_forward);
+/// [`hybrid_dynamics`] by the O(n) articulated-body route (RBDA §9.2), into `ws.qdd`, `ws.tau`.
+fn articulated_body_route(model: &Model, data: &mut Data, ws: &mut HybridWorkspace, q: &DVector<f64>, v: &DVector<f64>, known: &DVector<f64>, is_forward: &[bool]) {
     if let Some(root) = floating_base::single_floating_root(model, is_forward) {
-        floating_base::floating_base_inverse(model, data, ws, q, v, known, is_forward, root);
-        return (&ws.qdd, &ws.tau);
+        return floating_base::floating_base_inverse(model, data, ws, q, v, known, is_forward, root);
     }
     classify_joints(model, ws, is_forward);
     bias_pass(model, data, ws, q, v, known, is_forward);
     articulated_backward_pass(model, data, ws, known, is_forward);
     articulated_forward_pass(model, data, ws, known, is_forward);
-    (&ws.qdd, &ws.tau)
 }
 
-/// [`hybrid_dynamics`] by the mass-matrix route (metapod's hybrid CRBA).
-pub fn hybrid_dynamics_crba<'a>(
-    model: &Model,
-    data: &mut Data,
-    ws: &'a mut HybridWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    known: &DVector<f64>,
-    is_forward: &[bool],
-) -> (&'a DVector<f64>, &'a DVector<f64>) {
-    check_inputs(model, ws, q, v, known, is_forward);
+/// [`hybrid_dynamics`] by the mass-matrix route (metapod's hybrid CRBA), into `ws.qdd`, `ws.tau`.
+fn crba_route(model: &Model, data: &mut Data, ws: &mut HybridWorkspace, q: &DVector<f64>, v: &DVector<f64>, known: &DVector<f64>, is_forward: &[bool]) {
     classify_joints(model, ws, is_forward);
     bias_pass(model, data, ws, q, v, known, is_forward);
     // C' = RNEA with q̈1 = 0: the backward pass of RNEA over f⁰, into τ for now
@@ -187,7 +169,6 @@ pub fn hybrid_dynamics_crba<'a>(
             }
         }
     }
-    (&ws.qdd, &ws.tau)
 }
 
 #[track_caller]

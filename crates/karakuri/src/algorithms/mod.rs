@@ -43,7 +43,7 @@ pub use derivatives::{
     aba_derivatives, aba_derivatives_with_forces, rnea_derivatives, rnea_derivatives_with_forces, DerivativesWorkspace,
 };
 pub use energy::{kinetic_energy, potential_energy};
-pub use hybrid::{hybrid_dynamics, hybrid_dynamics_aba, hybrid_dynamics_crba, HybridMethod, HybridWorkspace};
+pub use hybrid::{hybrid_dynamics, HybridMethod, HybridWorkspace};
 pub use jacobian::{
     frame_jacobian, joint_jacobian, joint_jacobian_dot, joint_jacobian_time_variation, joint_jacobians,
     ReferenceFrame,

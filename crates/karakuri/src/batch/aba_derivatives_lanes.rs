@@ -190,19 +190,24 @@ fn groups(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &Derivative
     (cw.ya, cw.yb) = (ya, yb);
 }
 
-/// ∂q̈/∂q, ∂q̈/∂v and M⁻¹ of `k` states, row-major into `outs`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn aba_derivatives_chunk(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            aba_derivatives_avx2(m, w, cw, ws, k, q, v, tau, outs)
-        };
-        return;
+twice! {
+    /// ∂q̈/∂q, ∂q̈/∂v and M⁻¹ of `k` states, row-major into `outs`; the AVX2 copy stores
+    /// through AVX tiles, streamed past the caches when the three results do not fit (record
+    /// 0092).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn aba_derivatives_chunk(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3]) {
+        groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| portable_store(m.nv, s, t, g, k, o));
+    } avx2 {
+        let n = m.nv;
+        let stream = 3 * k * n * n * 8 >= STREAM_BYTES;
+        groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| {
+            if t {
+                store_transposed_avx2(s, n, g, k, o, stream);
+            } else {
+                store_rows_avx2(s, &[(0, n * n, false)], g, k, o, stream);
+            }
+        });
     }
-    groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| portable_store(m.nv, s, t, g, k, o));
 }
 
 /// A result of the group into its rows: column-major (`transposed`) or row-major.
@@ -240,22 +245,6 @@ fn store_transposed_avx2(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64
     if stream {
         std::arch::x86_64::_mm_sfence();
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn aba_derivatives_avx2(m: &Model, w: &mut DerivLanes, cw: &mut CrbaWorkspace, ws: &DerivativesWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], outs: [&mut [f64]; 3]) {
-    // the three results past the caches when they do not fit (record 0092)
-    let n = m.nv;
-    let stream = 3 * k * n * n * 8 >= STREAM_BYTES;
-    groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| {
-        if t {
-            store_transposed_avx2(s, n, g, k, o, stream);
-        } else {
-            store_rows_avx2(s, &[(0, n * n, false)], g, k, o, stream);
-        }
-    });
 }
 
 #[cfg(test)]

@@ -411,22 +411,10 @@ fn third_pass(m: &Model, w: &mut LaneWorkspace) {
         w.a_gf[i] = a_prime.add(joint_motion(m, i, &w.out));
     }
 }
-/// ABA of `k` states in lanes.
-pub(crate) fn aba_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], ddq: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            aba_avx2(m, w, k, q, v, tau, ddq)
-        };
-        return;
-    }
-    aba_groups(m, w, k, q, v, tau, ddq);
-}
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn aba_avx2(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], ddq: &mut [f64]) {
-    aba_groups(m, w, k, q, v, tau, ddq);
+twice! {
+    /// ABA of `k` states in lanes.
+    pub(crate) fn aba_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], tau: &[f64], ddq: &mut [f64]) {
+        aba_groups(m, w, k, q, v, tau, ddq);
+    }
 }

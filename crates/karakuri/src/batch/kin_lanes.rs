@@ -492,22 +492,9 @@ fn kin_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin
     }
 }
 
-/// `what` of `k` states in lanes.
-pub(crate) fn kin_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            kin_avx2(m, w, kw, what, k, q, out)
-        };
-        return;
+twice! {
+    /// `what` of `k` states in lanes.
+    pub(crate) fn kin_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
+        kin_groups(m, w, kw, what, k, q, out);
     }
-    kin_groups(m, w, kw, what, k, q, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn kin_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, what: Kin, k: usize, q: &[f64], out: &mut [f64]) {
-    kin_groups(m, w, kw, what, k, q, out);
 }

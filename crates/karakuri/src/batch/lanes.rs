@@ -5,11 +5,11 @@
 //! loops over `[f64; 4]` for LLVM to vectorise: one 256-bit instruction per operation when the
 //! functions are compiled for AVX2, two 128-bit ones in the portable build.
 //!
-//! Dispatch (in `rnea_lanes.rs`, `aba_lanes.rs`): on x86-64 each kernel is compiled twice, once
-//! inside a `#[target_feature(enable = "avx2")]` function chosen at run time by
-//! `is_x86_feature_detected!`, once portable. Calling a target-feature function is `unsafe`
-//! (the CPU must have the feature): the crate's only `unsafe` blocks, each right after the
-//! check (0064).
+//! Dispatch (each kernel's `*_chunk`): on x86-64 each kernel is compiled twice by the crate's
+//! `twice!` macro (`lib.rs`), once inside a `#[target_feature(enable = "avx2")]` function
+//! chosen at run time by `is_x86_feature_detected!`, once portable. Calling a target-feature
+//! function is `unsafe` (the CPU must have the feature): the macro's dispatch is the crate's
+//! one `unsafe` block besides the AVX stores, right after the check (0064, 0118).
 //!
 //! The joint placements `λX_i(q)` of the usual revolute joints (about ±x, ±y, ±z, any
 //! placement) are computed in lanes, sines and cosines included, and so are those of prismatic

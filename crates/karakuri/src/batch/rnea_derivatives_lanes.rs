@@ -436,27 +436,16 @@ pub(crate) fn scatter(mat: &[L], g: usize, k: usize, out: &mut [f64]) {
     store_lanes(mat, g, k, out);
 }
 
-/// ∂τ/∂q, ∂τ/∂v and M of `k` states in lanes, row-major into `dq`, `dv`, `mm`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn rnea_derivatives_chunk(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], outs: [&mut [f64]; 3]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            rnea_derivatives_avx2(m, w, k, q, v, a, outs)
-        };
-        return;
+twice! {
+    /// ∂τ/∂q, ∂τ/∂v and M of `k` states in lanes, row-major into `dq`, `dv`, `mm`; the AVX2
+    /// copy stores through AVX tiles, streamed past the caches when the three results do not
+    /// fit (record 0092).
+    pub(crate) fn rnea_derivatives_chunk(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], outs: [&mut [f64]; 3]) {
+        groups(m, w, k, q, v, a, outs, scatter);
+    } avx2 {
+        let stream = 3 * k * m.nv * m.nv * 8 >= super::crba_lanes::STREAM_BYTES;
+        groups(m, w, k, q, v, a, outs, |s, g, k, o| super::crba_lanes::store_rows_avx2(s, &[(0, s.len(), false)], g, k, o, stream));
     }
-    groups(m, w, k, q, v, a, outs, scatter);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn rnea_derivatives_avx2(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], outs: [&mut [f64]; 3]) {
-    // the three results past the caches when they do not fit (record 0092)
-    let stream = 3 * k * m.nv * m.nv * 8 >= super::crba_lanes::STREAM_BYTES;
-    groups(m, w, k, q, v, a, outs, |s, g, k, o| super::crba_lanes::store_rows_avx2(s, &[(0, s.len(), false)], g, k, o, stream));
 }
 
 #[cfg(test)]

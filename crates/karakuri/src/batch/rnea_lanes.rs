@@ -60,22 +60,9 @@ fn rnea_group(m: &Model, w: &mut LaneWorkspace, with_a: bool) {
     }
 }
 
-/// RNEA (`a` given) or the nonlinear effects (`a = None`) of `k` states in lanes.
-pub(crate) fn rnea_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], a: Option<&[f64]>, tau: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            rnea_avx2(m, w, k, q, v, a, tau)
-        };
-        return;
+twice! {
+    /// RNEA (`a` given) or the nonlinear effects (`a = None`) of `k` states in lanes.
+    pub(crate) fn rnea_chunk(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], a: Option<&[f64]>, tau: &mut [f64]) {
+        rnea_groups(m, w, k, q, v, a, tau);
     }
-    rnea_groups(m, w, k, q, v, a, tau);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn rnea_avx2(m: &Model, w: &mut LaneWorkspace, k: usize, q: &[f64], v: &[f64], a: Option<&[f64]>, tau: &mut [f64]) {
-    rnea_groups(m, w, k, q, v, a, tau);
 }

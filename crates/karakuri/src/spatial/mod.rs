@@ -5,6 +5,83 @@
 //! Nothing here builds a 6x6 matrix in a hot path: transforms act on vectors through their
 //! rotation and translation.
 
+/// What [`Motion`] and [`Force`] share as six numbers `[linear; angular]`: the constructors,
+/// the flattened form, and the vector-space operations (sum, difference, negation, scaling),
+/// each part by part.
+macro_rules! spatial_vector {
+    ($t:ident, $what:literal, $parts:literal) => {
+        impl $t {
+            #[doc = concat!("The zero ", $what, ".")]
+            #[inline]
+            pub fn zero() -> Self {
+                Self { linear: $crate::spatial::Vec3::zeros(), angular: $crate::spatial::Vec3::zeros() }
+            }
+            #[doc = concat!("A ", $what, " from its linear and angular parts.")]
+            #[inline]
+            pub fn new(linear: $crate::spatial::Vec3, angular: $crate::spatial::Vec3) -> Self {
+                Self { linear, angular }
+            }
+            #[doc = concat!("From the first six entries of a slice, ", $parts, ".")]
+            #[inline]
+            pub fn from_slice(s: &[f64]) -> Self {
+                Self { linear: $crate::spatial::Vec3::new(s[0], s[1], s[2]), angular: $crate::spatial::Vec3::new(s[3], s[4], s[5]) }
+            }
+            #[doc = concat!("Flattened ", $parts, ".")]
+            #[inline]
+            pub fn to_vec6(&self) -> $crate::spatial::Vec6 {
+                $crate::spatial::Vec6::new(self.linear.x, self.linear.y, self.linear.z, self.angular.x, self.angular.y, self.angular.z)
+            }
+            #[doc = concat!("From a flattened ", $parts, " vector.")]
+            #[inline]
+            pub fn from_vec6(v: &$crate::spatial::Vec6) -> Self {
+                Self { linear: v.fixed_rows::<3>(0).into(), angular: v.fixed_rows::<3>(3).into() }
+            }
+        }
+        impl std::ops::Add for $t {
+            type Output = $t;
+            #[inline]
+            fn add(self, o: $t) -> $t {
+                $t { linear: self.linear + o.linear, angular: self.angular + o.angular }
+            }
+        }
+        impl std::ops::Sub for $t {
+            type Output = $t;
+            #[inline]
+            fn sub(self, o: $t) -> $t {
+                $t { linear: self.linear - o.linear, angular: self.angular - o.angular }
+            }
+        }
+        impl std::ops::AddAssign for $t {
+            #[inline]
+            fn add_assign(&mut self, o: $t) {
+                self.linear += o.linear;
+                self.angular += o.angular;
+            }
+        }
+        impl std::ops::SubAssign for $t {
+            #[inline]
+            fn sub_assign(&mut self, o: $t) {
+                self.linear -= o.linear;
+                self.angular -= o.angular;
+            }
+        }
+        impl std::ops::Neg for $t {
+            type Output = $t;
+            #[inline]
+            fn neg(self) -> $t {
+                $t { linear: -self.linear, angular: -self.angular }
+            }
+        }
+        impl std::ops::Mul<f64> for $t {
+            type Output = $t;
+            #[inline]
+            fn mul(self, s: f64) -> $t {
+                $t { linear: self.linear * s, angular: self.angular * s }
+            }
+        }
+    };
+}
+
 mod articulated;
 mod force;
 mod inertia;

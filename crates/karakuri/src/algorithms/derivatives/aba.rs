@@ -49,119 +49,61 @@ pub fn aba_derivatives_with_forces(
     aba_derivatives_impl(model, data, ws, q, v, tau, Some(f_ext));
 }
 
-/// The RNEA recursion at q̈ = 0 gives M, the bias b = τ(q̈ = 0) and ∂τ/∂v (independent of q̈);
-/// then q̈ = M⁻¹ (τ − b) through the factors of M, ∂τ/∂q at a = q̈, and −M⁻¹ ∂τ/∂(q, v).
-fn aba_derivatives_impl(
-    model: &Model,
-    data: &mut Data,
-    ws: &mut DerivativesWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    tau: &DVector<f64>,
-    f_ext: Option<&[Force]>,
-) {
-    check_len("q", q, model.nq);
-    check_len("v", v, model.nv);
-    check_len("tau", tau, model.nv);
-    assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            aba_derivatives_avx2(model, data, ws, q, v, tau, f_ext)
-        };
-        return;
+twice! {
+    /// The RNEA recursion at q̈ = 0 gives M, the bias b = τ(q̈ = 0) and ∂τ/∂v (independent of
+    /// q̈); then q̈ = M⁻¹ (τ − b) through the factors of M, ∂τ/∂q at a = q̈, and −M⁻¹ ∂τ/∂(q, v).
+    /// Compiled twice, for AVX2 and portable (0109).
+    fn aba_derivatives_impl(
+        model: &Model,
+        data: &mut Data,
+        ws: &mut DerivativesWorkspace,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        tau: &DVector<f64>,
+        f_ext: Option<&[Force]>,
+    ) {
+        check_len("q", q, model.nq);
+        check_len("v", v, model.nv);
+        check_len("tau", tau, model.nv);
+        assert_eq!(ws.j.len(), model.nv, "the DerivativesWorkspace was made for another model");
+        let n = model.nv;
+        forward_pass(model, data, ws, q.as_slice(), v.as_slice(), None, f_ext);
+        data.fresh = Fresh::PLACEMENTS | Fresh::MASS_MATRIX;
+        backward_pass::<false>(model, data, ws);
+        invert_mass_matrix(model, data);
+        // q̈ = M⁻¹ (τ − b), b in data.tau
+        for k in 0..n {
+            data.ddq[k] = tau[k] - data.tau[k];
+            data.tau[k] = tau[k];
+        }
+        data.ltdl.solve(data.ddq.as_mut_slice());
+        ws.qdd.copy_from(&data.ddq);
+        ws.tau.copy_from(tau);
+        configuration_entries_at(model, ws, data.ddq.as_slice());
+        minus_minv_times(model, ws, data.mass_matrix_inverse.as_slice());
     }
-    aba_derivatives_in(model, data, ws, q, v, tau, f_ext);
 }
 
-/// [`aba_derivatives_in`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn aba_derivatives_avx2(
-    model: &Model,
-    data: &mut Data,
-    ws: &mut DerivativesWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    tau: &DVector<f64>,
-    f_ext: Option<&[Force]>,
-) {
-    aba_derivatives_in(model, data, ws, q, v, tau, f_ext);
-}
-
-/// [`aba_derivatives_impl`]'s body after the checks.
-#[inline(always)]
-fn aba_derivatives_in(
-    model: &Model,
-    data: &mut Data,
-    ws: &mut DerivativesWorkspace,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    tau: &DVector<f64>,
-    f_ext: Option<&[Force]>,
-) {
-    let n = model.nv;
-    forward_pass(model, data, ws, q.as_slice(), v.as_slice(), None, f_ext);
-    data.fresh = Fresh::PLACEMENTS | Fresh::MASS_MATRIX;
-    backward_pass::<false>(model, data, ws);
-    invert_mass_matrix(model, data);
-    // q̈ = M⁻¹ (τ − b), b in data.tau
-    for k in 0..n {
-        data.ddq[k] = tau[k] - data.tau[k];
-        data.tau[k] = tau[k];
-    }
-    data.ltdl.solve(data.ddq.as_mut_slice());
-    ws.qdd.copy_from(&data.ddq);
-    ws.tau.copy_from(tau);
-    configuration_entries_at(model, ws, data.ddq.as_slice());
-    minus_minv_times(model, ws, data.mass_matrix_inverse.as_slice());
-}
-
-/// `ws.dqdd_dq = −M⁻¹ ws.dtau_dq`, `ws.dqdd_dv = −M⁻¹ ws.dtau_dv` for the full symmetric M⁻¹
-/// `minv` (column-major): column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related
-/// to j's joint (the only rows where X can be nonzero), four columns of M⁻¹ at a time.
-///
-/// On x86-64 compiled twice, for AVX2 (four `f64` an instruction along the output column,
-/// chosen at run time) and portable (two): the same operations in the same order (Rust never
-/// fuses a multiply and an add), so the same bits either way (as `batch/lanes.rs`).
-pub(crate) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            minus_minv_times_avx2(model, ws, minv)
-        };
-        return;
-    }
-    minus_minv_times_in(model, ws, minv);
-}
-
-/// [`minus_minv_times`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn minus_minv_times_avx2(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
-    minus_minv_times_in(model, ws, minv);
-}
-
-/// [`minus_minv_times`]' body.
-#[inline(always)]
-fn minus_minv_times_in(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
-    let n = model.nv;
-    let (xq, xv) = (ws.dtau_dq.as_slice(), ws.dtau_dv.as_slice());
-    let (yq, yv) = (ws.dqdd_dq.as_mut_slice(), ws.dqdd_dv.as_mut_slice());
-    for i in 1..model.njoints {
-        let related = &ws.related_dofs[ws.related_start[i]..ws.related_start[i + 1]];
-        for j in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
-            let (xq, xv) = (&xq[j * n..j * n + n], &xv[j * n..j * n + n]);
-            let (yq, yv) = (&mut yq[j * n..j * n + n], &mut yv[j * n..j * n + n]);
-            if ws.zero_dq_column[j] {
-                yq.fill(0.0);
-                minus_minv_column::<false>(related, minv, xv, xv, yv, yq);
-            } else {
-                minus_minv_column::<true>(related, minv, xq, xv, yq, yv);
+twice! {
+    /// `ws.dqdd_dq = −M⁻¹ ws.dtau_dq`, `ws.dqdd_dv = −M⁻¹ ws.dtau_dv` for the full symmetric M⁻¹
+    /// `minv` (column-major): column j of −M⁻¹ X is −Σ_r X[r, j] M⁻¹[:, r] over the dofs r related
+    /// to j's joint (the only rows where X can be nonzero), four columns of M⁻¹ at a time.
+    /// Compiled twice, for AVX2 (four `f64` an instruction along the output column) and portable.
+    pub(crate) fn minus_minv_times(model: &Model, ws: &mut DerivativesWorkspace, minv: &[f64]) {
+        let n = model.nv;
+        let (xq, xv) = (ws.dtau_dq.as_slice(), ws.dtau_dv.as_slice());
+        let (yq, yv) = (ws.dqdd_dq.as_mut_slice(), ws.dqdd_dv.as_mut_slice());
+        for i in 1..model.njoints {
+            let related = &ws.related_dofs[ws.related_start[i]..ws.related_start[i + 1]];
+            for j in model.idx_v[i]..model.idx_v[i] + model.nvs[i] {
+                let (xq, xv) = (&xq[j * n..j * n + n], &xv[j * n..j * n + n]);
+                let (yq, yv) = (&mut yq[j * n..j * n + n], &mut yv[j * n..j * n + n]);
+                if ws.zero_dq_column[j] {
+                    yq.fill(0.0);
+                    minus_minv_column::<false>(related, minv, xv, xv, yv, yq);
+                } else {
+                    minus_minv_column::<true>(related, minv, xq, xv, yq, yv);
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
-//! Floating-base inverse dynamics (RBDA Table 9.6), the fast path of
-//! [`hybrid_dynamics_aba`](super::hybrid_dynamics_aba) when the only forward joint is a
+//! Floating-base inverse dynamics (RBDA Table 9.6), the fast path of the articulated-body route
+//! of [`hybrid_dynamics`](super::hybrid_dynamics) when the only forward joint is a
 //! free-flyer hanging from the universe (a floating robot whose base is driven by a known wrench
 //! and whose other joints follow known accelerations).
 //!

@@ -31,13 +31,7 @@ fn check(what: &str, x: &[f64], n: usize) -> Result<(), MjcfError> {
 pub fn from_mujoco_qpos(model: &Model, qpos: &[f64]) -> Result<DVector<f64>, MjcfError> {
     check("qpos", qpos, model.nq)?;
     let mut q = DVector::from_column_slice(qpos);
-    for j in 1..model.njoints {
-        let i = model.idx_q[j];
-        let at = match model.joint_types[j] {
-            JointType::FreeFlyer => i + 3,
-            JointType::Spherical => i,
-            _ => continue,
-        };
+    for at in quaternions(model) {
         let w = qpos[at];
         q.as_mut_slice()[at..at + 3].copy_from_slice(&qpos[at + 1..at + 4]);
         q[at + 3] = w;
@@ -49,13 +43,7 @@ pub fn from_mujoco_qpos(model: &Model, qpos: &[f64]) -> Result<DVector<f64>, Mjc
 pub fn to_mujoco_qpos(model: &Model, q: &[f64]) -> Result<DVector<f64>, MjcfError> {
     check("q", q, model.nq)?;
     let mut out = DVector::from_column_slice(q);
-    for j in 1..model.njoints {
-        let i = model.idx_q[j];
-        let at = match model.joint_types[j] {
-            JointType::FreeFlyer => i + 3,
-            JointType::Spherical => i,
-            _ => continue,
-        };
+    for at in quaternions(model) {
         out[at] = q[at + 3];
         out.as_mut_slice()[at + 1..at + 4].copy_from_slice(&q[at..at + 3]);
     }
@@ -66,26 +54,35 @@ pub fn to_mujoco_qpos(model: &Model, q: &[f64]) -> Result<DVector<f64>, MjcfErro
 pub fn from_mujoco_qvel(model: &Model, qpos: &[f64], qvel: &[f64]) -> Result<DVector<f64>, MjcfError> {
     check("qpos", qpos, model.nq)?;
     check("qvel", qvel, model.nv)?;
-    let mut v = DVector::from_column_slice(qvel);
-    for j in (1..model.njoints).filter(|&j| model.joint_types[j] == JointType::FreeFlyer) {
-        let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
-        let r = quat_wxyz([qpos[iq + 3], qpos[iq + 4], qpos[iq + 5], qpos[iq + 6]]);
-        let lin = r.transpose() * nalgebra::Vector3::new(qvel[iv], qvel[iv + 1], qvel[iv + 2]);
-        v.as_mut_slice()[iv..iv + 3].copy_from_slice(lin.as_slice());
-    }
-    Ok(v)
+    Ok(turn_free_linear(model, qvel, |iq| [qpos[iq + 3], qpos[iq + 4], qpos[iq + 5], qpos[iq + 6]], false))
 }
 
 /// MuJoCo's qvel from karakuri's q and v.
 pub fn to_mujoco_qvel(model: &Model, q: &[f64], v: &[f64]) -> Result<DVector<f64>, MjcfError> {
     check("q", q, model.nq)?;
     check("v", v, model.nv)?;
-    let mut out = DVector::from_column_slice(v);
+    Ok(turn_free_linear(model, v, |iq| [q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]], true))
+}
+
+/// `vel` with each free joint's linear velocity turned by its rotation R (`to_world`) or by Rᵀ,
+/// R of the quaternion `[w, x, y, z]` that `wxyz` reads at the joint's first position index.
+fn turn_free_linear(model: &Model, vel: &[f64], wxyz: impl Fn(usize) -> [f64; 4], to_world: bool) -> DVector<f64> {
+    let mut out = DVector::from_column_slice(vel);
     for j in (1..model.njoints).filter(|&j| model.joint_types[j] == JointType::FreeFlyer) {
         let (iq, iv) = (model.idx_q[j], model.idx_v[j]);
-        let r = quat_wxyz([q[iq + 6], q[iq + 3], q[iq + 4], q[iq + 5]]);
-        let lin = r * nalgebra::Vector3::new(v[iv], v[iv + 1], v[iv + 2]);
+        let r = quat_wxyz(wxyz(iq));
+        let lin = nalgebra::Vector3::new(vel[iv], vel[iv + 1], vel[iv + 2]);
+        let lin = if to_world { r * lin } else { r.transpose() * lin };
         out.as_mut_slice()[iv..iv + 3].copy_from_slice(lin.as_slice());
     }
-    Ok(out)
+    out
+}
+
+/// The first position index of each free or ball joint's quaternion.
+fn quaternions(model: &Model) -> impl Iterator<Item = usize> + '_ {
+    (1..model.njoints).filter_map(|j| match model.joint_types[j] {
+        JointType::FreeFlyer => Some(model.idx_q[j] + 3),
+        JointType::Spherical => Some(model.idx_q[j]),
+        _ => None,
+    })
 }
