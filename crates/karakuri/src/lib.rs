@@ -30,7 +30,7 @@
 ///   own body, for what only it can do (AVX stores, stores streamed past the caches), with the
 ///   same results.
 ///
-/// The simulator's solver has a copy of the one-body form (its `solver/mod.rs`).
+/// The simulator's solver uses it too (through a forwarding `twice!` in its `solver/mod.rs`).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! twice {

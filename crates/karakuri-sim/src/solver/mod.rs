@@ -37,28 +37,12 @@
 //! | `measures.rs` | ContactBench's contact measures of a solution (Signorini, Coulomb, dissipation) | [`Problem::contact_measures`] |
 //! | `kernels.rs` | dots, `W_ii` entries, one tree's LᵀDL solves, 3 x 3 inverse | |
 
-/// Compiles a function's body twice on x86-64, once for AVX2 (chosen at run time) and once
-/// portable: the same operations in the same order (Rust never fuses a multiply and an add),
-/// so the same bits either way (0071), four `f64` an instruction where the portable build has
-/// two (0064). The function is written once, as any other (arguments may be tuple patterns,
-/// with or without a return type); the dispatch is the only `unsafe` (0103).
+/// Compiles a function's body twice on x86-64, for AVX2 (chosen at run time) and portable,
+/// the same bits either way (0071, 0103): the core crate's [`karakuri::twice!`] (record 0118),
+/// named here so that the solver's files reach it by textual scope.
 macro_rules! twice {
-    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
-        $(#[$doc])*
-        #[inline]
-        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                #[target_feature(enable = "avx2")]
-                fn avx2($($arg: $ty),*) $(-> $ret)? $body
-                // SAFETY: the CPU has AVX2, checked on the line above.
-                #[allow(unsafe_code)]
-                return unsafe { avx2($($arg),*) };
-            }
-            #[inline(always)]
-            fn portable($($arg: $ty),*) $(-> $ret)? $body
-            portable($($arg),*)
-        }
+    ($($item:tt)*) => {
+        karakuri::twice! { $($item)* }
     };
 }
 

@@ -14,30 +14,6 @@ use nalgebra::{DMatrix, DVector};
 
 use super::mass_matrix;
 
-/// Compiles a function twice on x86-64, for AVX2 (chosen at run time) and portable: the same
-/// operations in the same order (AVX2 has no FMA and Rust never fuses a multiply and an add),
-/// so the same bits either way (records 0064, 0109, 0115). The one-body form of the
-/// simulator's `twice!` (`karakuri-sim/src/solver/mod.rs`), kept local to this file.
-macro_rules! avx2_or_portable {
-    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:tt: $ty:ty),* $(,)?) $body:block) => {
-        $(#[$doc])*
-        #[inline]
-        $vis fn $name($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                #[target_feature(enable = "avx2")]
-                fn avx2($($arg: $ty),*) $body
-                // SAFETY: the CPU has AVX2, checked on the line above.
-                #[allow(unsafe_code)]
-                return unsafe { avx2($($arg),*) };
-            }
-            #[inline(always)]
-            fn portable($($arg: $ty),*) $body
-            portable($($arg),*)
-        }
-    };
-}
-
 /// The branch-induced factorisation M = Lᵀ D L of the mass matrix in `data`
 /// ([`Data::mass_matrix_factorization`]; solves with M go through it). Needs the mass matrix
 /// ([`mass_matrix`] or [`compute_all_terms`](crate::algorithms::compute_all_terms) first);
@@ -106,7 +82,7 @@ pub(crate) fn factor_by_articulated_inertias(model: &Model, data: &mut Data, q: 
     factor_articulated(model, data, q, fact);
 }
 
-avx2_or_portable! {
+crate::twice! {
     /// [`factor_by_articulated_inertias`]' body.
     fn factor_articulated(model: &Model, data: &mut Data, q: &[f64], fact: &mut Factorization) {
         debug_assert!(articulated_factors_apply(model) && fact.n() == model.nv);
@@ -200,7 +176,7 @@ pub(crate) fn invert_mass_matrix(model: &Model, data: &mut Data) {
     invert_factors(model, data);
 }
 
-avx2_or_portable! {
+crate::twice! {
     /// M⁻¹ from the factors in `data.ltdl` (see [`mass_matrix_inverse`]); compiled for AVX2 and
     /// portable, the same bits (record 0115).
     fn invert_factors(model: &Model, data: &mut Data) {
