@@ -147,15 +147,7 @@ twice! {
                         *c = wp[q];
                     }
                 }
-                for zx in z.chunks_exact(nz) {
-                    let za: &[f64; 4] = zx[a0..a0 + 4].try_into().expect("4 entries");
-                    let zb: &[f64; 4] = zx[b0..b0 + 4].try_into().expect("4 entries");
-                    for i in 0..4 {
-                        for j in 0..4 {
-                            acc[i][j] -= za[i] * zb[j];
-                        }
-                    }
-                }
+                minus_zz(&mut acc, (z, nz), (a0, b0));
                 for (i, row) in acc.iter().enumerate().take(nc - a0) {
                     let (a, p) = (a0 + i, ctr[a0 + i]);
                     for (j, &c) in row.iter().enumerate().take((a + 1 - b0).min(4)) {
@@ -169,14 +161,10 @@ twice! {
     }
 }
 
-/// [`schur_lower`]'s tile of rows `p0..p0 + 4` and columns `q0..q0 + 4` of `W` (C's rows
-/// `a0..`, `b0..`): the same sums, the tile's `W` read as four quads, written as four and,
-/// mirrored, four more (a diagonal tile, `p0 = q0`: its lower triangle's entries, mirrored,
-/// written as four quads).
+/// `acc −= z_aᵀ z_b` over `z`'s rows (`nz` wide), `z_a` = a row's entries `a0..a0 + 4`, `z_b`
+/// its `b0..b0 + 4`: the condensed tile's update, row by row in `z`'s order.
 #[inline(always)]
-fn schur_run_tile((w, k): (&[f64], usize), (p0, q0): (usize, usize), (z, nz): (&[f64], usize), (a0, b0): (usize, usize), wr: &mut [f64]) {
-    let quad = |m: &[f64], r: usize, c: usize| -> [f64; 4] { m[r * k + c..][..4].try_into().expect("4 entries") };
-    let mut acc: [[f64; 4]; 4] = std::array::from_fn(|i| quad(w, p0 + i, q0));
+fn minus_zz(acc: &mut [[f64; 4]; 4], (z, nz): (&[f64], usize), (a0, b0): (usize, usize)) {
     for zx in z.chunks_exact(nz) {
         let za: &[f64; 4] = zx[a0..a0 + 4].try_into().expect("4 entries");
         let zb: &[f64; 4] = zx[b0..b0 + 4].try_into().expect("4 entries");
@@ -186,6 +174,17 @@ fn schur_run_tile((w, k): (&[f64], usize), (p0, q0): (usize, usize), (z, nz): (&
             }
         }
     }
+}
+
+/// [`schur_lower`]'s tile of rows `p0..p0 + 4` and columns `q0..q0 + 4` of `W` (C's rows
+/// `a0..`, `b0..`): the same sums, the tile's `W` read as four quads, written as four and,
+/// mirrored, four more (a diagonal tile, `p0 = q0`: its lower triangle's entries, mirrored,
+/// written as four quads).
+#[inline(always)]
+fn schur_run_tile((w, k): (&[f64], usize), (p0, q0): (usize, usize), (z, nz): (&[f64], usize), (a0, b0): (usize, usize), wr: &mut [f64]) {
+    let quad = |m: &[f64], r: usize, c: usize| -> [f64; 4] { m[r * k + c..][..4].try_into().expect("4 entries") };
+    let mut acc: [[f64; 4]; 4] = std::array::from_fn(|i| quad(w, p0 + i, q0));
+    minus_zz(&mut acc, (z, nz), (a0, b0));
     if p0 == q0 {
         for i in 0..4 {
             let row: [f64; 4] = std::array::from_fn(|j| if j <= i { acc[i][j] } else { acc[j][i] });
