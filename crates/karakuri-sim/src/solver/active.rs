@@ -89,13 +89,10 @@ impl Solve<'_> {
         // a row velocity and an impulse that count as zero
         let (vt, lt) = (0.1 * tol, 0.1 * tol / self.scale.max(1e-300));
         let (mut best, mut since) = (f64::INFINITY, 0);
-        d.chord_reset(tol, 1e-3 * eps);
         for it in 0..MAX_SETS {
-            d.chord_before();
             if !d.solve_set(&p.kind, b, eps) {
                 return None;
             }
-            d.chord_after();
             let m = d.residual(&p.kind);
             let improved = m < best;
             since = if m < PROGRESS * best { 0 } else { since + 1 };
@@ -270,10 +267,6 @@ impl Dense {
         }
         // no slide: the matrix is symmetric (positive definite with `eps`), a Cholesky
         // factor at half an LU's cost
-        if self.chord.wanted && self.chord_solve(n) {
-            self.take_solution(kind, b, true);
-            return true;
-        }
         self.chol = !self.idx.iter().any(|&p| self.state[p] == State::Slide);
         let factored = if self.chol {
             chol_factor(&mut self.a[..n * n], n, 1e-3 * eps)
@@ -441,10 +434,7 @@ impl Dense {
     }
 
     /// Solves the last set's `n x n` system for `r` (overwritten) by its factors in `a`.
-    pub(super) fn apply_factors(&mut self, n: usize) {
-        if self.chord.on {
-            return self.chord_apply(n);
-        }
+    fn apply_factors(&mut self, n: usize) {
         if self.chol {
             chol_lower(&self.a[..n * n], &mut self.r[..n]);
             chol_upper(&self.a[..n * n], &mut self.r[..n]);

@@ -31,7 +31,6 @@
 //! | `accel.rs` | conjugate-gradient acceleration and parking of large islands | |
 //! | `exact.rs` | dense `W` of an island, active-set solve, subspace step | |
 //! | `active.rs` | active-set solve with friction of a small articulated island | |
-//! | `chord.rs` | an active-set set whose slides only turned, solved through the last factors | |
 //! | `newton.rs` | primal Newton solve of a large articulated island the sweeps leave | |
 //! | `law.rs` | the Newton solve's regularised law of a block and its derivative | |
 //! | `cone.rs` | projection on the friction cone and bounds, a contact's block update | |
@@ -49,7 +48,6 @@ macro_rules! twice {
 
 mod accel;
 mod active;
-mod chord;
 mod condense;
 mod cone;
 mod exact;

@@ -10,7 +10,6 @@
 
 use karakuri::Model;
 
-use super::chord::Chord;
 use super::kernels::BATCH;
 use super::problem::{Problem, Trees};
 use super::rows::ensure;
@@ -352,8 +351,6 @@ pub(super) struct Dense {
     /// Whether `a` holds a Cholesky factor (a set without slides) rather than an LU
     /// (`active.rs`).
     pub chol: bool,
-    /// The chord solve of a set whose slides' directions only turned (`chord.rs`).
-    pub chord: Chord,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
