@@ -57,12 +57,17 @@ pub(crate) struct CrbaWorkspace {
     runs: Vec<(usize, usize, bool)>,
     /// The joint-frame CRBA (record 0099), for trees of one-dof joints below a free-flyer root.
     local: Option<local::LocalCrba>,
-    /// Where each entry of M (row-major) is in `fl`: `chain.len()`, the always-zero entry past
-    /// the rows, off the pattern (record 0107: M is stored from its compact rows).
+    /// Where each entry of M (row-major) is in `fl`, as an offset in `f64` (four times the lane's
+    /// index): `chain.len()`, the always-zero entry past the rows, off the pattern (record 0107:
+    /// M is stored from its compact rows). Every offset is of a lane of `fl` (its length fixed
+    /// here), which [`store_mapped_avx2`] reads unchecked (record 0125).
     map: Vec<u32>,
-    /// Where each entry of M⁻¹ (row-major) is in `zt` before the mirror: row `max(r, c)`, column
-    /// `min(r, c)` (M⁻¹ stored without mirroring its lower triangle).
+    /// Where each entry of M⁻¹ (row-major) is in `zt` before the mirror, as an offset in `f64`:
+    /// row `max(r, c)`, column `min(r, c)` (M⁻¹ stored without mirroring its lower triangle).
     tmap: Vec<u32>,
+    /// Where each entry of V's compact rows goes in `vt`: `vpos[t] = chain[t] * nv + k` for
+    /// `t` on dof `k`'s path.
+    vpos: Vec<u32>,
     /// M⁻¹'s one run: every entry, none zero.
     dense: [(usize, usize, bool); 1],
 }
@@ -120,14 +125,16 @@ impl CrbaWorkspace {
             .map(|e| {
                 let (r, c) = (e / n, e % n);
                 let (r, c) = (r.max(c), r.min(c));
-                chain[cs[r]..cs[r + 1]].iter().position(|&x| x == c).map_or(chain.len(), |t| cs[r] + t) as u32
+                4 * chain[cs[r]..cs[r + 1]].iter().position(|&x| x == c).map_or(chain.len(), |t| cs[r] + t) as u32
             })
             .collect();
-        let tmap = (0..nn).map(|e| ((e / n).max(e % n) * n + (e / n).min(e % n)) as u32).collect();
+        let tmap = (0..nn).map(|e| 4 * ((e / n).max(e % n) * n + (e / n).min(e % n)) as u32).collect();
+        let vpos = (0..n).flat_map(|k| chain[cs[k]..cs[k + 1]].iter().map(move |&j| (j * n + k) as u32)).collect();
         CrbaWorkspace {
             local: local::LocalCrba::new(model),
             map,
             tmap,
+            vpos,
             dense: [(0, nn, false)],
             root_len,
             runs,
@@ -313,11 +320,17 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
         let row = &mut rest[..=d];
         let rk = one / row[d];
         cw.dinv[k] = rk;
-        for p in 0..d {
-            let (i0, a) = (up[s + p], row[p] * rk);
-            for (y, x) in before[i0..i0 + p + 1].iter_mut().zip(&row[..=p]) {
-                *y -= a * *x;
+        let (x, up) = (&row[..d], &up[s..s + d]);
+        let mut p = 0;
+        while p < d {
+            let w = (d - p).min(4);
+            match w {
+                4 => ltdl_rows::<4>(p, x, rk, up, before),
+                3 => ltdl_rows::<3>(p, x, rk, up, before),
+                2 => ltdl_rows::<2>(p, x, rk, up, before),
+                _ => ltdl_rows::<1>(p, x, rk, up, before),
             }
+            p += w;
         }
         for x in &mut row[..d] {
             *x *= rk;
@@ -344,8 +357,8 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
             j += w;
         }
         wk[d] = one;
-        for (&j, &x) in chain[s..e].iter().zip(wk.iter()) {
-            vt[j * n + k] = x;
+        for (&x, &i) in wk.iter().zip(&cw.vpos[s..e]) {
+            vt[i as usize] = x;
         }
     }
     // M⁻¹[b, a] = Σ_k V[b, k] D⁻¹_k V[a, k] over the common ancestors k (a ≤ b): for each k on
@@ -373,6 +386,46 @@ fn invert_lower(m: &Model, h: Option<&[L]>, cw: &mut CrbaWorkspace) {
                 k += w;
             }
             p0 += hi - lo;
+        }
+    }
+}
+
+/// The updates of the ancestor rows `p..p + W` by row `x` of dof k (its entries on its path
+/// before the diagonal, unscaled; `rk = 1 / D_k`): `row_{path[p]}[..=p] -= (x[p] rk) x[..=p]`,
+/// the ancestors' rows at `before[up[p]..]`. Each entry takes the one update it took when the
+/// rows were updated one at a time (`y -= a x`, the same product), so the same bits; the `W`
+/// rows share each load of `x[j]` and the loop (record 0125).
+#[inline(always)]
+fn ltdl_rows<const W: usize>(p: usize, x: &[L], rk: L, up: &[usize], before: &mut [L]) {
+    let (x, up) = (&x[..p + W], &up[p..p + W]);
+    let mut a = [rk; W];
+    for t in 0..W {
+        a[t] = x[p + t] * rk;
+    }
+    // row t at `up[t]..up[t] + p + t + 1`: ascending and disjoint (an ancestor's row ends
+    // before its descendant's begins), within `before`; checked here
+    for t in 0..W {
+        assert!(up[t] + p + t < if t + 1 < W { up[t + 1] } else { before.len() });
+    }
+    let base = before.as_mut_ptr();
+    // SAFETY: every entry `j ≤ p + t` of row `t` is in `before` and in no other row (checked
+    // above); `base` is the only pointer into `before` while this runs.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut rows = [base; W];
+        for t in 0..W {
+            rows[t] = base.add(up[t]);
+        }
+        for (j, &xj) in x[..p + 1].iter().enumerate() {
+            for t in 0..W {
+                *rows[t].add(j) -= a[t] * xj;
+            }
+        }
+        // the triangle: row p + t reaches entry p + t
+        for t in 1..W {
+            for j in p + 1..p + t + 1 {
+                *rows[t].add(j) -= a[t] * x[j];
+            }
         }
     }
 }
@@ -441,7 +494,7 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
             store_rows(&cw.zt, &cw.dense, g, k, out);
         } else {
             for (x, &i) in cw.mat.iter_mut().zip(&cw.map) {
-                *x = cw.fl[i as usize];
+                *x = cw.fl[i as usize / 4];
             }
             store_rows(&cw.mat, &cw.runs, g, k, out);
         }
@@ -478,35 +531,31 @@ fn groups_with(
     }
 }
 
-/// M or M⁻¹ of `k` states in lanes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked on the line above.
-        #[allow(unsafe_code)]
-        unsafe {
-            crba_avx2(m, w, kw, cw, inverse, k, q, out)
-        };
-        return;
+crate::twice! {
+    /// M or M⁻¹ of `k` states in lanes; the AVX2 copy stores through AVX tiles from the compact
+    /// rows (record 0107), streamed past the caches when the result does not fit (record 0092).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+        crba_groups(m, w, kw, cw, inverse, k, q, out);
+    } avx2 {
+        let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
+        // the lengths `map` and `tmap` were made for in `CrbaWorkspace::new` (never changed)
+        assert!(cw.fl.len() == cw.chain.len() + 1 && cw.zt.len() == m.nv * m.nv);
+        groups_with(m, w, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
+            // SAFETY: every offset of `tmap` is of a lane of the `nv²` lanes of `zt`, every one of
+            // `map` of a lane of `fl` (`chain.len() + 1` lanes), as `CrbaWorkspace::new` made them
+            // and the assertion above checks the lengths
+            #[allow(unsafe_code)]
+            unsafe {
+                if inverse {
+                    store_mapped_avx2(&cw.zt, &cw.tmap, &cw.dense, &mut cw.mat, g, k, o, stream);
+                } else {
+                    store_mapped_avx2(&cw.fl, &cw.map, &cw.runs, &mut cw.mat, g, k, o, stream);
+                }
+            }
+        });
     }
-    crba_groups(m, w, kw, cw, inverse, k, q, out);
 }
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn crba_avx2(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-    let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
-    groups_with(m, w, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
-        if inverse {
-            store_mapped_avx2(&cw.zt, &cw.tmap, &cw.dense, &mut cw.mat, g, k, o, stream);
-        } else {
-            store_mapped_avx2(&cw.fl, &cw.map, &cw.runs, &mut cw.mat, g, k, o, stream);
-        }
-    });
-}
-
 
 #[cfg(test)]
 mod tests {
@@ -528,26 +577,67 @@ mod tests {
         let load = |name: &str, root| urdf::load(format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR")), root).unwrap();
         assert!(super::local::LocalCrba::new(&load("panda", urdf::Root::Fixed)).is_none());
         assert!(super::local::LocalCrba::new(&load("talos_reduced", urdf::Root::FreeFlyer)).is_none());
-        let model = load("solo12", urdf::Root::FreeFlyer);
-        let (k, nn) = (7, model.nv * model.nv);
-        let mut rng = SplitMix64::new(5);
+        // TALOS (the world-frame kernel) too: the AVX store's unchecked offsets (record 0125)
+        for name in ["solo12", "talos_reduced"] {
+            let model = load(name, urdf::Root::FreeFlyer);
+            let (k, nn) = (7, model.nv * model.nv);
+            let mut rng = SplitMix64::new(5);
+            let mut q = vec![];
+            for _ in 0..k {
+                q.extend(alg::random_configuration(&model, &mut rng).iter());
+            }
+            let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
+            assert_eq!(cw.local.is_some(), name == "solo12");
+            let mut ws = BatchWorkspace::new(&model, 1);
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![0.0; k * nn], vec![0.0; k * nn]);
+                super::crba_groups(&model, &mut w, &mut kw, &mut cw, inverse, k, &q, &mut a);
+                if inverse {
+                    batch::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
+                } else {
+                    batch::crba(&model, &mut ws, &q, &mut b).unwrap();
+                }
+                assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "{name} inverse {inverse}");
+            }
+        }
+    }
+
+    /// The factorisation `M = Lᵀ D L` by up to four ancestor rows at a time (record 0125) gives
+    /// the bits of the row-at-a-time update it replaced (kept here as the reference), on TALOS's
+    /// M of four random states.
+    #[test]
+    fn ltdl_by_four_rows_equals_row_at_a_time() {
+        use crate::batch::kin_lanes::KinWorkspace;
+        use crate::batch::lanes::{LaneWorkspace, L};
+        let path = format!("{}/../../tests/data/talos_reduced.urdf", env!("CARGO_MANIFEST_DIR"));
+        let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
+        let mut rng = SplitMix64::new(8);
         let mut q = vec![];
-        for _ in 0..k {
+        for _ in 0..4 {
             q.extend(alg::random_configuration(&model, &mut rng).iter());
         }
         let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
-        assert!(cw.local.is_some());
-        let mut ws = BatchWorkspace::new(&model, 1);
-        for inverse in [false, true] {
-            let (mut a, mut b) = (vec![0.0; k * nn], vec![0.0; k * nn]);
-            super::crba_groups(&model, &mut w, &mut kw, &mut cw, inverse, k, &q, &mut a);
-            if inverse {
-                batch::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
-            } else {
-                batch::crba(&model, &mut ws, &q, &mut b).unwrap();
+        super::mass_matrix(&model, &mut w, &mut kw, &mut cw, 0, 4, &q);
+        let mut want = cw.fl.clone();
+        let (chain, cs) = (cw.chain.clone(), cw.cs.clone());
+        for k in (0..model.nv).rev() {
+            let (s, e) = (cs[k], cs[k + 1]);
+            let d = e - s - 1;
+            let rk = L::splat(1.0) / want[e - 1];
+            for p in 0..d {
+                let (i0, a) = (cs[chain[s + p]], want[s + p] * rk);
+                for j in 0..=p {
+                    let x = want[s + j];
+                    want[i0 + j] -= a * x;
+                }
             }
-            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "inverse {inverse}");
+            for x in &mut want[s..e - 1] {
+                *x *= rk;
+            }
         }
+        super::invert_lower(&model, None, &mut cw);
+        let bits = |v: &[L]| v.iter().flat_map(|x| x.0.map(f64::to_bits)).collect::<Vec<_>>();
+        assert_eq!(bits(&cw.fl[..chain.len()]), bits(&want[..chain.len()]));
     }
 
     #[test]

@@ -149,32 +149,38 @@ pub(crate) fn store_rows_avx2(src: &[L], runs: &[(usize, usize, bool)], g: usize
     }
 }
 
-/// The group's result whose entry `e` is `src[map[e]]` into its rows of `dst`, as
+/// The group's result whose entry `e` is the lane at `f64` offset `map[e]` of `src` (the lane
+/// `src[map[e] / 4]`) into its rows of `dst`, as
 /// [`store_rows_avx2`] stores a full matrix (`scratch`: the gathered matrix of a short last
 /// group). Record 0107: M read from the compact rows the kernel wrote (about a quarter of
 /// `nv²` lanes on TALOS) instead of a full `nv²` matrix of lanes written both ways by the kernel
-/// and read back, and M⁻¹ from its lower triangle without the mirror.
+/// and read back, and M⁻¹ from its lower triangle without the mirror. Record 0125: the offsets
+/// are read unchecked and scaled by the load's addressing (four instructions a block of four
+/// entries of four states fewer than a checked index of lanes, and four shifts).
+///
+/// # Safety
+///
+/// Every `map[e]` is `4 i` for a lane `i < src.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, bool)], scratch: &mut [L], g: usize, k: usize, dst: &mut [f64], stream: bool) {
+#[allow(clippy::too_many_arguments, unsafe_code)]
+pub(super) unsafe fn store_mapped_avx2(src: &[L], map: &[u32], runs: &[(usize, usize, bool)], scratch: &mut [L], g: usize, k: usize, dst: &mut [f64], stream: bool) {
     let per = map.len();
     let states = LANES.min(k - g * LANES);
     if states < LANES {
         for (x, &i) in scratch.iter_mut().zip(map) {
-            *x = src[i as usize];
+            *x = src[i as usize / 4];
         }
         return store_rows(scratch, runs, g, k, dst);
     }
     let rows = &mut dst[g * LANES * per..(g * LANES + LANES) * per];
+    debug_assert!(map.iter().all(|&i| i % 4 == 0 && (i / 4) < src.len() as u32));
+    let s = src.as_ptr().cast::<f64>();
     // SAFETY: `rows` is four rows of `per == map.len()` entries; `store_runs` asks for entries
-    // `e < per` only (`map[e]` in bounds), each the bounds-checked `src[map[e]]`, an `L`,
-    // 32-byte aligned (`repr(C, align(32))`).
-    #[allow(unsafe_code)]
-    unsafe {
-        store_runs(runs, rows, stream, |e| src[*map.get_unchecked(e) as usize].0.as_ptr())
-    }
+    // `e < per` only (`map[e]` in bounds), each at `f64` offset `map[e]` of `src`, the start of a
+    // lane `L` of `src` (this function's contract), 32-byte aligned (`repr(C, align(32))`).
+    unsafe { store_runs(runs, rows, stream, |e| s.add(*map.get_unchecked(e) as usize)) }
 }
 
 /// The runs of a group's four rows `rows` (`4 x per` entries, row-major), entry `e` of the four
