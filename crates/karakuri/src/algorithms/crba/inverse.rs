@@ -130,9 +130,15 @@ crate::twice! {
             // L[k, r] = S_rᵀ U_k / D_k over the ancestors r, U_k in the working frame
             let uw = data.o_m_i[i].act_force(&Force::from_slice(&u));
             let uw6 = [uw.linear.x, uw.linear.y, uw.linear.z, uw.angular.x, uw.angular.y, uw.angular.z];
-            for (x, &r) in f[s0..e0].iter_mut().zip(&chain[s0..e0]) {
-                let j = model.dof_joint[r];
-                *x = dinv * if is_free_flyer(model, j) { uw6[r - model.idx_v[j]] } else { data.s_world[r].dot(&uw) };
+            // a free flyer's dofs, if any, are the chain's first six (it is a root, record 0124)
+            let (lrow, anc) = (&mut f[s0..e0], &chain[s0..e0]);
+            let nff = if anc.first().is_some_and(|&r| is_free_flyer(model, model.dof_joint[r])) { 6 } else { 0 };
+            let (l_ff, l_rest) = lrow.split_at_mut(nff);
+            for (x, y) in l_ff.iter_mut().zip(uw6) {
+                *x = dinv * y;
+            }
+            for (x, &r) in l_rest.iter_mut().zip(&anc[nff..]) {
+                *x = dinv * data.s_world[r].dot(&uw);
             }
             let w = u.map(|x| x * dinv);
             ia.sub_outer(&w, &u);
