@@ -197,13 +197,11 @@ impl Dense {
         let n = self.idx.len();
         // each row's target less the held rows' velocity
         self.g.clear();
-        for p in 0..k {
-            self.g.push(b[self.rows[p]] - self.c[p]);
-        }
-        for q in 0..k {
-            let h = held(self.state[q], kind[self.rows[q]]);
+        self.g.extend(self.rows.iter().zip(&self.c[..k]).map(|(&i, &c)| b[i] - c));
+        for ((&st, &i), wq) in self.state[..k].iter().zip(&self.rows).zip(self.w[..k * k].chunks_exact(k)) {
+            let h = held(st, kind[i]);
             if h != 0.0 {
-                for (g, w) in self.g.iter_mut().zip(&self.w[q * k..(q + 1) * k]) {
+                for (g, w) in self.g.iter_mut().zip(wq) {
                     *g -= w * h;
                 }
             }
@@ -220,8 +218,9 @@ impl Dense {
                 self.eqrows.push(p + 1);
             }
         }
-        // those rows of W times each unknown's column (W is symmetric: a column is a row);
-        // `cols` and `a` keep their length (no entry is read before it is written)
+        // those rows of W times each unknown's column (W is symmetric: a column is a row),
+        // `cols`' row j for `eqrows[j]`; `cols` and `a` keep their length (no entry is read
+        // before it is written)
         if self.cols.len() < k * n {
             self.cols.resize(k * n, 0.0);
         }
@@ -233,6 +232,8 @@ impl Dense {
         }
         self.r.clear();
         self.rhs.clear();
+        // where unknown x's equation rows start in `eqrows` (and `cols`)
+        let mut j = 0;
         for x in 0..n {
             let p = self.idx[x];
             // the equation: row p, or for a slide's `e` unknown the rows t1, t2 along e
@@ -241,12 +242,12 @@ impl Dense {
             let row = &mut self.a[x * n..(x + 1) * n];
             let g = if schur { &self.gr } else { &self.g };
             let mut first = true;
-            for (&i, &wi) in eq.iter().zip(&we) {
+            for (t, (&i, &wi)) in eq.iter().zip(&we).enumerate() {
                 if wi == 0.0 {
                     continue;
                 }
                 rhs += wi * g[i];
-                let col = &self.cols[i * n..(i + 1) * n];
+                let col = &self.cols[(j + t) * n..(j + t + 1) * n];
                 if first {
                     row.iter_mut().zip(col).for_each(|(a, c)| *a = wi * c);
                 } else {
@@ -261,9 +262,10 @@ impl Dense {
             // proximal: of equal solutions, the one nearest the last impulses
             self.r.push(rhs + eps * self.prox(kind, p));
             self.a[x * n + x] += eps + if self.across(kind, p) { self.slip[p] } else { 0.0 };
+            j += if self.state[p] == State::Slide { 2 } else { 1 };
         }
-        for p in 0..k {
-            self.lambda[p] = held(self.state[p], kind[self.rows[p]]);
+        for ((l, &st), &i) in self.lambda[..k].iter_mut().zip(&self.state[..k]).zip(&self.rows) {
+            *l = held(st, kind[i]);
         }
         // no slide: the matrix is symmetric (positive definite with `eps`), a Cholesky
         // factor at half an LU's cost
@@ -378,7 +380,7 @@ impl Dense {
         }
     }
 
-    /// Fills entry `y` of the rows the equations read (`eqrows`) of `cols` (`n` unknowns;
+    /// Fills entry `y` of `cols`' rows, one for each row the equations read (`eqrows`; `n` unknowns;
     /// `schur`: of the condensed `W̃`): row `i` of `W` (`W̃`) times the column of
     /// unknown `q = idx[y]` (a sliding normal carries its friction `μ d`, a slide's `e`
     /// unknown is its tangents along `e`).
@@ -448,17 +450,20 @@ impl Dense {
     /// bilateral rows', which [`Dense::consistent`] reads; a refinement's).
     fn take_solution(&mut self, kind: &[RowKind], b: &[f64], full: bool) {
         let k = self.rows.len();
-        for x in 0..self.idx.len() {
-            self.lambda[self.idx[x]] = self.r[x];
+        for (&p, &r) in self.idx.iter().zip(&self.r) {
+            self.lambda[p] = r;
         }
-        for p in 0..k {
-            if let RowKind::Normal { friction: 2, mu } = kind[self.rows[p]] {
-                if self.state[p + 1] == State::Slide {
-                    let (ln, le) = (self.lambda[p], self.lambda[p + 1]);
-                    let (d1, d2) = (self.dir[p + 1], self.dir[p + 2]);
-                    self.lambda[p + 1] = mu * ln * d1 - le * d2;
-                    self.lambda[p + 2] = mu * ln * d2 + le * d1;
-                }
+        // a sliding contact's `e` unknown is its first tangent row's (`across`), its normal
+        // the row before
+        for &t in &self.idx {
+            if t == 0 || self.state[t] != State::Slide {
+                continue;
+            }
+            if let RowKind::Normal { friction: 2, mu } = kind[self.rows[t - 1]] {
+                let (ln, le) = (self.lambda[t - 1], self.lambda[t]);
+                let (d1, d2) = (self.dir[t], self.dir[t + 1]);
+                self.lambda[t] = mu * ln * d1 - le * d2;
+                self.lambda[t + 1] = mu * ln * d2 + le * d1;
             }
         }
         let schur = self.schur_on();
@@ -468,15 +473,17 @@ impl Dense {
         self.u.clear();
         if !full {
             self.u.resize(k, 0.0);
-            for p in (0..k).filter(|&p| kind[self.rows[p]] == RowKind::Bilateral) {
-                let wl: f64 = self.w[p * k..(p + 1) * k].iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
-                self.u[p] = self.c[p] + wl - b[self.rows[p]];
+            for (p, &i) in self.rows.iter().enumerate() {
+                if kind[i] == RowKind::Bilateral {
+                    let wl: f64 = self.w[p * k..(p + 1) * k].iter().zip(&self.lambda[..k]).map(|(w, l)| w * l).sum();
+                    self.u[p] = self.c[p] + wl - b[i];
+                }
             }
             return;
         }
         // column by column over the impulses that are not zero (W is symmetric: a column is
         // a row), each an independent multiply-add down `u`
-        self.u.extend((0..k).map(|p| self.c[p] - b[self.rows[p]]));
+        self.u.extend(self.c[..k].iter().zip(&self.rows).map(|(&c, &i)| c - b[i]));
         add_rows_nz(&mut self.u[..k], &self.w[..k * k], &self.lambda[..k]);
     }
 
@@ -639,10 +646,11 @@ enum Column {
     Across(f64, f64),
 }
 
-/// Writes `entry(i)` into column `y` of `cols` (`n` columns) for each row `i` of `rows`.
+/// Writes `entry(rows[j])` into column `y` of `cols`' row `j` (`n` columns) for each `j`.
 #[inline(always)]
 fn fill(cols: &mut [f64], (rows, n, y): (&[usize], usize, usize), entry: impl Fn(usize) -> f64) {
-    rows.iter().for_each(|&i| cols[i * n + y] = entry(i));
+    assert!(y < n);
+    cols.chunks_exact_mut(n).zip(rows).for_each(|(c, &i)| c[y] = entry(i));
 }
 
 /// The impulse of a row held in state `st` (a bounded row at a bound), else 0.

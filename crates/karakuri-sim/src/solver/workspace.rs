@@ -302,8 +302,8 @@ pub(super) struct Dense {
     pub rhs: Vec<f64>,
     /// The LU factorisation's row swaps (`active.rs`) `(≤ k)`.
     pub perm: Vec<usize>,
-    /// The set's matrix by rows of `W`: row `i`'s entry for each unknown, before the slides'
-    /// rows are combined (`active.rs`) `(k x ≤ k)`.
+    /// The set's matrix by rows of `W`: row `eqrows[j]`'s entry for each unknown in row `j`,
+    /// before the slides' rows are combined (`active.rs`) `(≤ k x ≤ k)`.
     pub cols: Vec<f64>,
     /// Each row's target less `c` and the held rows' velocity (`active.rs`) `(k)`.
     pub g: Vec<f64>,
