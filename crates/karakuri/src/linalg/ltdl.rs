@@ -37,6 +37,12 @@ pub struct Factorization {
     pub(crate) chain: Vec<usize>,
     /// L[k, chain_k[p]] for the ancestors, D_k last.
     pub(crate) f: Vec<f64>,
+    /// The chains as runs of consecutive dofs `(offset in f, first dof, length)`, those of
+    /// row k at `runs[run_start[k]..run_start[k + 1]]` (k itself ends the last one): the
+    /// factorisation copies its input in slice by slice.
+    runs: Vec<(usize, usize, usize)>,
+    /// Where each row's runs start (n + 1 entries).
+    run_start: Vec<usize>,
 }
 
 impl Factorization {
@@ -68,6 +74,22 @@ impl Factorization {
             self.start.push(self.chain.len());
         }
         self.f.resize(self.chain.len(), 0.0);
+        // (no more runs than chain entries: room reserved once for the first pattern)
+        self.runs.clear();
+        self.runs.reserve(self.chain.len());
+        self.run_start.clear();
+        self.run_start.push(0);
+        for k in 0..parent.len() {
+            let row0 = self.runs.len();
+            for pos in self.start[k]..self.start[k + 1] {
+                let (dof, nruns) = (self.chain[pos], self.runs.len());
+                match self.runs.last_mut() {
+                    Some((_, first, len)) if nruns > row0 && *first + *len == dof => *len += 1,
+                    _ => self.runs.push((pos, dof, 1)),
+                }
+            }
+            self.run_start.push(self.runs.len());
+        }
     }
 
     /// Size n of the pattern.
@@ -139,10 +161,11 @@ impl Factorization {
         debug_assert!(h.nrows() >= n && h.ncols() >= n);
         let (nr, hs) = (h.nrows(), h.as_slice());
         let (chain, cs, u) = (&self.chain[..], &self.start[..], &mut self.f[..]);
+        let (runs, rs) = (&self.runs[..], &self.run_start[..]);
         for k in 0..n {
             let col = &hs[k * nr..k * nr + nr];
-            for (x, &r) in u[cs[k]..cs[k + 1]].iter_mut().zip(&chain[cs[k]..cs[k + 1]]) {
-                *x = col[r];
+            for &(o, a, l) in &runs[rs[k]..rs[k + 1]] {
+                u[o..o + l].copy_from_slice(&col[a..a + l]);
             }
             if SHIFT {
                 u[cs[k + 1] - 1] += shift(k);
