@@ -37,10 +37,12 @@ pub fn joint_jacobians<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) 
 /// The world Jacobian columns from the world placements in `data` (the caller makes them
 /// fresh and sets the bits).
 pub(crate) fn fill_world_columns(model: &Model, data: &mut Data) {
-    for k in 0..model.nv {
-        let i = model.dof_joint[k];
-        let col = dof_in_frame(model, k, &data.o_m_i[i]);
-        write_col(&mut data.jacobian, k, &col);
+    // column k is the slice 6k..6k + 6 (column-major): written without an index check per entry
+    let cols = data.jacobian.as_mut_slice().chunks_exact_mut(6);
+    for ((k, col), &i) in cols.enumerate().zip(&model.dof_joint) {
+        let c = dof_in_frame(model, k, &data.o_m_i[i]);
+        (col[0], col[1], col[2]) = (c.linear.x, c.linear.y, c.linear.z);
+        (col[3], col[4], col[5]) = (c.angular.x, c.angular.y, c.angular.z);
     }
 }
 

@@ -29,7 +29,7 @@ use crate::spatial::{sin_cos, ArticulatedInertia, Force, Mat3, Motion, OriginIne
 pub(crate) fn place_joints(model: &Model, data: &mut Data, q: &[f64], mut step: impl FnMut(&mut Data, usize)) {
     joint_angles(model, data, q);
     for i in 1..model.njoints {
-        update_joint_placement(model, data, q, i);
+        update_joint_placement::<true>(model, data, q, i);
         step(data, i);
     }
 }
@@ -44,7 +44,8 @@ pub(crate) fn place_joints_after_crba(model: &Model, data: &mut Data, q: &[f64],
     let replace = (1..model.njoints).any(|i| is_floating_root(model, i));
     for i in 1..model.njoints {
         if replace {
-            update_joint_placement(model, data, q, i);
+            // CRBA's li_m_i stand (the same q): only the world placements are computed again
+            update_joint_placement::<false>(model, data, q, i);
         }
         step(data, i);
     }
@@ -69,7 +70,9 @@ fn joint_angles(model: &Model, data: &mut Data, q: &[f64]) {
 /// rotation (the usual URDF case) skips both 3x3 products: `o_R_i = o_R_λ R_J` mixes two
 /// columns of the parent's rotation.
 #[inline(always)]
-fn update_joint_placement(model: &Model, data: &mut Data, q: &[f64], i: usize) {
+fn update_joint_placement<const LOCAL: bool>(model: &Model, data: &mut Data, q: &[f64], i: usize) {
+    // LOCAL false: `li_m_i` holds this q's already ([`place_joints_after_crba`]), only
+    // `o_m_i` is computed, by the same operations as with it
     let placement = &model.joint_placements[i];
     let p = model.parents[i];
     if let JointType::Revolute { axis } | JointType::RevoluteUnbounded { axis } = model.joint_types[i] {
@@ -77,14 +80,17 @@ fn update_joint_placement(model: &Model, data: &mut Data, q: &[f64], i: usize) {
         match axis.signed_basis() {
             Some((c, sign)) if model.placement_quarter_turn[i] == Some(0) => {
                 let s = sign * s; // about −e_c by q = about e_c by −q
-                data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
+                if LOCAL {
+                    data.li_m_i[i] = Se3::new(mul_axis_rotation(&Mat3::identity(), c, s, cos), placement.translation);
+                }
                 let o_p = data.o_m_i[p];
                 data.o_m_i[i] = Se3::new(mul_axis_rotation(&o_p.rotation, c, s, cos), o_p.transform_point(&placement.translation));
                 return;
             }
-            _ => data.li_m_i[i] = revolute_placement_after(&axis, placement, s, cos),
+            _ if LOCAL => data.li_m_i[i] = revolute_placement_after(&axis, placement, s, cos),
+            _ => {}
         }
-    } else {
+    } else if LOCAL {
         let (iq, nq) = (model.idx_q[i], model.nqs[i]);
         data.li_m_i[i] = model.joint_types[i].placement_after(placement, &q[iq..iq + nq]);
     }
