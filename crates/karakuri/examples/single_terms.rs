@@ -1,12 +1,12 @@
-//! The single-state CRBA, RNEA and `compute_all_terms` alone, for callgrind and for bit checks
-//! (record 0122):
+//! The single-state CRBA, M⁻¹, RNEA and `compute_all_terms` alone, for callgrind and for bit
+//! checks (records 0108, 0122; `single_crba`'s modes are folded in here):
 //!
 //!     cargo run --release -p karakuri --example single_terms -- ROBOT.urdf [--floating] MODE [N]
 //!
-//! MODE `crba`, `rnea` (inverse dynamics), `nle` or `all`: N calls (default 1000) cycling over
+//! MODE `crba`, `minv` (M⁻¹), `rnea` (inverse dynamics), `nle` or `all`: N calls (default 1000) cycling over
 //! 256 random states (for `valgrind --tool=callgrind --toggle-collect=...`); `hash`: one line
-//! with a hash of the bits of M, τ, the nonlinear effects and everything `compute_all_terms`
-//! leaves (M, C q̇ + g, placements, velocities, accelerations, Jacobian columns) over the 256
+//! with a hash of the bits of M, M⁻¹ and a solve by M's factors, τ, the nonlinear effects and
+//! everything `compute_all_terms` leaves (M, C q̇ + g, placements, velocities, accelerations, Jacobian columns) over the 256
 //! states, to compare two builds.
 
 use karakuri::algorithms::{self as alg, SplitMix64};
@@ -44,6 +44,11 @@ fn main() {
                 black_box(alg::mass_matrix(&model, &mut data, &qs[k % STATES]));
             }
         }
+        "minv" => {
+            for k in 0..n {
+                black_box(alg::mass_matrix_inverse(&model, &mut data, &qs[k % STATES]));
+            }
+        }
         "rnea" => {
             for k in 0..n {
                 let s = k % STATES;
@@ -64,10 +69,14 @@ fn main() {
             }
         }
         _ => {
-            let mut h = [0xcbf29ce484222325u64; 4];
+            let mut h = [0xcbf29ce484222325u64; 6];
             for s in 0..STATES {
                 let (q, v, a) = (&qs[s], &vs[s], &acc[s]);
                 eat(&mut h[0], alg::mass_matrix(&model, &mut data, q).iter().copied());
+                eat(&mut h[4], alg::mass_matrix_inverse(&model, &mut data, q).iter().copied());
+                let mut b: Vec<f64> = (0..model.nv).map(|k| (k as f64 + 0.5).sin()).collect();
+                data.mass_matrix_factorization().unwrap().solve(&mut b);
+                eat(&mut h[5], b);
                 eat(&mut h[1], alg::inverse_dynamics(&model, &mut data, q, v, a).iter().copied());
                 eat(&mut h[2], alg::nonlinear_effects(&model, &mut data, q, v).iter().copied());
                 alg::compute_all_terms(&model, &mut data, q, v);
@@ -82,7 +91,7 @@ fn main() {
                 }
                 eat(&mut h[3], d.jacobians().unwrap().iter().copied());
             }
-            println!("M {:016x} rnea {:016x} nle {:016x} all {:016x}", h[0], h[1], h[2], h[3]);
+            println!("M {:016x} Minv {:016x} solve {:016x} rnea {:016x} nle {:016x} all {:016x}", h[0], h[4], h[5], h[1], h[2], h[3]);
         }
     }
 }
