@@ -262,7 +262,8 @@ impl Dense {
             // proximal: of equal solutions, the one nearest the last impulses
             self.r.push(rhs + eps * self.prox(kind, p));
             self.a[x * n + x] += eps + if self.across(kind, p) { self.slip[p] } else { 0.0 };
-            j += if self.state[p] == State::Slide { 2 } else { 1 };
+            // as `eqrows` was made: one row, two for a slide's `e` unknown
+            j += 1 + usize::from(self.across(kind, p));
         }
         for ((l, &st), &i) in self.lambda[..k].iter_mut().zip(&self.state[..k]).zip(&self.rows) {
             *l = held(st, kind[i]);
@@ -455,8 +456,9 @@ impl Dense {
         }
         // a sliding contact's `e` unknown is its first tangent row's (`across`), its normal
         // the row before
-        for &t in &self.idx {
-            if t == 0 || self.state[t] != State::Slide {
+        for x in 0..self.idx.len() {
+            let t = self.idx[x];
+            if !self.across(kind, t) {
                 continue;
             }
             if let RowKind::Normal { friction: 2, mu } = kind[self.rows[t - 1]] {
