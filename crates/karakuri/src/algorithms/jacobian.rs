@@ -37,25 +37,18 @@ pub fn joint_jacobians<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) 
 /// The world Jacobian columns from the world placements in `data` (the caller makes them
 /// fresh and sets the bits).
 pub(crate) fn fill_world_columns(model: &Model, data: &mut Data) {
-    // column k is the slice 6k..6k + 6 (column-major): written without an index check per entry
-    let cols = data.jacobian.as_mut_slice().chunks_exact_mut(6);
-    for ((k, col), &i) in cols.enumerate().zip(&model.dof_joint) {
-        let c = dof_in_frame(model, k, &data.o_m_i[i]);
-        (col[0], col[1], col[2]) = (c.linear.x, c.linear.y, c.linear.z);
-        (col[3], col[4], col[5]) = (c.angular.x, c.angular.y, c.angular.z);
+    for (k, &i) in model.dof_joint.iter().enumerate() {
+        write_col(&mut data.jacobian, k, &dof_in_frame(model, k, &data.o_m_i[i]));
     }
 }
 
-/// Writes motion `c` as column `k` of the 6-row matrix `m` (linear, then angular).
+/// Writes motion `c` as column `k` of the 6-row matrix `m` (linear, then angular): the slice
+/// `6k..6k + 6` of its column-major storage, one bounds check a column (record 0122).
 #[inline]
 pub(crate) fn write_col(m: &mut DMatrix<f64>, k: usize, c: &Motion) {
-    let mut col = m.column_mut(k);
-    col[0] = c.linear.x;
-    col[1] = c.linear.y;
-    col[2] = c.linear.z;
-    col[3] = c.angular.x;
-    col[4] = c.angular.y;
-    col[5] = c.angular.z;
+    debug_assert_eq!(m.nrows(), 6);
+    let col: &mut [f64; 6] = (&mut m.as_mut_slice()[6 * k..6 * k + 6]).try_into().expect("6 rows");
+    *col = [c.linear.x, c.linear.y, c.linear.z, c.angular.x, c.angular.y, c.angular.z];
 }
 
 #[inline]
