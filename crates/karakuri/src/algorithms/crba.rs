@@ -18,7 +18,7 @@
 
 use super::{add_inertia_to_parent, check_len, dof_dot, dof_in_frame, inertia_times_dof, is_floating_root, is_free_flyer, is_lone_root, place_joints};
 use crate::data::{Data, Fresh};
-use crate::model::Model;
+use crate::model::{JointType, Model};
 use crate::spatial::{Force, Motion, Se3};
 use nalgebra::{DMatrix, DVector};
 
@@ -55,29 +55,35 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
     // o_m_i are world placements only where no free-flyer root is above: placements are not
     // fresh (the frames differ), the mass matrix is
     data.fresh = Fresh::MASS_MATRIX;
+    // the per-joint arrays sliced to njoints once: the joint loop below indexes them without
+    // a check (i < nj)
+    let (parents, idx_v, nvs) = (&model.parents[..nj], &model.idx_v[..nj], &model.nvs[..nj]);
+    let (types, end_v, starts) = (&model.joint_types[..nj], &model.subtree_end_v[..nj], &model.subtree_v_ranges_start[..=nj]);
+    let (li_m_i, o_m_i_all, ycrb) = (&data.li_m_i[..nj], &data.o_m_i[..nj], &mut data.ycrb[..nj]);
     let m = data.mass_matrix.as_mut_slice();
     let fk = &mut data.f_world[..];
     // backward: F_k = I^c_i S_k; the rows of joint i over its subtree; I^c_λ(i) += I^c_i
-    for i in (1..model.njoints).rev() {
-        let (ycrb_lo, ycrb_hi) = data.ycrb.split_at_mut(i);
+    for i in (1..nj).rev() {
+        let (ycrb_lo, ycrb_hi) = ycrb.split_at_mut(i);
         let y = &ycrb_hi[0];
-        let p = model.parents[i];
+        let p = parents[i];
         if p > 0 {
             // I^c_λ(i) += λX_i* I^c_i (λX_i an elementary rotation and a translation: cheap),
             // first: the parent's step waits on it, the rows of joint i do not
-            add_inertia_to_parent(model, i, &data.li_m_i[i], y, &mut ycrb_lo[p]);
+            add_inertia_to_parent(model, i, &li_m_i[i], y, &mut ycrb_lo[p]);
         }
-        let v0 = model.idx_v[i];
-        let v1 = v0 + model.nvs[i];
-        if reads_own_frame(model, i) {
+        let v0 = idx_v[i];
+        let v1 = v0 + nvs[i];
+        // a free-flyer root: its frame is the working frame of its subtree
+        let ff = types[i] == JointType::FreeFlyer;
+        if p == 0 && end_v[i] - v0 == nvs[i] && !ff {
+            // a lone root that is not a free flyer ([`reads_own_frame`])
             lone_root_block(model, i, y, m);
             continue;
         }
-        let sub = &model.subtree_v_ranges[model.subtree_v_ranges_start[i]..model.subtree_v_ranges_start[i + 1]];
-        let o_m_i = &data.o_m_i[i];
-        // a free-flyer root: its frame is the working frame of its subtree
-        let ff = is_free_flyer(model, i);
-        let root_ff = ff && model.parents[i] == 0;
+        let sub = &model.subtree_v_ranges[starts[i]..starts[i + 1]];
+        let o_m_i = &o_m_i_all[i];
+        let root_ff = ff && p == 0;
         if v1 == v0 + 1 && !ff {
             // one dof: its diagonal entry from F as computed, not reloaded from its store
             // (a load right after the store, in other halves, stalls on forwarding)
@@ -108,8 +114,7 @@ pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &
 /// zero, so a model without armature gives the same bits as before. Writes `m` (nv x nv).
 #[inline]
 fn add_armature(model: &Model, m: &mut [f64], nv: usize) {
-    for k in 0..nv {
-        let a = model.armature[k];
+    for (k, &a) in model.armature[..nv].iter().enumerate() {
         if a != 0.0 && !reads_own_frame(model, model.dof_joint[k]) {
             m[k * nv + k] += a;
         }
