@@ -191,6 +191,10 @@ crate::twice! {
             return;
         }
         let (chain, cs, u) = (&data.ltdl.chain[..], &data.ltdl.start[..], &data.ltdl.f[..]);
+        if n <= PACKED && cs[n] == n * (n + 1) / 2 {
+            small_chain_inverse(n, u, data.ltdl_inv.as_mut_slice(), data.tmp_v.as_mut_slice(), data.mass_matrix_inverse.as_mut_slice());
+            return;
+        }
         let w = &mut data.ltdl_inv_chain[..];
         l_inverse_chain_rows(n, chain, cs, u, w);
         // V dense, column-major (only pattern entries are ever written)
@@ -211,6 +215,43 @@ crate::twice! {
         upper_triangle(n, chain, cs, w, v, dinv, z);
         mirror_lower_triangle(n, z);
     }
+}
+
+/// M⁻¹ (into `z`, n x n) of a serial chain of at most [`PACKED`] dofs (dof j the child of dof
+/// j − 1, a six-axis arm: the compact chains then hold n(n + 1)/2 entries, each chain all the
+/// dofs before it), from the factor's entries `u`: the operations of [`l_inverse_chain_rows`]
+/// (entry by entry: no packed prefix below six dofs), the scatter into `v` (the dense V) and
+/// [`upper_triangle`] on such a chain, in the same order (the same bits), with the chains'
+/// index arithmetic known (`chain_j = 0..=j`): V's rows are written into `v` directly, no
+/// compact rows. `dinv` (n) takes D⁻¹.
+#[inline(always)]
+fn small_chain_inverse(n: usize, u: &[f64], v: &mut [f64], dinv: &mut [f64], z: &mut [f64]) {
+    for j in 0..n {
+        let s = j * (j + 1) / 2;
+        let a = &u[s..s + j];
+        // V[j, q] = −Σ_{q ≤ p < j} L[j, p] V[p, q], V[p, q] contiguous in p (column q)
+        for q in 0..j {
+            let col = &v[q * n..q * n + j];
+            let mut acc = 0.0;
+            for p in q..j {
+                acc -= a[p] * col[p];
+            }
+            v[q * n + j] = acc;
+        }
+        v[j * n + j] = 1.0;
+        dinv[j] = 1.0 / u[s + j];
+    }
+    // column b above the diagonal: the chain 0..=b four columns of V at a time
+    for b in 0..n {
+        let zb = &mut z[b * n..b * n + b + 1];
+        for k0 in (0..=b).step_by(4) {
+            let len = (b + 1 - k0).min(4);
+            let col = |t: usize| &v[(k0 + t) * n + k0..(k0 + t) * n + b + 1];
+            let cf = |t: usize| v[(k0 + t) * n + b] * dinv[k0 + t];
+            add_columns(&mut zb[k0..], len, k0 == 0, col, cf);
+        }
+    }
+    mirror_lower_triangle(n, z);
 }
 
 /// Chain depth up to which [`l_inverse_chain_rows`] forms a row entry by entry.
@@ -306,25 +347,7 @@ fn upper_triangle(n: usize, chain: &[usize], cs: &[usize], w: &[f64], v: &[f64],
             let lo = ks[0];
             let col = |t: usize| &v[ks[t] * n + lo..ks[t] * n + b + 1];
             let cf = |t: usize| ws[t] * dinv[ks[t]];
-            let out = &mut zb[lo..];
-            match (ks.len(), first) {
-                (4, true) => axpy4::<true>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
-                (4, false) => axpy4::<false>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
-                (len, first) => {
-                    for t in 0..len {
-                        let (c, x) = (cf(t), col(t));
-                        if first && t == 0 {
-                            for (o, y) in out.iter_mut().zip(x) {
-                                *o = c * y;
-                            }
-                        } else {
-                            for (o, y) in out.iter_mut().zip(x) {
-                                *o += c * y;
-                            }
-                        }
-                    }
-                }
-            }
+            add_columns(&mut zb[lo..], ks.len(), first, col, cf);
             first = false;
         }
     }
@@ -348,6 +371,31 @@ fn mirror_lower_triangle(n: usize, z: &mut [f64]) {
             }
         }
         b += 2;
+    }
+}
+
+/// `out (=|+=) Σ_t cf(t) col(t)` over `len` (at most four) columns of `out`'s length: four at
+/// once ([`axpy4`]; `out =` when `first`), fewer one after the other (the first of them
+/// assigned when `first`).
+#[inline(always)]
+fn add_columns<'v>(out: &mut [f64], len: usize, first: bool, col: impl Fn(usize) -> &'v [f64], cf: impl Fn(usize) -> f64) {
+    match (len, first) {
+        (4, true) => axpy4::<true>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
+        (4, false) => axpy4::<false>(out, [col(0), col(1), col(2), col(3)], [cf(0), cf(1), cf(2), cf(3)]),
+        (len, first) => {
+            for t in 0..len {
+                let (c, x) = (cf(t), col(t));
+                if first && t == 0 {
+                    for (o, y) in out.iter_mut().zip(x) {
+                        *o = c * y;
+                    }
+                } else {
+                    for (o, y) in out.iter_mut().zip(x) {
+                        *o += c * y;
+                    }
+                }
+            }
+        }
     }
 }
 
