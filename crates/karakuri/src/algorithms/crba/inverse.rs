@@ -28,7 +28,8 @@ pub fn factorize_mass_matrix(data: &mut Data) -> Result<&Factorization, Stale> {
 /// M(q)⁻¹ in `data.mass_matrix_inverse` (full symmetric); fresh after: M, its factorisation,
 /// M⁻¹, through the branch-induced
 /// factorisation M = Lᵀ D L (left in `data.ltdl`): M⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = V D⁻¹ Vᵀ with V = L⁻¹,
-/// which keeps L's pattern; V in `data.ltdl_inv` (and on the chains in `data.ltdl_inv_chain`).
+/// which keeps L's pattern; V in `data.ltdl_inv` (and on the chains in `data.ltdl_inv_chain`,
+/// but for a serial chain of at most six dofs: `small_chain_inverse`).
 ///
 /// The rows of V (W = L⁻ᵀ column by column: `W[:, j] = e_j − Σ_i L[j, i] W[:, i]` over the
 /// ancestors i of j) are dense loops over contiguous prefixes of the chains of
