@@ -220,7 +220,7 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
         let frame = || o_m_i[j].compose(&sn.placement);
         let three = |v: Vec3| [v.x, v.y, v.z, 0.0, 0.0, 0.0];
         let one = |v: f64| [v, 0.0, 0.0, 0.0, 0.0, 0.0];
-        w.sensor_next.start[i] = Force::zero();
+        // (the other kinds' start quantities are zero in both buffers, never written)
         out.readings[i] = match sn.kind {
             SensorKind::Accelerometer => {
                 let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
@@ -334,4 +334,78 @@ fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, i: usize, x: &Se
     let n = n - x.translation.cross(&f);
     let rt = x.rotation.transpose();
     (rt * f, rt * n, h1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::NativeEngine;
+    use super::*;
+    use crate::engine::Engine;
+    use crate::scene::Scene;
+
+    /// The start quantities' bits.
+    fn bits(f: &[Force]) -> Vec<[u64; 6]> {
+        f.iter()
+            .map(|x| {
+                let (l, a) = (x.linear.map(f64::to_bits), x.angular.map(f64::to_bits));
+                [l.x, l.y, l.z, a.x, a.y, a.z]
+            })
+            .collect()
+    }
+
+    /// The sensor-start stage's quantities on `e`, carried or not, then read afresh from its
+    /// kinematics (the carry is spent by the first call).
+    fn started_and_fresh(e: &mut NativeEngine) -> (Vec<[u64; 6]>, Vec<[u64; 6]>) {
+        let model = std::sync::Arc::clone(&e.model);
+        sensor_start(&model, &mut e.state, &mut e.work, &mut e.out).unwrap();
+        let started = bits(&e.work.sensor_start);
+        assert!(!e.work.sensor_next.valid);
+        sensor_start(&model, &mut e.state, &mut e.work, &mut e.out).unwrap();
+        (started, bits(&e.work.sensor_start))
+    }
+
+    #[test]
+    fn the_carried_start_quantities_are_the_ones_read_afresh_and_a_changed_state_reads_afresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes/mjcf_constraints.xml");
+        let mut e = NativeEngine::new(&Scene::from_file(path).unwrap()).unwrap();
+        for _ in 0..20 {
+            e.step().unwrap();
+        }
+        // the state the readings ended at: carried, the same bits
+        assert!(e.work.sensor_next.valid);
+        let (carried, fresh) = started_and_fresh(&mut e);
+        assert_eq!(carried, fresh);
+        assert!(fresh.iter().flatten().any(|&b| b != 0), "some start quantity is read");
+        // a state set between steps (new kinematics): read afresh, not carried
+        e.step().unwrap();
+        let dq: Vec<f64> = (0..e.model.one_dof.len()).map(|k| 0.5 + 0.1 * k as f64).collect();
+        e.set_joint_states(None, Some(&dq)).unwrap();
+        assert!(e.work.sensor_next.valid);
+        let (started, fresh) = started_and_fresh(&mut e);
+        assert_eq!(started, fresh);
+    }
+
+    #[test]
+    fn each_joints_touch_is_the_sum_over_its_contacts_alone() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes/mjcf_constraints.xml");
+        let e = NativeEngine::new(&Scene::from_file(path).unwrap()).unwrap();
+        let m = &e.model;
+        let n = m.bodies.len();
+        let contact = |a: usize, b: usize, f: f64| ContactInfo {
+            body_a: a % n,
+            body_b: b % n,
+            point: Vec3::zeros(),
+            normal: Vec3::new(0.6, 0.0, -0.8),
+            depth: 0.0,
+            force: Vec3::new(f, 0.3 * f, -f),
+        };
+        let contacts: Vec<ContactInfo> = (0..4 * n).map(|k| contact(k, 3 * k + 1, 0.1 + k as f64 / 7.0)).collect();
+        let mut sums = vec![f64::NAN; m.model.njoints];
+        touch_sums(m, &contacts, &mut sums);
+        for (j, sum) in sums.iter().enumerate() {
+            let on = |b: usize| m.bodies[b].joint == j;
+            let alone: f64 = contacts.iter().filter(|c| on(c.body_a) || on(c.body_b)).map(|c| c.force.dot(&c.normal).abs()).sum();
+            assert_eq!(sum.to_bits(), alone.to_bits(), "joint {j}");
+        }
+    }
 }
