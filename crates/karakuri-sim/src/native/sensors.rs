@@ -8,7 +8,7 @@ use super::parts::SensorSets;
 use super::output::StepOutput;
 use super::sleep;
 use super::state::SimState;
-use super::work::StepData;
+use super::work::{SensorCarry, StepData};
 use crate::engine::ContactInfo;
 use crate::compile::Sensor;
 use crate::scene::SensorKind;
@@ -103,11 +103,18 @@ fn subtree_momentum(subtree: &[usize], momenta: &[(Force, Vec3)]) -> Force {
 
 /// Sensor start: what the readings difference over the step, from the kinematics of the
 /// step's start state: each accelerometer's point velocity and each force sensor's child-side
-/// momentum. Reads `w.data` (placements, velocities), `m.sensors`; writes `w.sensor_start`.
-/// A world without sensors (`m.plan.sensors` off) skips it.
+/// momentum. The last step's readings read them at the state they ended in ([`SensorCarry`]):
+/// when the step starts from that state, bit for bit, they are taken as they are (the same
+/// operations on the same kinematics). Reads `w.data` (placements, velocities), `m.sensors`,
+/// `s.q`, `s.v`, `w.sensor_next`; writes `w.sensor_start`. A world without sensors
+/// (`m.plan.sensors` off) skips it.
 #[inline]
-pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
+pub fn sensor_start(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.sensors {
+        return Ok(());
+    }
+    if w.sensor_next.take(s) {
+        std::mem::swap(&mut w.sensor_start, &mut w.sensor_next.start);
         return Ok(());
     }
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
@@ -116,10 +123,7 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
         w.sensor_start[i] = match sn.kind {
             SensorKind::Accelerometer => {
                 let j = sn.joint;
-                Force {
-                    linear: point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation),
-                    angular: Vec3::zeros(),
-                }
+                moving_point(point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation))
             }
             // a force and a torque sensor on one subtree (MJCF's pairs at one site): its
             // momentum once, the same bits
@@ -131,6 +135,36 @@ pub fn sensor_start(m: &SimModel, _s: &mut SimState, w: &mut StepData, _out: &mu
         };
     }
     Ok(())
+}
+
+/// An accelerometer's start quantity: its point's velocity `v` in `.linear`.
+fn moving_point(v: Vec3) -> Force {
+    Force {
+        linear: v,
+        angular: Vec3::zeros(),
+    }
+}
+
+impl SensorCarry {
+    /// Whether the quantities held were read at the state `s`, bit for bit (then the caller
+    /// takes them); either way they are not held after.
+    fn take(&mut self, s: &SimState) -> bool {
+        let same = |bits: &[u64], x: &[f64]| bits.len() == x.len() && bits.iter().zip(x).all(|(b, x)| *b == x.to_bits());
+        let taken = self.valid && same(&self.q, s.q.as_slice()) && same(&self.v, s.v.as_slice());
+        self.valid = false;
+        taken
+    }
+
+    /// Marks the quantities written as read at the state `s`.
+    fn hold(&mut self, s: &SimState) {
+        let record = |bits: &mut Vec<u64>, x: &[f64]| {
+            bits.clear();
+            bits.extend(x.iter().map(|x| x.to_bits()));
+        };
+        record(&mut self.q, s.q.as_slice());
+        record(&mut self.v, s.v.as_slice());
+        self.valid = true;
+    }
 }
 
 /// An earlier force, force3 or torque sensor than `i` (itself one) on the same subtree at the
@@ -160,9 +194,10 @@ fn twin(sensors: &[Sensor], i: usize) -> Option<usize> {
 /// * frame sensors: the sensor frame's world position, quaternion (`x, y, z, w`, `w ≥ 0`),
 ///   its origin's velocity and the body's angular velocity, world axes.
 ///
+/// With them, the next step's start quantities at the step's end state (see [`sensor_start`]).
 /// Reads `s.q`, `s.v`, `w.data`, `w.sensor_start`, `out.contacts`, `out.act_tau`,
-/// `w.loop_wrench`, `w.loop_impulse`, `m.sensors`, `m.loops`; writes `out.readings`. A world
-/// without sensors skips it.
+/// `w.loop_wrench`, `w.loop_impulse`, `m.sensors`, `m.loops`; writes `out.readings`,
+/// `w.sensor_next`, `w.touch`. A world without sensors skips it.
 #[inline]
 pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
     if !m.plan.sensors {
@@ -171,6 +206,9 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
     let (o_m_i, vel) = (w.data.joint_placements()?, w.data.joint_velocities()?);
     let g = m.model.gravity_vector();
     body_momenta(m, (o_m_i, vel), true, &mut w.sensor_bodies);
+    if !w.touch.is_empty() {
+        touch_sums(m, &out.contacts, &mut w.touch);
+    }
     // the wrenches of the force sensors read so far this step (a twin's is taken, not
     // recomputed: [`twin`]); room for eight, the rest computed afresh
     let mut wrenches = [(usize::MAX, Vec3::zeros(), Vec3::zeros()); 8];
@@ -182,9 +220,11 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
         let frame = || o_m_i[j].compose(&sn.placement);
         let three = |v: Vec3| [v.x, v.y, v.z, 0.0, 0.0, 0.0];
         let one = |v: f64| [v, 0.0, 0.0, 0.0, 0.0, 0.0];
+        // (the other kinds' start quantities are zero in both buffers, never written)
         out.readings[i] = match sn.kind {
             SensorKind::Accelerometer => {
                 let v1 = point_velocity(&o_m_i[j], &vel[j], &sn.placement.translation);
+                w.sensor_next.start[i] = moving_point(v1);
                 three(frame().rotation.transpose() * ((v1 - w.sensor_start[i].linear) / m.dt - g))
             }
             SensorKind::RateGyro => three(sn.placement.rotation.transpose() * vel[j].angular),
@@ -192,8 +232,15 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::Force | SensorKind::Force3 | SensorKind::Torque => {
                 let known = m.sensor_sets.twins[i].and_then(|t| wrenches[..kept].iter().find(|k| k.0 == t));
                 let (f, n) = match known {
-                    Some(&(_, f, n)) => (f, n),
-                    None => wrench_reading(m, w, out, i, &frame()),
+                    Some(&(t, f, n)) => {
+                        w.sensor_next.start[i] = w.sensor_next.start[t];
+                        (f, n)
+                    }
+                    None => {
+                        let (f, n, h1) = wrench_reading(m, w, out, i, &frame());
+                        w.sensor_next.start[i] = h1;
+                        (f, n)
+                    }
                 };
                 if known.is_none() && kept < wrenches.len() {
                     wrenches[kept] = (i, f, n);
@@ -208,7 +255,7 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::JointPosition => one(s.q[m.model.idx_q[j]]),
             SensorKind::JointVelocity => one(s.v[m.model.idx_v[j]]),
             SensorKind::ActuatorForce => one(out.act_tau[sn.index] * sn.gain),
-            SensorKind::Touch => one(touch(m, out, j)),
+            SensorKind::Touch => one(if j == 0 { 0.0 } else { w.touch[j] }),
             SensorKind::FramePosition => three(frame().translation),
             SensorKind::FrameQuaternion => {
                 let q = quat_to_xyzw(&frame().rotation);
@@ -218,17 +265,24 @@ pub fn sensor_readings(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &m
             SensorKind::FrameAngularVelocity => three(o_m_i[j].rotation * vel[j].angular),
         };
     }
+    w.sensor_next.hold(s);
     Ok(())
 }
 
-/// The sum of the normal forces `|f · n|` of the step's contacts on a body moved by joint
-/// `joint` (none on the world).
-fn touch(m: &SimModel, out: &StepOutput, joint: usize) -> f64 {
-    if joint == 0 {
-        return 0.0;
+/// Each joint's touch into `sums` `(njoints)`: the sum of the normal forces `|f · n|` of the
+/// step's contacts on a body it moves, in the contacts' order from the empty sum (a contact
+/// between two bodies of one joint counted once): for each joint the additions, in order, of
+/// `Σ` over its contacts alone, in one pass over the contacts however many sensors read them.
+fn touch_sums(m: &SimModel, contacts: &[ContactInfo], sums: &mut [f64]) {
+    sums.fill(std::iter::empty::<f64>().sum());
+    for c in contacts {
+        let (ja, jb) = (m.bodies[c.body_a].joint, m.bodies[c.body_b].joint);
+        let f = c.force.dot(&c.normal).abs();
+        sums[ja] += f;
+        if jb != ja {
+            sums[jb] += f;
+        }
     }
-    let on = |b: usize| m.bodies[b].joint == joint;
-    out.contacts.iter().filter(|c| on(c.body_a) || on(c.body_b)).map(|c| c.force.dot(&c.normal).abs()).sum()
 }
 
 /// A wrench sensor's reading (force, torque; sensor axes, about the sensor origin at `x`):
@@ -236,8 +290,9 @@ fn touch(m: &SimModel, out: &StepOutput, joint: usize) -> f64 {
 /// change over the step minus gravity on it, the contact forces on it (`out.contacts`) and the
 /// forces of the loop closures joining it to the rest of the world (each loop row's
 /// `wrench · impulse / dt`, the step's solve and SHAKE's corrections; a loop with both bodies
-/// on the child side is internal).
-fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, i: usize, x: &Se3) -> (Vec3, Vec3) {
+/// on the child side is internal). Third, the child side's momentum at the step's end (the
+/// next step's start quantity).
+fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, i: usize, x: &Se3) -> (Vec3, Vec3, Force) {
     let sn = &m.sensors[i];
     let g = m.model.gravity_vector();
     let subtree = &m.sensor_sets.subtrees[i];
@@ -278,5 +333,79 @@ fn wrench_reading(m: &SimModel, w: &StepData, out: &StepOutput, i: usize, x: &Se
     // moment about the sensor origin, then sensor axes
     let n = n - x.translation.cross(&f);
     let rt = x.rotation.transpose();
-    (rt * f, rt * n)
+    (rt * f, rt * n, h1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::NativeEngine;
+    use super::*;
+    use crate::engine::Engine;
+    use crate::scene::Scene;
+
+    /// The start quantities' bits.
+    fn bits(f: &[Force]) -> Vec<[u64; 6]> {
+        f.iter()
+            .map(|x| {
+                let (l, a) = (x.linear.map(f64::to_bits), x.angular.map(f64::to_bits));
+                [l.x, l.y, l.z, a.x, a.y, a.z]
+            })
+            .collect()
+    }
+
+    /// The sensor-start stage's quantities on `e`, carried or not, then read afresh from its
+    /// kinematics (the carry is spent by the first call).
+    fn started_and_fresh(e: &mut NativeEngine) -> (Vec<[u64; 6]>, Vec<[u64; 6]>) {
+        let model = std::sync::Arc::clone(&e.model);
+        sensor_start(&model, &mut e.state, &mut e.work, &mut e.out).unwrap();
+        let started = bits(&e.work.sensor_start);
+        assert!(!e.work.sensor_next.valid);
+        sensor_start(&model, &mut e.state, &mut e.work, &mut e.out).unwrap();
+        (started, bits(&e.work.sensor_start))
+    }
+
+    #[test]
+    fn the_carried_start_quantities_are_the_ones_read_afresh_and_a_changed_state_reads_afresh() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes/mjcf_constraints.xml");
+        let mut e = NativeEngine::new(&Scene::from_file(path).unwrap()).unwrap();
+        for _ in 0..20 {
+            e.step().unwrap();
+        }
+        // the state the readings ended at: carried, the same bits
+        assert!(e.work.sensor_next.valid);
+        let (carried, fresh) = started_and_fresh(&mut e);
+        assert_eq!(carried, fresh);
+        assert!(fresh.iter().flatten().any(|&b| b != 0), "some start quantity is read");
+        // a state set between steps (new kinematics): read afresh, not carried
+        e.step().unwrap();
+        let dq: Vec<f64> = (0..e.model.one_dof.len()).map(|k| 0.5 + 0.1 * k as f64).collect();
+        e.set_joint_states(None, Some(&dq)).unwrap();
+        assert!(e.work.sensor_next.valid);
+        let (started, fresh) = started_and_fresh(&mut e);
+        assert_eq!(started, fresh);
+    }
+
+    #[test]
+    fn each_joints_touch_is_the_sum_over_its_contacts_alone() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/scenes/mjcf_constraints.xml");
+        let e = NativeEngine::new(&Scene::from_file(path).unwrap()).unwrap();
+        let m = &e.model;
+        let n = m.bodies.len();
+        let contact = |a: usize, b: usize, f: f64| ContactInfo {
+            body_a: a % n,
+            body_b: b % n,
+            point: Vec3::zeros(),
+            normal: Vec3::new(0.6, 0.0, -0.8),
+            depth: 0.0,
+            force: Vec3::new(f, 0.3 * f, -f),
+        };
+        let contacts: Vec<ContactInfo> = (0..4 * n).map(|k| contact(k, 3 * k + 1, 0.1 + k as f64 / 7.0)).collect();
+        let mut sums = vec![f64::NAN; m.model.njoints];
+        touch_sums(m, &contacts, &mut sums);
+        for (j, sum) in sums.iter().enumerate() {
+            let on = |b: usize| m.bodies[b].joint == j;
+            let alone: f64 = contacts.iter().filter(|c| on(c.body_a) || on(c.body_b)).map(|c| c.force.dot(&c.normal).abs()).sum();
+            assert_eq!(sum.to_bits(), alone.to_bits(), "joint {j}");
+        }
+    }
 }

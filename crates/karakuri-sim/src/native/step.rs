@@ -5,7 +5,8 @@
 //! ```text
 //! start              w.q_start, w.v_start ◄ s.q, s.v; sleep: islands an action wakes
 //! actuator_commands  each actuator's command at t + dt ► w.servo_diag, w.act_base, w.act_gain
-//! sensor_start       w.data ► w.sensor_start (point velocities, child-side momenta)
+//! sensor_start       w.sensor_next (at the same state) or w.data ► w.sensor_start (point velocities,
+//!                    child-side momenta)
 //! joint_forces       springs, dampers, registered forces at (t, q, v) ► w.tau, w.force_diag
 //! position           LᵀDL of qH = M + diag ► w.qh; Jacobian columns ► w.s_world;
 //!                    collision ► w.raw (sleeping shapes frozen, islands a contact reaches woken)
@@ -21,7 +22,7 @@
 //! check_state        s.steps, s.time; the NaN / runaway guard (a failure restores and stops)
 //! kinematics         compute_all_terms at (q, v) ► w.data; islands that fall asleep ► s.sleep
 //! contact_forces     Σ dirs λ / dt ► out.contacts (and the sleeping islands' kept contacts)
-//! sensor_readings    the step's differences ► out.readings
+//! sensor_readings    the step's differences ► out.readings; the next start quantities ► w.sensor_next
 //! sensor_noise       bias + std · N(0, 1) ► out.readings, s.sensor_rng
 //! watch              unconverged solves, bodies faster than their size ► s.diagnostics
 //! ```

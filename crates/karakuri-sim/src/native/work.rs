@@ -15,7 +15,7 @@ use super::parts::JointForceSet;
 use super::state::{SimState, WarmEntry};
 use crate::collision::{CollisionWork, RawContact};
 use crate::joint_forces::JointForce;
-use crate::scene::{ActuatorMode, Material};
+use crate::scene::{ActuatorMode, Material, SensorKind};
 use crate::solver::{ensure, Problem, Solution, Trees, Workspace};
 
 /// Which rows a contact owns (or, for a penalty contact, the force it got).
@@ -102,6 +102,22 @@ impl SleepWork {
             fell: false,
         }
     }
+}
+
+/// The next step's sensor-start quantities, read by the sensor readings at the step's end
+/// state (whose kinematics the next step starts from), with that state's bits: the
+/// sensor-start stage takes them instead of reading the same kinematics again when it starts
+/// from that state (`sensors.rs`).
+#[derive(Clone, Debug, Default)]
+pub struct SensorCarry {
+    /// Each sensor's start quantity, as [`StepData::sensor_start`] `(sensors)`.
+    pub start: Vec<Force>,
+    /// The bits of the state's `q` they were read at `(nq)`.
+    pub q: Vec<u64>,
+    /// The bits of its `v` `(nv)`.
+    pub v: Vec<u64>,
+    /// Whether `start` holds them (until the next sensor-start stage).
+    pub valid: bool,
 }
 
 /// The buffers of RK4's four evaluations.
@@ -205,6 +221,11 @@ pub struct StepData {
     /// Each joint's body momentum (world, about the origin) and its weight's moment, for the
     /// wrench sensors' subtrees (`sensors.rs`: `body_momenta`) `(joints up to the last read)`.
     pub sensor_bodies: Vec<(Force, Vec3)>,
+    /// The next step's `sensor_start`, read by this step's sensor readings.
+    pub sensor_next: SensorCarry,
+    /// Each joint's touch: `Σ |f · n|` over the step's contacts on a body it moves (`sensors.rs`:
+    /// `touch_sums`) `(njoints; empty without touch sensors)`.
+    pub touch: Vec<f64>,
     /// Applied joint forces: passive (damping, springs) plus actuation `(nv)`.
     pub tau: DVector<f64>,
     /// Smooth acceleration `qH⁻¹ (τ - h)` `(nv)`.
@@ -291,6 +312,17 @@ impl StepData {
             act_row: vec![usize::MAX; m.actuators.len()],
             sensor_start: vec![Force::zero(); m.sensors.len()],
             sensor_bodies: vec![(Force::zero(), Vec3::zeros()); m.sensor_sets.joints()],
+            sensor_next: SensorCarry {
+                start: vec![Force::zero(); m.sensors.len()],
+                q: vec![0; nq],
+                v: vec![0; nv],
+                valid: false,
+            },
+            touch: if m.sensors.iter().any(|sn| sn.kind == SensorKind::Touch) {
+                vec![0.0; m.model.njoints]
+            } else {
+                Vec::new()
+            },
             tau: zv(),
             qacc: zv(),
             v_free: zv(),
