@@ -63,13 +63,14 @@ const REGULARIZATION: f64 = 1e-7;
 
 impl Solve<'_> {
     /// The island's active-set solve with friction (see the module documentation) from its
-    /// current impulses (the first try, `!formed`, from the warm start's set), at velocity
-    /// tolerance `tol` (`formed`: the island's `W` and `c` are in `dense` already): the number of sets solved when one set is its own successor or
+    /// current impulses (`warm_set`: its first set the warm start's, else the current
+    /// impulses'), at velocity tolerance `tol` (`formed`: the island's `W` and `c` are in
+    /// `dense` already): the number of sets solved when one set is its own successor or
     /// its impulses meet the tolerance (the natural residual below [`ACCEPT`] of it: its impulses,
     /// refined [`REFINEMENTS`] times, then written, and `vel` with them), None when
     /// the sets do not settle within [`MAX_SETS`] or a set's matrix is singular (nothing
     /// written).
-    pub(super) fn contact_set(&mut self, s: usize, e: usize, v_free: &[f64], tol: f64, formed: bool) -> Option<usize> {
+    pub(super) fn contact_set(&mut self, s: usize, e: usize, v_free: &[f64], tol: f64, (formed, warm_set): (bool, bool)) -> Option<usize> {
         let (p, b) = (self.p, self.b);
         let d = &mut self.work.dense;
         if !formed {
@@ -80,10 +81,10 @@ impl Solve<'_> {
         // a warm-started solve's first try: the set of the warm impulses (the last step's)
         d.start.clear();
         match self.warm {
-            Some(warm) if !formed => d.start.extend(d.rows.iter().map(|&i| warm[i])),
+            Some(warm) if warm_set => d.start.extend(d.rows.iter().map(|&i| warm[i])),
             _ => d.start.extend_from_slice(&d.lambda),
         }
-        d.set_start(&p.kind, b, self.warm.is_some() && !formed, SNAP * tol);
+        d.set_start(&p.kind, b, self.warm.is_some() && warm_set, SNAP * tol);
         let eps = REGULARIZATION * self.scale.max(1e-300);
         d.schur_start(&p.kind, eps);
         // a row velocity and an impulse that count as zero

@@ -171,6 +171,22 @@ impl Solve<'_> {
         let mut it = 0;
         let mut tries = 0;
         let set_tries = if articulated { SET_TRIES } else { 0 };
+        // whether a try started from the warm start's set (the first one that did)
+        let mut warm_tried = false;
+        let warm = set_tries > 0 && self.warm.is_some();
+        if warm && std::mem::take(&mut self.work.dense.try_first) && settings.max_iterations > 3 {
+            // a warm-started island whose last solve kept a try: its first try before any
+            // sweep (its set is the last step's, which a standing robot keeps, 0111), and
+            // the sweep after it is often the step's only one
+            let kept;
+            (tries, it, residual, kept) = self.warm_first(s, e, v_free, settings.tolerance);
+            self.work.dense.try_first = kept;
+            warm_tried = it > 0;
+            if it > 0 && residual <= settings.tolerance {
+                return (it, residual);
+            }
+            checked = if it > 0 { residual } else { 0.0 };
+        }
         while it < settings.max_iterations {
             let mut refused = false;
             residual = self.sweep(s, e, it % 2 == 1);
@@ -184,8 +200,10 @@ impl Solve<'_> {
             if tries < set_tries && (it == 1 || it % SWEEPS_PER_SUBSPACE_STEP == 0) && it < settings.max_iterations {
                 tries += 1;
                 self.save_island(s, e);
-                let cs = self.contact_set(s, e, v_free, settings.tolerance, tries > 1);
+                let cs = self.contact_set(s, e, v_free, settings.tolerance, (tries > 1, !warm_tried));
+                warm_tried |= cs.is_some();
                 if cs.is_some() && self.keep_if_better(s, e, &mut it, &mut residual) {
+                    self.work.dense.try_first |= warm;
                     if residual <= settings.tolerance {
                         break;
                     }
@@ -219,6 +237,67 @@ impl Solve<'_> {
             }
         }
         (it, residual)
+    }
+
+    /// The first try of a warm-started island, before any sweep, and the forward sweep after
+    /// it; when that sweep is above `tol`, the try is kept only when it moves less than a
+    /// sweep from the warm start (as the tries after a sweep are), else a try from the warm
+    /// start's set again from that sweep's impulses (the proximal terms centred there), kept
+    /// by [`Solve::keep_if_better`]. The tries, the sweeps (0: the try wrote nothing), the
+    /// last residual, and whether the next solve should try first (a try was kept).
+    fn warm_first(&mut self, s: usize, e: usize, v_free: &[f64], tol: f64) -> (usize, usize, f64, bool) {
+        self.save_island(s, e);
+        if self.contact_set(s, e, v_free, tol, (false, true)).is_none() {
+            return (1, 0, 0.0, false);
+        }
+        let after = self.sweep(s, e, false);
+        if after <= tol {
+            // the next solve tries first again unless the impulses moved from the warm start
+            // by less than the tolerance (as row velocities, `Δλ W_ii`): then a sweep alone
+            // would likely have done (a robot at rest, Solo's steps)
+            let (p, saved) = (self.p, &self.work.dense.saved);
+            let mut moved: f64 = 0.0;
+            let mut x = 0;
+            for &b in &self.work.islands.order[s..e] {
+                let bl = p.blocks[b as usize];
+                for r in bl.row..bl.row + bl.n {
+                    moved = moved.max((self.sol.lambda[r] - saved[x]).abs() * p.diag[r]);
+                    x += 1;
+                }
+            }
+            return (1, 1, after, moved > tol);
+        }
+        let (mut residual, kept) = self.keep_try_or_sweep(s, e, after);
+        let mut it = 2;
+        if kept || residual <= tol {
+            return (1, it, residual, kept);
+        }
+        self.save_island(s, e);
+        let again = self.contact_set(s, e, v_free, tol, (true, true)).is_some() && self.keep_if_better(s, e, &mut it, &mut residual);
+        (2, it, residual, again)
+    }
+
+    /// After [`Solve::warm_first`]'s try and its sweep (`after`, above the tolerance; the warm start
+    /// in `dense.saved`): a forward sweep from the warm start, the try's impulses put back when
+    /// that sweep moves more than `after`. The residual of the impulses kept, and whether
+    /// they are the try's.
+    fn keep_try_or_sweep(&mut self, s: usize, e: usize, after: f64) -> (f64, bool) {
+        // the try's impulses into `best` (free between tries)
+        let d = &mut self.work.dense;
+        d.best.clear();
+        for &b in &self.work.islands.order[s..e] {
+            let bl = self.p.blocks[b as usize];
+            d.best.extend_from_slice(&self.sol.lambda[bl.row..bl.row + bl.n]);
+        }
+        self.restore_island(s, e);
+        let warm = self.sweep(s, e, false);
+        if warm <= after {
+            return (warm, false);
+        }
+        let d = &mut self.work.dense;
+        std::mem::swap(&mut d.saved, &mut d.best);
+        self.restore_island(s, e);
+        (after, true)
     }
 
     /// The sweep after a try (an active set, a subspace step; the impulses before it kept by

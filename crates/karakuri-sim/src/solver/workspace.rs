@@ -351,6 +351,9 @@ pub(super) struct Dense {
     /// Whether `a` holds a Cholesky factor (a set without slides) rather than an LU
     /// (`active.rs`).
     pub chol: bool,
+    /// Whether the last warm-started articulated island's solve kept an active-set try: the
+    /// next one tries before its first sweep (`solve.rs`).
+    pub try_first: bool,
 }
 
 /// What a six-dof tree's kept `qH⁻¹` ([`Problem::prepare`]) was formed from: the bits of the
