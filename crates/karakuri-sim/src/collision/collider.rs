@@ -79,6 +79,9 @@ pub(super) enum Round {
     Ball(f64),
     /// A capsule: its segment's ends in its frame, its radius.
     Capsule(Vec3, Vec3, f64),
+    /// A convex polyhedron (a mesh's hull): the distance within which its points against a
+    /// plane are one contact (`pairs::HULL_MERGE` of its bounding radius, `pairs::plane_convex`).
+    Hull(f64),
     /// Any other shape.
     Other,
 }
@@ -91,6 +94,8 @@ impl Round {
             Round::Ball(b.radius)
         } else if s.shape.as_halfspace().is_some() {
             Round::Plane
+        } else if let Some(hull) = s.shape.as_convex_polyhedron() {
+            Round::Hull(super::pairs::HULL_MERGE * hull.local_bounding_sphere().radius)
         } else {
             Round::Other
         }
