@@ -100,7 +100,7 @@ impl Collider {
         true
     }
 
-    /// The [`HULL_MERGE`] length of shapes `a`, `b` against each other: a hull's beside a
+    /// The `HULL_MERGE` length of shapes `a`, `b` against each other: a hull's beside a
     /// plane, else 0 (every vertex of a support feature a contact).
     #[inline]
     pub(super) fn hull_merge(&self, a: usize, b: usize) -> f64 {
@@ -140,7 +140,7 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 /// | other composites | parry's `contact_manifolds` (its own buffers) |
 ///
 /// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
-/// mesh; `merge` a hull's [`HULL_MERGE`] length against a plane (0: none); `triangles` the
+/// mesh; `merge` a hull's `HULL_MERGE` length against a plane (0: none); `triangles` the
 /// kept buffer of a mesh's triangles.
 pub(super) fn narrow_phase(
     pos12: &PPose,
@@ -379,22 +379,10 @@ fn pfm_pfm(
     }
 }
 
-/// A convex polyhedron's (a mesh's hull's) points against a plane closer together than this
-/// fraction of its bounding radius are one contact (`Collider`'s `Round::Hull`,
-/// [`hull_points`]), as MuJoCo's plane–mesh contacts skip vertices nearer its first than 0.3
-/// of the geom's bounding radius (its `tolplanemesh`). A hull tessellates a surface the mesh approximates: where a round
-/// foot or shin rests on a floor, its support feature is one small facet (a triangle of a few
-/// mm on the Go2's calves), whose three points are redundant rows (their lever arms, a few mm,
-/// resist no moment the one point does not) that make the solve nearly singular and tip a
-/// robot's island past the exact solve's rows (record 0127). A hull's real faces (a box-like
-/// trunk's bottom) are wider than this and keep their corners; boxes and cylinders (parry's
-/// own shapes) keep every vertex.
-pub(super) const HULL_MERGE: f64 = 0.3;
-
 /// Contacts of a plane (`plane`, its normal along its z) with a convex shape (`convex`, at
 /// `pos12` in the plane's frame): the vertices of the shape's support feature against the
 /// plane that lie within `margin` of it (Springhead's contact region: a box face gives its four
-/// corners); a hull's ([`hull_points`] where `merge` > 0, its [`HULL_MERGE`] length) its
+/// corners); a hull's ([`hull_points`] where `merge` > 0, its `HULL_MERGE` length) its
 /// vertices within `margin`, spread. `flipped`: the convex shape is the pair's first shape.
 /// Other than hulls the same result as parry's half-space dispatch, into the kept point list.
 fn plane_convex(
@@ -512,6 +500,7 @@ pub(super) fn four_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::collider::HULL_MERGE;
     use crate::collision::to_parry;
     use karakuri::algorithms::SplitMix64;
     use karakuri::spatial::exp3;
