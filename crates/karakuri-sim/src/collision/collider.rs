@@ -70,6 +70,18 @@ pub const SMALL_WORLD_PAIRS: usize = 32;
 /// sort (0089: the shadow hand, 32 shapes and 249 pairs).
 pub const LISTED_PAIRS: usize = 512;
 
+/// A convex polyhedron's (a mesh's hull's) points against a plane closer together than this
+/// fraction of its bounding radius are one contact ([`Round::Hull`], `pairs::hull_points`),
+/// as MuJoCo's plane–mesh contacts skip vertices nearer its first than 0.3 of the geom's
+/// bounding radius (its `tolplanemesh`). A hull tessellates a surface the mesh approximates:
+/// where a round foot or shin rests on a floor, its support face is one small facet (a
+/// triangle of a few mm on the Go2's calves), whose three points are redundant rows (lever
+/// arms of a few mm) that make the solve nearly singular and tip a robot's island past the
+/// exact solve's rows (record 0127). A hull's real faces (a box-like trunk's bottom) are
+/// wider than this and keep their corners; boxes and cylinders (parry's own shapes) keep
+/// every vertex of their support feature.
+pub(super) const HULL_MERGE: f64 = 0.3;
+
 /// A shape's role in the closed-form plane pairs (`Collider::plane_round_pair`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Round {
@@ -79,6 +91,9 @@ pub(super) enum Round {
     Ball(f64),
     /// A capsule: its segment's ends in its frame, its radius.
     Capsule(Vec3, Vec3, f64),
+    /// A convex polyhedron (a mesh's hull): the distance within which its points against a
+    /// plane are one contact ([`HULL_MERGE`] of its bounding radius, `pairs::plane_convex`).
+    Hull(f64),
     /// Any other shape.
     Other,
 }
@@ -91,6 +106,8 @@ impl Round {
             Round::Ball(b.radius)
         } else if s.shape.as_halfspace().is_some() {
             Round::Plane
+        } else if let Some(hull) = s.shape.as_convex_polyhedron() {
+            Round::Hull(HULL_MERGE * hull.local_bounding_sphere().radius)
         } else {
             Round::Other
         }

@@ -547,7 +547,7 @@ impl Collider {
             (&self.shapes[a].shape, self.types[a]),
             (&self.shapes[b].shape, self.types[b]),
             self.composite[a] || self.composite[b],
-            margin,
+            (margin, self.hull_merge(a, b)),
             (&mut work.manifolds, &mut work.triangles),
             &mut work.epa,
         ) else {

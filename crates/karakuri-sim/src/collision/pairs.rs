@@ -100,6 +100,15 @@ impl Collider {
         true
     }
 
+    /// The `HULL_MERGE` length of shapes `a`, `b` against each other: a hull's beside a
+    /// plane, else 0 (every vertex of a support feature a contact).
+    #[inline]
+    pub(super) fn hull_merge(&self, a: usize, b: usize) -> f64 {
+        match (self.round[a], self.round[b]) {
+            (Round::Plane, Round::Hull(l)) | (Round::Hull(l), Round::Plane) => l,
+            _ => 0.0,
+        }
+    }
 }
 
 /// An empty manifold with room for more points than any convex pair gives.
@@ -131,13 +140,14 @@ fn reset(m: &mut ContactManifold<(), ()>) {
 /// | other composites | parry's `contact_manifolds` (its own buffers) |
 ///
 /// `t1`, `t2` are the shapes' types, `composite` whether either is composite or a triangle
-/// mesh; `triangles` the kept buffer of a mesh's triangles.
+/// mesh; `merge` a hull's `HULL_MERGE` length against a plane (0: none); `triangles` the
+/// kept buffer of a mesh's triangles.
 pub(super) fn narrow_phase(
     pos12: &PPose,
     (s1, t1): (&SharedShape, ShapeType),
     (s2, t2): (&SharedShape, ShapeType),
     composite: bool,
-    margin: f64,
+    (margin, merge): (f64, f64),
     (manifolds, triangles): (&mut Vec<ContactManifold<(), ()>>, &mut Vec<u32>),
     epa: &mut EPA,
 ) -> Option<usize> {
@@ -165,18 +175,18 @@ pub(super) fn narrow_phase(
     }
     let m = &mut manifolds[0];
     reset(m);
-    convex_pair(pos12, (&*s1.0, t1), (&*s2.0, t2), margin, m, epa).then_some(1)
+    convex_pair(pos12, (&*s1.0, t1), (&*s2.0, t2), (margin, merge), m, epa).then_some(1)
 }
 
-/// One convex pair into the fresh manifold `m` (see [`narrow_phase`]); false when parry does
-/// not support it.
-fn convex_pair(pos12: &PPose, (s1, t1): (&dyn Shape, ShapeType), (s2, t2): (&dyn Shape, ShapeType), margin: f64, m: &mut ContactManifold<(), ()>, epa: &mut EPA) -> bool {
+/// One convex pair into the fresh manifold `m` (see [`narrow_phase`]; `merge`: a hull's
+/// against a plane, [`plane_convex`]); false when parry does not support it.
+fn convex_pair(pos12: &PPose, (s1, t1): (&dyn Shape, ShapeType), (s2, t2): (&dyn Shape, ShapeType), (margin, merge): (f64, f64), m: &mut ContactManifold<(), ()>, epa: &mut EPA) -> bool {
     let ball = t1 == ShapeType::Ball || t2 == ShapeType::Ball;
     if !ball && t1 == ShapeType::HalfSpace {
-        return plane_convex(pos12, s1, s2, margin, m, false);
+        return plane_convex(pos12, s1, s2, (margin, merge), m, false);
     }
     if !ball && t2 == ShapeType::HalfSpace {
-        return plane_convex(&pos12.inverse(), s2, s1, margin, m, true);
+        return plane_convex(&pos12.inverse(), s2, s1, (margin, merge), m, true);
     }
     if generic_pair(t1, t2) {
         if let (Some(f1), Some(f2)) = (s1.as_polygonal_feature_map(), s2.as_polygonal_feature_map()) {
@@ -224,11 +234,11 @@ fn trimesh_convex(
         match &back {
             Some(pos21) => {
                 m.subshape2 = t;
-                convex_pair(pos21, (other, t_other), (&tri, ShapeType::Triangle), margin, m, epa);
+                convex_pair(pos21, (other, t_other), (&tri, ShapeType::Triangle), (margin, 0.0), m, epa);
             }
             None => {
                 m.subshape1 = t;
-                convex_pair(&pos_m, (&tri, ShapeType::Triangle), (other, t_other), margin, m, epa);
+                convex_pair(&pos_m, (&tri, ShapeType::Triangle), (other, t_other), (margin, 0.0), m, epa);
             }
         }
     }
@@ -372,13 +382,14 @@ fn pfm_pfm(
 /// Contacts of a plane (`plane`, its normal along its z) with a convex shape (`convex`, at
 /// `pos12` in the plane's frame): the vertices of the shape's support feature against the
 /// plane that lie within `margin` of it (Springhead's contact region: a box face gives its four
-/// corners). `flipped`: the convex shape is the pair's first shape. Same result as parry's
-/// half-space dispatch, into the kept point list.
+/// corners); a hull's ([`hull_points`] where `merge` > 0, its `HULL_MERGE` length) its
+/// vertices within `margin`, spread. `flipped`: the convex shape is the pair's first shape.
+/// Other than hulls the same result as parry's half-space dispatch, into the kept point list.
 fn plane_convex(
     pos12: &PPose,
     plane: &dyn Shape,
     convex: &dyn Shape,
-    margin: f64,
+    (margin, merge): (f64, f64),
     m: &mut ContactManifold<(), ()>,
     flipped: bool,
 ) -> bool {
@@ -390,10 +401,7 @@ fn plane_convex(
     let n = half.normal;
     // the plane's normal in the convex shape's frame
     let n_in_2 = pos12.rotation.inverse() * n;
-    let mut feature = PolygonalFeature::default();
-    pfm.local_support_feature(-n_in_2, &mut feature);
-    for i in 0..feature.num_vertices {
-        let vtx2 = feature.vertices[i];
+    let mut push = |vtx2: parry3d_f64::math::Vector, vid: PackedFeatureId| {
         let vtx_in_1 = pos12 * vtx2;
         let height = vtx_in_1.dot(n);
         if height - radius <= margin {
@@ -401,10 +409,25 @@ fn plane_convex(
                 vtx_in_1 - n * height,
                 vtx2 - n_in_2 * radius,
                 PackedFeatureId::face(0),
-                feature.vids[i],
+                vid,
                 height - radius,
                 flipped,
             ));
+        }
+    };
+    match convex.as_convex_polyhedron().filter(|_| merge > 0.0) {
+        Some(hull) => {
+            let (kept, count) = hull_points(hull.points(), (n_in_2, pos12.translation.dot(n)), margin + radius, merge);
+            for &i in &kept[..count] {
+                push(hull.points()[i], PackedFeatureId::vertex(i as u32));
+            }
+        }
+        None => {
+            let mut feature = PolygonalFeature::default();
+            pfm.local_support_feature(-n_in_2, &mut feature);
+            for i in 0..feature.num_vertices {
+                push(feature.vertices[i], feature.vids[i]);
+            }
         }
     }
     if flipped {
@@ -415,6 +438,34 @@ fn plane_convex(
         m.local_n2 = -n_in_2;
     }
     true
+}
+
+/// A hull's contact points against a plane: of its vertices `points` whose height
+/// `p · normal + offset` is at most `reach`, the deepest, then up to three more, each the
+/// deepest of those farther than `merge` from every one kept (MuJoCo's plane–mesh contacts:
+/// its support vertex and up to three more not nearer the first than 0.3 of the geom's
+/// bounding radius). The vertices of the whole hull, not of one face: a flat bottom
+/// tessellated into triangles rests on its corners, not on the triangle that happens to face
+/// the plane best (which alternates between the two halves of a rectangle as the body rocks).
+/// Returns the indices kept and their count.
+fn hull_points(points: &[parry3d_f64::math::Vector], (normal, offset): (parry3d_f64::math::Vector, f64), reach: f64, merge: f64) -> ([usize; 4], usize) {
+    let mut kept = [0usize; 4];
+    let mut count = 0;
+    while count < 4 {
+        let mut best = (usize::MAX, reach);
+        for (i, p) in points.iter().enumerate() {
+            let h = p.dot(normal) + offset;
+            if h <= best.1 && kept[..count].iter().all(|&k| (points[k] - *p).length_squared() > merge * merge) {
+                best = (i, h);
+            }
+        }
+        if best.0 == usize::MAX {
+            break;
+        }
+        kept[count] = best.0;
+        count += 1;
+    }
+    (kept, count)
 }
 
 /// The four points a contact keeps of a manifold of more (two faces overlapping as an
@@ -449,6 +500,7 @@ pub(super) fn four_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::collider::HULL_MERGE;
     use crate::collision::to_parry;
     use karakuri::algorithms::SplitMix64;
     use karakuri::spatial::exp3;
@@ -475,6 +527,54 @@ mod tests {
         assert!(!world(vec![plane(), capsule(), capsule(), ball()]));
         assert!(world(vec![plane(), cuboid(), capsule()]));
         assert!(world(vec![plane(), SharedShape::cylinder(0.1, 0.05)]));
+    }
+
+    /// A plane against convex shapes (`plane_convex`, record 0127): a box's hull (its bottom
+    /// two triangles) rocking by a milliradian either way rests on its four bottom corners,
+    /// not on the three of the triangle facing the plane best; a cuboid's face still gives
+    /// its four corners; a tessellated ball's points are its lowest vertex and others spread
+    /// at least the merge length apart (no facet's triangle of near points).
+    #[test]
+    fn hulls_rest_on_spread_vertices_and_boxes_on_their_corners() {
+        use parry3d_f64::math::Rotation;
+        let plane = SharedShape::halfspace(PVec::Z);
+        let contacts = |shape: &SharedShape, lift: f64, tilt: f64| {
+            let merge = shape.as_convex_polyhedron().map_or(0.0, |h| HULL_MERGE * h.local_bounding_sphere().radius);
+            let pos12 = PPose::from_parts(PVec::new(0.0, 0.0, lift), Rotation::from_scaled_axis(PVec::new(tilt, 0.0, 0.0)));
+            let mut m = manifold_with_room();
+            assert!(plane_convex(&pos12, &*plane.0, &*shape.0, (0.01, merge), &mut m, false));
+            (m.points.iter().map(|c| c.local_p2).collect::<Vec<_>>(), merge)
+        };
+        let corners: Vec<PVec> = (0..8)
+            .map(|k| PVec::new(if k & 1 == 0 { -0.2 } else { 0.2 }, if k & 2 == 0 { -0.05 } else { 0.05 }, if k & 4 == 0 { -0.04 } else { 0.04 }))
+            .collect();
+        let hull = SharedShape::convex_hull(&corners).expect("a box's hull");
+        for tilt in [-1e-3, 1e-3] {
+            let (points, _) = contacts(&hull, 0.0399, tilt);
+            assert_eq!(points.len(), 4, "tilt {tilt}: {points:?}");
+            for p in &points {
+                assert!((p.x.abs() - 0.2).abs() < 1e-12 && (p.y.abs() - 0.05).abs() < 1e-12 && (p.z + 0.04).abs() < 1e-12, "{p:?}");
+            }
+            let (points, merge) = contacts(&SharedShape::cuboid(0.2, 0.05, 0.04), 0.0399, tilt);
+            assert_eq!((points.len(), merge), (4, 0.0));
+        }
+        // a ball of radius 0.03 as the hull of 400 points spread over it (Fibonacci)
+        let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+        let ball: Vec<PVec> = (0..400)
+            .map(|k| {
+                let z = 1.0 - 2.0 * (f64::from(k) + 0.5) / 400.0;
+                let (r, a) = ((1.0 - z * z).sqrt(), golden * f64::from(k));
+                0.03 * PVec::new(r * a.cos(), r * a.sin(), z)
+            })
+            .collect();
+        let hull = SharedShape::convex_hull(&ball).expect("a ball's hull");
+        let (points, merge) = contacts(&hull, 0.0299, 0.3);
+        assert!(!points.is_empty() && points.len() <= 4, "{points:?}");
+        let lowest = ball.iter().map(|p| Rotation::from_scaled_axis(PVec::new(0.3, 0.0, 0.0)) * *p).map(|p| p.z).fold(f64::INFINITY, f64::min);
+        assert!(((Rotation::from_scaled_axis(PVec::new(0.3, 0.0, 0.0)) * points[0]).z - lowest).abs() < 1e-12, "the lowest vertex first");
+        for (i, p) in points.iter().enumerate() {
+            assert!(points[..i].iter().all(|q| (*p - *q).length() > merge), "points {points:?} nearer than {merge}");
+        }
     }
 
     /// The closed form's contacts of a capsule or a ball against a tilted plane are parry's
