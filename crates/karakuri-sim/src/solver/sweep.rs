@@ -13,6 +13,7 @@ use super::cone::{idle, impulses};
 use super::kernels::{add_scaled, add_scaled3};
 use super::problem::{Block, Problem, NONE};
 use super::rows::RowKind;
+use super::runs::dots3;
 use super::workspace::{FreeContact, Kernel, Layout, Solve};
 
 /// [`Solve::sweep_blocks`] over every block of the island.
@@ -242,7 +243,8 @@ impl Solve<'_> {
     /// whether the block is idle at `margin` (see [`idle`]).
     fn contact_update(&mut self, bi: usize, mu: f64, (tiny, margin): (f64, f64)) -> (f64, bool) {
         let bl = self.p.blocks[bi];
-        let u = self.dots3(&bl);
+        let runs = self.p.runs_of(&bl);
+        let u = if runs.is_empty() { self.dots3(&bl) } else { dots3(&self.p.j[bl.off..], &bl, runs, &self.sol.vel) };
         let i = bl.row;
         let old = [self.sol.lambda[i], self.sol.lambda[i + 1], self.sol.lambda[i + 2]];
         let b = [self.b[i], self.b[i + 1], self.b[i + 2]];
