@@ -44,6 +44,7 @@ pub(super) fn contact_w<const W: usize>(j: &[f64], mj: &[f64]) -> [f64; 6] {
 }
 
 /// [`contact_w`] for any width `wd` (the rows zipped: no bounds check a column).
+#[inline(never)]
 pub(super) fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
     let mut acc = [-0.0; 6];
     let (j0, j12) = j[..3 * wd].split_at(wd);

@@ -78,11 +78,15 @@ impl Problem {
         let fresh = at == self.runs.len();
         let chain = &self.trees.chain[self.trees.chain_at[joint] as usize..self.trees.chain_at[joint + 1] as usize];
         let (c0, d0) = (col0 as u32, first as u32);
-        self.runs.extend(chain.iter().map(|&[c, n]| [c0 + c, d0 + c, n]));
+        let mut covered = 0;
+        for &[c, n] in chain {
+            self.runs.push([c0 + c, d0 + c, n]);
+            covered += n;
+        }
         if !fresh {
             merge_runs(&mut self.runs, at, bl.n0);
+            covered = self.runs[at..].iter().map(|r| r[2]).sum();
         }
-        let covered: u32 = self.runs[at..].iter().map(|r| r[2]).sum();
         if covered as usize == bl.width {
             self.runs.truncate(at);
             bl.whole = true;
@@ -120,11 +124,27 @@ impl Problem {
     /// row's sum is zero.
     #[inline]
     pub(super) fn block_dots_runs(&self, bl: &Block, runs: &[Run], v: &[f64]) -> Option<[f64; 3]> {
-        let mut out = [0.0; 3];
-        for (r, o) in out.iter_mut().enumerate().take(bl.n) {
-            *o = self.row_dot_runs(bl, r, runs, v)?;
+        match bl.n {
+            1 => return Some([self.row_dot_runs(bl, 0, runs, v)?, 0.0, 0.0]),
+            3 => {}
+            _ => return None,
         }
-        Some(out)
+        // the three rows in one pass, each tree's part from −0 (`row_runs`' sums)
+        let (w, n0) = (bl.width, bl.n0);
+        let j = &self.j[bl.off..bl.off + 3 * w];
+        let mut acc = [[-0.0; 3]; 2];
+        for &[c, d, n] in runs {
+            let (c, d, n) = (c as usize, d as usize, n as usize);
+            let part = &mut acc[usize::from(c >= n0)];
+            let (j0, j1, j2) = (&j[c..c + n], &j[w + c..w + c + n], &j[2 * w + c..2 * w + c + n]);
+            for (((&x, &a0), &a1), &a2) in v[d..d + n].iter().zip(j0).zip(j1).zip(j2) {
+                part[0] += a0 * x;
+                part[1] += a1 * x;
+                part[2] += a2 * x;
+            }
+        }
+        let out: [f64; 3] = std::array::from_fn(|r| acc[0][r] + acc[1][r]);
+        out.iter().all(|&x| x != 0.0).then_some(out)
     }
 }
 
@@ -183,20 +203,6 @@ fn row_runs(row: &[f64], n0: usize, runs: &[Run], v: &[f64]) -> f64 {
     x0 + x1
 }
 
-/// `Σ_k a_k b_k` over the columns of `runs` (two rows of one block, `a` of `J`), one sum from
-/// `−0` in column order: `dot` of the whole rows unless zero.
-#[inline]
-pub(super) fn dot_runs(a: &[f64], b: &[f64], runs: &[Run]) -> f64 {
-    let mut x = -0.0;
-    for &[c, _, n] in runs {
-        let (c, n) = (c as usize, n as usize);
-        for (p, q) in a[c..c + n].iter().zip(&b[c..c + n]) {
-            x += p * q;
-        }
-    }
-    x
-}
-
 /// The lower triangle of a contact's `W_ii` (see `kernels::contact_w_any`) over `runs` of its
 /// `J` (`j`, `mj`: `3 x wd`), each sum from `−0` in column order: `contact_w_any`'s entries
 /// unless one is zero.
@@ -206,13 +212,13 @@ pub(super) fn contact_w_runs(j: &[f64], mj: &[f64], wd: usize, runs: &[Run]) -> 
         let (c, n) = (c as usize, n as usize);
         let (j0, j1, j2) = (&j[c..c + n], &j[wd + c..wd + c + n], &j[2 * wd + c..2 * wd + c + n]);
         let (m0, m1, m2) = (&mj[c..c + n], &mj[wd + c..wd + c + n], &mj[2 * wd + c..2 * wd + c + n]);
-        for q in 0..n {
-            acc[0] += j0[q] * m0[q];
-            acc[1] += j1[q] * m0[q];
-            acc[2] += j1[q] * m1[q];
-            acc[3] += j2[q] * m0[q];
-            acc[4] += j2[q] * m1[q];
-            acc[5] += j2[q] * m2[q];
+        for (((&j0, &j1), &j2), ((&m0, &m1), &m2)) in j0.iter().zip(j1).zip(j2).zip(m0.iter().zip(m1).zip(m2)) {
+            acc[0] += j0 * m0;
+            acc[1] += j1 * m0;
+            acc[2] += j1 * m1;
+            acc[3] += j2 * m0;
+            acc[4] += j2 * m1;
+            acc[5] += j2 * m2;
         }
     }
     acc
