@@ -6,9 +6,8 @@
 
 use karakuri::linalg::Factorization;
 
-use super::kernels::{contact_w, contact_w_any, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
-use super::problem::{Block, Problem, Trees, NONE};
-use super::runs::{contact_w_runs, Run};
+use super::kernels::{contact_w, contact_w_any, contact_w_runs, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
+use super::problem::{Block, Problem, Run, Trees, NONE};
 use super::workspace::{TreeInverse, Workspace};
 
 impl Problem {

@@ -13,7 +13,11 @@ use karakuri::Model;
 
 use super::kernels::dot;
 use super::rows::{ensure, RowKind};
-use super::runs::Run;
+
+/// A run of a block's columns (`runs.rs`): columns `column..column + length` of the block, dofs
+/// `dof..dof + length` of `v` (`[column, dof, length]`); a run never crosses from one tree to
+/// the other.
+pub(super) type Run = [u32; 3];
 
 /// No tree (a block side on the static world, an unused slot).
 pub const NONE: u32 = u32::MAX;

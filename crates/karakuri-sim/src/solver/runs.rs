@@ -17,11 +17,7 @@
 
 use karakuri::Model;
 
-use super::problem::{Block, Problem, Trees, NONE};
-
-/// A run: columns `column..column + length` of a block, dofs `dof..dof + length` of `v`
-/// (`[column, dof, length]`); a run never crosses from one tree to the other.
-pub(super) type Run = [u32; 3];
+use super::problem::{Block, Problem, Run, Trees, NONE};
 
 impl Trees {
     /// Each joint's chain to the root (the dofs the row writer writes for a body on it) as runs
@@ -201,27 +197,6 @@ fn row_runs(row: &[f64], n0: usize, runs: &[Run], v: &[f64]) -> f64 {
         }
     }
     x0 + x1
-}
-
-/// The lower triangle of a contact's `W_ii` (see `kernels::contact_w_any`) over `runs` of its
-/// `J` (`j`, `mj`: `3 x wd`), each sum from `−0` in column order: `contact_w_any`'s entries
-/// unless one is zero.
-pub(super) fn contact_w_runs(j: &[f64], mj: &[f64], wd: usize, runs: &[Run]) -> [f64; 6] {
-    let mut acc = [-0.0; 6];
-    for &[c, _, n] in runs {
-        let (c, n) = (c as usize, n as usize);
-        let (j0, j1, j2) = (&j[c..c + n], &j[wd + c..wd + c + n], &j[2 * wd + c..2 * wd + c + n]);
-        let (m0, m1, m2) = (&mj[c..c + n], &mj[wd + c..wd + c + n], &mj[2 * wd + c..2 * wd + c + n]);
-        for (((&j0, &j1), &j2), ((&m0, &m1), &m2)) in j0.iter().zip(j1).zip(j2).zip(m0.iter().zip(m1).zip(m2)) {
-            acc[0] += j0 * m0;
-            acc[1] += j1 * m0;
-            acc[2] += j1 * m1;
-            acc[3] += j2 * m0;
-            acc[4] += j2 * m1;
-            acc[5] += j2 * m2;
-        }
-    }
-    acc
 }
 
 #[cfg(test)]
