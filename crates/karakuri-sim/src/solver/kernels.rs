@@ -43,20 +43,29 @@ pub(super) fn contact_w<const W: usize>(j: &[f64], mj: &[f64]) -> [f64; 6] {
     acc
 }
 
-/// [`contact_w`] for any width `wd` (the rows zipped: no bounds check a column).
+/// [`contact_w`] for any width `wd`: [`contact_w_runs`] over one run of every column.
+#[inline(never)]
 pub(super) fn contact_w_any(j: &[f64], mj: &[f64], wd: usize) -> [f64; 6] {
+    contact_w_runs(j, mj, wd, &[[0, 0, wd as u32]])
+}
+
+/// The lower triangle of a contact's `W_ii` (see [`contact_w_any`]) over `runs` of its
+/// `J` (`j`, `mj`: `3 x wd`), each sum from `−0` in column order: `contact_w_any`'s entries
+/// unless one is zero.
+pub(super) fn contact_w_runs(j: &[f64], mj: &[f64], wd: usize, runs: &[[u32; 3]]) -> [f64; 6] {
     let mut acc = [-0.0; 6];
-    let (j0, j12) = j[..3 * wd].split_at(wd);
-    let (j1, j2) = j12.split_at(wd);
-    let (m0, m12) = mj[..3 * wd].split_at(wd);
-    let (m1, m2) = m12.split_at(wd);
-    for (((&j0, &j1), &j2), ((&m0, &m1), &m2)) in j0.iter().zip(j1).zip(j2).zip(m0.iter().zip(m1).zip(m2)) {
-        acc[0] += j0 * m0;
-        acc[1] += j1 * m0;
-        acc[2] += j1 * m1;
-        acc[3] += j2 * m0;
-        acc[4] += j2 * m1;
-        acc[5] += j2 * m2;
+    for &[c, _, n] in runs {
+        let (c, n) = (c as usize, n as usize);
+        let (j0, j1, j2) = (&j[c..c + n], &j[wd + c..wd + c + n], &j[2 * wd + c..2 * wd + c + n]);
+        let (m0, m1, m2) = (&mj[c..c + n], &mj[wd + c..wd + c + n], &mj[2 * wd + c..2 * wd + c + n]);
+        for (((&j0, &j1), &j2), ((&m0, &m1), &m2)) in j0.iter().zip(j1).zip(j2).zip(m0.iter().zip(m1).zip(m2)) {
+            acc[0] += j0 * m0;
+            acc[1] += j1 * m0;
+            acc[2] += j1 * m1;
+            acc[3] += j2 * m0;
+            acc[4] += j2 * m1;
+            acc[5] += j2 * m2;
+        }
     }
     acc
 }

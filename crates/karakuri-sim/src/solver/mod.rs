@@ -22,6 +22,7 @@
 //! | --- | --- | --- |
 //! | `rows.rs` | what a row asks; settings, statistics | [`RowKind`], [`Settings`], [`SolveStats`], [`ensure`] |
 //! | `problem.rs` | trees, blocks, building the problem (the row writer's compact layout), row products | [`Trees`], [`Block`], [`BlockRows`], [`Problem`], [`NONE`] |
+//! | `runs.rs` | each block's columns the row writer writes, as runs; row sums over them | |
 //! | `solution.rs` | impulses and velocity | [`Solution`] |
 //! | `workspace.rs` | the scratch of every solve, the view a solve has of the three parts | [`Workspace`], [`EXACT_MAX_ROWS`] |
 //! | `prepare.rs` | `qH⁻¹ Jᵀ`, `W_ii`, the free bodies' kept inverses | [`Problem::prepare`] |
@@ -60,6 +61,7 @@ mod newton;
 mod prepare;
 mod problem;
 mod rows;
+mod runs;
 mod solution;
 mod solve;
 mod sweep;

@@ -6,8 +6,8 @@
 
 use karakuri::linalg::Factorization;
 
-use super::kernels::{contact_w, contact_w_any, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
-use super::problem::{Block, Problem, Trees, NONE};
+use super::kernels::{contact_w, contact_w_any, contact_w_runs, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
+use super::problem::{Block, Problem, Run, Trees, NONE};
 use super::workspace::{TreeInverse, Workspace};
 
 impl Problem {
@@ -45,7 +45,7 @@ impl Problem {
         }
         for bl in &self.blocks {
             let (j, mj) = (&self.j[bl.off..bl.off + bl.n * bl.width], &self.mj[bl.off..bl.off + bl.n * bl.width]);
-            let w = block_w(bl, j, mj, &mut self.diag);
+            let w = block_w(bl, (j, mj, &self.runs[bl.runs[0] as usize..bl.runs[1] as usize]), &mut self.diag);
             self.winv.push(if bl.n == 3 { inverse3(&w) } else { [0.0; 9] });
             self.wii.push(w);
         }
@@ -94,9 +94,11 @@ fn block_mj(
 }
 
 /// Block `bl`'s `W_ii = J (qH⁻¹ Jᵀ)ᵀ` (row-major `n x n` in the leading entries) from its
-/// `J` and `qH⁻¹ Jᵀ`; pushes its diagonal onto `diag`.
+/// `J`, `qH⁻¹ Jᵀ` and runs (`runs.rs`: a contact's sums over them where none is zero, the
+/// same bits; a one-row block's whole, cheaper than its runs as measured, record 0129); pushes
+/// its diagonal onto `diag`.
 #[inline(always)]
-fn block_w(bl: &Block, j: &[f64], mj: &[f64], diag: &mut Vec<f64>) -> [f64; 9] {
+fn block_w(bl: &Block, (j, mj, runs): (&[f64], &[f64], &[Run]), diag: &mut Vec<f64>) -> [f64; 9] {
     let mut w = [0.0; 9];
     if bl.n == 3 {
         // a contact: the six entries of the lower triangle in one pass over the
@@ -104,7 +106,11 @@ fn block_w(bl: &Block, j: &[f64], mj: &[f64], diag: &mut Vec<f64>) -> [f64; 9] {
         let acc = match bl.width {
             6 => contact_w::<6>(j, mj),
             12 => contact_w::<12>(j, mj),
-            wd => contact_w_any(j, mj, wd),
+            wd => Some(runs)
+                .filter(|r| !r.is_empty())
+                .map(|r| contact_w_runs(j, mj, wd, r))
+                .filter(|acc| acc.iter().all(|&x| x != 0.0))
+                .unwrap_or_else(|| contact_w_any(j, mj, wd)),
         };
         w = [
             acc[0], acc[1], acc[3], //

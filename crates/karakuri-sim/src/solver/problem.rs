@@ -14,6 +14,11 @@ use karakuri::Model;
 use super::kernels::dot;
 use super::rows::{ensure, RowKind};
 
+/// A run of a block's columns (`runs.rs`): columns `column..column + length` of the block, dofs
+/// `dof..dof + length` of `v` (`[column, dof, length]`); a run never crosses from one tree to
+/// the other.
+pub(super) type Run = [u32; 3];
+
 /// No tree (a block side on the static world, an unused slot).
 pub const NONE: u32 = u32::MAX;
 
@@ -26,6 +31,12 @@ pub struct Trees {
     pub len: Vec<usize>,
     /// The tree of each joint, [`NONE`] for the universe `(njoints)`.
     pub of_joint: Vec<u32>,
+    /// Where each joint's chain begins in `chain` `(njoints + 1)` (see `runs.rs`).
+    pub(super) chain_at: Vec<u32>,
+    /// The joints' chains to the root as runs `[column, length]` of their trees' columns.
+    pub(super) chain: Vec<[u32; 2]>,
+    /// The most runs of one chain.
+    pub(super) max_chain: usize,
 }
 
 impl Trees {
@@ -55,6 +66,7 @@ impl Trees {
                 t.of_joint[j] = t.of_joint[p];
             }
         }
+        t.form_chains(model);
         t
     }
 
@@ -93,6 +105,12 @@ pub struct Block {
     /// sliding box is not stopped at one corner by a large normal impulse (a solution of the
     /// contact problem too, but a box tipping over its own corner).
     pub resting: bool,
+    /// Its runs of columns (`[first, end)` in the problem's runs, see `runs.rs`; empty: read
+    /// it whole).
+    pub runs: [u32; 2],
+    /// Read whole: its runs were dropped (written other than by the writer, or covering
+    /// every column); the writer adds none.
+    pub whole: bool,
 }
 
 /// The constraint problem of a step (see the module documentation): what is solved, never
@@ -127,6 +145,10 @@ pub struct Problem {
     /// The workspace's count of prepare calls when this problem was last prepared (0: not
     /// since it was cleared): names the sweep layout formed from it.
     pub(super) prepared: u64,
+    /// The blocks' runs of columns, noted by the row writer as it writes `j` (see `runs.rs`
+    /// and [`Block::runs`]: a writer of `j` other than [`BlockRows`], [`Problem::sink`] and
+    /// [`Problem::push_dof_row`] goes through [`Problem::j_block_mut`]).
+    pub(super) runs: Vec<Run>,
 }
 
 impl Problem {
@@ -149,6 +171,7 @@ impl Problem {
             ensure(v, rows);
         }
         ensure(&mut self.kind, rows);
+        ensure(&mut self.runs, 2 * blocks * self.trees.max_chain);
         ensure(&mut self.j, rows * w);
         ensure(&mut self.mj, rows * w);
     }
@@ -163,6 +186,7 @@ impl Problem {
         self.j.clear();
         self.wii.clear();
         self.winv.clear();
+        self.runs.clear();
         self.prepared = 0;
     }
 
@@ -192,6 +216,8 @@ impl Problem {
             width: n0 + n1,
             off: self.j.len(),
             resting: false,
+            runs: [self.runs.len() as u32; 2],
+            whole: false,
         };
         self.kind.extend_from_slice(kinds);
         self.b.extend_from_slice(b);
@@ -227,8 +253,9 @@ impl Problem {
         }
     }
 
-    /// Block `bi`'s Jacobian, `n x width` row-major.
+    /// Block `bi`'s Jacobian, `n x width` row-major (the block is read whole from now on).
     pub fn j_block_mut(&mut self, bi: usize) -> &mut [f64] {
+        self.drop_runs(bi);
         let bl = self.blocks[bi];
         &mut self.j[bl.off..bl.off + bl.n * bl.width]
     }
@@ -236,6 +263,12 @@ impl Problem {
     /// `J_r · v` for row `r` of block `bi` (`v` over all dofs).
     pub fn row_dot(&self, bi: usize, r: usize, v: &[f64]) -> f64 {
         let bl = &self.blocks[bi];
+        let runs = self.runs_of(bl);
+        if !runs.is_empty() {
+            if let Some(x) = self.row_dot_runs(bl, r, runs, v) {
+                return x;
+            }
+        }
         let row = &self.j[bl.off + r * bl.width..bl.off + (r + 1) * bl.width];
         piece_dot(&self.trees, bl, row, v)
     }
@@ -246,6 +279,12 @@ impl Problem {
         let bl = &self.blocks[bi];
         if bl.trees[0] == NONE {
             return [0.0; 3];
+        }
+        let runs = self.runs_of(bl);
+        if !runs.is_empty() {
+            if let Some(x) = self.block_dots_runs(bl, runs, v) {
+                return x;
+            }
         }
         let s0 = self.trees.start[bl.trees[0] as usize];
         let v0 = &v[s0..s0 + bl.n0];
@@ -289,6 +328,7 @@ impl Problem {
             assert_eq!(bl.trees[1], t, "the block is over the joint's tree");
             bl.n0
         };
+        self.note_chain(bi, joint, col0, first);
         // the first N rows, each cut to the tree's columns (no division by the width)
         let mut rest = &mut self.j[bl.off..bl.off + N * bl.width];
         let rows = std::array::from_fn(|_| {
@@ -305,7 +345,13 @@ impl Problem {
         let t = self.trees.of_dof(dof);
         let bi = self.push_block(&[kind], t, NONE, &[b], &[warm]);
         let bl = self.blocks[bi];
-        self.j[bl.off + dof - self.trees.start[t as usize]] = coef;
+        let c = dof - self.trees.start[t as usize];
+        self.j[bl.off + c] = coef;
+        if bl.width > 1 {
+            // its one column, the run the writer would note
+            self.runs.push([c as u32, dof as u32, 1]);
+            self.blocks[bi].runs[1] += 1;
+        }
         bl.row
     }
 
@@ -319,6 +365,13 @@ impl Problem {
         let moves = |t: u32, v: &[f64]| t != NONE && v.iter().any(|&x| x != 0.0);
         let keep = [moves(bl.trees[0], &vals[..bl.n0]), moves(bl.trees[1], &vals[bl.n0..])];
         let n1 = bl.width - bl.n0;
+        if keep != [true, true] {
+            // (its columns move: read whole)
+            if bl.runs[1] as usize == self.runs.len() {
+                self.runs.truncate(bl.runs[0] as usize);
+            }
+            (bl.whole, bl.runs[1]) = (true, bl.runs[0]);
+        }
         match keep {
             [true, true] => return,
             [true, false] => (bl.trees[1], bl.width) = (NONE, bl.n0),
@@ -358,7 +411,12 @@ impl Problem {
         for bl in &from.blocks[blocks] {
             let r = bl.row..bl.row + bl.n;
             let bi = self.push_block(&from.kind[r.clone()], bl.trees[0], bl.trees[1], &from.b[r.clone()], &from.warm[r]);
-            self.j_block_mut(bi).copy_from_slice(&from.j[bl.off..bl.off + bl.n * bl.width]);
+            let to = self.blocks[bi];
+            self.j[to.off..to.off + bl.n * bl.width].copy_from_slice(&from.j[bl.off..bl.off + bl.n * bl.width]);
+            // the same columns over the same trees: the same runs
+            self.runs.extend_from_slice(from.runs_of(bl));
+            let new = &mut self.blocks[bi];
+            (new.runs[1], new.whole) = (self.runs.len() as u32, bl.whole);
         }
         first
     }

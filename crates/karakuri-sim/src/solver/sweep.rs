@@ -13,6 +13,7 @@ use super::cone::{idle, impulses};
 use super::kernels::{add_scaled, add_scaled3};
 use super::problem::{Block, Problem, NONE};
 use super::rows::RowKind;
+use super::runs::dots3;
 use super::workspace::{FreeContact, Kernel, Layout, Solve};
 
 /// [`Solve::sweep_blocks`] over every block of the island.
@@ -215,7 +216,10 @@ impl Solve<'_> {
                 if d <= tiny {
                     return (0.0, false);
                 }
-                let u = self.p.row_dot(bi, 0, &self.sol.vel);
+                // over its runs (a servo's: its one column), whole where that sum is zero
+                let runs = self.p.runs_of(&bl);
+                let over_runs = if runs.is_empty() { None } else { self.p.row_dot_runs(&bl, 0, runs, &self.sol.vel) };
+                let u = over_runs.unwrap_or_else(|| self.p.row_dot(bi, 0, &self.sol.vel));
                 let old = self.sol.lambda[i];
                 let mut new = old + (self.b[i] - u) / d;
                 match kind {
@@ -242,7 +246,8 @@ impl Solve<'_> {
     /// whether the block is idle at `margin` (see [`idle`]).
     fn contact_update(&mut self, bi: usize, mu: f64, (tiny, margin): (f64, f64)) -> (f64, bool) {
         let bl = self.p.blocks[bi];
-        let u = self.dots3(&bl);
+        let runs = self.p.runs_of(&bl);
+        let u = if runs.is_empty() { self.dots3(&bl) } else { dots3(&self.p.j[bl.off..], &bl, runs, &self.sol.vel) };
         let i = bl.row;
         let old = [self.sol.lambda[i], self.sol.lambda[i + 1], self.sol.lambda[i + 2]];
         let b = [self.b[i], self.b[i + 1], self.b[i + 2]];
