@@ -131,7 +131,7 @@ pub fn free_velocity(m: &SimModel, s: &mut SimState, w: &mut StepData, _out: &mu
 /// [`crate::solver`]) and `v⁺ = v_free + qH⁻¹ Jᵀ λ` into `s.v`. Reads the contacts `w.raw`,
 /// the columns `w.s_world`, the placements of `w.data`, `w.qh`, the warm start in `s`; writes
 /// `w.problem`, `w.solution`, `w.contact_rows`, `w.dv`, `out.last_solve`, the
-/// loop rows' impulses `w.loop_impulse`, the warm start in `s`, and `s.v`. A world without
+/// loop rows' impulses `w.loop_impulse`, the warm start in `s` (with `s.warm_try_first`), and `s.v`. A world without
 /// rows (`m.plan.rows` off) only sets `v⁺ = v_free`.
 #[inline]
 pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut StepOutput) -> Result<(), SimError> {
@@ -176,7 +176,9 @@ pub fn constraint(m: &SimModel, s: &mut SimState, w: &mut StepData, out: &mut St
     } else {
         w.problem.prepare(&w.qh, &mut w.solver);
         let settings = solver_settings(&m.engine);
+        w.problem.try_first = s.warm_try_first;
         let mut st = w.problem.solve(w.v_free.as_slice(), &settings, &mut w.solver, &mut w.solution);
+        s.warm_try_first = w.solution.try_first;
         w.problem.contact_measures(&w.solution, &mut st);
         st
     };

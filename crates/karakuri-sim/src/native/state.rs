@@ -38,6 +38,11 @@ pub struct SimState {
     pub targets: Vec<Target>,
     /// Impulses of the last step's loop and limit rows, in row order `(their rows)`.
     pub warm_other: Vec<f64>,
+    /// Whether the last step's solve kept an active-set try on a warm-started robot island, so
+    /// the next one tries first (the solver's `Problem::try_first`, record 0128); a checkpoint
+    /// without it restores false.
+    #[serde(default)]
+    pub warm_try_first: bool,
     /// Each loop row's error predicted to first order for the step's end, `C + dt J v⁺`, by
     /// the last step `(loop rows; empty before the first step)`: the next step's drift
     /// feed-forward (see `loop_drift`).
@@ -73,6 +78,7 @@ impl SimState {
             targets: m.actuators.iter().map(|a| a.target.clone()).collect(),
             warm_contacts: Vec::new(),
             warm_other: Vec::new(),
+            warm_try_first: false,
             loop_predicted: Vec::new(),
             pushes: Vec::new(),
             sensor_rng: m

@@ -130,6 +130,11 @@ pub struct Problem {
     pub b: Vec<f64>,
     /// Warm start: the impulses a solve starts from `(rows)`.
     pub warm: Vec<f64>,
+    /// With the warm start: whether the last solve of these rows kept an active-set try on a
+    /// robot island, so this one tries before its first sweep (record 0128); the caller
+    /// carries it from the last [`Solution::try_first`](super::Solution::try_first) (the
+    /// engine's state, so a restored state solves as the run it came from). Kept by `clear`.
+    pub try_first: bool,
     /// The blocks' Jacobians (see [`Block`]).
     pub j: Vec<f64>,
     /// The blocks' `qH⁻¹ Jᵀ`, same layout (formed by [`Problem::prepare`]).

@@ -12,6 +12,9 @@ pub struct Solution {
     pub lambda: Vec<f64>,
     /// The velocity `v_free + qH⁻¹ Jᵀ λ` `(nv)`.
     pub vel: Vec<f64>,
+    /// Whether the next solve of these rows should try an active set before its first sweep
+    /// ([`super::Problem::try_first`]'s next value: a warm-started robot island kept a try).
+    pub try_first: bool,
 }
 
 impl Solution {
@@ -20,6 +23,7 @@ impl Solution {
         Solution {
             lambda: Vec::new(),
             vel: vec![0.0; nv],
+            try_first: false,
         }
     }
 

@@ -70,6 +70,7 @@ impl Problem {
         }
         let scale = self.diag.iter().cloned().fold(0.0, f64::max);
         let tiny = 1e-12 * scale.max(1e-300);
+        work.dense.try_first = self.try_first && warm.is_some();
         let mut solve = Solve { p: self, b, work, sol, scale, tiny, warm };
         solve.feasible_start();
         solve.work.islands.number(self);
@@ -77,6 +78,7 @@ impl Problem {
         for isl in 0..solve.work.islands.count {
             solve.island(isl, v_free, settings, &mut stats);
         }
+        solve.sol.try_first = solve.work.dense.try_first;
         stats
     }
 }

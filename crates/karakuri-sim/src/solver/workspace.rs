@@ -351,8 +351,9 @@ pub(super) struct Dense {
     /// Whether `a` holds a Cholesky factor (a set without slides) rather than an LU
     /// (`active.rs`).
     pub chol: bool,
-    /// Whether the last warm-started articulated island's solve kept an active-set try: the
-    /// next one tries before its first sweep (`solve.rs`).
+    /// Within one solve: whether the next warm-started articulated island tries before its
+    /// first sweep (`solve.rs`); set from [`Problem::try_first`] when the solve starts,
+    /// written to [`Solution::try_first`](super::Solution::try_first) when it ends.
     pub try_first: bool,
 }
 
