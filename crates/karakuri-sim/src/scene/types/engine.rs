@@ -61,7 +61,8 @@ pub enum SolverKind {
     Auto,
     /// `auto`, and a large articulated island that the sweeps leave above `tolerance` solved
     /// again by a primal Newton method (record 0081): more steps converge on large robot
-    /// islands (a Go2 with its collision meshes 37 -> 79 %) at 10-15x their step time.
+    /// islands (a Go2 dropped limp on its collision meshes: 98.9 % under `auto`, 99.85 % under
+    /// `newton`, record 0127).
     Newton,
 }
 
