@@ -120,10 +120,7 @@ fn rnea_impl<'a>(
         check_len("a", a, model.nv);
     }
     let (qs, vs, as_) = (q.as_slice(), v.as_slice(), a.map(|a| a.as_slice()));
-    match placement {
-        Placement::Fresh => rnea_passes::<true>(model, data, qs, vs, as_, f_ext, placement),
-        Placement::AfterCrba => rnea_passes::<false>(model, data, qs, vs, as_, f_ext, placement),
-    }
+    passes_twice(model, data, (qs, vs, as_), f_ext, placement);
     // a at the given q̈ (zero for nonlinear_effects)
     data.fresh = Fresh::PLACEMENTS | Fresh::VELOCITIES | Fresh::ACCELERATIONS | Fresh::ACCELERATIONS_WITH_GRAVITY;
     if let Some(a) = a {
@@ -135,6 +132,17 @@ fn rnea_impl<'a>(
         }
     }
     &data.tau
+}
+
+crate::twice! {
+    /// [`rnea_passes`] compiled twice (AVX2 chosen at run time, portable): the same operations
+    /// in the same order, the same bits (`twice!`); `FAST` for placements from `q`.
+    fn passes_twice(model: &Model, data: &mut Data, (qs, vs, a): (&[f64], &[f64], Option<&[f64]>), f_ext: Option<&[Force]>, placement: Placement) {
+        match placement {
+            Placement::Fresh => rnea_passes::<true>(model, data, qs, vs, a, f_ext, placement),
+            Placement::AfterCrba => rnea_passes::<false>(model, data, qs, vs, a, f_ext, placement),
+        }
+    }
 }
 
 /// RNEA's two passes. `FAST` (the public calls, record 0094): plane turns and one-component
@@ -164,7 +172,8 @@ fn rnea_passes<const FAST: bool>(
 }
 
 /// The forward pass on joint `i` (RBDA Table 5.1): v_i, a_i, f_i = I_i a_i + v_i ×* I_i v_i - f_ext_i.
-#[inline(never)]
+/// Inlined, so that the AVX2 copy of [`passes_twice`] has its own.
+#[inline(always)]
 fn forward_step<const FAST: bool>(model: &Model, data: &mut Data, i: usize, vs: &[f64], a: Option<&[f64]>, f_ext: Option<&[Force]>) {
     let p = model.parents[i];
     let x = data.li_m_i[i];
@@ -211,7 +220,7 @@ enum Placement {
 }
 
 /// Backward pass: τ_i = S_iᵀ f_i, f_λ(i) += X_iᵀ f_i (`FAST`: as in [`rnea_passes`]).
-#[inline(never)]
+#[inline(always)]
 fn backward_pass<const FAST: bool>(model: &Model, data: &mut Data) {
     for i in (1..model.njoints).rev() {
         if FAST {
