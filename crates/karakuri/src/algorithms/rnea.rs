@@ -163,10 +163,16 @@ fn rnea_passes<const FAST: bool>(
     data.a_gf[0] = -model.gravity;
     data.v[0] = Motion::zero();
     data.a[0] = Motion::zero();
-    let step = |data: &mut Data, i: usize| forward_step::<FAST>(model, data, i, vs, a, f_ext);
+    // the placements first, then the forward steps in a loop of their own: the same numbers
+    // as one loop (a step reads the placements of its joint and its ancestors only), and the
+    // steps are inlined into both copies of [`passes_twice`] (a closure passed to the
+    // placement loop was called out of line, without AVX2)
     match placement {
-        Placement::Fresh => place_joints(model, data, qs, step),
-        Placement::AfterCrba => place_joints_after_crba(model, data, qs, step),
+        Placement::Fresh => place_joints(model, data, qs, |_, _| {}),
+        Placement::AfterCrba => place_joints_after_crba(model, data, qs, |_, _| {}),
+    }
+    for i in 1..model.njoints {
+        forward_step::<FAST>(model, data, i, vs, a, f_ext);
     }
     backward_pass::<FAST>(model, data);
 }
