@@ -102,7 +102,9 @@ impl Dense {
     /// Forms the island's dense `W` and `c = J v_free` over its rows (`rows`), the island
     /// being `p`'s blocks `island` (`J` and `qH⁻¹ Jᵀ` read). Each entry runs over the nonzero
     /// entries of one row's `J` only (a servo's row has one, a foot's contact its leg's and
-    /// the base's), in `dot`'s order: a skipped term adds a zero.
+    /// the base's), in `dot`'s order: a skipped term adds a zero. They are looked for within
+    /// the block's runs of columns (kept by the row writer, `runs.rs`; the whole row where it
+    /// has none): a servo's row is one column to test, a foot's its chain's.
     #[inline]
     pub(super) fn form(&mut self, p: &Problem, island: &[u32], v_free: &[f64]) {
         self.rows.clear();
@@ -112,17 +114,18 @@ impl Dense {
         for &b in island {
             let bl = p.blocks[b as usize];
             self.rows.extend(bl.row..bl.row + bl.n);
+            let runs = p.runs_of(&bl);
             for ra in 0..bl.n {
                 let row = &p.j[bl.off + ra * bl.width..bl.off + (ra + 1) * bl.width];
-                // four columns a test (a servo's row is one nonzero of a robot's dozens)
-                let (quads, tail) = row.as_chunks::<4>();
-                for (q, quad) in quads.iter().enumerate() {
-                    if (quad[0] != 0.0) | (quad[1] != 0.0) | (quad[2] != 0.0) | (quad[3] != 0.0) {
-                        self.nz.extend((0..4).filter(|&i| quad[i] != 0.0).map(|i| (4 * q + i) as u32));
+                if runs.is_empty() {
+                    nonzero_columns(&mut self.nz, row, 0);
+                } else {
+                    // the row writer's runs: `J` is zero outside them (`runs.rs`)
+                    for &[c, _, n] in runs {
+                        let c = c as usize;
+                        nonzero_columns(&mut self.nz, &row[c..c + n as usize], c);
                     }
                 }
-                let t0 = 4 * quads.len();
-                self.nz.extend((0..tail.len()).filter(|&i| tail[i] != 0.0).map(|i| (t0 + i) as u32));
                 self.nz_start.push(self.nz.len());
             }
         }
@@ -354,4 +357,18 @@ fn cross_dot(trees: &Trees, (j, mj, nz): (&[f64], &[f64], &[u32]), (a, ra): (&Bl
         x += y;
     }
     x
+}
+
+/// Appends the columns `c0 + i` of `row`'s nonzero entries `row[i]` onto `nz`, ascending, four
+/// entries a test.
+#[inline(always)]
+fn nonzero_columns(nz: &mut Vec<u32>, row: &[f64], c0: usize) {
+    let (quads, tail) = row.as_chunks::<4>();
+    for (q, quad) in quads.iter().enumerate() {
+        if (quad[0] != 0.0) | (quad[1] != 0.0) | (quad[2] != 0.0) | (quad[3] != 0.0) {
+            nz.extend((0..4).filter(|&i| quad[i] != 0.0).map(|i| (c0 + 4 * q + i) as u32));
+        }
+    }
+    let t0 = c0 + 4 * quads.len();
+    nz.extend((0..tail.len()).filter(|&i| tail[i] != 0.0).map(|i| (t0 + i) as u32));
 }
