@@ -37,23 +37,8 @@ pub(crate) use inverse::{articulated_factors_apply, factor_by_articulated_inerti
 #[doc(alias = "crba")]
 pub fn mass_matrix<'a>(model: &Model, data: &'a mut Data, q: &DVector<f64>) -> &'a DMatrix<f64> {
     check_len("q", q, model.nq);
-    crba_twice(model, data, q.as_slice());
-    &data.mass_matrix
-}
-
-crate::twice! {
-    /// [`crba`] compiled twice (AVX2 chosen at run time, portable): the same operations in the
-    /// same order, the same bits (`twice!`).
-    fn crba_twice(model: &Model, data: &mut Data, qs: &[f64]) {
-        crba(model, data, qs)
-    }
-}
-
-/// The body of [`mass_matrix`] (`qs` of length nq, checked), inlined into both copies of
-/// [`crba_twice`].
-#[inline(always)]
-fn crba(model: &Model, data: &mut Data, qs: &[f64]) {
     let nv = model.nv;
+    let qs = q.as_slice();
     // forward: placements and I_i in the working frame: the world, or the body of a
     // free-flyer root for its subtree (so the free flyer's rows need no transform); S_i in
     // that frame is formed where its rows are written (backward), from a placement stored
@@ -122,6 +107,7 @@ fn crba(model: &Model, data: &mut Data, qs: &[f64]) {
         }
     }
     add_armature(model, m, nv);
+    &data.mass_matrix
 }
 
 /// Armature on M's diagonal (the lone roots' were added by [`lone_root_block`]); skipped where
