@@ -208,6 +208,7 @@ impl Dense {
             }
         }
         if schur {
+            self.schur_cover();
             self.reduce(kind, eps);
         }
         // the rows the equations read: each unknown's own, a slide's second tangent row

@@ -45,13 +45,45 @@ impl Dense {
             self.in_servo.iter_mut().for_each(|s| *s = false);
             return;
         }
-        // z = U⁻ᵀ W_SC over the other rows C (`ctr`), `W_SS + eps I = Uᵀ U`, its rows solved
-        // together
         self.ctr.clear();
-        self.ctr.extend((0..k).filter(|&p| !self.in_servo[p]));
-        // each row of `z` padded with zeros to a multiple of four entries (`schur_lower`'s
-        // tiles)
-        let nc = self.ctr.len();
+        self.schur_cover();
+    }
+
+    /// Forms `z = U⁻ᵀ W_SC` (`W_SS + eps I = Uᵀ U`), `zt` and `wr` over the rows of C a set
+    /// reads (`ctr`: the rows not condensed out that are free or sliding, a set's equations'
+    /// and unknowns'; a separated contact's and a held row's are not read, their impulses
+    /// zero in the servo impulses' sums): the try's first set over its rows, a later set
+    /// that reads more (a contact joining) over all of them again. Each entry is the same
+    /// sum whichever other rows are in C (`z`'s columns solved each on its own, `wr`'s entries
+    /// by [`schur_lower`]).
+    pub(super) fn schur_cover(&mut self) {
+        let (k, m) = (self.rows.len(), self.servo.len());
+        let read = |d: &Dense, p: usize| !d.in_servo[p] && matches!(d.state[p], State::Free | State::Slide);
+        // the rows in C so far and those read now, merged in place from the back (`ctr`
+        // ascending; the union holds at least as many rows after any row as `ctr` did)
+        let old = self.ctr.len();
+        let mut at = 0;
+        let mut nc = 0;
+        for p in 0..k {
+            let was = at < old && self.ctr[at] == p;
+            at += usize::from(was);
+            nc += usize::from(was || read(self, p));
+        }
+        if nc == old {
+            return;
+        }
+        self.ctr.resize(nc, 0);
+        let (mut i, mut j) = (old, nc);
+        for p in (0..k).rev() {
+            let was = i > 0 && self.ctr[i - 1] == p;
+            i -= usize::from(was);
+            if was || read(self, p) {
+                j -= 1;
+                self.ctr[j] = p;
+            }
+        }
+        // z over C, its rows solved together, each padded with zeros to a multiple of four
+        // entries (`schur_lower`'s tiles)
         let nz = padded(nc);
         self.z.clear();
         for &s in &self.servo {
@@ -60,13 +92,18 @@ impl Dense {
             self.z.resize(self.z.len() + nz - nc, 0.0);
         }
         chol_lower_rows(&self.ss[..m * m], &mut self.z[..m * nz], nz);
-        // zᵀ, for the servo impulses' sums side by side (`servo_impulses`)
-        self.zt.clear();
-        for c in 0..nc {
-            self.zt.extend(self.z[c..m * nz].iter().step_by(nz));
+        // zᵀ, for the servo impulses' sums side by side (`servo_impulses`); `zt` keeps its
+        // length (no entry is read before it is written)
+        if self.zt.len() < nc * m {
+            self.zt.resize(nc * m, 0.0);
         }
-        // only `wr`'s C x C entries are read (a set's equations and unknowns are C's; the
-        // others are not copied), and it is symmetric: its lower triangle formed, mirrored
+        for (x, zx) in self.z[..m * nz].chunks_exact(nz).enumerate() {
+            for (c, &v) in zx[..nc].iter().enumerate() {
+                self.zt[c * m + x] = v;
+            }
+        }
+        // only `wr`'s C x C entries are read, and it is symmetric: its lower triangle formed,
+        // mirrored
         self.wr.resize(k * k, 0.0);
         schur_lower((&self.w, k), &self.ctr, (&self.z, m, nz), &mut self.wr);
     }

@@ -325,7 +325,7 @@ pub(super) struct Dense {
     pub ss_perm: Vec<usize>,
     /// `W_CC − W_CS (W_SS + eps I)⁻¹ W_SC` over the other rows, in `W`'s layout `(k x k)`.
     pub wr: Vec<f64>,
-    /// The rows not condensed out (C), ascending `(≤ k)`.
+    /// The rows not condensed out (C) that a set of the try read, ascending (`condense.rs`) `(≤ k)`.
     pub ctr: Vec<usize>,
     /// A row over C: of `wr`, `gr` or the impulses while they are formed `(≤ k)`.
     pub crow: Vec<f64>,
