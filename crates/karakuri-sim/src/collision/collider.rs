@@ -45,6 +45,10 @@ pub struct Collider {
     /// The pairs `(i, j)`, `i < j`, whose material is not the mean of their shapes' (an MJCF
     /// robot's: MuJoCo's friction rule, `<pair>`s), sorted; empty in most worlds.
     materials: Vec<((usize, usize), Material)>,
+    /// Where each pair `(i, j)`, `i < j`, finds its own material in `materials` (`n x n`,
+    /// upper triangle; [`NO_MATERIAL`]: the mean of its shapes'); empty when `materials` is:
+    /// a contact's material is a lookup, not a binary search (MJCF robots list most pairs).
+    material_at: Vec<u32>,
     /// Each shape's MuJoCo `margin` (an MJCF geom's; None: the step's margin applies)
     /// `(nshapes)`: a pair of two such shapes makes contacts closer than the larger margin
     /// plus their motion bands ([`Collider::pair_margin`]); all None in most worlds.
@@ -69,6 +73,9 @@ pub const SMALL_WORLD_PAIRS: usize = 32;
 /// listed pair (a few dozen instructions) costs less than the sweep's sorting, scan and pair
 /// sort (0089: the shadow hand, 32 shapes and 249 pairs).
 pub const LISTED_PAIRS: usize = 512;
+
+/// A pair without its own material in [`Collider::material_at`].
+const NO_MATERIAL: u32 = u32::MAX;
 
 /// A convex polyhedron's (a mesh's hull's) points against a plane closer together than this
 /// fraction of its bounding radius are one contact ([`Round::Hull`], `pairs::hull_points`),
@@ -190,6 +197,7 @@ impl Collider {
                 .collect(),
             shapes,
             materials: vec![],
+            material_at: vec![],
             own_margins: vec![],
             closed_ball_mesh: true,
         }
@@ -210,16 +218,33 @@ impl Collider {
     pub fn with_pair_materials(mut self, mut materials: Vec<((usize, usize), Material)>) -> Self {
         materials.sort_by_key(|m| m.0);
         self.materials = materials;
+        self.index_materials();
         self
+    }
+
+    /// `material_at` from `materials` (keys `(i, j)`, `i < j`, each pair once, as the
+    /// collider's compile lists them).
+    fn index_materials(&mut self) {
+        let n = self.shapes.len();
+        self.material_at.clear();
+        if !self.materials.is_empty() {
+            self.material_at.resize(n * n, NO_MATERIAL);
+            for (k, &((i, j), _)) in self.materials.iter().enumerate() {
+                if i < j && j < n {
+                    self.material_at[i * n + j] = k as u32;
+                }
+            }
+        }
     }
 
     /// The material of a contact between shapes `i` and `j`: the pair's own, else the mean of
     /// theirs ([`mean_material`]).
+    #[inline]
     pub fn material(&self, i: usize, j: usize) -> Material {
-        let key = (i.min(j), i.max(j));
-        match self.materials.binary_search_by_key(&key, |m| m.0) {
-            Ok(k) => self.materials[k].1,
-            Err(_) => mean_material(&self.shapes[i].material, &self.shapes[j].material),
+        let n = self.shapes.len();
+        match self.material_at.get(i.min(j) * n + i.max(j)) {
+            Some(&k) if k != NO_MATERIAL => self.materials[k as usize].1,
+            _ => mean_material(&self.shapes[i].material, &self.shapes[j].material),
         }
     }
 
@@ -261,6 +286,7 @@ impl Collider {
         }
         let shapes = &self.shapes;
         self.materials.retain(|((i, j), _)| !bodies.contains(&shapes[*i].body) && !bodies.contains(&shapes[*j].body));
+        self.index_materials();
     }
 
     /// The shape pairs the built table lets collide whose bodies `(p, q)` satisfy `of`.

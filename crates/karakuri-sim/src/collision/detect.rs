@@ -366,7 +366,12 @@ impl Collider {
                 work.frames[k] = o.compose(&s.placement);
                 work.posed[k] = false;
                 if boxed.is_none_or(|b| b[k]) {
-                    work.aabbs[k] = s.shape.as_capsule().map_or_else(Aabb::new_invalid, |c| capsule_box(&work.frames[k], c)).loosened(loose);
+                    // (its segment and radius kept at load: no shape lookup through parry)
+                    work.aabbs[k] = match self.round[k] {
+                        Round::Capsule(a, b, r) => capsule_box(&work.frames[k], (&a, &b, r)),
+                        _ => Aabb::new_invalid(),
+                    }
+                    .loosened(loose);
                 }
                 continue;
             }
@@ -408,8 +413,10 @@ impl Collider {
     /// world ([`SmallWorld::listed`]) tests a plane's pairs as the sweep does first
     /// ([`Collider::above_plane`]): its boxes are all made.
     fn detect_small(&self, small: &SmallWorld, work: &mut CollisionWork, margin: f64, out: &mut Vec<RawContact>) {
+        // (one frozen shape or none, the ground's: no pair is frozen on both sides)
+        let frozen_pairs = work.frozen.iter().filter(|&&f| f).count() > 1;
         for &(a, b, mode, test) in &small.pairs {
-            if work.frozen[a] && work.frozen[b] {
+            if frozen_pairs && work.frozen[a] && work.frozen[b] {
                 continue;
             }
             match test {

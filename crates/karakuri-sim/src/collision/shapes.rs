@@ -4,7 +4,7 @@
 use karakuri::spatial::{quat_to_xyzw, Se3, Vec3};
 use parry3d_f64::math::{Pose as PPose, Rotation, Vector as PVec};
 use parry3d_f64::bounding_volume::Aabb;
-use parry3d_f64::shape::{Capsule, SharedShape};
+use parry3d_f64::shape::SharedShape;
 
 use crate::scene::Geometry;
 use super::ColShape;
@@ -88,16 +88,16 @@ pub fn to_parry(x: &Se3) -> PPose {
     )
 }
 
-/// The box of capsule `cap` at world placement `x`: its segment's ends placed, their box grown
-/// by the radius (parry's `Capsule::aabb`, the ends placed by the matrix instead of the
-/// quaternion: the same box to rounding).
-pub(super) fn capsule_box(x: &Se3, cap: &Capsule) -> Aabb {
-    let end = |p: PVec| {
-        let w = x.transform_point(&from_pvec(p));
+/// The box of the capsule of segment `(a, b)` (its frame) and radius `r` at world placement
+/// `x`: its segment's ends placed, their box grown by the radius (parry's `Capsule::aabb`, the
+/// ends placed by the matrix instead of the quaternion: the same box to rounding).
+pub(super) fn capsule_box(x: &Se3, (a, b, r): (&Vec3, &Vec3, f64)) -> Aabb {
+    let end = |p: &Vec3| {
+        let w = x.transform_point(p);
         PVec::new(w.x, w.y, w.z)
     };
-    let (a, b) = (end(cap.segment.a), end(cap.segment.b));
-    Aabb::new(a.min(b) - PVec::splat(cap.radius), a.max(b) + PVec::splat(cap.radius))
+    let (a, b) = (end(a), end(b));
+    Aabb::new(a.min(b) - PVec::splat(r), a.max(b) + PVec::splat(r))
 }
 
 pub(super) fn from_pvec(v: PVec) -> Vec3 {

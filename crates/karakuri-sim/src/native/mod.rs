@@ -81,6 +81,34 @@ pub struct NativeEngine {
     timing: bool,
     /// The step derivatives' workspace, made at the first [`Engine::step_derivatives`].
     deriv: Option<Box<derivatives::DerivWork>>,
+    /// How [`Engine::write_states`] places each body (`(nbodies)`, decided at load: a body's
+    /// frame and its joint's type never change).
+    body_frames: Vec<BodyFrame>,
+}
+
+/// How a body's world state follows from its joint's ([`Engine::write_states`]).
+#[derive(Clone, Copy, PartialEq)]
+enum BodyFrame {
+    /// The body's frame is its joint's (the usual case): the joint's placement, no product by
+    /// the identity (exact: the same bits).
+    Own,
+    /// Its own frame on a free flyer: the origin's velocity is the integrated world velocity.
+    Free,
+    /// A frame placed on its joint: the product.
+    Placed,
+}
+
+impl BodyFrame {
+    /// The frames of `model`'s bodies.
+    fn of(model: &SimModel) -> Vec<BodyFrame> {
+        let types = &model.model.joint_types;
+        let of = |b: &SimBody| match (b.placement == Se3::identity(), b.joint) {
+            (false, _) => BodyFrame::Placed,
+            (true, j) if j != 0 && types[j] == JointType::FreeFlyer => BodyFrame::Free,
+            (true, _) => BodyFrame::Own,
+        };
+        model.bodies.iter().map(of).collect()
+    }
 }
 
 impl NativeEngine {
@@ -108,7 +136,8 @@ impl NativeEngine {
         let mut out = StepOutput::new(&model);
         work.reserve(&model, &mut state, &mut out, 0);
         dynamics::compute_terms(&model, &state.q, &state.v, &mut work.data);
-        Ok(NativeEngine { model, state, work, out, timing: false, deriv: None })
+        let body_frames = BodyFrame::of(&model);
+        Ok(NativeEngine { model, state, work, out, timing: false, deriv: None, body_frames })
     }
 
     /// The world's description.
@@ -213,25 +242,22 @@ impl Engine for NativeEngine {
         // SHAKE and RK4, follow the algorithm that makes them fresh)
         let o_m_i = data.joint_placements().expect("the kinematics stage ends new and step");
         let vel = data.joint_velocities().expect("the kinematics stage ends new and step");
-        for (o, b) in out.iter_mut().zip(&self.model.bodies) {
-            let x = o_m_i[b.joint];
-            // a body whose frame is its joint's (the usual case) skips the product by the
-            // identity (exact: the same bits)
-            let own_frame = b.placement == Se3::identity();
-            let pose = if own_frame { x } else { x.compose(&b.placement) };
-            let vw = x.act_motion(&vel[b.joint]);
-            let p = pose.translation;
-            *o = BodyState {
-                pose,
-                linear: vw.linear + vw.angular.cross(&p),
-                angular: vw.angular,
+        for ((o, b), frame) in out.iter_mut().zip(&self.model.bodies).zip(&self.body_frames) {
+            let x = &o_m_i[b.joint];
+            let v = &vel[b.joint];
+            *o = match frame {
+                BodyFrame::Free => {
+                    // exactly the integrated world velocity of the origin
+                    let iv = model.idx_v[b.joint];
+                    let lin = Vec3::new(self.state.v[iv], self.state.v[iv + 1], self.state.v[iv + 2]);
+                    BodyState { pose: *x, linear: x.rotation * lin, angular: x.rotation * v.angular }
+                }
+                BodyFrame::Own | BodyFrame::Placed => {
+                    let pose = if *frame == BodyFrame::Own { *x } else { x.compose(&b.placement) };
+                    let vw = x.act_motion(v);
+                    BodyState { pose, linear: vw.linear + vw.angular.cross(&pose.translation), angular: vw.angular }
+                }
             };
-            if own_frame && b.joint != 0 && model.joint_types[b.joint] == JointType::FreeFlyer {
-                // exactly the integrated world velocity of the origin
-                let iv = model.idx_v[b.joint];
-                let lin = Vec3::new(self.state.v[iv], self.state.v[iv + 1], self.state.v[iv + 2]);
-                o.linear = x.rotation * lin;
-            }
         }
     }
 
