@@ -1,8 +1,9 @@
 //! A fixed amount of batched CRBA or M⁻¹ work for instruction counts (callgrind) and profiles:
 //!
-//!     valgrind --tool=callgrind --toggle-collect='*crba_chunk*' target/release/examples/batch_crba_count tests/data/panda.urdf crba [--floating] [--states 1024] [--reps 4]
+//!     valgrind --tool=callgrind --toggle-collect='karakuri::batch::crba_lanes::crba_chunk::avx2' target/release/examples/batch_crba_count tests/data/panda.urdf crba [--floating] [--states 1024] [--reps 4] [--hash]
 //!
-//! The states are the random ones of examples/batch_bench (seed 3).
+//! The states are the random ones of examples/batch_bench (seed 3). `--hash` prints an FNV-1a
+//! hash of the bits of the last result, to compare two builds.
 
 use karakuri::algorithms::{self as alg, SplitMix64};
 use karakuri::batch::{self, BatchWorkspace};
@@ -29,5 +30,9 @@ fn main() {
             _ => batch::mass_matrix_inverse(&model, &mut ws, &q, &mut out).unwrap(),
         }
         black_box(&out);
+    }
+    if args.iter().any(|a| a == "--hash") {
+        let h = out.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, x| (h ^ x.to_bits()).wrapping_mul(0x100_0000_01b3));
+        println!("{h:016x}");
     }
 }

@@ -10,7 +10,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::kin_lanes::{place, world_dofs, Frame, KinWorkspace};
-use super::lanes::{add3, cross, mul_mv, splat3, LaneWorkspace, L, LANES, M3, V6};
+use super::lanes::{add3, cross, mul_mv, splat3, L, LANES, M3, V6};
 use crate::model::Model;
 
 mod local;
@@ -224,8 +224,8 @@ fn dot6(a: &V6, b: &V6) -> L {
 /// its subtree, whose rows are then entries of `F_k`) as each dof's row on its path, compact,
 /// into `cw.fl` (M⁻¹'s factorisation starts from them; `cw.map` lays them out as M).
 #[inline(always)]
-fn mass_matrix(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
-    place(m, &mut w.li, &mut kw.o, g, k, q, Frame::Root);
+fn mass_matrix(m: &Model, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, g: usize, k: usize, q: &[f64]) {
+    place(m, None, &mut kw.o, g, k, q, Frame::Root);
     world_dofs(m, kw);
     for i in 1..m.njoints {
         cw.ic[i] = world_inertia(m, i, &kw.o[i]);
@@ -487,7 +487,7 @@ pub(crate) fn solve(m: &Model, cw: &CrbaWorkspace, x: &mut [L]) {
 /// M (`inverse = false`) or M⁻¹ of `k` states, `nv x nv` row-major each, into `out`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+pub(crate) fn crba_groups(m: &Model, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
     let store = |cw: &mut CrbaWorkspace, inverse: bool, g: usize, k: usize, out: &mut [f64]| {
         if inverse {
             mirror(m.nv, &mut cw.zt);
@@ -499,7 +499,7 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
             store_rows(&cw.mat, &cw.runs, g, k, out);
         }
     };
-    groups_with(m, w, kw, cw, inverse, k, q, out, store);
+    groups_with(m, kw, cw, inverse, k, q, out, store);
 }
 
 /// [`crba_groups`] with the group's result stored by `store(cw, inverse, g, k, out)`: M from
@@ -509,7 +509,6 @@ pub(crate) fn crba_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspac
 #[allow(clippy::too_many_arguments)]
 fn groups_with(
     m: &Model,
-    w: &mut LaneWorkspace,
     kw: &mut KinWorkspace,
     cw: &mut CrbaWorkspace,
     inverse: bool,
@@ -522,7 +521,7 @@ fn groups_with(
         if let Some(lc) = &mut cw.local {
             local::mass_matrix_local(m, lc, &mut cw.fl, &cw.chain, &cw.cs, &cw.root_len, g, k, q);
         } else {
-            mass_matrix(m, w, kw, cw, g, k, q);
+            mass_matrix(m, kw, cw, g, k, q);
         }
         if inverse {
             invert_lower(m, None, cw);
@@ -535,13 +534,13 @@ crate::twice! {
     /// M or M⁻¹ of `k` states in lanes; the AVX2 copy stores through AVX tiles from the compact
     /// rows (record 0107), streamed past the caches when the result does not fit (record 0092).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn crba_chunk(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
-        crba_groups(m, w, kw, cw, inverse, k, q, out);
+    pub(crate) fn crba_chunk(m: &Model, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
+        crba_groups(m, kw, cw, inverse, k, q, out);
     } avx2 {
         let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
         // the lengths `map` and `tmap` were made for in `CrbaWorkspace::new` (never changed)
         assert!(cw.fl.len() == cw.chain.len() + 1 && cw.zt.len() == m.nv * m.nv);
-        groups_with(m, w, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
+        groups_with(m, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
             // SAFETY: every offset of `tmap` is of a lane of the `nv²` lanes of `zt`, every one of
             // `map` of a lane of `fl` (`chain.len() + 1` lanes), as `CrbaWorkspace::new` made them
             // and the assertion above checks the lengths
@@ -573,7 +572,6 @@ mod tests {
     #[test]
     fn joint_frame_kernel_portable_equals_dispatched() {
         use crate::batch::kin_lanes::KinWorkspace;
-        use crate::batch::lanes::LaneWorkspace;
         let load = |name: &str, root| urdf::load(format!("{}/../../tests/data/{name}.urdf", env!("CARGO_MANIFEST_DIR")), root).unwrap();
         assert!(super::local::LocalCrba::new(&load("panda", urdf::Root::Fixed)).is_none());
         assert!(super::local::LocalCrba::new(&load("talos_reduced", urdf::Root::FreeFlyer)).is_none());
@@ -586,12 +584,12 @@ mod tests {
             for _ in 0..k {
                 q.extend(alg::random_configuration(&model, &mut rng).iter());
             }
-            let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
+            let (mut kw, mut cw) = (KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
             assert_eq!(cw.local.is_some(), name == "solo12");
             let mut ws = BatchWorkspace::new(&model, 1);
             for inverse in [false, true] {
                 let (mut a, mut b) = (vec![0.0; k * nn], vec![0.0; k * nn]);
-                super::crba_groups(&model, &mut w, &mut kw, &mut cw, inverse, k, &q, &mut a);
+                super::crba_groups(&model, &mut kw, &mut cw, inverse, k, &q, &mut a);
                 if inverse {
                     batch::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
                 } else {
@@ -608,7 +606,7 @@ mod tests {
     #[test]
     fn ltdl_by_four_rows_equals_row_at_a_time() {
         use crate::batch::kin_lanes::KinWorkspace;
-        use crate::batch::lanes::{LaneWorkspace, L};
+        use crate::batch::lanes::L;
         let path = format!("{}/../../tests/data/talos_reduced.urdf", env!("CARGO_MANIFEST_DIR"));
         let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
         let mut rng = SplitMix64::new(8);
@@ -616,8 +614,8 @@ mod tests {
         for _ in 0..4 {
             q.extend(alg::random_configuration(&model, &mut rng).iter());
         }
-        let (mut w, mut kw, mut cw) = (LaneWorkspace::new(&model), KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
-        super::mass_matrix(&model, &mut w, &mut kw, &mut cw, 0, 4, &q);
+        let (mut kw, mut cw) = (KinWorkspace::new(&model), super::CrbaWorkspace::new(&model));
+        super::mass_matrix(&model, &mut kw, &mut cw, 0, 4, &q);
         let mut want = cw.fl.clone();
         let (chain, cs) = (cw.chain.clone(), cw.cs.clone());
         for k in (0..model.nv).rev() {

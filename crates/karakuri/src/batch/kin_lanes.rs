@@ -156,9 +156,11 @@ pub(crate) enum Frame {
 }
 
 /// Places the joints of the group of states `g * LANES ..` (of `k`, lanes past `k` repeating
-/// the last state): `li` always, the placements `o` in `frame`.
+/// the last state): `li` when given, the placements `o` in `frame`. Without `li` (CRBA) each
+/// `λX_i` stays in registers and a free-flyer root's is not computed in [`Frame::Root`]: its
+/// 39 placements of TALOS are 15 KB a group that the next group's output would evict from L1.
 #[inline(always)]
-pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k: usize, q: &[f64], frame: Frame) {
+pub(crate) fn place(model: &Model, mut li: Option<&mut [LSe3]>, o: &mut [LSe3], g: usize, k: usize, q: &[f64], frame: Frame) {
     let world = frame != Frame::None;
     let nq = model.nq;
     let rows: [usize; LANES] = std::array::from_fn(|l| (g * LANES + l).min(k - 1));
@@ -178,7 +180,9 @@ pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k:
                 let (one, zero) = (L::splat(1.0), L::splat(0.0));
                 let id = [[one, zero, zero], [zero, one, zero], [zero, zero, one]];
                 let t = splat3(&model.joint_placements[i].translation);
-                li[i] = LSe3 { r: mul_axis_rotation(&id, c, s, cs), p: t };
+                if let Some(li) = li.as_deref_mut() {
+                    li[i] = LSe3 { r: mul_axis_rotation(&id, c, s, cs), p: t };
+                }
                 if world {
                     let op = o[p];
                     o[i] = LSe3 { r: mul_axis_rotation(&op.r, c, s, cs), p: add3(mul_mv(&op.r, t), op.p) };
@@ -186,21 +190,31 @@ pub(crate) fn place(model: &Model, li: &mut [LSe3], o: &mut [LSe3], g: usize, k:
                 continue;
             }
         }
-        if let Some(x) = placement_in_lanes(model, i, angle) {
-            li[i] = x;
+        let root = frame == Frame::Root && p == 0 && model.joint_types[i] == JointType::FreeFlyer;
+        if root && li.is_none() {
+            o[i] = o[0];
+            continue;
+        }
+        let x = if let Some(x) = placement_in_lanes(model, i, angle) {
+            x
         } else if model.joint_types[i] == JointType::FreeFlyer {
-            li[i] = free_flyer_in_lanes(model, i, &std::array::from_fn(|k| gather(q, &rows, nq, iq + k)));
+            free_flyer_in_lanes(model, i, &std::array::from_fn(|k| gather(q, &rows, nq, iq + k)))
         } else {
+            let mut x = LSe3::default();
             for l in 0..LANES {
                 let s = rows[l];
-                li[i].set_lane(l, &parent_placement(model, i, &q[s * nq..(s + 1) * nq]));
+                x.set_lane(l, &parent_placement(model, i, &q[s * nq..(s + 1) * nq]));
             }
+            x
+        };
+        if let Some(li) = li.as_deref_mut() {
+            li[i] = x;
         }
-        if frame == Frame::Root && p == 0 && model.joint_types[i] == JointType::FreeFlyer {
+        if root {
             o[i] = o[0];
         } else if world {
             // `Se3::compose`
-            let (op, x) = (o[p], li[i]);
+            let op = o[p];
             o[i] = LSe3 { r: mul33(&op.r, &x.r), p: add3(mul_mv(&op.r, x.p), op.p) };
         }
     }
@@ -449,7 +463,7 @@ pub(crate) fn jacobian_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWork
 #[inline(always)]
 pub(crate) fn gravity_groups(m: &Model, w: &mut LaneWorkspace, kw: &mut KinWorkspace, k: usize, q: &[f64], out: &mut [f64]) {
     for g in 0..k.div_ceil(LANES) {
-        place(m, &mut w.li, &mut kw.o, g, k, q, Frame::None);
+        place(m, Some(&mut w.li), &mut kw.o, g, k, q, Frame::None);
         w.a_gf[0] = LMotion::splat(&-m.gravity);
         for i in 1..m.njoints {
             let a = w.li[i].inv_act_motion(w.a_gf[m.parents[i]]);

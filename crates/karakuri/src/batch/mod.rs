@@ -104,7 +104,7 @@ pub fn gravity_torques(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &
 pub fn crba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, false, k, q, out);
+        crba_lanes::crba_chunk(m, &mut slot.kin, &mut slot.crba, false, k, q, out);
     })
 }
 
@@ -122,7 +122,7 @@ pub fn aba(model: &Model, ws: &mut BatchWorkspace, q: &[f64], v: &[f64], tau: &[
 pub fn mass_matrix_inverse(model: &Model, ws: &mut BatchWorkspace, q: &[f64], out: &mut [f64]) -> Result<(), BatchError> {
     let (n, nv) = (states(model, ws, q)?, model.nv);
     run(model, ws.slots(model)?, n, [("q", q, model.nq, "nq")], [("out", out, nv * nv, "nv x nv")], |m, slot, k, [q], [out]| {
-        crba_lanes::crba_chunk(m, &mut slot.lanes, &mut slot.kin, &mut slot.crba, true, k, q, out);
+        crba_lanes::crba_chunk(m, &mut slot.kin, &mut slot.crba, true, k, q, out);
     })
 }
 
@@ -252,10 +252,10 @@ mod tests {
             super::gravity_torques(&model, &mut ws, &q, &mut b).unwrap();
             assert!(bits(&a, &b), "{name} gravity");
             let (mut a, mut b) = (vec![0.0; k * nv * nv], vec![0.0; k * nv * nv]);
-            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, false, k, &q, &mut a);
+            crba_lanes::crba_groups(&model, &mut kw, &mut cw, false, k, &q, &mut a);
             super::crba(&model, &mut ws, &q, &mut b).unwrap();
             assert!(bits(&a, &b), "{name} crba");
-            crba_lanes::crba_groups(&model, &mut w, &mut kw, &mut cw, true, k, &q, &mut a);
+            crba_lanes::crba_groups(&model, &mut kw, &mut cw, true, k, &q, &mut a);
             super::mass_matrix_inverse(&model, &mut ws, &q, &mut b).unwrap();
             assert!(bits(&a, &b), "{name} minv");
         }
