@@ -8,6 +8,7 @@ use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project_set;
 use super::kernels::w_lower;
+use super::prepare::rows_to_lanes;
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve};
@@ -200,12 +201,7 @@ impl Dense {
         // `qH⁻¹ Jᵀ` of the island's rows dof-major (`mt[c k + pb]`, every entry written):
         // row pa's entries against all rows pb at once, each sum still over `nz` in order
         self.mt.resize(l * k, 0.0);
-        for (pb, &o) in self.row_off.iter().enumerate() {
-            assert!(pb < k);
-            for (mt, &x) in self.mt.chunks_exact_mut(k).zip(&p.mj[o..o + l]) {
-                mt[pb] = x;
-            }
-        }
+        rows_to_lanes(&p.mj, &self.row_off, l, &mut self.mt, k);
         w_lower(&mut self.w, (&self.mt, &p.j), (&self.row_off, &self.nz, &self.nz_start), k);
         true
     }

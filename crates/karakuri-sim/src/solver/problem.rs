@@ -364,7 +364,8 @@ impl Problem {
     /// loop row that does not move one of its bodies gets no impulse there: the block is the
     /// one [`Problem::push_dense_row`] makes of the same row).
     pub fn trim_last(&mut self) {
-        let bl = self.blocks.last_mut().expect("a block");
+        let bi = self.blocks.len().checked_sub(1).expect("a block");
+        let bl = self.blocks[bi];
         debug_assert_eq!(bl.n, 1);
         let vals = &self.j[bl.off..bl.off + bl.width];
         let moves = |t: u32, v: &[f64]| t != NONE && v.iter().any(|&x| x != 0.0);
@@ -372,11 +373,9 @@ impl Problem {
         let n1 = bl.width - bl.n0;
         if keep != [true, true] {
             // (its columns move: read whole)
-            if bl.runs[1] as usize == self.runs.len() {
-                self.runs.truncate(bl.runs[0] as usize);
-            }
-            (bl.whole, bl.runs[1]) = (true, bl.runs[0]);
+            self.drop_runs(bi);
         }
+        let bl = &mut self.blocks[bi];
         match keep {
             [true, true] => return,
             [true, false] => (bl.trees[1], bl.width) = (NONE, bl.n0),
