@@ -213,6 +213,10 @@ unsafe fn store_runs(runs: &[(usize, usize, bool)], rows: &mut [f64], stream: bo
     }
 }
 
+/// How far ahead of the block being stored (entries of a row) [`store_run`] asks for lines.
+#[cfg(target_arch = "x86_64")]
+const AHEAD: usize = 32;
+
 /// One run `lo..hi` of [`store_runs`], stored non-temporal when `ST` (a parameter, so that each
 /// copy has its own stores).
 ///
@@ -239,9 +243,19 @@ unsafe fn store_run<const ST: bool>(o: *mut f64, per: usize, lo: usize, hi: usiz
                 _mm256_storeu_pd(p, v)
             }
         };
+        // each row's line `AHEAD` entries on, asked for in the write state (`prefetchw`) while
+        // this block is stored, so that the stores do not wait on it (record 0141)
+        let ask = |e: usize| {
+            if !ST {
+                for l in 0..LANES {
+                    _mm_prefetch::<_MM_HINT_ET0>(o.wrapping_add(l * per + e + AHEAD).cast::<i8>());
+                }
+            }
+        };
         if zero {
             let z = _mm256_setzero_pd();
             while e + 4 <= hi {
+                ask(e);
                 for l in 0..LANES {
                     put(o.add(l * per + e), z);
                 }
@@ -249,6 +263,7 @@ unsafe fn store_run<const ST: bool>(o: *mut f64, per: usize, lo: usize, hi: usiz
             }
         } else {
             while e + 4 <= hi {
+                ask(e);
                 let [a, b, c, d] = [at(e), at(e + 1), at(e + 2), at(e + 3)];
                 let half = |x: *const f64, y: *const f64| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(_mm_load_pd(x)), _mm_load_pd(y));
                 // [a0 a1 | c0 c1], [b0 b1 | d0 d1], [a2 a3 | c2 c3], [b2 b3 | d2 d3]
