@@ -217,9 +217,7 @@ impl Solve<'_> {
                     return (0.0, false);
                 }
                 // over its runs (a servo's: its one column), whole where that sum is zero
-                let runs = self.p.runs_of(&bl);
-                let over_runs = if runs.is_empty() { None } else { self.p.row_dot_runs(&bl, 0, runs, &self.sol.vel) };
-                let u = over_runs.unwrap_or_else(|| self.p.row_dot(bi, 0, &self.sol.vel));
+                let u = self.p.row_dot(bi, 0, &self.sol.vel);
                 let old = self.sol.lambda[i];
                 let mut new = old + (self.b[i] - u) / d;
                 match kind {
