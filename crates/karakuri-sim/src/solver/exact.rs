@@ -64,12 +64,7 @@ impl Solve<'_> {
 
     /// Keeps the island's impulses in `dense.saved`.
     pub(super) fn save_island(&mut self, s: usize, e: usize) {
-        let d = &mut self.work.dense;
-        d.saved.clear();
-        for &b in &self.work.islands.order[s..e] {
-            let bl = self.p.blocks[b as usize];
-            d.saved.extend_from_slice(&self.sol.lambda[bl.row..bl.row + bl.n]);
-        }
+        gather_island(self.p, &self.work.islands.order[s..e], &self.sol.lambda, &mut self.work.dense.saved);
     }
 
     /// Puts back the impulses [`Solve::save_island`] kept (and `vel` with them).
@@ -96,6 +91,15 @@ impl Solve<'_> {
                 p += 1;
             }
         }
+    }
+}
+
+/// The impulses `lambda` of `p`'s blocks `island` into `out`, in the island's row order.
+pub(super) fn gather_island(p: &Problem, island: &[u32], lambda: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    for &b in island {
+        let bl = p.blocks[b as usize];
+        out.extend_from_slice(&lambda[bl.row..bl.row + bl.n]);
     }
 }
 

@@ -3,6 +3,7 @@
 //! accelerated by conjugate gradients).
 
 use super::cone::project;
+use super::exact::gather_island;
 use super::problem::{Problem, NONE};
 use super::rows::{RowKind, Settings, SolveStats};
 use super::solution::Solution;
@@ -285,12 +286,7 @@ impl Solve<'_> {
     /// they are the try's.
     fn keep_try_or_sweep(&mut self, s: usize, e: usize, after: f64) -> (f64, bool) {
         // the try's impulses into `best` (free between tries)
-        let d = &mut self.work.dense;
-        d.best.clear();
-        for &b in &self.work.islands.order[s..e] {
-            let bl = self.p.blocks[b as usize];
-            d.best.extend_from_slice(&self.sol.lambda[bl.row..bl.row + bl.n]);
-        }
+        gather_island(self.p, &self.work.islands.order[s..e], &self.sol.lambda, &mut self.work.dense.best);
         self.restore_island(s, e);
         let warm = self.sweep(s, e, false);
         if warm <= after {

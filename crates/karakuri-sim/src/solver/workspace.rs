@@ -337,7 +337,8 @@ pub(super) struct Dense {
     pub ys: Vec<f64>,
     /// `g` with the servo rows condensed out `(k)`.
     pub gr: Vec<f64>,
-    /// The impulses a try's first set is read from (`active.rs`) `(k)`.
+    /// The impulses a try's first set is read from, then those each set starts from
+    /// (`active.rs`) `(k)`.
     pub start: Vec<f64>,
     /// `qH⁻¹ Jᵀ` of an island on one tree, dof-major: `mt[c k + b]` is row `b`'s entry at
     /// dof `c` (`exact.rs`) `(≤ nv x k)`.
