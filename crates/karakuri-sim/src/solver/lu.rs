@@ -197,15 +197,8 @@ twice! {
                 }
             }
         }
-        for c in (0..n).rev() {
-            let row = &a[c * n..(c + 1) * n];
-            let (head, tail) = r.split_at_mut(c + 1);
-            let mut x = head[c];
-            for (&u, &rj) in row[c + 1..].iter().zip(tail.iter()) {
-                x -= u * rj;
-            }
-            head[c] = x / row[c];
-        }
+        // `U x = r` by rows, as for a Cholesky factor
+        chol_upper(a, r);
     }
 }
 
@@ -316,8 +309,8 @@ twice! {
     }
 }
 
-/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`):
-/// each sum in column order.
+/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`),
+/// or by [`lu_factor`]'s: each sum in column order.
 pub(super) fn chol_upper(u: &[f64], r: &mut [f64]) {
     let n = r.len();
     let u = &u[..n * n];
