@@ -244,8 +244,9 @@ impl Dense {
         for y in 0..n {
             self.column(kind, y, n, schur);
         }
-        if self.a.len() < n * n {
-            self.a.resize(n * n, 0.0);
+        // (an LU keeps its `L` by columns after the matrix: `2 n²`)
+        if self.a.len() < 2 * n * n {
+            self.a.resize(2 * n * n, 0.0);
         }
         self.r.clear();
         self.rhs.clear();

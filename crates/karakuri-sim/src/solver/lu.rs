@@ -10,15 +10,17 @@
 //! so the same bits either way (0071).
 
 twice! {
-    /// Factors `A` (`n x n`, row-major) in place as `P A = L U` by Gaussian elimination with row
-    /// pivoting (`perm`: the row swapped in at each column); false when a pivot is not larger than
-    /// `tiny`. A row's elimination runs in whole quads counted back from its end (the quads
-    /// lie the same for every row and column: no scalar remainder), the first quad's lanes left
-    /// of the column masked (see [`sub_quads`]): each entry's operations those of one entry at
-    /// a time.
+    /// Factors `A` (`n x n`, row-major, the first `n²` entries of `a`) in place as `P A = L U`
+    /// by Gaussian elimination with row pivoting (`perm`: the row swapped in at each column);
+    /// false when a pivot is not larger than `tiny`. `L`'s multipliers are also kept by
+    /// columns in the next `n²` entries (`a[n² + c n + i]`, row `i > c`), for [`lu_apply`]'s
+    /// forward substitution. A row's elimination runs in whole quads counted back from its
+    /// end (the quads lie the same for every row of a column: no scalar remainder), the first
+    /// quad's lanes left of the column masked (see [`sub_masked`]): each entry's operations
+    /// those of one entry at a time.
     pub(super) fn lu_factor(a: &mut [f64], perm: &mut Vec<usize>, n: usize, tiny: f64) -> bool {
         perm.clear();
-        let a = &mut a[..n * n];
+        let (a, lt) = a[..2 * n * n].split_at_mut(n * n);
         for c in 0..n {
             // the first largest |entry| of column c from row c down (a NaN never wins)
             let (mut best, mut pivot) = (c, a[c * n + c].abs());
@@ -36,16 +38,15 @@ twice! {
             if best != c {
                 let (top, bottom) = a.split_at_mut(best * n);
                 top[c * n..(c + 1) * n].swap_with_slice(&mut bottom[..n]);
+                for col in lt[..c * n].chunks_exact_mut(n) {
+                    col.swap(c, best);
+                }
             }
             let (top, below) = a.split_at_mut((c + 1) * n);
-            let pivot_row = &top[c * n..];
-            let d = pivot_row[c];
-            for row in below.chunks_exact_mut(n) {
-                let f = row[c] / d;
-                if f != 0.0 {
-                    sub_quads(row, pivot_row, f, c + 1);
-                }
-                row[c] = f;
+            eliminate(below, &top[c * n..], c);
+            // column c of L (the multipliers just stored), by rows
+            for (l, row) in lt[c * n + c + 1..(c + 1) * n].iter_mut().zip(below.chunks_exact(n)) {
+                *l = row[c];
             }
         }
         true
@@ -55,6 +56,89 @@ twice! {
 /// Lanes of a quad kept by [`sub_quads`]'s first quad, by how many of its lanes lie left of
 /// the entries to update.
 const LEAD: [[u64; 4]; 4] = [[u64::MAX; 4], [0, u64::MAX, u64::MAX, u64::MAX], [0, 0, u64::MAX, u64::MAX], [0, 0, 0, u64::MAX]];
+
+/// [`lu_factor`]'s step at column `c`: each row of `below` (rows of `n = u.len()`) less its
+/// multiple `f = row[c] / u[c]` of the pivot row `u` from column `c + 1` on (a row whose `f`
+/// is zero skipped), `f` stored at column `c`. The rows' quads lie the same for every row of
+/// the step: they, the pivot row's quads and the first quad's mask are set up once a step,
+/// and at most four quads (a set of up to 17 unknowns) are held in registers.
+#[inline(always)]
+fn eliminate(below: &mut [f64], u: &[f64], c: usize) {
+    let n = u.len();
+    let (from, d) = (c + 1, u[c]);
+    let quads = (n - from).div_ceil(4);
+    if quads == 0 || 4 * quads > n {
+        for row in below.chunks_exact_mut(n) {
+            let f = row[c] / d;
+            if f != 0.0 {
+                sub_quads(row, u, f, from);
+            }
+            row[c] = f;
+        }
+        return;
+    }
+    let start = n - 4 * quads;
+    let m = LEAD[from - start];
+    let (us, _) = u[start..].as_chunks::<4>();
+    match quads {
+        1 => eliminate_quads::<1>(below, us, (c, d, start), m),
+        2 => eliminate_quads::<2>(below, us, (c, d, start), m),
+        3 => eliminate_quads::<3>(below, us, (c, d, start), m),
+        4 => eliminate_quads::<4>(below, us, (c, d, start), m),
+        _ => {
+            for row in below.chunks_exact_mut(n) {
+                let f = row[c] / d;
+                if f != 0.0 {
+                    let (xs, _) = row[start..].as_chunks_mut::<4>();
+                    sub_masked(xs, us, f, m);
+                }
+                row[c] = f;
+            }
+        }
+    }
+}
+
+/// [`eliminate`] over `Q` quads from column `start` of each row (`start + 4 Q` columns), the
+/// pivot row's `Q` quads (`us`) loaded once.
+#[inline(always)]
+fn eliminate_quads<const Q: usize>(below: &mut [f64], us: &[[f64; 4]], (c, d, start): (usize, f64, usize), m: [u64; 4]) {
+    let us: &[[f64; 4]; Q] = us[..Q].try_into().expect("Q quads");
+    let us = *us;
+    let n = start + 4 * Q;
+    for row in below.chunks_exact_mut(n) {
+        let f = row[c] / d;
+        if f != 0.0 {
+            let (xs, _) = row[start..].as_chunks_mut::<4>();
+            let xs: &mut [[f64; 4]; Q] = xs.try_into().expect("Q quads");
+            sub_masked(xs, &us, f, m);
+        }
+        row[c] = f;
+    }
+}
+
+/// `x −= f u` over whole quads (`x`, `u` as many), the first quad's products masked by `m`
+/// (a masked lane subtracts `+0`, which leaves any `x` as it is, −0 included); the other
+/// quads as `x + (−f) u`, which is `x − f u` bit for bit (IEEE 754's subtraction is the
+/// addition of the negation, and `(−f) u = −(f u)`).
+#[inline(always)]
+fn sub_masked(xs: &mut [[f64; 4]], us: &[[f64; 4]], f: f64, m: [u64; 4]) {
+    let Some(((x0, xs), (u0, us))) = xs.split_first_mut().zip(us.split_first()) else {
+        return;
+    };
+    let (u, mut v) = (*u0, *x0);
+    for j in 0..4 {
+        v[j] -= f64::from_bits((f * u[j]).to_bits() & m[j]);
+    }
+    *x0 = v;
+    let nf = -f;
+    for (xq, uq) in xs.iter_mut().zip(us) {
+        let (u, mut v) = (*uq, *xq);
+        for j in 0..4 {
+            v[j] += nf * u[j];
+        }
+        *xq = v;
+    }
+}
 
 /// `x[j] −= f u[j]` for `j` in `from..n` (`x`, `u`: `n` long), in quads counted back from `n`;
 /// the first quad's lanes left of `from` subtract `+0` (their products masked), which leaves
@@ -69,16 +153,7 @@ fn sub_quads(x: &mut [f64], u: &[f64], f: f64, from: usize) {
         let start = n - 4 * quads;
         let (xs, _) = x[start..].as_chunks_mut::<4>();
         let (us, _) = u[start..].as_chunks::<4>();
-        let Some(((x0, xs), (u0, us))) = xs.split_first_mut().zip(us.split_first()) else {
-            return;
-        };
-        let m = LEAD[from - start];
-        let (u, mut v) = (*u0, *x0);
-        for j in 0..4 {
-            v[j] -= f64::from_bits((f * u[j]).to_bits() & m[j]);
-        }
-        *x0 = v;
-        sub_quad_rows(xs, us, f);
+        sub_masked(xs, us, f, LEAD[from - start]);
     } else {
         let (xs, xr) = x[from..].as_chunks_mut::<4>();
         let (us, ur) = u[from..].as_chunks::<4>();
@@ -102,29 +177,28 @@ fn sub_quad_rows(xs: &mut [[f64; 4]], us: &[[f64; 4]], f: f64) {
     }
 }
 
-/// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`).
-pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
-    let (a, r) = (&a[..n * n], &mut r[..n]);
-    for (c, &p) in perm[..n].iter().enumerate() {
-        r.swap(c, p);
-    }
-    for c in 0..n {
-        let (head, tail) = r.split_at_mut(c + 1);
-        let rc = head[c];
-        if rc != 0.0 {
-            for (ri, row) in tail.iter_mut().zip(a[(c + 1) * n..].chunks_exact(n)) {
-                *ri -= row[c] * rc;
+twice! {
+    /// Solves `A x = r` by [`lu_factor`]'s factors of `A` (`r` overwritten by `x`): the
+    /// forward substitution column by column over `L`'s kept columns (each entry of `r` less
+    /// its terms in column order, a column whose `r` entry is zero skipped), the back
+    /// substitution row by row (each sum in column order).
+    pub(super) fn lu_apply(a: &[f64], perm: &[usize], r: &mut [f64], n: usize) {
+        let (a, lt) = a[..2 * n * n].split_at(n * n);
+        let r = &mut r[..n];
+        for (c, &p) in perm[..n].iter().enumerate() {
+            r.swap(c, p);
+        }
+        for (c, col) in lt.chunks_exact(n).enumerate() {
+            let (head, tail) = r.split_at_mut(c + 1);
+            let rc = head[c];
+            if rc != 0.0 {
+                for (ri, &l) in tail.iter_mut().zip(&col[c + 1..]) {
+                    *ri -= l * rc;
+                }
             }
         }
-    }
-    for c in (0..n).rev() {
-        let row = &a[c * n..(c + 1) * n];
-        let (head, tail) = r.split_at_mut(c + 1);
-        let mut x = head[c];
-        for (&u, &rj) in row[c + 1..].iter().zip(tail.iter()) {
-            x -= u * rj;
-        }
-        head[c] = x / row[c];
+        // `U x = r` by rows, as for a Cholesky factor
+        chol_upper(a, r);
     }
 }
 
@@ -235,27 +309,37 @@ twice! {
     }
 }
 
-/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
+/// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`),
+/// or by [`lu_factor`]'s: each sum in column order.
 pub(super) fn chol_upper(u: &[f64], r: &mut [f64]) {
     let n = r.len();
+    let u = &u[..n * n];
     for c in (0..n).rev() {
-        let mut x = r[c];
-        for j in c + 1..n {
-            x -= u[c * n + j] * r[j];
+        let row = &u[c * n..(c + 1) * n];
+        let (head, tail) = r.split_at_mut(c + 1);
+        let mut x = head[c];
+        for (&a, &rj) in row[c + 1..].iter().zip(tail.iter()) {
+            x -= a * rj;
         }
-        r[c] = x / u[c * n + c];
+        head[c] = x / row[c];
     }
 }
 
-/// Solves `Uᵀ x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`).
-pub(super) fn chol_lower(u: &[f64], r: &mut [f64]) {
-    let n = r.len();
-    for c in 0..n {
-        let x = r[c] / u[c * n + c];
-        r[c] = x;
-        if x != 0.0 {
-            for (ri, &f) in r[c + 1..].iter_mut().zip(&u[c * n + c + 1..(c + 1) * n]) {
-                *ri -= f * x;
+twice! {
+    /// Solves `Uᵀ x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by
+    /// `x`): column by column, a column whose `x` entry is zero skipped.
+    pub(super) fn chol_lower(u: &[f64], r: &mut [f64]) {
+        let n = r.len();
+        let u = &u[..n * n];
+        for c in 0..n {
+            let row = &u[c * n..(c + 1) * n];
+            let (head, tail) = r.split_at_mut(c + 1);
+            let x = head[c] / row[c];
+            head[c] = x;
+            if x != 0.0 {
+                for (ri, &f) in tail.iter_mut().zip(&row[c + 1..]) {
+                    *ri -= f * x;
+                }
             }
         }
     }
@@ -296,6 +380,7 @@ mod tests {
         chol_lower(&u, &mut x);
         chol_upper(&u, &mut x);
         let (mut lu, mut perm, mut y) = (a.clone(), Vec::new(), r.clone());
+        lu.resize(2 * n * n, 0.0);
         assert!(lu_factor(&mut lu, &mut perm, n, 1e-12));
         lu_apply(&lu, &perm, &mut y, n);
         for i in 0..n {
@@ -317,6 +402,48 @@ mod tests {
         let mut bad = a.clone();
         bad[4 * n + 4] = -1.0;
         assert!(!chol_factor(&mut bad, n, 1e-12));
+    }
+
+    #[test]
+    fn cholesky_quads_are_the_entry_by_entry_factor_bit_for_bit() {
+        for n in 1..=23 {
+            let mut a = spd(n);
+            for i in 0..n {
+                a[i * n + i] += n as f64;
+            }
+            // zeros in the upper triangle (rows skipped) and −0s in the lower (never read)
+            for i in 0..n {
+                for j in i + 1..n {
+                    if (i + 2 * j) % 7 == 0 {
+                        a[i * n + j] = 0.0;
+                        a[j * n + i] = -0.0;
+                    }
+                }
+            }
+            let mut u = a.clone();
+            assert!(chol_factor(&mut u, n, 1e-12), "{n}");
+            let mut v = a.clone();
+            for c in 0..n {
+                let d = v[c * n + c].sqrt();
+                v[c * n + c] = d;
+                for j in c + 1..n {
+                    v[c * n + j] /= d;
+                }
+                for r in c + 1..n {
+                    let f = v[c * n + r];
+                    if f != 0.0 {
+                        for j in r..n {
+                            v[r * n + j] -= f * v[c * n + j];
+                        }
+                    }
+                }
+            }
+            for i in 0..n {
+                for j in i..n {
+                    assert_eq!(u[i * n + j].to_bits(), v[i * n + j].to_bits(), "{n}: ({i}, {j})");
+                }
+            }
+        }
     }
 
     /// [`lu_factor`] and [`lu_apply`] one entry at a time (as they were before the quads).
@@ -364,7 +491,7 @@ mod tests {
 
     #[test]
     fn lu_quads_are_the_entry_by_entry_elimination_bit_for_bit() {
-        for n in 1..=13 {
+        for n in 1..=23 {
             // not symmetric, zeros (multipliers of 0: rows skipped) and −0s below the pivots,
             // pivots swapped in from below
             let a: Vec<f64> = (0..n * n)
@@ -378,6 +505,7 @@ mod tests {
             let r: Vec<f64> = (0..n).map(|i| if i % 4 == 1 { 0.0 } else { (i as f64 * 0.9).cos() }).collect();
             let (mut a1, mut p1, mut r1) = (a.clone(), Vec::new(), r.clone());
             let (mut a2, mut p2, mut r2) = (a.clone(), Vec::new(), r.clone());
+            a1.resize(2 * n * n, f64::NAN);
             assert!(lu_factor(&mut a1, &mut p1, n, 1e-12), "{n}");
             lu_apply(&a1, &p1, &mut r1, n);
             lu_reference(&mut a2, &mut p2, &mut r2, n);

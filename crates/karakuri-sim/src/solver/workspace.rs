@@ -72,9 +72,11 @@ impl Workspace {
         for v in [&mut d.rows, &mut d.idx, &mut d.perm, &mut d.servo, &mut d.ss_perm, &mut d.row_off, &mut d.ctr] {
             ensure(v, k);
         }
-        for v in [&mut d.w, &mut d.a, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z, &mut d.zt] {
+        for v in [&mut d.w, &mut d.cols, &mut d.ss, &mut d.wr, &mut d.z, &mut d.zt] {
             ensure(v, k * k);
         }
+        // a set's LU keeps its `L` by columns after the matrix (`lu::lu_factor`)
+        ensure(&mut d.a, 2 * k * k);
         ensure(&mut d.state, k);
         ensure(&mut d.nz, k * model.nv);
         ensure(&mut d.mt, k * model.nv);
@@ -273,7 +275,7 @@ pub(super) struct Dense {
     pub lambda: Vec<f64>,
     /// Indices of the rows solved for `(≤ k)`.
     pub idx: Vec<usize>,
-    /// `W_AA` and its factors `(≤ k x k)`.
+    /// `W_AA` and its factors (an LU's `L` also by columns after them) `(≤ 2 k x k)`.
     pub a: Vec<f64>,
     /// Right-hand side, then solution `(≤ k)`.
     pub r: Vec<f64>,
