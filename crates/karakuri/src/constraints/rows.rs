@@ -86,7 +86,8 @@ impl<const N: usize> RowLayout<N> for DenseRows<'_, N> {
 }
 
 /// Adds `sign · coef(S_k)[r]` to row `r` of `sink` for every dof `k` that moves `joint` (its
-/// chain to the root). The one walk of every row writer: a free flyer on the universe (the
+/// chain to the root). The angular rows' walk (the point rows go by runs: [`add_point_rows`]):
+/// a free flyer on the universe (the
 /// chain is its six dofs) goes on fixed-size arrays, the same arithmetic entry by entry.
 #[inline]
 fn add_chain<const N: usize>(
@@ -126,8 +127,9 @@ fn add_chain<const N: usize>(
 
 /// Adds `sign ·` [`point_coefficient`] of the world point `p` of `joint`'s body along each of
 /// `dirs` to the `N` rows of `layout`, for every dof that moves `joint` (nothing for the
-/// universe). The point's velocity column `S_lin + S_ang × p` of a dof is formed once for the
-/// `N` rows.
+/// universe). The chain to the root is taken in runs of consecutive dofs (a branch's joints
+/// follow each other: the humanoid's foot has two runs, the free flyer and waist then the
+/// leg), each run through [`point_run`], four dofs at a time.
 pub fn add_point_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
@@ -136,11 +138,59 @@ pub fn add_point_rows<const N: usize>(
     sign: f64,
     layout: &mut impl RowLayout<N>,
 ) {
-    if let Some(sink) = layout.sink(joint) {
-        add_chain(model, s, joint, sign, sink, |sk| {
+    let Some(RowSink { mut rows, first }) = layout.sink(joint) else {
+        return;
+    };
+    let (mut k0, mut k1) = (model.idx_v[joint], model.idx_v[joint] + model.nvs[joint]);
+    let mut j = model.parents[joint];
+    loop {
+        let next = (j > 0).then(|| (model.idx_v[j], model.idx_v[j] + model.nvs[j]));
+        match next {
+            Some((a, b)) if b == k0 => k0 = a,
+            _ => {
+                point_run((&s[k0..k1], p), (dirs, sign), (&mut rows, k0 - first));
+                let Some((a, b)) = next else { return };
+                (k0, k1) = (a, b);
+            }
+        }
+        j = model.parents[j];
+    }
+}
+
+crate::twice! {
+    /// Adds `sign ·` [`point_coefficient`] of `p` along each of `dirs` for the consecutive
+    /// dofs of columns `s` to entries `c0..c0 + s.len()` of each of `rows` (one per
+    /// direction). Four dofs at a time in lanes: each lane the scalar formula's operations in
+    /// its order (nalgebra's cross and dot written out, no fused multiply-add), so the same
+    /// bits as one dof at a time, which the remainder takes.
+    fn point_run((s, p): (&[Motion], &Vec3), (dirs, sign): (&[Vec3], f64), (rows, c0): (&mut [&mut [f64]], usize)) {
+        let mut quads = s.chunks_exact(4);
+        let mut c = c0;
+        for q in &mut quads {
+            let lane = |f: fn(&Motion) -> f64| [f(&q[0]), f(&q[1]), f(&q[2]), f(&q[3])];
+            let (lx, ly, lz) = (lane(|m| m.linear.x), lane(|m| m.linear.y), lane(|m| m.linear.z));
+            let (ax, ay, az) = (lane(|m| m.angular.x), lane(|m| m.angular.y), lane(|m| m.angular.z));
+            // v = lin + ang × p
+            let v: [[f64; 4]; 3] = [
+                std::array::from_fn(|i| lx[i] + (ay[i] * p.z - az[i] * p.y)),
+                std::array::from_fn(|i| ly[i] + (az[i] * p.x - ax[i] * p.z)),
+                std::array::from_fn(|i| lz[i] + (ax[i] * p.y - ay[i] * p.x)),
+            ];
+            for (row, d) in rows.iter_mut().zip(dirs) {
+                let r: &mut [f64; 4] = (&mut row[c..c + 4]).try_into().expect("four dofs");
+                for i in 0..4 {
+                    r[i] += sign * (d.x * v[0][i] + d.y * v[1][i] + d.z * v[2][i]);
+                }
+            }
+            c += 4;
+        }
+        for sk in quads.remainder() {
             let vk = sk.linear + sk.angular.cross(p);
-            dirs.map(|d| d.dot(&vk))
-        });
+            for (row, d) in rows.iter_mut().zip(dirs) {
+                row[c] += sign * d.dot(&vk);
+            }
+            c += 1;
+        }
     }
 }
 
@@ -289,5 +339,59 @@ mod tests {
         let u: f64 = row.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
         let va = o_m_i[1].act_motion(&vel[1]);
         assert!((u - dir.dot(&(vw.angular - va.angular))).abs() < 1e-14);
+    }
+
+    /// The point rows written by runs of dofs, four at a time, are bit for bit the per-dof
+    /// formula `sign · point_coefficient`, on chains of runs of every length modulo four.
+    #[test]
+    fn point_rows_by_runs_are_the_per_dof_coefficients_bit_for_bit() {
+        let mut b = ModelBuilder::new("tree");
+        let i = Inertia::new(1.0, Vec3::new(0.1, 0.0, 0.0), Mat3::identity() * 0.01);
+        let root = b.add_joint(JointId::UNIVERSE, "root", JointType::FreeFlyer, Se3::identity()).unwrap();
+        b.add_body(root, "root", i).unwrap();
+        // two branches of revolute chains from the root: the second's dofs follow the first's
+        let axes = [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(1.0, 2.0, -0.5).normalize()];
+        let mut tips = vec![];
+        for (branch, len) in [(0, 7), (1, 5)] {
+            let mut parent = root;
+            for k in 0..len {
+                let name = format!("j{branch}_{k}");
+                let placement = Se3::new(crate::spatial::exp3(&Vec3::new(0.3, -0.2, 0.1 * k as f64)), Vec3::new(0.1, 0.05 * branch as f64, 0.2));
+                let axis = Axis::from_unit(axes[(k + branch) % 4]);
+                parent = b.add_joint(parent, &name, JointType::Revolute { axis }, placement).unwrap();
+                b.add_body(parent, &name, i).unwrap();
+                tips.push(parent.0);
+            }
+        }
+        let model = b.build().unwrap();
+        let mut data = Data::new(&model);
+        let mut q = neutral(&model);
+        for (k, x) in q.iter_mut().enumerate().skip(7) {
+            *x = 0.3 * (k as f64).sin();
+        }
+        joint_jacobians(&model, &mut data, &q);
+        let mut s = vec![Motion::zero(); model.nv];
+        world_motion_columns(&model, data.joint_placements().unwrap(), &mut s);
+        let p = Vec3::new(0.31, -0.27, 0.93);
+        let dirs = [Vec3::new(0.3, -0.5, 0.8).normalize(), Vec3::new(-0.7, 0.1, 0.2), Vec3::new(0.0, 0.6, -0.4)];
+        for &joint in tips.iter().chain([&root.0]) {
+            for sign in [1.0, -1.0] {
+                let mut rows = vec![vec![0.25; model.nv]; 3];
+                let [r0, r1, r2] = &mut rows[..] else { unreachable!() };
+                add_point_rows(&model, &s, joint, (&p, &dirs), sign, &mut DenseRows([r0, r1, r2]));
+                let mut moves = vec![false; model.nv];
+                let mut j = joint;
+                while j > 0 {
+                    moves[model.idx_v[j]..model.idx_v[j] + model.nvs[j]].fill(true);
+                    j = model.parents[j];
+                }
+                for (row, d) in rows.iter().zip(&dirs) {
+                    for k in 0..model.nv {
+                        let want = if moves[k] { 0.25 + sign * point_coefficient(&s[k], &p, d) } else { 0.25 };
+                        assert_eq!(row[k].to_bits(), want.to_bits(), "joint {joint}, dof {k}");
+                    }
+                }
+            }
+        }
     }
 }
