@@ -128,8 +128,8 @@ fn add_chain<const N: usize>(
 /// Adds `sign ·` [`point_coefficient`] of the world point `p` of `joint`'s body along each of
 /// `dirs` to the `N` rows of `layout`, for every dof that moves `joint` (nothing for the
 /// universe). The chain to the root is taken in runs of consecutive dofs (a branch's joints
-/// follow each other: the humanoid's foot has two runs, the free flyer and waist then the
-/// leg), each run through [`point_run`], four dofs at a time.
+/// follow each other: the dm_control humanoid's left foot has two runs, the free flyer and
+/// waist then the leg; its right foot one), each run's entries in one call of [`point_run`].
 pub fn add_point_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
@@ -157,40 +157,55 @@ pub fn add_point_rows<const N: usize>(
     }
 }
 
+/// Adds `sign ·` [`point_coefficient`] of `p` along each of `dirs` for the consecutive dofs of
+/// columns `s` to entries `c0..c0 + s.len()` of each of `rows` (one per direction), one dof
+/// at a time: [`point_run`]'s portable body and its AVX2 body's remainder.
+#[inline]
+fn point_dofs((s, p): (&[Motion], &Vec3), (dirs, sign): (&[Vec3], f64), (rows, c0): (&mut [&mut [f64]], usize)) {
+    for (k, sk) in s.iter().enumerate() {
+        let vk = sk.linear + sk.angular.cross(p);
+        for (row, d) in rows.iter_mut().zip(dirs) {
+            row[c0 + k] += sign * d.dot(&vk);
+        }
+    }
+}
+
 crate::twice! {
-    /// Adds `sign ·` [`point_coefficient`] of `p` along each of `dirs` for the consecutive
-    /// dofs of columns `s` to entries `c0..c0 + s.len()` of each of `rows` (one per
-    /// direction). Four dofs at a time in lanes: each lane the scalar formula's operations in
-    /// its order (nalgebra's cross and dot written out, no fused multiply-add), so the same
-    /// bits as one dof at a time, which the remainder takes.
+    /// [`point_dofs`]; the AVX2 copy four dofs at a time in 256-bit lanes: each lane the
+    /// scalar formula's operations in its order (nalgebra's cross and dot written out, no fused
+    /// multiply-add), so the same bits as one dof at a time, which the remainder takes. The four
+    /// columns' fields are gathered by `_mm256_set_pd` (LLVM's vectoriser does not gather them
+    /// from plain lanes: record 0140), the rows read and written four entries at a time.
     fn point_run((s, p): (&[Motion], &Vec3), (dirs, sign): (&[Vec3], f64), (rows, c0): (&mut [&mut [f64]], usize)) {
+        point_dofs((s, p), (dirs, sign), (rows, c0));
+    } avx2 {
+        use std::arch::x86_64::*;
         let mut quads = s.chunks_exact(4);
         let mut c = c0;
+        let (px, py, pz, sg) = (_mm256_set1_pd(p.x), _mm256_set1_pd(p.y), _mm256_set1_pd(p.z), _mm256_set1_pd(sign));
         for q in &mut quads {
-            let lane = |f: fn(&Motion) -> f64| [f(&q[0]), f(&q[1]), f(&q[2]), f(&q[3])];
-            let (lx, ly, lz) = (lane(|m| m.linear.x), lane(|m| m.linear.y), lane(|m| m.linear.z));
-            let (ax, ay, az) = (lane(|m| m.angular.x), lane(|m| m.angular.y), lane(|m| m.angular.z));
+            let [m0, m1, m2, m3] = [&q[0], &q[1], &q[2], &q[3]];
+            let lx = _mm256_set_pd(m3.linear.x, m2.linear.x, m1.linear.x, m0.linear.x);
+            let ly = _mm256_set_pd(m3.linear.y, m2.linear.y, m1.linear.y, m0.linear.y);
+            let lz = _mm256_set_pd(m3.linear.z, m2.linear.z, m1.linear.z, m0.linear.z);
+            let ax = _mm256_set_pd(m3.angular.x, m2.angular.x, m1.angular.x, m0.angular.x);
+            let ay = _mm256_set_pd(m3.angular.y, m2.angular.y, m1.angular.y, m0.angular.y);
+            let az = _mm256_set_pd(m3.angular.z, m2.angular.z, m1.angular.z, m0.angular.z);
             // v = lin + ang × p
-            let v: [[f64; 4]; 3] = [
-                std::array::from_fn(|i| lx[i] + (ay[i] * p.z - az[i] * p.y)),
-                std::array::from_fn(|i| ly[i] + (az[i] * p.x - ax[i] * p.z)),
-                std::array::from_fn(|i| lz[i] + (ax[i] * p.y - ay[i] * p.x)),
-            ];
+            let vx = _mm256_add_pd(lx, _mm256_sub_pd(_mm256_mul_pd(ay, pz), _mm256_mul_pd(az, py)));
+            let vy = _mm256_add_pd(ly, _mm256_sub_pd(_mm256_mul_pd(az, px), _mm256_mul_pd(ax, pz)));
+            let vz = _mm256_add_pd(lz, _mm256_sub_pd(_mm256_mul_pd(ax, py), _mm256_mul_pd(ay, px)));
             for (row, d) in rows.iter_mut().zip(dirs) {
                 let r: &mut [f64; 4] = (&mut row[c..c + 4]).try_into().expect("four dofs");
-                for i in 0..4 {
-                    r[i] += sign * (d.x * v[0][i] + d.y * v[1][i] + d.z * v[2][i]);
-                }
+                let (dx, dy, dz) = (_mm256_set1_pd(d.x), _mm256_set1_pd(d.y), _mm256_set1_pd(d.z));
+                let dot = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, vx), _mm256_mul_pd(dy, vy)), _mm256_mul_pd(dz, vz));
+                let x = _mm256_add_pd(_mm256_set_pd(r[3], r[2], r[1], r[0]), _mm256_mul_pd(sg, dot));
+                let (lo, hi) = (_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x));
+                *r = [_mm_cvtsd_f64(lo), _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo)), _mm_cvtsd_f64(hi), _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi))];
             }
             c += 4;
         }
-        for sk in quads.remainder() {
-            let vk = sk.linear + sk.angular.cross(p);
-            for (row, d) in rows.iter_mut().zip(dirs) {
-                row[c] += sign * d.dot(&vk);
-            }
-            c += 1;
-        }
+        point_dofs((quads.remainder(), p), (dirs, sign), (rows, c));
     }
 }
 
