@@ -46,8 +46,9 @@ pub struct Collider {
     /// robot's: MuJoCo's friction rule, `<pair>`s), sorted; empty in most worlds.
     materials: Vec<((usize, usize), Material)>,
     /// Where each pair `(i, j)`, `i < j`, finds its own material in `materials` (`n x n`,
-    /// upper triangle; [`NO_MATERIAL`]: the mean of its shapes'); empty when `materials` is:
-    /// a contact's material is a lookup, not a binary search (MJCF robots list most pairs).
+    /// upper triangle; [`NO_MATERIAL`]: the mean of its shapes'); empty when `materials` is
+    /// or above [`MATERIAL_TABLE_SHAPES`] shapes (a binary search in `materials` then): a
+    /// contact's material is a lookup, not a binary search (MJCF robots list most pairs).
     material_at: Vec<u32>,
     /// Each shape's MuJoCo `margin` (an MJCF geom's; None: the step's margin applies)
     /// `(nshapes)`: a pair of two such shapes makes contacts closer than the larger margin
@@ -76,6 +77,11 @@ pub const LISTED_PAIRS: usize = 512;
 
 /// A pair without its own material in [`Collider::material_at`].
 const NO_MATERIAL: u32 = u32::MAX;
+
+/// The most shapes whose pair materials are found through the `n x n` index
+/// `Collider::material_at` (4 bytes a pair: 1 MiB at 512 shapes); a larger world with pair
+/// materials searches its sorted list instead (the same material).
+pub const MATERIAL_TABLE_SHAPES: usize = 512;
 
 /// A convex polyhedron's (a mesh's hull's) points against a plane closer together than this
 /// fraction of its bounding radius are one contact ([`Round::Hull`], `pairs::hull_points`),
@@ -227,7 +233,7 @@ impl Collider {
     fn index_materials(&mut self) {
         let n = self.shapes.len();
         self.material_at.clear();
-        if !self.materials.is_empty() {
+        if !self.materials.is_empty() && n <= MATERIAL_TABLE_SHAPES {
             self.material_at.resize(n * n, NO_MATERIAL);
             for (k, &((i, j), _)) in self.materials.iter().enumerate() {
                 if i < j && j < n {
@@ -242,9 +248,18 @@ impl Collider {
     #[inline]
     pub fn material(&self, i: usize, j: usize) -> Material {
         let n = self.shapes.len();
-        match self.material_at.get(i.min(j) * n + i.max(j)) {
-            Some(&k) if k != NO_MATERIAL => self.materials[k as usize].1,
-            _ => mean_material(&self.shapes[i].material, &self.shapes[j].material),
+        let key = (i.min(j), i.max(j));
+        let own = if self.material_at.is_empty() {
+            // no index (no pair materials, or a large world): the last entry of the key, the
+            // one the index keeps
+            let k = self.materials.partition_point(|m| m.0 <= key);
+            (k > 0 && self.materials[k - 1].0 == key).then(|| k - 1)
+        } else {
+            Some(self.material_at[key.0 * n + key.1]).filter(|&k| k != NO_MATERIAL).map(|k| k as usize)
+        };
+        match own {
+            Some(k) => self.materials[k].1,
+            None => mean_material(&self.shapes[i].material, &self.shapes[j].material),
         }
     }
 
@@ -374,5 +389,51 @@ impl SmallWorld {
         }
         let listed = pairs.len() > SMALL_WORLD_PAIRS;
         Some(SmallWorld { pairs, needs_aabb, listed })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::DEFAULT_MATERIAL;
+    use karakuri::spatial::Se3;
+    use parry3d_f64::shape::SharedShape;
+
+    /// `n` balls, shape `k` of friction `k / n`.
+    fn balls(n: usize) -> Vec<ColShape> {
+        (0..n)
+            .map(|k| ColShape {
+                body: k,
+                joint: k,
+                placement: Se3::identity(),
+                shape: SharedShape::ball(0.1),
+                material: Material { static_friction: k as f64 / n as f64, ..DEFAULT_MATERIAL },
+                unbounded: false,
+            })
+            .collect()
+    }
+
+    /// A world above [`MATERIAL_TABLE_SHAPES`] shapes keeps no `n x n` index of its pair
+    /// materials (it would take `4 n²` bytes) and finds the same materials as a small world's
+    /// index: a pair's own (the last given of a pair listed twice), else the mean of its shapes'.
+    #[test]
+    fn pair_materials_of_a_large_world_are_found_without_the_index() {
+        let own = |k: usize| Material { static_friction: 2.0 + k as f64, dynamic_friction: 0.3, restitution: 0.1 };
+        for n in [40, MATERIAL_TABLE_SHAPES + 40] {
+            let list: Vec<((usize, usize), Material)> =
+                (0..n / 3).map(|k| ((k, 3 * k + 1), own(k))).chain([((0, 1), own(999))]).collect();
+            let c = Collider::new(balls(n), |_, _| Some(ContactMode::Lcp)).with_pair_materials(list);
+            assert_eq!(c.material_at.is_empty(), n > MATERIAL_TABLE_SHAPES);
+            for i in 0..n {
+                for j in (0..n).step_by(7).chain([3 * i + 1]).filter(|&j| j < n && j != i) {
+                    let want = match (i.min(j), i.max(j)) {
+                        (0, 1) => own(999),
+                        (a, b) if b == 3 * a + 1 && a < n / 3 => own(a),
+                        _ => mean_material(&c.shapes[i].material, &c.shapes[j].material),
+                    };
+                    assert_eq!(c.material(i, j), want, "{n} shapes, pair ({i}, {j})");
+                }
+            }
+        }
     }
 }

@@ -86,7 +86,8 @@ impl<const N: usize> RowLayout<N> for DenseRows<'_, N> {
 }
 
 /// Adds `sign · coef(S_k)[r]` to row `r` of `sink` for every dof `k` that moves `joint` (its
-/// chain to the root). The one walk of every row writer: a free flyer on the universe (the
+/// chain to the root). The angular rows' walk (the point rows go by runs: [`add_point_rows`]):
+/// a free flyer on the universe (the
 /// chain is its six dofs) goes on fixed-size arrays, the same arithmetic entry by entry.
 #[inline]
 fn add_chain<const N: usize>(
@@ -126,8 +127,9 @@ fn add_chain<const N: usize>(
 
 /// Adds `sign ·` [`point_coefficient`] of the world point `p` of `joint`'s body along each of
 /// `dirs` to the `N` rows of `layout`, for every dof that moves `joint` (nothing for the
-/// universe). The point's velocity column `S_lin + S_ang × p` of a dof is formed once for the
-/// `N` rows.
+/// universe). The chain to the root is taken in runs of consecutive dofs (a branch's joints
+/// follow each other: the dm_control humanoid's left foot has two runs, the free flyer and
+/// waist then the leg; its right foot one), each run's entries in one call of [`point_run`].
 pub fn add_point_rows<const N: usize>(
     model: &Model,
     s: &[Motion],
@@ -136,11 +138,74 @@ pub fn add_point_rows<const N: usize>(
     sign: f64,
     layout: &mut impl RowLayout<N>,
 ) {
-    if let Some(sink) = layout.sink(joint) {
-        add_chain(model, s, joint, sign, sink, |sk| {
-            let vk = sk.linear + sk.angular.cross(p);
-            dirs.map(|d| d.dot(&vk))
-        });
+    let Some(RowSink { mut rows, first }) = layout.sink(joint) else {
+        return;
+    };
+    let (mut k0, mut k1) = (model.idx_v[joint], model.idx_v[joint] + model.nvs[joint]);
+    let mut j = model.parents[joint];
+    loop {
+        let next = (j > 0).then(|| (model.idx_v[j], model.idx_v[j] + model.nvs[j]));
+        match next {
+            Some((a, b)) if b == k0 => k0 = a,
+            _ => {
+                point_run((&s[k0..k1], p), (dirs, sign), (&mut rows, k0 - first));
+                let Some((a, b)) = next else { return };
+                (k0, k1) = (a, b);
+            }
+        }
+        j = model.parents[j];
+    }
+}
+
+/// Adds `sign ·` [`point_coefficient`] of `p` along each of `dirs` for the consecutive dofs of
+/// columns `s` to entries `c0..c0 + s.len()` of each of `rows` (one per direction), one dof
+/// at a time: [`point_run`]'s portable body and its AVX2 body's remainder.
+#[inline]
+fn point_dofs((s, p): (&[Motion], &Vec3), (dirs, sign): (&[Vec3], f64), (rows, c0): (&mut [&mut [f64]], usize)) {
+    for (k, sk) in s.iter().enumerate() {
+        let vk = sk.linear + sk.angular.cross(p);
+        for (row, d) in rows.iter_mut().zip(dirs) {
+            row[c0 + k] += sign * d.dot(&vk);
+        }
+    }
+}
+
+crate::twice! {
+    /// [`point_dofs`]; the AVX2 copy four dofs at a time in 256-bit lanes: each lane the
+    /// scalar formula's operations in its order (nalgebra's cross and dot written out, no fused
+    /// multiply-add), so the same bits as one dof at a time, which the remainder takes. The four
+    /// columns' fields are gathered by `_mm256_set_pd` (LLVM's vectoriser does not gather them
+    /// from plain lanes: record 0140), the rows read and written four entries at a time.
+    fn point_run((s, p): (&[Motion], &Vec3), (dirs, sign): (&[Vec3], f64), (rows, c0): (&mut [&mut [f64]], usize)) {
+        point_dofs((s, p), (dirs, sign), (rows, c0));
+    } avx2 {
+        use std::arch::x86_64::*;
+        let mut quads = s.chunks_exact(4);
+        let mut c = c0;
+        let (px, py, pz, sg) = (_mm256_set1_pd(p.x), _mm256_set1_pd(p.y), _mm256_set1_pd(p.z), _mm256_set1_pd(sign));
+        for q in &mut quads {
+            let [m0, m1, m2, m3] = [&q[0], &q[1], &q[2], &q[3]];
+            let lx = _mm256_set_pd(m3.linear.x, m2.linear.x, m1.linear.x, m0.linear.x);
+            let ly = _mm256_set_pd(m3.linear.y, m2.linear.y, m1.linear.y, m0.linear.y);
+            let lz = _mm256_set_pd(m3.linear.z, m2.linear.z, m1.linear.z, m0.linear.z);
+            let ax = _mm256_set_pd(m3.angular.x, m2.angular.x, m1.angular.x, m0.angular.x);
+            let ay = _mm256_set_pd(m3.angular.y, m2.angular.y, m1.angular.y, m0.angular.y);
+            let az = _mm256_set_pd(m3.angular.z, m2.angular.z, m1.angular.z, m0.angular.z);
+            // v = lin + ang × p
+            let vx = _mm256_add_pd(lx, _mm256_sub_pd(_mm256_mul_pd(ay, pz), _mm256_mul_pd(az, py)));
+            let vy = _mm256_add_pd(ly, _mm256_sub_pd(_mm256_mul_pd(az, px), _mm256_mul_pd(ax, pz)));
+            let vz = _mm256_add_pd(lz, _mm256_sub_pd(_mm256_mul_pd(ax, py), _mm256_mul_pd(ay, px)));
+            for (row, d) in rows.iter_mut().zip(dirs) {
+                let r: &mut [f64; 4] = (&mut row[c..c + 4]).try_into().expect("four dofs");
+                let (dx, dy, dz) = (_mm256_set1_pd(d.x), _mm256_set1_pd(d.y), _mm256_set1_pd(d.z));
+                let dot = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, vx), _mm256_mul_pd(dy, vy)), _mm256_mul_pd(dz, vz));
+                let x = _mm256_add_pd(_mm256_set_pd(r[3], r[2], r[1], r[0]), _mm256_mul_pd(sg, dot));
+                let (lo, hi) = (_mm256_castpd256_pd128(x), _mm256_extractf128_pd::<1>(x));
+                *r = [_mm_cvtsd_f64(lo), _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo)), _mm_cvtsd_f64(hi), _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi))];
+            }
+            c += 4;
+        }
+        point_dofs((quads.remainder(), p), (dirs, sign), (rows, c));
     }
 }
 
@@ -289,5 +354,59 @@ mod tests {
         let u: f64 = row.iter().zip(v.iter()).map(|(a, b)| a * b).sum();
         let va = o_m_i[1].act_motion(&vel[1]);
         assert!((u - dir.dot(&(vw.angular - va.angular))).abs() < 1e-14);
+    }
+
+    /// The point rows written by runs of dofs, four at a time, are bit for bit the per-dof
+    /// formula `sign · point_coefficient`, on chains of runs of every length modulo four.
+    #[test]
+    fn point_rows_by_runs_are_the_per_dof_coefficients_bit_for_bit() {
+        let mut b = ModelBuilder::new("tree");
+        let i = Inertia::new(1.0, Vec3::new(0.1, 0.0, 0.0), Mat3::identity() * 0.01);
+        let root = b.add_joint(JointId::UNIVERSE, "root", JointType::FreeFlyer, Se3::identity()).unwrap();
+        b.add_body(root, "root", i).unwrap();
+        // two branches of revolute chains from the root: the second's dofs follow the first's
+        let axes = [Vec3::x(), Vec3::y(), Vec3::z(), Vec3::new(1.0, 2.0, -0.5).normalize()];
+        let mut tips = vec![];
+        for (branch, len) in [(0, 7), (1, 5)] {
+            let mut parent = root;
+            for k in 0..len {
+                let name = format!("j{branch}_{k}");
+                let placement = Se3::new(crate::spatial::exp3(&Vec3::new(0.3, -0.2, 0.1 * k as f64)), Vec3::new(0.1, 0.05 * branch as f64, 0.2));
+                let axis = Axis::from_unit(axes[(k + branch) % 4]);
+                parent = b.add_joint(parent, &name, JointType::Revolute { axis }, placement).unwrap();
+                b.add_body(parent, &name, i).unwrap();
+                tips.push(parent.0);
+            }
+        }
+        let model = b.build().unwrap();
+        let mut data = Data::new(&model);
+        let mut q = neutral(&model);
+        for (k, x) in q.iter_mut().enumerate().skip(7) {
+            *x = 0.3 * (k as f64).sin();
+        }
+        joint_jacobians(&model, &mut data, &q);
+        let mut s = vec![Motion::zero(); model.nv];
+        world_motion_columns(&model, data.joint_placements().unwrap(), &mut s);
+        let p = Vec3::new(0.31, -0.27, 0.93);
+        let dirs = [Vec3::new(0.3, -0.5, 0.8).normalize(), Vec3::new(-0.7, 0.1, 0.2), Vec3::new(0.0, 0.6, -0.4)];
+        for &joint in tips.iter().chain([&root.0]) {
+            for sign in [1.0, -1.0] {
+                let mut rows = vec![vec![0.25; model.nv]; 3];
+                let [r0, r1, r2] = &mut rows[..] else { unreachable!() };
+                add_point_rows(&model, &s, joint, (&p, &dirs), sign, &mut DenseRows([r0, r1, r2]));
+                let mut moves = vec![false; model.nv];
+                let mut j = joint;
+                while j > 0 {
+                    moves[model.idx_v[j]..model.idx_v[j] + model.nvs[j]].fill(true);
+                    j = model.parents[j];
+                }
+                for (row, d) in rows.iter().zip(&dirs) {
+                    for k in 0..model.nv {
+                        let want = if moves[k] { 0.25 + sign * point_coefficient(&s[k], &p, d) } else { 0.25 };
+                        assert_eq!(row[k].to_bits(), want.to_bits(), "joint {joint}, dof {k}");
+                    }
+                }
+            }
+        }
     }
 }
