@@ -292,16 +292,20 @@ def root_body(m):
 
 
 def mujoco_run(m, d, reset, n, dt, root, feet):
-    """Untimed pass: mean contacts, the root's final height, foot slip (mm) after SETTLE."""
+    """Untimed pass: mean contacts, the root's final height, foot slip (mm) after SETTLE, and the
+    deepest penetration (mm) from SETTLE to the end (robots with feet)."""
     reset()
     ids = {body_name(m, i): i for i in range(m.nbody)}
     rid = ids[root]
     fids = [ids[f] for f in feet or []]
     settle = int(round(SETTLE / dt))
-    ncon, at_settle = 0, None
+    ncon, at_settle, deep = 0, None, 0.0
     for k in range(1, n + 1):
         mujoco.mj_step(m, d)
         ncon += d.ncon
+        if k >= settle and d.ncon:
+            # the step's contacts (found at its start): MuJoCo's dist < 0 is a penetration
+            deep = max(deep, -float(d.contact.dist[:d.ncon].min()))
         if k == min(settle, n):
             # mj_step leaves xpos at the step's start state: the poses of qpos after step k
             # (what karakuri's trajectory row k holds) need the kinematics of the new qpos
@@ -310,7 +314,7 @@ def mujoco_run(m, d, reset, n, dt, root, feet):
     mujoco.mj_kinematics(m, d)
     slip = max((math.hypot(*(d.xpos[f][:2] - p)) * 1000 for f, p in zip(fids, at_settle)),
                default=None) if n > settle else None
-    return ncon / n, float(d.xpos[rid][2]), slip
+    return ncon / n, float(d.xpos[rid][2]), slip, (deep * 1000 if fids and n > settle else None)
 
 
 def repeats(n):
@@ -320,7 +324,7 @@ def repeats(n):
 
 def karakuri_run(binary, path, n, dt, root, feet, tmp):
     """One `karakuri simulate --cpu-time` run: (CPU µs/step, wall µs/step in the step, mean
-    contacts, converged share, root height, slip mm)."""
+    contacts, converged share, root height, slip mm, deepest contact from SETTLE on in mm)."""
     steps, out = os.path.join(tmp, "steps.csv"), os.path.join(tmp, "out.csv")
     p = subprocess.run([binary, "simulate", path, "--duration", repr(n * dt), "--steps", steps, "--out", out,
                         "--cpu-time", str(repeats(n))],
@@ -341,6 +345,8 @@ def karakuri_run(binary, path, n, dt, root, feet, tmp):
     contacts = sum(int(r["contacts"]) for r in rows) / n
     conv = sum(int(r["converged"]) for r in rows) / n
     settle = min(int(round(SETTLE / dt)), n)
+    deep = max((float(r["depth"]) for r in rows if int(r["step"]) >= settle), default=0.0) * 1000 \
+        if feet and n > settle else None
     z, at, end = None, {}, {}
     frames = {}  # karakuri body -> [(foot, offset in the body's frame)]
     for foot in feet or []:
@@ -359,7 +365,7 @@ def karakuri_run(binary, path, n, dt, root, feet, tmp):
                     (at if k == settle else end)[key] = (float(r["px"]) + w[0], float(r["py"]) + w[1])
     slip = max((math.hypot(end[b][0] - at[b][0], end[b][1] - at[b][1]) * 1000 for b in end),
                default=None) if feet and n > settle else None
-    return float(cpu.group(1)), us, contacts, conv, z, slip
+    return float(cpu.group(1)), us, contacts, conv, z, slip, deep
 
 
 def prepare(quick, only, tmp):
@@ -429,15 +435,15 @@ def main():
             for name, path, (m, d, reset), n, dt, root, feet, _ in robots:
                 e = res.setdefault(name, {"k_us": [], "m_us": []})
                 try:
-                    cpu, us, c, conv, z, slip = karakuri_run(args.karakuri, path, n, dt, root, feet[1], tmp)
+                    cpu, us, c, conv, z, slip, deep = karakuri_run(args.karakuri, path, n, dt, root, feet[1], tmp)
                     e["k_us"].append(us)
                     e.setdefault("k_cpu", []).append(cpu)
-                    e.update(k_contacts=c, converged=conv, k_z=z, k_slip=slip)
+                    e.update(k_contacts=c, converged=conv, k_z=z, k_slip=slip, k_deep=deep)
                 except (RuntimeError, OSError) as err:
                     e["refused"] = str(err)
                 e["m_us"].append(mjs.cpu_us_per_step(m, d, reset, n, repeats(n)))
                 if rnd == 0:
-                    e["m_contacts"], e["m_z"], e["m_slip"] = mujoco_run(m, d, reset, n, dt, root, feet[0])
+                    e["m_contacts"], e["m_z"], e["m_slip"], e["m_deep"] = mujoco_run(m, d, reset, n, dt, root, feet[0])
                 print("%s: %s" % (name, {k: v for k, v in e.items()}), file=sys.stderr)
             loads.append(svm.load1())
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
@@ -451,26 +457,28 @@ def main():
         "1-min load average %.2f .. %.2f on %d cores (other work on the machine: the µs are that load's). "
         "Ratio: karakuri CPU / MuJoCo CPU (below 1: karakuri faster). 'converged': share of karakuri's "
         "steps whose solve met engine.tolerance. Slip: largest horizontal travel of a foot from %.1f s "
-        "to the end."
+        "to the end; deepest: the deepest contact from then to the end (karakuri's "
+        "contact.penetration_tolerance: 1 mm unless the file sets it)."
         % (when, " --quick" if args.quick else "", time.time() - started, rounds, mujoco.__version__, dur,
            min(loads), max(loads), os.cpu_count() or 0, SETTLE), 100)
     lines = [head, "",
              "| robot | karakuri µs/step (CPU) | karakuri µs/step (wall, in step) | MuJoCo µs/step (CPU) | ratio "
              "| contacts karakuri / MuJoCo | converged | root z at end karakuri / MuJoCo (m) "
-             "| foot slip karakuri / MuJoCo (mm) |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| foot slip karakuri / MuJoCo (mm) | deepest contact at rest karakuri / MuJoCo (mm) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, path, _, n, dt, *_rest in robots:
         e = res[name]
         mu = min(e["m_us"])
         if "refused" in e:
-            lines.append("| %s | refused: %s | | %.2f | | – / %.1f | | – / %.3f | |"
+            lines.append("| %s | refused: %s | | %.2f | | – / %.1f | | – / %.3f | | |"
                          % (name, e["refused"].replace("|", "/")[:120], mu, e["m_contacts"], e["m_z"]))
             continue
         ku, kc = statistics.median(e["k_us"]), min(e["k_cpu"])
         slip = ("%s / %s" % (fmt(e["k_slip"], "%.1f"), fmt(e["m_slip"], "%.1f"))) if e["k_slip"] is not None else ""
-        lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.1f / %.1f | %.1f %% | %.3f / %.3f | %s |"
+        deep = ("%s / %s" % (fmt(e["k_deep"], "%.2f"), fmt(e["m_deep"], "%.2f"))) if e["k_deep"] is not None else ""
+        lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.1f / %.1f | %.1f %% | %.3f / %.3f | %s | %s |"
                      % (name, kc, ku, mu, kc / mu, e["k_contacts"], e["m_contacts"], 100 * e["converged"],
-                        e["k_z"], e["m_z"], slip))
+                        e["k_z"], e["m_z"], slip, deep))
     lines.append("")
     lines.append("Models: " + "; ".join("%s: %s, dt %g s, %d steps" % (r[0], r[7], r[4], r[3]) for r in robots) + ".")
     table = "\n".join(lines)

@@ -48,7 +48,7 @@ enum Command {
         /// Trajectory CSV: step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz (world frame).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Per-step CSV: step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation (the constraint solve's: sweeps, final residual, 1 when it met engine.tolerance, ContactBench's contact measures)
+        /// Per-step CSV: step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation,depth (the constraint solve's: sweeps, final residual, 1 when it met engine.tolerance, ContactBench's contact measures; the deepest contact's penetration, m)
         #[arg(long)]
         steps: Option<PathBuf>,
         /// Sensor CSV: time, then NAME.COMPONENT per reading component: x,y,z (accelerometers,

@@ -28,7 +28,7 @@ fn the_cli_writes_the_demo_csv_files() {
     assert!((0.035..0.045).contains(&z), "the lying robot's base at {z} m");
     let steps = std::fs::read_to_string(dir.join("steps.csv")).unwrap();
     assert_eq!(steps.lines().count(), 602);
-    assert!(steps.starts_with("step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation\n"), "{}", &steps[..120]);
+    assert!(steps.starts_with("step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation,depth\n"), "{}", &steps[..120]);
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -42,8 +42,9 @@ pub struct SimulateArgs {
     /// body per step, the initial state as step 0.
     pub out: Option<PathBuf>,
     /// Step CSV: `step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,
-    /// dissipation` (the constraint solve's sweeps and final residual, m/s; 1 when the
-    /// residual met `engine.tolerance`; ContactBench's contact measures, `solver/measures.rs`).
+    /// dissipation,depth` (the constraint solve's sweeps and final residual, m/s; 1 when the
+    /// residual met `engine.tolerance`; ContactBench's contact measures, `solver/measures.rs`;
+    /// the deepest penetration among the step's contacts, m, 0 without contacts).
     pub steps: Option<PathBuf>,
     /// Sensor CSV: `time`, then `NAME.x,NAME.y,NAME.z` per accelerometer or gyro and
     /// `NAME.fx,NAME.fy,NAME.fz,NAME.tx,NAME.ty,NAME.tz` per force sensor (sensor axes), one

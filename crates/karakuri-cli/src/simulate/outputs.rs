@@ -65,6 +65,11 @@ fn write_rows(out: &mut CsvOut, world: &World, moving: &[usize], step: u64) -> R
 }
 
 /// The sensor CSV's header: `time`, then each sensor's components ([`World::layout`]).
+/// The deepest penetration among the world's contacts (m; 0 without contacts or with gaps only).
+fn deepest(world: &World) -> f64 {
+    world.contacts().iter().fold(0.0, |d, c| d.max(c.depth))
+}
+
 fn sensor_header(world: &World) -> String {
     let mut h = String::from("time");
     for (sensor, component) in world.layout().sensor_components() {
@@ -118,7 +123,7 @@ impl RunOutputs {
     ) -> Result<RunOutputs> {
         Ok(RunOutputs {
             traj: out.map(|p| CsvOut::create(p, "step,t,body,px,py,pz,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz")).transpose()?,
-            steps: steps.map(|p| CsvOut::create(p, "step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation")).transpose()?,
+            steps: steps.map(|p| CsvOut::create(p, "step,t,contacts,wall_ns,sweeps,residual,converged,signorini,coulomb,dissipation,depth")).transpose()?,
             sensors: sensors.map(|p| CsvOut::create(p, &sensor_header(world))).transpose()?,
             joints: joints.map(|p| CsvOut::create(p, &joint_header(world))).transpose()?,
             joint_states: vec![JointState::default(); world.one_dof_joints().len()],
@@ -133,7 +138,7 @@ impl RunOutputs {
             write_rows(t, world, &self.moving, k0)?;
         }
         if let Some(s) = self.steps.as_mut() {
-            s.line(format_args!("{k0},{},{},0,0,0,1,0,0,0", world.time(), world.contacts().len()))?;
+            s.line(format_args!("{k0},{},{},0,0,0,1,0,0,0,{:e}", world.time(), world.contacts().len(), deepest(world)))?;
         }
         Ok(())
     }
@@ -149,13 +154,14 @@ impl RunOutputs {
             let solve = world.last_solve();
             let converged = u8::from(solve.residual <= world.scene().engine.tolerance);
             s.line(format_args!(
-                "{k},{},{nc},{ns},{},{:e},{converged},{:e},{:e},{:e}",
+                "{k},{},{nc},{ns},{},{:e},{converged},{:e},{:e},{:e},{:e}",
                 world.time(),
                 solve.iterations,
                 solve.residual,
                 solve.signorini,
                 solve.coulomb,
-                solve.dissipation
+                solve.dissipation,
+                deepest(world)
             ))?;
         }
         if let Some(s) = self.sensors.as_mut() {
