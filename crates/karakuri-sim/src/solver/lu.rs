@@ -53,9 +53,14 @@ twice! {
     }
 }
 
-/// Lanes of a quad kept by [`sub_quads`]'s first quad, by how many of its lanes lie left of
-/// the entries to update.
-const LEAD: [[u64; 4]; 4] = [[u64::MAX; 4], [0, u64::MAX, u64::MAX, u64::MAX], [0, 0, u64::MAX, u64::MAX], [0, 0, 0, u64::MAX]];
+/// The mask of a first quad whose `lead` lanes lie left of the entries to update: those
+/// lanes `0`, the others all ones. Computed, not read from a table of constants: knowing a
+/// table's last lane all ones, the compiler split the quad's `and` into scalar pieces through
+/// general registers (0138, 0143); a computed mask is one `vandpd` a row.
+#[inline(always)]
+fn lead_mask(lead: usize) -> [u64; 4] {
+    std::array::from_fn(|j| if j >= lead { u64::MAX } else { 0 })
+}
 
 /// [`lu_factor`]'s step at column `c`: each row of `below` (rows of `n = u.len()`) less its
 /// multiple `f = row[c] / u[c]` of the pivot row `u` from column `c + 1` on (a row whose `f`
@@ -78,7 +83,7 @@ fn eliminate(below: &mut [f64], u: &[f64], c: usize) {
         return;
     }
     let start = n - 4 * quads;
-    let m = LEAD[from - start];
+    let m = &lead_mask(from - start);
     let (us, _) = u[start..].as_chunks::<4>();
     match quads {
         1 => eliminate_quads::<1>(below, us, (c, d, start), m),
@@ -101,7 +106,7 @@ fn eliminate(below: &mut [f64], u: &[f64], c: usize) {
 /// [`eliminate`] over `Q` quads from column `start` of each row (`start + 4 Q` columns), the
 /// pivot row's `Q` quads (`us`) loaded once.
 #[inline(always)]
-fn eliminate_quads<const Q: usize>(below: &mut [f64], us: &[[f64; 4]], (c, d, start): (usize, f64, usize), m: [u64; 4]) {
+fn eliminate_quads<const Q: usize>(below: &mut [f64], us: &[[f64; 4]], (c, d, start): (usize, f64, usize), m: &[u64; 4]) {
     let us: &[[f64; 4]; Q] = us[..Q].try_into().expect("Q quads");
     let us = *us;
     let n = start + 4 * Q;
@@ -117,27 +122,23 @@ fn eliminate_quads<const Q: usize>(below: &mut [f64], us: &[[f64; 4]], (c, d, st
 }
 
 /// `x −= f u` over whole quads (`x`, `u` as many), the first quad's products masked by `m`
-/// (a masked lane subtracts `+0`, which leaves any `x` as it is, −0 included); the other
-/// quads as `x + (−f) u`, which is `x − f u` bit for bit (IEEE 754's subtraction is the
-/// addition of the negation, and `(−f) u = −(f u)`).
+/// (a [`lead_mask`]; a masked lane subtracts `+0`, which leaves any `x` as it is, −0
+/// included), the others by [`sub_quad_rows`].
 #[inline(always)]
-fn sub_masked(xs: &mut [[f64; 4]], us: &[[f64; 4]], f: f64, m: [u64; 4]) {
+fn sub_masked(xs: &mut [[f64; 4]], us: &[[f64; 4]], f: f64, m: &[u64; 4]) {
     let Some(((x0, xs), (u0, us))) = xs.split_first_mut().zip(us.split_first()) else {
         return;
     };
     let (u, mut v) = (*u0, *x0);
+    let mut p = [0u64; 4];
     for j in 0..4 {
-        v[j] -= f64::from_bits((f * u[j]).to_bits() & m[j]);
+        p[j] = (f * u[j]).to_bits() & m[j];
+    }
+    for j in 0..4 {
+        v[j] -= f64::from_bits(p[j]);
     }
     *x0 = v;
-    let nf = -f;
-    for (xq, uq) in xs.iter_mut().zip(us) {
-        let (u, mut v) = (*uq, *xq);
-        for j in 0..4 {
-            v[j] += nf * u[j];
-        }
-        *xq = v;
-    }
+    sub_quad_rows(xs, us, f);
 }
 
 /// `x[j] −= f u[j]` for `j` in `from..n` (`x`, `u`: `n` long), in quads counted back from `n`;
@@ -153,7 +154,7 @@ fn sub_quads(x: &mut [f64], u: &[f64], f: f64, from: usize) {
         let start = n - 4 * quads;
         let (xs, _) = x[start..].as_chunks_mut::<4>();
         let (us, _) = u[start..].as_chunks::<4>();
-        sub_masked(xs, us, f, LEAD[from - start]);
+        sub_masked(xs, us, f, &lead_mask(from - start));
     } else {
         let (xs, xr) = x[from..].as_chunks_mut::<4>();
         let (us, ur) = u[from..].as_chunks::<4>();
@@ -259,54 +260,170 @@ twice! {
 
 twice! {
     /// Factors a symmetric positive definite `A` (`n x n`, row-major; the upper triangle read)
-    /// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor by
-    /// rows: each pivot row scaled by its pivot's root, the rows below less its multiples); false
-    /// when a pivot is not larger than `tiny` (or not a number).
+    /// in place as `A = Uᵀ U`, `U` upper triangular in the upper triangle (a Cholesky factor:
+    /// each row less the rows above's multiples, then scaled by its pivot's root); false when
+    /// a pivot is not larger than `tiny` (or not a number). Row by row from the top (0143):
+    /// each entry `A_rj` less the terms `U_cr U_cj` of the rows `c < r` in order (a row whose
+    /// `U_cr` is zero skipped), as the factor by columns subtracted them, so the same bits; a
+    /// row's entries from its diagonal on are held in registers as quads counted back from its
+    /// end (the first quad's lanes left of the diagonal not stored), the first `n mod 4` rows
+    /// (whose quads would start left of the matrix) entry by entry.
     pub(super) fn chol_factor(a: &mut [f64], n: usize, tiny: f64) -> bool {
-        for c in 0..n {
-            let p = a[c * n + c];
-            if p.is_nan() || p <= tiny {
-                return false;
-            }
-            let d = p.sqrt();
-            let (top, below) = a[..n * n].split_at_mut((c + 1) * n);
-            let row = &mut top[c * n + c..(c + 1) * n];
-            row[0] = d;
-            row[1..].iter_mut().for_each(|x| *x /= d);
-            let row = &top[c * n + c + 1..(c + 1) * n];
-            for (i, below_row) in below.chunks_exact_mut(n).enumerate() {
-                let f = row[i];
-                if f != 0.0 {
-                    // row c + 1 + i of the trailing block, from its diagonal on
-                    let r = c + 1 + i;
-                    for (x, &u) in below_row[r..].iter_mut().zip(&row[i..]) {
-                        *x -= f * u;
+        let a = &mut a[..n * n];
+        for r in 0..n {
+            let (top, rest) = a.split_at_mut(r * n);
+            let row = &mut rest[..n];
+            let quads = (n - r).div_ceil(4);
+            if 4 * quads > n {
+                for uc in top.chunks_exact(n) {
+                    let f = uc[r];
+                    if f != 0.0 {
+                        row[r..].iter_mut().zip(&uc[r..]).for_each(|(x, u)| *x -= f * u);
                     }
                 }
+                let p = row[r];
+                if p.is_nan() || p <= tiny {
+                    return false;
+                }
+                let d = p.sqrt();
+                row[r] = d;
+                row[r + 1..].iter_mut().for_each(|x| *x /= d);
+                continue;
+            }
+            let mut from = n - 4 * quads;
+            while from < n {
+                let ok = match ((n - from) / 4).min(6) {
+                    1 => chol_block::<1>(row, top, r, from, tiny),
+                    2 => chol_block::<2>(row, top, r, from, tiny),
+                    3 => chol_block::<3>(row, top, r, from, tiny),
+                    4 => chol_block::<4>(row, top, r, from, tiny),
+                    5 => chol_block::<5>(row, top, r, from, tiny),
+                    _ => chol_block::<6>(row, top, r, from, tiny),
+                };
+                if !ok {
+                    return false;
+                }
+                from += 4 * ((n - from) / 4).min(6);
             }
         }
         true
     }
 }
 
-twice! {
-    /// Solves `Uᵀ X = B` by [`chol_factor`]'s `U` (`n x n`) for `B` of `n` rows of `w`
-    /// (row-major, overwritten by `X`), `n = x.len() / w`.
-    pub(super) fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
-        let n = x.len() / w;
-        for c in 0..n {
-            let (top, below) = x.split_at_mut((c + 1) * w);
-            let xc = &mut top[c * w..];
-            let d = u[c * n + c];
-            xc.iter_mut().for_each(|r| *r /= d);
-            for (j, row) in below.chunks_exact_mut(w).enumerate() {
-                let f = u[c * n + c + 1 + j];
-                if f != 0.0 {
-                    row.iter_mut().zip(xc.iter()).for_each(|(r, v)| *r -= f * v);
+/// [`chol_factor`]'s row `row` (`r`) at the `B` quads from column `from` (`from ≤ r` for the
+/// row's first block, which holds its diagonal and checks its pivot): less the rows above
+/// (`top`), scaled by the pivot's root (the diagonal set to it), stored; the first block's
+/// lanes left of the diagonal keep their entries. False when the pivot fails.
+#[inline(always)]
+fn chol_block<const B: usize>(row: &mut [f64], top: &[f64], r: usize, from: usize, tiny: f64) -> bool {
+    let n = row.len();
+    let mut acc = quads_at::<B>(row, from);
+    sub_row_terms(&mut acc, (top, n, r), (top, n, from));
+    let d = if from <= r {
+        let p = acc[0][r - from];
+        if p.is_nan() || p <= tiny {
+            return false;
+        }
+        p.sqrt()
+    } else {
+        row[r]
+    };
+    for q in &mut acc {
+        for x in q.iter_mut() {
+            *x /= d;
+        }
+    }
+    if from <= r {
+        let (keep, lead) = (acc[0], r - from);
+        let old = quads_at::<1>(row, from)[0];
+        acc[0] = std::array::from_fn(|j| if j < lead { old[j] } else if j == lead { d } else { keep[j] });
+    }
+    let (out, _) = row[from..from + 4 * B].as_chunks_mut::<4>();
+    out.copy_from_slice(&acc);
+    true
+}
+
+/// The `B` quads of `row` from column `from`.
+#[inline(always)]
+fn quads_at<const B: usize>(row: &[f64], from: usize) -> [[f64; 4]; B] {
+    let (q, _) = row[from..from + 4 * B].as_chunks::<4>();
+    *<&[[f64; 4]; B]>::try_from(q).expect("B quads")
+}
+
+/// `acc −= f_c v_c` over the rows `c` of `fs` and of `vs` side by side, in order (`fs`: rows
+/// of `nf`, `f_c` the entry `at` of row `c`; `vs`: rows of `nv`, `v_c` the `B` quads from
+/// column `from` of row `c`), a row whose `f_c` is zero skipped: each lane's terms one after
+/// another, as the entry-by-entry updates subtract them. `acc` stays in registers.
+#[inline(always)]
+fn sub_row_terms<const B: usize>(acc: &mut [[f64; 4]; B], (fs, nf, at): (&[f64], usize, usize), (vs, nv, from): (&[f64], usize, usize)) {
+    // once, so that no row checks its bounds
+    assert!(at < nf && from + 4 * B <= nv, "entries within the rows");
+    for (fr, vr) in fs.chunks_exact(nf).zip(vs.chunks_exact(nv)) {
+        let f = fr[at];
+        if f != 0.0 {
+            let v = quads_at::<B>(vr, from);
+            for b in 0..B {
+                for j in 0..4 {
+                    acc[b][j] -= f * v[b][j];
                 }
             }
         }
     }
+}
+
+twice! {
+    /// Solves `Uᵀ X = B` by [`chol_factor`]'s `U` (`n x n`) for `B` of `n` rows of `w`
+    /// (row-major, overwritten by `X`), `n = x.len() / w`: row by row from the top, each
+    /// entry of `B` less the terms `U_cj X_c` of the rows above in order (a row whose `U_cj`
+    /// is zero skipped), then divided by `U_jj`, as the substitution by columns did (0143);
+    /// the row's whole quads held in registers up to six at a time, the rest entry by entry.
+    pub(super) fn chol_lower_rows(u: &[f64], x: &mut [f64], w: usize) {
+        let n = x.len() / w;
+        let u = &u[..n * n];
+        let whole = w - w % 4;
+        for j in 0..n {
+            let (top, rest) = x.split_at_mut(j * w);
+            let row = &mut rest[..w];
+            let d = u[j * n + j];
+            let mut from = 0;
+            while from < whole {
+                let b = ((whole - from) / 4).min(6);
+                match b {
+                    1 => lower_block::<1>(row, (top, w), (u, n, j), from, d),
+                    2 => lower_block::<2>(row, (top, w), (u, n, j), from, d),
+                    3 => lower_block::<3>(row, (top, w), (u, n, j), from, d),
+                    4 => lower_block::<4>(row, (top, w), (u, n, j), from, d),
+                    5 => lower_block::<5>(row, (top, w), (u, n, j), from, d),
+                    _ => lower_block::<6>(row, (top, w), (u, n, j), from, d),
+                }
+                from += 4 * b;
+            }
+            for e in whole..w {
+                let mut v = row[e];
+                for (uc, xc) in u.chunks_exact(n).zip(top.chunks_exact(w)) {
+                    if uc[j] != 0.0 {
+                        v -= uc[j] * xc[e];
+                    }
+                }
+                row[e] = v / d;
+            }
+        }
+    }
+}
+
+/// [`chol_lower_rows`]'s row `row` (`j`) at the `B` quads from column `from`: less the solved
+/// rows above (`top`, rows of `w`) by `U`'s column `j` (`u`, `n x n`), divided by `d = U_jj`.
+#[inline(always)]
+fn lower_block<const B: usize>(row: &mut [f64], (top, w): (&[f64], usize), (u, n, j): (&[f64], usize, usize), from: usize, d: f64) {
+    let mut acc = quads_at::<B>(row, from);
+    sub_row_terms(&mut acc, (u, n, j), (top, w, from));
+    for q in &mut acc {
+        for x in q.iter_mut() {
+            *x /= d;
+        }
+    }
+    let (out, _) = row[from..from + 4 * B].as_chunks_mut::<4>();
+    out.copy_from_slice(&acc);
 }
 
 /// Solves `U x = r` by [`chol_factor`]'s `U` (`n x n`, `n = r.len()`; `r` overwritten by `x`),
@@ -387,15 +504,17 @@ mod tests {
             assert!((x[i] - y[i]).abs() < 1e-10 * (1.0 + y[i].abs()), "{i}: {} {}", x[i], y[i]);
         }
         // many right-hand sides by rows: each column is the single solve's bits
-        let w = 3;
-        let mut rows: Vec<f64> = (0..n * w).map(|i| (i as f64 * 0.37).cos()).collect();
-        let cols: Vec<Vec<f64>> = (0..w).map(|c| (0..n).map(|i| rows[i * w + c]).collect()).collect();
-        chol_lower_rows(&u, &mut rows, w);
-        for (c, col) in cols.iter().enumerate() {
-            let mut v = col.clone();
-            chol_lower(&u, &mut v);
-            for i in 0..n {
-                assert_eq!(v[i].to_bits(), rows[i * w + c].to_bits(), "({i}, {c})");
+        // (widths: the remainder alone, whole quads, blocks of up to six quads and a rest)
+        for w in [3, 8, 20, 30] {
+            let mut rows: Vec<f64> = (0..n * w).map(|i| (i as f64 * 0.37).cos()).collect();
+            let cols: Vec<Vec<f64>> = (0..w).map(|c| (0..n).map(|i| rows[i * w + c]).collect()).collect();
+            chol_lower_rows(&u, &mut rows, w);
+            for (c, col) in cols.iter().enumerate() {
+                let mut v = col.clone();
+                chol_lower(&u, &mut v);
+                for i in 0..n {
+                    assert_eq!(v[i].to_bits(), rows[i * w + c].to_bits(), "{w}: ({i}, {c})");
+                }
             }
         }
         // an indefinite matrix is refused
@@ -406,7 +525,7 @@ mod tests {
 
     #[test]
     fn cholesky_quads_are_the_entry_by_entry_factor_bit_for_bit() {
-        for n in 1..=23 {
+        for n in 1..=30 {
             let mut a = spd(n);
             for i in 0..n {
                 a[i * n + i] += n as f64;
