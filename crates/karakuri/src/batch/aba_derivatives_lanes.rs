@@ -6,8 +6,10 @@
 
 use super::crba_lanes::{invert, solve, store_rows, CrbaWorkspace};
 #[cfg(target_arch = "x86_64")]
-use super::crba_lanes::{put1, put4, store_rows_avx2, tile_avx2, STREAM_BYTES};
+use super::crba_lanes::{put1, put4, store_rows_avx2, tile_avx2, stream_bytes};
 use super::lanes::{LMotion, L, LANES};
+#[cfg(target_arch = "x86_64")]
+use super::lanes::ask_ahead4;
 use super::rnea_derivatives_lanes::{backward, configuration_entries, forward, inertia_mul, DerivLanes, LaneMats};
 use crate::algorithms::derivatives::DerivativesWorkspace;
 use crate::model::Model;
@@ -199,7 +201,7 @@ twice! {
         groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| portable_store(m.nv, s, t, g, k, o));
     } avx2 {
         let n = m.nv;
-        let stream = 3 * k * n * n * 8 >= STREAM_BYTES;
+        let stream = 3 * k * n * n * 8 >= stream_bytes();
         groups(m, w, cw, ws, k, q, v, tau, outs, |s, t, g, k, o| {
             if t {
                 store_transposed_avx2(s, n, g, k, o, stream);
@@ -232,6 +234,9 @@ fn store_transposed_avx2(src: &[L], n: usize, g: usize, k: usize, dst: &mut [f64
         let mut j = 0;
         while j + 4 <= n {
             let e = t * n + j;
+            if !stream {
+                ask_ahead4(r0.as_ptr(), n * n, e);
+            }
             let x = [&src[j * n + t], &src[(j + 1) * n + t], &src[(j + 2) * n + t], &src[(j + 3) * n + t]];
             tile_avx2!(x, [&mut r0[e..], &mut r1[e..], &mut r2[e..], &mut r3[e..]], stream);
             j += 4;

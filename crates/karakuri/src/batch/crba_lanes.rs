@@ -20,7 +20,7 @@ mod store;
 use store::store_mapped_avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) use store::{put1, put4, store_rows_avx2, tile_avx2};
-pub(crate) use store::{store_rows, STREAM_BYTES};
+pub(crate) use store::{store_rows, stream_bytes};
 
 /// The CRBA buffers of one thread: a composite inertia per joint (`m, h, I_o` about the world
 /// origin: `[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`), M (laid out from `fl` for the portable store),
@@ -537,7 +537,7 @@ crate::twice! {
     pub(crate) fn crba_chunk(m: &Model, kw: &mut KinWorkspace, cw: &mut CrbaWorkspace, inverse: bool, k: usize, q: &[f64], out: &mut [f64]) {
         crba_groups(m, kw, cw, inverse, k, q, out);
     } avx2 {
-        let stream = k * m.nv * m.nv * 8 >= STREAM_BYTES;
+        let stream = k * m.nv * m.nv * 8 >= stream_bytes();
         // the lengths `map` and `tmap` were made for in `CrbaWorkspace::new` (never changed)
         assert!(cw.fl.len() == cw.chain.len() + 1 && cw.zt.len() == m.nv * m.nv);
         groups_with(m, kw, cw, inverse, k, q, out, |cw, inverse, g, k, o| {
@@ -644,7 +644,7 @@ mod tests {
         let model = urdf::load(path, urdf::Root::FreeFlyer).unwrap();
         let (k, nq, nv) = (1461, model.nq, model.nv);
         let nn = nv * nv;
-        assert!(3 * k * nn * 8 >= super::STREAM_BYTES && k * nn * 8 >= super::STREAM_BYTES && 3 * 200 * nn * 8 < super::STREAM_BYTES);
+        assert!(3 * k * nn * 8 >= super::stream_bytes() && k * nn * 8 >= super::stream_bytes() && 3 * 200 * nn * 8 < super::stream_bytes());
         let mut rng = SplitMix64::new(21);
         let mut q = vec![];
         for _ in 0..k {

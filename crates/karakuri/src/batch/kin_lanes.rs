@@ -9,7 +9,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::lanes::{
-    add3, cross, free_flyer_in_lanes, inertia_mul, mul33, mul_mv, parent_placement, placement_in_lanes, prismatic_in_lanes, revolute_in_lanes, sin_cos, splat3, LMotion,
+    add3, ask_ahead, cross, free_flyer_in_lanes, inertia_mul, mul33, mul_mv, parent_placement, placement_in_lanes, prismatic_in_lanes, revolute_in_lanes, sin_cos, splat3, LMotion,
     LSe3, LaneWorkspace, L, LANES, M3, V3, V6,
 };
 use crate::spatial::Vec3;
@@ -354,9 +354,14 @@ fn finish_rows(out: &mut [f64], tail: &[f64], per: usize, g: usize, k: usize) {
 }
 
 /// Joint `i`'s world placement `x` of the four states as 4x4 row-major into `rows` (one state's
-/// `njoints * 16` numbers each).
+/// `njoints * 16` numbers each), each row's two lines [`AHEAD`](super::lanes::AHEAD) entries on
+/// asked for (record 0145: TALOS's forward kinematics at N = 1024, 448 → 325 ns a state).
 #[inline(always)]
 fn put_placement(x: &LSe3, i: usize, rows: &mut [&mut [f64]; LANES]) {
+    for r in rows.iter() {
+        ask_ahead(r.as_ptr(), i * 16);
+        ask_ahead(r.as_ptr(), i * 16 + 8);
+    }
     let r0 = transpose4(x.r[0][0], x.r[0][1], x.r[0][2], x.p[0]);
     let r1 = transpose4(x.r[1][0], x.r[1][1], x.r[1][2], x.p[1]);
     let r2 = transpose4(x.r[2][0], x.r[2][1], x.r[2][2], x.p[2]);

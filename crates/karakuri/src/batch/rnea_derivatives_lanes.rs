@@ -443,7 +443,7 @@ twice! {
     pub(crate) fn rnea_derivatives_chunk(m: &Model, w: &mut DerivLanes, k: usize, q: &[f64], v: &[f64], a: &[f64], outs: [&mut [f64]; 3]) {
         groups(m, w, k, q, v, a, outs, scatter);
     } avx2 {
-        let stream = 3 * k * m.nv * m.nv * 8 >= super::crba_lanes::STREAM_BYTES;
+        let stream = 3 * k * m.nv * m.nv * 8 >= super::crba_lanes::stream_bytes();
         groups(m, w, k, q, v, a, outs, |s, g, k, o| super::crba_lanes::store_rows_avx2(s, &[(0, s.len(), false)], g, k, o, stream));
     }
 }

@@ -1,10 +1,10 @@
 //! Storing results in lanes into the callers' row-major output (record 0092, 0107): the
 //! portable transpose run by run ([`store_rows`]), and the AVX2 stores ([`store_rows_avx2`],
 //! [`store_mapped_avx2`]) that move four entries of four states a tile, non-temporal past
-//! [`STREAM_BYTES`].
+//! [`stream_bytes`].
 
 use super::super::kin_lanes::transpose4;
-use super::super::lanes::{L, LANES};
+use super::super::lanes::{ask_ahead4, L, LANES};
 
 /// The lanes of `src` (one state's `nv x nv` matrix in lanes) that hold states of group `g`
 /// (of `k`) into their rows of `dst`, run by run of `runs` (`(lo, hi, zero)`: entries
@@ -48,10 +48,50 @@ pub(crate) fn store_rows(src: &[L], runs: &[(usize, usize, bool)], g: usize, k: 
     }
 }
 
-/// Output of one call (bytes, every result) from which [`store_rows_avx2`] streams past the
-/// caches: half the L3 of the machine it was measured on (32 MiB; record 0092: 8 MiB streamed
-/// TALOS's 12 MB CRBA and M⁻¹ outputs that still fit, 16 MiB leaves them cached).
+/// The least output of one call (bytes, every result) from which the AVX2 stores stream past
+/// the caches: half the L3 of the machine it was measured on (32 MiB; record 0092: 8 MiB
+/// streamed TALOS's 12 MB CRBA and M⁻¹ outputs that still fit, 16 MiB leaves them cached).
 pub(crate) const STREAM_BYTES: usize = 16 << 20;
+
+/// Output of one call (bytes, every result) from which the AVX2 stores stream past the caches:
+/// half the last-level cache (`cpuid`), at least [`STREAM_BYTES`] (record 0145: with the lines
+/// asked ahead, TALOS's 35 MB of derivatives at N = 1024 went faster cached in this Xeon's 260 MB
+/// L3 than streamed to memory). Read once; [`STREAM_BYTES`] in unit tests, so that they stream.
+pub(crate) fn stream_bytes() -> usize {
+    static AT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AT.get_or_init(|| if cfg!(test) { STREAM_BYTES } else { last_level_cache().map_or(STREAM_BYTES, |c| (c / 2).max(STREAM_BYTES)) })
+}
+
+/// Bytes of the last cache level `cpuid` describes (leaf 4 on Intel, 0x8000_001D on AMD: the
+/// deterministic cache parameters, ways x partitions x line x sets), `None` when it describes none.
+#[cfg(target_arch = "x86_64")]
+fn last_level_cache() -> Option<usize> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    let (max, ext) = (__cpuid(0).eax, __cpuid(0x8000_0000).eax);
+    let leaf = if max >= 4 && __cpuid_count(4, 0).eax & 31 != 0 {
+        4
+    } else if ext >= 0x8000_001D {
+        0x8000_001D
+    } else {
+        return None;
+    };
+    let mut last = None;
+    for sub in 0..16 {
+        let r = __cpuid_count(leaf, sub);
+        if r.eax & 31 == 0 {
+            break;
+        }
+        let (ways, parts, line) = ((r.ebx >> 22) as usize + 1, ((r.ebx >> 12) & 0x3ff) as usize + 1, (r.ebx & 0xfff) as usize + 1);
+        last = Some(ways * parts * line * (r.ecx as usize + 1));
+    }
+    last
+}
+
+/// No cache sizes off x86-64 (the streaming stores are x86-64's only).
+#[cfg(not(target_arch = "x86_64"))]
+fn last_level_cache() -> Option<usize> {
+    None
+}
 
 /// Four numbers `v` into `o[..4]`: an ordinary store, or (`stream`) non-temporal ones (one of
 /// 256 bits, two of 128 or four of 64, as `o` is aligned).
@@ -213,10 +253,6 @@ unsafe fn store_runs(runs: &[(usize, usize, bool)], rows: &mut [f64], stream: bo
     }
 }
 
-/// How far ahead of the block being stored (entries of a row) [`store_run`] asks for lines.
-#[cfg(target_arch = "x86_64")]
-const AHEAD: usize = 32;
-
 /// One run `lo..hi` of [`store_runs`], stored non-temporal when `ST` (a parameter, so that each
 /// copy has its own stores).
 ///
@@ -243,13 +279,10 @@ unsafe fn store_run<const ST: bool>(o: *mut f64, per: usize, lo: usize, hi: usiz
                 _mm256_storeu_pd(p, v)
             }
         };
-        // each row's line `AHEAD` entries on, asked for in the write state (`prefetchw`) while
-        // this block is stored, so that the stores do not wait on it (record 0141)
+        // each row's line ahead, asked for while this block is stored (record 0141)
         let ask = |e: usize| {
             if !ST {
-                for l in 0..LANES {
-                    _mm_prefetch::<_MM_HINT_ET0>(o.wrapping_add(l * per + e + AHEAD).cast::<i8>());
-                }
+                ask_ahead4(o, per, e);
             }
         };
         if zero {
