@@ -88,6 +88,61 @@ twice! {
 }
 
 twice! {
+    /// `v[c] += l_p m[o_p + c]` for the rows `p` at offsets `o_p = off[p]` of `m` with
+    /// impulses `l_p = lam[p]` (each row as long as `v`), each entry's terms added in the
+    /// rows' order: [`add_scaled`] of each row in turn, the same operations in the same order
+    /// entry by entry, with the entries kept in registers across the rows (32 dofs a pass;
+    /// the last pass of 8 or 4 ends at the last dof and writes only the dofs not done).
+    pub(super) fn add_rows(v: &mut [f64], m: &[f64], off: &[usize], lam: &[f64]) {
+        let n = v.len();
+        let mut c = 0;
+        while c + 32 <= n {
+            add_rows_at::<32>(v, m, (off, lam), (c, c));
+            c += 32;
+        }
+        while c + 8 <= n {
+            add_rows_at::<8>(v, m, (off, lam), (c, c));
+            c += 8;
+        }
+        if c < n && n >= 8 {
+            add_rows_at::<8>(v, m, (off, lam), (n - 8, c));
+            return;
+        }
+        while c + 4 <= n {
+            add_rows_at::<4>(v, m, (off, lam), (c, c));
+            c += 4;
+        }
+        if c < n && n >= 4 {
+            add_rows_at::<4>(v, m, (off, lam), (n - 4, c));
+            return;
+        }
+        while c < n {
+            add_rows_at::<1>(v, m, (off, lam), (c, c));
+            c += 1;
+        }
+    }
+}
+
+/// [`add_rows`] over the `W` entries of `v` from `c`, written from `done` on (those before
+/// are summed and dropped).
+#[inline(always)]
+fn add_rows_at<const W: usize>(v: &mut [f64], m: &[f64], (off, lam): (&[usize], &[f64]), (c, done): (usize, usize)) {
+    let v: &mut [f64; W] = (&mut v[c..c + W]).try_into().expect("W entries");
+    let mut acc = *v;
+    for (&o, &l) in off.iter().zip(lam) {
+        let x: &[f64; W] = m[o + c..o + c + W].try_into().expect("W entries");
+        for i in 0..W {
+            acc[i] += l * x[i];
+        }
+    }
+    for i in 0..W {
+        if c + i >= done {
+            v[i] = acc[i];
+        }
+    }
+}
+
+twice! {
     /// `v += (d0 x0 + d1 x1) + d2 x2` entry by entry (`v` and the three rows `x` as long): a
     /// contact's three impulse changes into the velocity, in quads where the CPU has them.
     pub(super) fn add_scaled3(v: &mut [f64], d: [f64; 3], (x0, x1, x2): (&[f64], &[f64], &[f64])) {
