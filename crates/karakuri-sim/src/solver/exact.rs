@@ -7,8 +7,7 @@
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project_set;
-use super::kernels::{add_rows, add_scaled, w_lower};
-use super::prepare::rows_to_lanes;
+use super::kernels::{add_rows, add_scaled, rows_to_lanes, w_lower};
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve};
