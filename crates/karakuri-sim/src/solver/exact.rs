@@ -7,8 +7,7 @@
 use karakuri::linalg::dense::ldlt_semidefinite_solve;
 
 use super::cone::project_set;
-use super::kernels::w_lower;
-use super::prepare::rows_to_lanes;
+use super::kernels::{add_rows, add_scaled, rows_to_lanes, w_lower};
 use super::problem::{piece_dot, Block, Problem, Trees, NONE};
 use super::rows::RowKind;
 use super::workspace::{Dense, Solve};
@@ -78,19 +77,110 @@ impl Solve<'_> {
 
     /// Writes `dense.lambda` into the island's impulses and updates `vel` by the change.
     pub(super) fn set_island(&mut self, s: usize, e: usize) {
+        let mut later = Later::new();
         let mut p = 0;
         for x in s..e {
             let bi = self.work.islands.order[x] as usize;
             let bl = self.p.blocks[bi];
+            let mut delta = [0.0; 3];
             for r in 0..bl.n {
-                let delta = self.work.dense.lambda[p] - self.sol.lambda[bl.row + r];
-                if delta != 0.0 {
+                delta[r] = self.work.dense.lambda[p] - self.sol.lambda[bl.row + r];
+                if delta[r] != 0.0 {
                     self.sol.lambda[bl.row + r] = self.work.dense.lambda[p];
-                    self.apply(bi, r, delta);
                 }
                 p += 1;
             }
+            self.apply_later(&mut later, bi, &delta[..bl.n]);
         }
+        self.apply_kept(&mut later);
+    }
+
+    /// [`Solve::apply`] of `delta[r]` on each row `r` of block `bi` (a zero skipped), its
+    /// pieces on an articulated tree (more than six dofs) kept in `later` and applied
+    /// together with the next ones on the same tree ([`Solve::apply_kept`]): each entry of
+    /// `vel` takes the same terms in the same order as row by row (the same bits), the rows'
+    /// pieces summed in registers ([`add_rows`]) instead of `vel` read and written for each.
+    #[inline(always)]
+    pub(super) fn apply_later(&mut self, later: &mut Later, bi: usize, delta: &[f64]) {
+        let bl = &self.p.blocks[bi];
+        let (t, w) = (bl.trees[0], bl.width);
+        if bl.trees[1] == NONE && bl.n0 == w && w > 6 {
+            // one articulated tree (a robot's row): every piece kept
+            if later.n + bl.n > LATER || (later.n > 0 && (later.tree != t || later.w != w)) {
+                self.apply_kept(later);
+            }
+            (later.tree, later.s, later.w) = (t, self.p.trees.start[t as usize], w);
+            for (r, &l) in delta.iter().enumerate() {
+                if l != 0.0 {
+                    (later.off[later.n], later.lam[later.n]) = (bl.off + r * w, l);
+                    later.n += 1;
+                }
+            }
+            return;
+        }
+        for (r, &l) in delta.iter().enumerate() {
+            if l != 0.0 {
+                self.apply_piece_later(later, bi, r, l);
+            }
+        }
+    }
+
+    /// [`Solve::apply_later`] of one row of a block on two trees or a free body.
+    fn apply_piece_later(&mut self, later: &mut Later, bi: usize, r: usize, l: f64) {
+        let bl = self.p.blocks[bi];
+        for (slot, t) in bl.trees.into_iter().enumerate() {
+            if t == NONE {
+                continue;
+            }
+            let (c, w) = if slot == 0 { (0, bl.n0) } else { (bl.n0, bl.width - bl.n0) };
+            let (o, s) = (bl.off + r * bl.width + c, self.p.trees.start[t as usize]);
+            // the kept pieces go first where this one adds to their entries (a piece on
+            // another tree touches other dofs: the order between them changes no bit)
+            let keep = w > 6;
+            if (later.n > 0 && (later.tree == t) != keep) || later.n == LATER || (keep && later.w != w) {
+                self.apply_kept(later);
+            }
+            if keep {
+                (later.tree, later.s, later.w) = (t, s, w);
+                (later.off[later.n], later.lam[later.n]) = (o, l);
+                later.n += 1;
+            } else {
+                add_scaled(&mut self.sol.vel[s..s + w], l, &self.p.mj[o..o + w]);
+            }
+        }
+    }
+
+    /// Applies the pieces [`Solve::apply_later`] kept and empties `later`.
+    #[inline]
+    pub(super) fn apply_kept(&mut self, later: &mut Later) {
+        let n = std::mem::take(&mut later.n);
+        if n > 0 {
+            add_rows(&mut self.sol.vel[later.s..later.s + later.w], &self.p.mj, &later.off[..n], &later.lam[..n]);
+        }
+    }
+}
+
+/// Pieces of rows kept by [`Solve::apply_later`] at most (an exact island's rows).
+const LATER: usize = 64;
+
+/// Row pieces on one tree whose impulse changes wait to be applied together (see
+/// [`Solve::apply_later`]).
+pub(super) struct Later {
+    /// Pieces kept.
+    n: usize,
+    /// Their tree, its first dof, their length.
+    tree: u32,
+    s: usize,
+    w: usize,
+    /// Each piece's offset in `mj` and its impulse change.
+    off: [usize; LATER],
+    lam: [f64; LATER],
+}
+
+impl Later {
+    /// None kept.
+    pub(super) fn new() -> Later {
+        Later { n: 0, tree: NONE, s: 0, w: 0, off: [0; LATER], lam: [0.0; LATER] }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use karakuri::linalg::Factorization;
 
-use super::kernels::{contact_w, contact_w_any, contact_w_runs, dot, inverse3, scale_columns, solve_tree, solve_tree_columns, solve_tree_batch, BATCH};
+use super::kernels::{contact_w, contact_w_any, contact_w_runs, dot, inverse3, lanes_to_rows, rows_to_lanes, scale_columns, solve_tree, solve_tree_batch, solve_tree_columns, BATCH};
 use super::problem::{Block, Problem, Run, Trees, NONE};
 use super::workspace::{TreeInverse, Workspace};
 
@@ -241,121 +241,6 @@ fn flush(trees: &Trees, fact: &Factorization, t: u32, (j, mj): (&[f64], &mut [f6
     lanes_to_rows(batch, BATCH, mj, at, l);
 }
 
-twice! {
-    /// Rows of `src` (row `r`: `len` entries at `offs[r]`) into `dst` lane by lane
-    /// (`dst[c stride + r]`: row `r`'s entry `c`; `offs.len() ≤ stride`): a copy, the
-    /// batches' and `Dense::form`'s transpose, four rows by four columns at a time where the
-    /// CPU has AVX2.
-    pub(super) fn rows_to_lanes(src: &[f64], offs: &[usize], len: usize, dst: &mut [f64], stride: usize) {
-        rows_to_lanes_in(src, offs, len, dst, stride, |_, _, _, _, _| 0);
-    } avx2 {
-        rows_to_lanes_in(src, offs, len, dst, stride, |src, o, c4, dst, r0| {
-            use std::arch::x86_64::{_mm256_loadu_pd, _mm256_storeu_pd};
-            assert!(o.iter().all(|&o| o + c4 <= src.len()) && c4 * stride <= dst.len() && r0 + 4 <= stride);
-            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-            for c in (0..c4).step_by(4) {
-                // SAFETY: row `o` reads `o + c..o + c + 4`, within `src` (`c + 4 ≤ c4`); the
-                // stores end at `(c + 3) stride + r0 + 4 ≤ c4 stride`, within `dst` (asserted)
-                #[allow(unsafe_code)]
-                unsafe {
-                    let t = transpose4(o.map(|o| _mm256_loadu_pd(s.add(o + c))));
-                    for (i, x) in t.into_iter().enumerate() {
-                        _mm256_storeu_pd(d.add((c + i) * stride + r0), x);
-                    }
-                }
-            }
-            c4
-        });
-    }
-}
-
-twice! {
-    /// [`rows_to_lanes`] back: `dst[offs[r] + c] = src[c stride + r]`.
-    pub(super) fn lanes_to_rows(src: &[f64], stride: usize, dst: &mut [f64], offs: &[usize], len: usize) {
-        lanes_to_rows_in(src, stride, dst, offs, len, |_, _, _, _, _| 0);
-    } avx2 {
-        lanes_to_rows_in(src, stride, dst, offs, len, |src, r0, c4, dst, o| {
-            use std::arch::x86_64::{_mm256_loadu_pd, _mm256_storeu_pd};
-            assert!(o.iter().all(|&o| o + c4 <= dst.len()) && c4 * stride <= src.len() && r0 + 4 <= stride);
-            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-            for c in (0..c4).step_by(4) {
-                // SAFETY: the loads end at `(c + 3) stride + r0 + 4 ≤ c4 stride`, within
-                // `src`; row `o` is written at `o + c..o + c + 4`, within `dst` (asserted)
-                #[allow(unsafe_code)]
-                unsafe {
-                    let t = transpose4(std::array::from_fn(|i| _mm256_loadu_pd(s.add((c + i) * stride + r0))));
-                    for (&o, x) in o.iter().zip(t) {
-                        _mm256_storeu_pd(d.add(o + c), x);
-                    }
-                }
-            }
-            c4
-        });
-    }
-}
-
-/// The 4 x 4 transpose of the rows `r`: lane `i` of output `d` is lane `d` of `r[i]`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-fn transpose4(r: [std::arch::x86_64::__m256d; 4]) -> [std::arch::x86_64::__m256d; 4] {
-    use std::arch::x86_64::{_mm256_permute2f128_pd, _mm256_unpackhi_pd, _mm256_unpacklo_pd};
-    let (t0, t1) = (_mm256_unpacklo_pd(r[0], r[1]), _mm256_unpackhi_pd(r[0], r[1]));
-    let (t2, t3) = (_mm256_unpacklo_pd(r[2], r[3]), _mm256_unpackhi_pd(r[2], r[3]));
-    [
-        _mm256_permute2f128_pd::<0x20>(t0, t2),
-        _mm256_permute2f128_pd::<0x20>(t1, t3),
-        _mm256_permute2f128_pd::<0x31>(t0, t2),
-        _mm256_permute2f128_pd::<0x31>(t1, t3),
-    ]
-}
-
-/// [`rows_to_lanes`]' body: `quads(src, rows, c4, dst, r0)` copies the four rows `rows`'
-/// columns `..c4` (a multiple of 4) to lanes `r0..r0 + 4` of `dst` and returns `c4`, or
-/// returns 0 (then entry by entry).
-#[inline(always)]
-fn rows_to_lanes_in(src: &[f64], offs: &[usize], len: usize, dst: &mut [f64], stride: usize, quads: impl Fn(&[f64], [usize; 4], usize, &mut [f64], usize) -> usize) {
-    assert!(offs.len() <= stride && dst.len() >= len * stride);
-    let (rows4, rest) = offs.as_chunks::<4>();
-    for (q, &o) in rows4.iter().enumerate() {
-        let r0 = 4 * q;
-        for c in quads(src, o, len & !3, dst, r0)..len {
-            for (p, &o) in o.iter().enumerate() {
-                dst[c * stride + r0 + p] = src[o + c];
-            }
-        }
-    }
-    for (p, &o) in rest.iter().enumerate() {
-        let r = 4 * rows4.len() + p;
-        for (c, &x) in src[o..o + len].iter().enumerate() {
-            dst[c * stride + r] = x;
-        }
-    }
-}
-
-/// [`lanes_to_rows`]' body: `quads(src, r0, c4, dst, rows)` copies lanes `r0..r0 + 4` of
-/// `src` at columns `..c4` (a multiple of 4) to the four rows `rows` and returns `c4`, or
-/// returns 0.
-#[inline(always)]
-fn lanes_to_rows_in(src: &[f64], stride: usize, dst: &mut [f64], offs: &[usize], len: usize, quads: impl Fn(&[f64], usize, usize, &mut [f64], [usize; 4]) -> usize) {
-    assert!(offs.len() <= stride && src.len() >= len * stride);
-    let (rows4, rest) = offs.as_chunks::<4>();
-    for (q, &o) in rows4.iter().enumerate() {
-        let r0 = 4 * q;
-        for c in quads(src, r0, len & !3, dst, o)..len {
-            for (p, &o) in o.iter().enumerate() {
-                dst[o + c] = src[c * stride + r0 + p];
-            }
-        }
-    }
-    for (p, &o) in rest.iter().enumerate() {
-        let r = 4 * rows4.len() + p;
-        for (c, y) in dst[o..o + len].iter_mut().enumerate() {
-            *y = src[c * stride + r];
-        }
-    }
-}
-
 impl TreeInverse {
     /// Makes `inv` (column-major 6 x 6) the inverse of the tree at dofs `s..s + 6` of `fact`
     /// unless it already is (same factor bits; checked once per `stamp`, the prepare call);
@@ -388,36 +273,5 @@ impl TreeInverse {
         // a tree with more factors than the key holds (none of six dofs has) is never kept
         (self.key, self.len) = (key, if len <= key.len() { len } else { 0 });
         self.diagonal
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The transposes copy every entry to its place, AVX2 or not, for rows and columns not
-    /// multiples of four, and back.
-    #[test]
-    fn rows_to_lanes_and_back_copy_every_entry() {
-        for (rows, len, stride) in [(11, 38, 16), (16, 38, 16), (3, 5, 4), (46, 38, 46), (8, 9, 8)] {
-            let src: Vec<f64> = (0..rows * 50).map(|i| i as f64 + 0.5).collect();
-            let offs: Vec<usize> = (0..rows).map(|r| 50 * r + r % 7).collect();
-            let (mut dst, mut portable) = (vec![f64::NAN; len * stride], vec![f64::NAN; len * stride]);
-            rows_to_lanes(&src, &offs, len, &mut dst, stride);
-            rows_to_lanes_in(&src, &offs, len, &mut portable, stride, |_, _, _, _, _| 0);
-            for (r, &o) in offs.iter().enumerate() {
-                for c in 0..len {
-                    assert_eq!(dst[c * stride + r], src[o + c]);
-                    assert_eq!(portable[c * stride + r], src[o + c]);
-                }
-            }
-            let (mut back, mut back_portable) = (vec![0.0; src.len()], vec![0.0; src.len()]);
-            lanes_to_rows(&dst, stride, &mut back, &offs, len);
-            lanes_to_rows_in(&dst, stride, &mut back_portable, &offs, len, |_, _, _, _, _| 0);
-            for &o in &offs {
-                assert_eq!(back[o..o + len], src[o..o + len]);
-                assert_eq!(back_portable[o..o + len], src[o..o + len]);
-            }
-        }
     }
 }

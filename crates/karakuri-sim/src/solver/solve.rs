@@ -3,7 +3,7 @@
 //! accelerated by conjugate gradients).
 
 use super::cone::project;
-use super::exact::gather_island;
+use super::exact::{gather_island, Later};
 use super::problem::{Problem, NONE};
 use super::rows::{RowKind, Settings, SolveStats};
 use super::solution::Solution;
@@ -89,6 +89,7 @@ impl Solve<'_> {
     /// get nothing) and applies it to `vel`.
     fn feasible_start(&mut self) {
         let p = self.p;
+        let mut later = Later::new();
         for bi in 0..p.blocks.len() {
             let bl = p.blocks[bi];
             if bl.trees[0] == NONE {
@@ -101,13 +102,11 @@ impl Solve<'_> {
                     self.sol.lambda[bl.row + r] = 0.0;
                 }
             }
-            for r in 0..bl.n {
-                let l = self.sol.lambda[bl.row + r];
-                if l != 0.0 {
-                    self.apply(bi, r, l);
-                }
-            }
+            let mut l = [0.0; 3];
+            l[..bl.n].copy_from_slice(&self.sol.lambda[bl.row..bl.row + bl.n]);
+            self.apply_later(&mut later, bi, &l[..bl.n]);
         }
+        self.apply_kept(&mut later);
     }
 
     /// Solves island `isl` by the strategy that fits it (see [`Problem::solve`]) and adds its
