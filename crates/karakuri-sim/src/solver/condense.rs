@@ -5,7 +5,8 @@
 use super::lu::{chol_factor, chol_lower, chol_lower_rows, chol_upper, sub_dots, sub_rows};
 use super::rows::RowKind;
 use super::active::held;
-use super::workspace::{Dense, State};
+use super::kernels::rows_to_lanes;
+use super::workspace::{Dense, State, EXACT_MAX_ROWS};
 
 /// Servo rows (bounded rows free in a try's first set) from which a try condenses them out
 /// of its sets: fewer are not worth the complement's cost.
@@ -97,11 +98,11 @@ impl Dense {
         if self.zt.len() < nc * m {
             self.zt.resize(nc * m, 0.0);
         }
-        for (x, zx) in self.z[..m * nz].chunks_exact(nz).enumerate() {
-            for (c, &v) in zx[..nc].iter().enumerate() {
-                self.zt[c * m + x] = v;
-            }
+        let mut offs = [0; EXACT_MAX_ROWS];
+        for (x, o) in offs[..m].iter_mut().enumerate() {
+            *o = x * nz;
         }
+        rows_to_lanes(&self.z[..m * nz], &offs[..m], nc, &mut self.zt[..nc * m], m);
         // only `wr`'s C x C entries are read, and it is symmetric: its lower triangle formed,
         // mirrored
         self.wr.resize(k * k, 0.0);
